@@ -1,0 +1,138 @@
+//! `yurtsim up …`: start a simulated cluster and serve it until SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use yurtsim::{Layout, Sim, SimConfig};
+
+#[derive(Parser)]
+#[command(
+    name = "yurtsim",
+    version,
+    about = "A simulated Kubernetes cluster for testing yurtctl"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start a cluster, write STATE_DIR/kubeconfig, print one `ready` line, serve until interrupted.
+    Up(UpArgs),
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    /// Number of nodes, control planes included.
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
+    #[arg(long, default_value_t = 1)]
+    control_planes: usize,
+    /// What the nodes' files look like: kubeadm, kubeadm-usr, kind or minikube.
+    #[arg(long, default_value = "kubeadm")]
+    layout: Layout,
+    /// Where node root file systems, logs and the kubeconfig go (must not hold an earlier cluster).
+    #[arg(long)]
+    state_dir: PathBuf,
+    /// Binaries that pod commands resolve to, as NAME=PATH (only `yurtctl` is supported).
+    #[arg(long = "exec", value_name = "NAME=PATH", value_parser = parse_exec)]
+    exec: Vec<(String, PathBuf)>,
+    /// API port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// How long a container takes to start and become ready (e.g. 200ms, 2s).
+    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+    pod_ready_delay: Duration,
+    /// Kubernetes version the API server and kubelets report.
+    #[arg(long, default_value = "v1.33.1")]
+    kubernetes_version: String,
+    /// Node lease renewal interval.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    heartbeat_interval: Duration,
+}
+
+fn parse_exec(s: &str) -> Result<(String, PathBuf), String> {
+    let (name, path) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=PATH, got {s:?}"))?;
+    if name != "yurtctl" {
+        return Err(format!("only yurtctl=PATH is supported, got {name:?}"));
+    }
+    let path = PathBuf::from(path);
+    let path = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((name.to_string(), path))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (num, unit) = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map(|i| s.split_at(i))
+        .ok_or_else(|| format!("{s:?}: add a unit (ms, s, m)"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration like 200ms, 2s or 1m"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?}; use ms, s or m")),
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("YURTSIM_LOG"))
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match rt.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("yurtsim: error: {e:#}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let Command::Up(a) = cli.command;
+    let mut cfg = SimConfig::new(a.state_dir);
+    cfg.nodes = a.nodes;
+    cfg.control_planes = a.control_planes;
+    cfg.layout = a.layout;
+    cfg.port = a.port;
+    cfg.pod_ready_delay = a.pod_ready_delay;
+    cfg.kubernetes_version = a.kubernetes_version;
+    cfg.heartbeat_interval = a.heartbeat_interval;
+    cfg.yurtctl = a
+        .exec
+        .into_iter()
+        .find(|(n, _)| n == "yurtctl")
+        .map(|(_, p)| p);
+    let started = std::time::Instant::now();
+    let sim = Sim::start(cfg).await?;
+    println!(
+        "ready {} kubeconfig={} nodes={} in {:.1}s",
+        sim.url(),
+        sim.kubeconfig_path().display(),
+        sim.node_names().len(),
+        started.elapsed().as_secs_f64()
+    );
+    use std::io::Write;
+    std::io::stdout().flush().ok();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    eprintln!("yurtsim: shutting down");
+    sim.shutdown().await;
+    Ok(())
+}

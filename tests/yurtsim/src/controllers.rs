@@ -1,0 +1,961 @@
+//! The controllers clients depend on: scheduler, Job, ReplicaSet, Deployment, DaemonSet,
+//! namespace deletion and Job TTL. Level-triggered from a de-duplicating work queue, so bursts
+//! of pod updates (thousands of DaemonSet pods) collapse into a few reconciles.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::api::{Ctx, DeleteOptions, Propagation};
+use crate::registry::ResourceInfo;
+use crate::sim::Shared;
+use crate::store::Filter;
+use crate::util;
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Job(String, String),
+    ReplicaSet(String, String),
+    Deployment(String, String),
+    DaemonSet(String, String),
+    Namespace(String),
+    Schedule(String, String),
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: Mutex<BTreeSet<Key>>,
+    notify: Notify,
+}
+
+impl Queue {
+    fn add(&self, k: Key) {
+        if self.pending.lock().unwrap().insert(k) {
+            self.notify.notify_one();
+        }
+    }
+
+    fn add_after(self: &Arc<Self>, k: Key, d: Duration) {
+        let q = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(d).await;
+            q.add(k);
+        });
+    }
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn controller_of(obj: &Value) -> Option<(String, String)> {
+    obj["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == json!(true))
+        .map(|r| (s(&r["kind"]), s(&r["name"])))
+}
+
+pub async fn run(shared: Arc<Shared>) {
+    let queue = Arc::new(Queue::default());
+    let mut events = shared.api.store.subscribe();
+    // Existing objects (created during bootstrap) get a first reconcile.
+    for (g, r) in [
+        ("batch", "jobs"),
+        ("apps", "deployments"),
+        ("apps", "daemonsets"),
+        ("apps", "replicasets"),
+    ] {
+        let info = shared.api.info(g, r);
+        for o in shared.api.list(&info, &Filter::default()).0 {
+            let (ns, name) = crate::store::key_of(&o);
+            queue.add(match r {
+                "jobs" => Key::Job(ns, name),
+                "deployments" => Key::Deployment(ns, name),
+                "daemonsets" => Key::DaemonSet(ns, name),
+                _ => Key::ReplicaSet(ns, name),
+            });
+        }
+    }
+    let q2 = queue.clone();
+    tokio::spawn(async move {
+        while let Some(ev) = events.recv().await {
+            let obj = &ev.obj;
+            let (ns, name) = crate::store::key_of(obj);
+            match (ev.gr.group.as_str(), ev.gr.resource.as_str()) {
+                ("batch", "jobs") => q2.add(Key::Job(ns, name)),
+                ("apps", "replicasets") => {
+                    q2.add(Key::ReplicaSet(ns.clone(), name));
+                    if let Some((k, n)) = controller_of(obj)
+                        && k == "Deployment" {
+                            q2.add(Key::Deployment(ns, n));
+                        }
+                }
+                ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
+                ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
+                ("", "namespaces") if obj["metadata"]["deletionTimestamp"].is_string() => {
+                    q2.add(Key::Namespace(name))
+                }
+                ("", "nodes") => {
+                    // Only changes that affect placement matter to DaemonSets (not heartbeats).
+                    let placement =
+                        |o: &Value| (o["metadata"]["labels"].clone(), o["spec"]["taints"].clone());
+                    if ev.prev.as_deref().map(placement) != Some(placement(obj))
+                        || ev.typ == crate::store::EventType::Deleted
+                    {
+                        q2.add(Key::DaemonSet(String::new(), String::new()));
+                    }
+                }
+                ("", "pods") => {
+                    if obj["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
+                        && ev.typ != crate::store::EventType::Deleted
+                    {
+                        q2.add(Key::Schedule(ns.clone(), name.clone()));
+                    }
+                    if let Some((k, n)) = controller_of(obj) {
+                        match k.as_str() {
+                            "Job" => q2.add(Key::Job(ns, n)),
+                            "ReplicaSet" => q2.add(Key::ReplicaSet(ns, n)),
+                            "DaemonSet" => q2.add(Key::DaemonSet(ns, n)),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    let mut stop = shared.shutting_down();
+    loop {
+        tokio::select! {
+            _ = queue.notify.notified() => {}
+            _ = stop.changed() => return,
+        }
+        loop {
+            let batch: Vec<Key> = std::mem::take(&mut *queue.pending.lock().unwrap())
+                .into_iter()
+                .collect();
+            if batch.is_empty() {
+                break;
+            }
+            for k in batch {
+                reconcile(&shared, &queue, k);
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
+    match k {
+        Key::Job(ns, name) => job(shared, queue, &ns, &name),
+        Key::ReplicaSet(ns, name) => replicaset(shared, &ns, &name),
+        Key::Deployment(ns, name) => deployment(shared, &ns, &name),
+        Key::DaemonSet(_, name) if name.is_empty() => {
+            let info = shared.api.info("apps", "daemonsets");
+            for d in shared.api.list(&info, &Filter::default()).0 {
+                let (ns, name) = crate::store::key_of(&d);
+                daemonset(shared, &ns, &name);
+            }
+        }
+        Key::DaemonSet(ns, name) => daemonset(shared, &ns, &name),
+        Key::Namespace(name) => namespace(shared, queue, &name),
+        Key::Schedule(ns, name) => schedule(shared, &ns, &name),
+    }
+}
+
+fn pods_owned_by(shared: &Shared, ns: &str, uid: &str) -> Vec<Arc<Value>> {
+    let pods = shared.api.info("", "pods");
+    shared
+        .api
+        .store
+        .dependents_of(uid)
+        .into_iter()
+        .filter(|(gr, (pns, _))| gr.resource == "pods" && gr.group.is_empty() && pns == ns)
+        .filter_map(|(_, (pns, pname))| shared.api.store.get(&pods.key(), &pns, &pname))
+        .collect()
+}
+
+fn phase(p: &Value) -> &str {
+    p["status"]["phase"].as_str().unwrap_or("Pending")
+}
+
+fn is_ready(p: &Value) -> bool {
+    p["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"))
+}
+
+fn deleting(o: &Value) -> bool {
+    o["metadata"]["deletionTimestamp"].is_string()
+}
+
+fn event(
+    shared: &Shared,
+    involved: &Value,
+    res: &ResourceInfo,
+    typ: &str,
+    reason: &str,
+    message: &str,
+    component: &str,
+) {
+    let events = shared.api.info("", "events");
+    let ns = involved["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    let name = involved["metadata"]["name"].as_str().unwrap_or_default();
+    let now = util::now();
+    let ev = json!({"metadata": {"name": format!("{name}.{:x}", rand_u64()), "namespace": ns},
+        "involvedObject": {"kind": res.kind, "namespace": involved["metadata"]["namespace"], "name": name, "uid": involved["metadata"]["uid"], "apiVersion": res.api_version(), "resourceVersion": involved["metadata"]["resourceVersion"]},
+        "reason": reason, "message": message, "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": typ,
+        "reportingComponent": component, "reportingInstance": ""});
+    let _ = shared.api.create(&events, &ns, ev, &Ctx::system(component));
+}
+
+pub fn emit_event(
+    shared: &Shared,
+    involved: &Value,
+    res: &ResourceInfo,
+    typ: &str,
+    reason: &str,
+    message: &str,
+    component: &str,
+) {
+    event(shared, involved, res, typ, reason, message, component)
+}
+
+fn rand_u64() -> u64 {
+    use rand::Rng;
+    rand::rng().random()
+}
+
+fn owner_ref(res: &ResourceInfo, o: &Value) -> Value {
+    json!({"apiVersion": res.api_version(), "kind": res.kind, "name": o["metadata"]["name"], "uid": o["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true})
+}
+
+fn pod_from_template(
+    template: &Value,
+    generate_name: &str,
+    owner: Value,
+    extra_labels: &[(&str, String)],
+) -> Value {
+    let mut meta = template["metadata"].clone();
+    if !meta.is_object() {
+        meta = json!({});
+    }
+    for (k, v) in extra_labels {
+        meta["labels"][*k] = json!(v);
+    }
+    meta["generateName"] = json!(generate_name);
+    meta["ownerReferences"] = json!([owner]);
+    if let Some(m) = meta.as_object_mut() {
+        m.remove("name");
+        m.remove("creationTimestamp");
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"].clone()})
+}
+
+fn has_condition(o: &Value, typ: &str) -> bool {
+    o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == json!(typ) && c["status"] == json!("True"))
+}
+
+fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
+    let jobs = shared.api.info("batch", "jobs");
+    let pods_info = shared.api.info("", "pods");
+    let Ok(job) = shared.api.get(&jobs, ns, name) else {
+        return;
+    };
+    if deleting(&job) {
+        return;
+    }
+    let uid = s(&job["metadata"]["uid"]);
+    let now = SystemTime::now();
+    let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
+    if finished {
+        if let Some(ttl) = job["spec"]["ttlSecondsAfterFinished"].as_u64() {
+            let done = job["status"]["completionTime"].as_str().or_else(|| {
+                job["status"]["conditions"]
+                    .as_array()?
+                    .iter()
+                    .find(|c| c["type"] == json!("Failed"))?["lastTransitionTime"]
+                    .as_str()
+            });
+            let done = done.and_then(util::parse_rfc3339).unwrap_or(now);
+            let due = done + Duration::from_secs(ttl);
+            if now >= due {
+                let _ = shared.api.delete(
+                    &jobs,
+                    ns,
+                    name,
+                    &DeleteOptions {
+                        propagation: Some(Propagation::Background),
+                        ..Default::default()
+                    },
+                    &Ctx::system("ttl-after-finished-controller"),
+                );
+            } else {
+                queue.add_after(
+                    Key::Job(ns.into(), name.into()),
+                    due.duration_since(now).unwrap_or_default() + Duration::from_millis(50),
+                );
+            }
+        }
+        return;
+    }
+    let pods = pods_owned_by(shared, ns, &uid);
+    let active: Vec<&Arc<Value>> = pods
+        .iter()
+        .filter(|p| !matches!(phase(p), "Succeeded" | "Failed") && !deleting(p))
+        .collect();
+    let succeeded_now = pods.iter().filter(|p| phase(p) == "Succeeded").count() as i64;
+    let failed_now = pods.iter().filter(|p| phase(p) == "Failed").count() as i64;
+    let succeeded = succeeded_now.max(job["status"]["succeeded"].as_i64().unwrap_or(0));
+    let failed = failed_now.max(job["status"]["failed"].as_i64().unwrap_or(0));
+    let completions = job["spec"]["completions"].as_i64().unwrap_or(1);
+    let parallelism = job["spec"]["parallelism"].as_i64().unwrap_or(1);
+    let backoff_limit = job["spec"]["backoffLimit"].as_i64().unwrap_or(6);
+    let start = job["status"]["startTime"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(util::now);
+    let started_at = util::parse_rfc3339(&start).unwrap_or(now);
+    let mut fail: Option<(&str, String)> = None;
+    if let Some(ads) = job["spec"]["activeDeadlineSeconds"].as_u64() {
+        let deadline = started_at + Duration::from_secs(ads);
+        if now >= deadline {
+            fail = Some((
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline".into(),
+            ));
+        } else {
+            queue.add_after(
+                Key::Job(ns.into(), name.into()),
+                deadline.duration_since(now).unwrap_or_default() + Duration::from_millis(20),
+            );
+        }
+    }
+    if fail.is_none() && failed > backoff_limit {
+        fail = Some((
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit".into(),
+        ));
+    }
+    let ctx = Ctx::system("job-controller");
+    let mut created = 0;
+    if fail.is_some() {
+        for p in &active {
+            let (pns, pname) = crate::store::key_of(p);
+            let _ = shared
+                .api
+                .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
+        }
+    } else if succeeded < completions {
+        let want = (parallelism.min(completions - succeeded) - active.len() as i64).max(0);
+        if want > 0 {
+            // Exponential back-off after failures, as the Job controller does (scaled down for the sim).
+            let last_failure = pods
+                .iter()
+                .filter(|p| phase(p) == "Failed")
+                .filter_map(|p| {
+                    p["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"]
+                        .as_str()
+                        .and_then(util::parse_rfc3339)
+                })
+                .max();
+            let backoff = if failed > 0 {
+                shared.cfg.job_backoff * 2u32.saturating_pow((failed - 1).min(6) as u32)
+            } else {
+                Duration::ZERO
+            };
+            let ready_at = last_failure.map(|t| t + backoff).unwrap_or(now);
+            if now < ready_at {
+                queue.add_after(
+                    Key::Job(ns.into(), name.into()),
+                    ready_at.duration_since(now).unwrap_or_default() + Duration::from_millis(10),
+                );
+            } else {
+                for _ in 0..want {
+                    let pod = pod_from_template(
+                        &job["spec"]["template"],
+                        &format!("{name}-"),
+                        owner_ref(&jobs, &job),
+                        &[],
+                    );
+                    match shared.api.create(&pods_info, ns, pod, &ctx) {
+                        Ok(out) => {
+                            created += 1;
+                            event(
+                                shared,
+                                &job,
+                                &jobs,
+                                "Normal",
+                                "SuccessfulCreate",
+                                &format!("Created pod: {}", s(&out.body["metadata"]["name"])),
+                                "job-controller",
+                            );
+                        }
+                        Err(e) => event(
+                            shared,
+                            &job,
+                            &jobs,
+                            "Warning",
+                            "FailedCreate",
+                            &format!("Error creating: {}", e.message),
+                            "job-controller",
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    let ready = active.iter().filter(|p| is_ready(p)).count();
+    let nowt = util::now();
+    let mut status = job["status"].clone();
+    if !status.is_object() {
+        status = json!({});
+    }
+    status["startTime"] = json!(start);
+    status["active"] = json!(if fail.is_some() {
+        0
+    } else {
+        active.len() + created
+    });
+    status["ready"] = json!(ready);
+    status["terminating"] = json!(0);
+    status["uncountedTerminatedPods"] = json!({});
+    if succeeded > 0 {
+        status["succeeded"] = json!(succeeded);
+    }
+    if failed > 0 {
+        status["failed"] = json!(failed);
+    }
+    let mut conds = status["conditions"].as_array().cloned().unwrap_or_default();
+    if let Some((reason, msg)) = &fail {
+        for t in ["FailureTarget", "Failed"] {
+            conds.push(json!({"type": t, "status": "True", "reason": reason, "message": msg, "lastProbeTime": nowt, "lastTransitionTime": nowt}));
+        }
+        event(
+            shared,
+            &job,
+            &jobs,
+            "Warning",
+            reason,
+            msg,
+            "job-controller",
+        );
+    } else if succeeded >= completions {
+        conds.push(json!({"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": nowt, "lastTransitionTime": nowt}));
+        conds.push(json!({"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": nowt, "lastTransitionTime": nowt}));
+        status["completionTime"] = json!(nowt);
+        status["active"] = json!(0);
+        event(
+            shared,
+            &job,
+            &jobs,
+            "Normal",
+            "Completed",
+            "Job completed",
+            "job-controller",
+        );
+        if job["spec"]["ttlSecondsAfterFinished"].is_u64() {
+            queue.add_after(Key::Job(ns.into(), name.into()), Duration::from_millis(10));
+        }
+    }
+    if !conds.is_empty() {
+        status["conditions"] = json!(conds);
+    }
+    if status != job["status"] {
+        let _ = shared
+            .api
+            .modify(&jobs, ns, name, Some("status"), "job-controller", &|o| {
+                o["status"] = status.clone();
+                true
+            });
+    }
+}
+
+fn tolerates(tolerations: &Value, taint: &Value) -> bool {
+    tolerations.as_array().into_iter().flatten().any(|t| {
+        let effect_ok = t["effect"]
+            .as_str()
+            .is_none_or(|e| e.is_empty() || Some(e) == taint["effect"].as_str());
+        let key_ok = match t["operator"].as_str().unwrap_or("Equal") {
+            "Exists" => t["key"]
+                .as_str()
+                .is_none_or(|k| k.is_empty() || Some(k) == taint["key"].as_str()),
+            _ => {
+                t["key"] == taint["key"]
+                    && t["value"].as_str().unwrap_or("") == taint["value"].as_str().unwrap_or("")
+            }
+        };
+        effect_ok && key_ok
+    })
+}
+
+fn node_fits(node: &Value, pod_spec: &Value, extra_tolerations: &[Value]) -> bool {
+    let labels = node["metadata"]["labels"].as_object();
+    let sel_ok = pod_spec["nodeSelector"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
+    let mut tols = pod_spec["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    tols.extend(extra_tolerations.iter().cloned());
+    let tols = Value::Array(tols);
+    let taints_ok = node["spec"]["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["effect"] != json!("PreferNoSchedule"))
+        .all(|t| tolerates(&tols, t));
+    sel_ok && taints_ok && node["spec"]["unschedulable"] != json!(true)
+}
+
+/// The default scheduler, reduced to filtering (selector, taints, readiness) and least-loaded.
+fn schedule(shared: &Shared, ns: &str, name: &str) {
+    let pods = shared.api.info("", "pods");
+    let Ok(pod) = shared.api.get(&pods, ns, name) else {
+        return;
+    };
+    if pod["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty())
+        || deleting(&pod)
+    {
+        return;
+    }
+    let nodes = shared
+        .api
+        .list(&shared.api.info("", "nodes"), &Filter::default())
+        .0;
+    let (all_pods, _) = shared.api.list(&pods, &Filter::default());
+    let mut load: HashMap<String, usize> = HashMap::new();
+    for p in &all_pods {
+        if let Some(n) = p["spec"]["nodeName"].as_str() {
+            *load.entry(n.to_string()).or_default() += 1;
+        }
+    }
+    let best = nodes
+        .iter()
+        .filter(|n| node_fits(n, &pod["spec"], &[]))
+        .filter(|n| is_ready(&json!({"status": n["status"]})))
+        .min_by_key(|n| {
+            (
+                load.get(n["metadata"]["name"].as_str().unwrap_or(""))
+                    .copied()
+                    .unwrap_or(0),
+                s(&n["metadata"]["name"]),
+            )
+        });
+    match best {
+        Some(n) => {
+            let node = s(&n["metadata"]["name"]);
+            let _ = shared
+                .api
+                .modify(&pods, ns, name, None, "default-scheduler", &|o| {
+                    // A Binding in the real API; the visible result is spec.nodeName and PodScheduled.
+                    o["spec"]["nodeName"] = json!(node);
+                    true
+                });
+        }
+        None => {
+            let _ = shared.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o| {
+                if has_condition_status(o, "PodScheduled", "False") {
+                    return false;
+                }
+                o["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                    "message": format!("0/{} nodes are available: no node matched the pod's node selector, tolerations and readiness.", nodes.len()), "lastTransitionTime": util::now()}]);
+                true
+            });
+        }
+    }
+}
+
+fn has_condition_status(o: &Value, typ: &str, status: &str) -> bool {
+    o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == json!(typ) && c["status"] == json!(status))
+}
+
+fn template_hash(template: &Value) -> String {
+    util::short_hash(template.to_string().as_bytes())
+}
+
+fn replicaset(shared: &Shared, ns: &str, name: &str) {
+    let rsi = shared.api.info("apps", "replicasets");
+    let pods_info = shared.api.info("", "pods");
+    let Ok(rs) = shared.api.get(&rsi, ns, name) else {
+        return;
+    };
+    if deleting(&rs) {
+        return;
+    }
+    let pods: Vec<Arc<Value>> = pods_owned_by(shared, ns, &s(&rs["metadata"]["uid"]))
+        .into_iter()
+        .filter(|p| !deleting(p) && !matches!(phase(p), "Succeeded" | "Failed"))
+        .collect();
+    let want = rs["spec"]["replicas"].as_i64().unwrap_or(1) as usize;
+    let ctx = Ctx::system("replicaset-controller");
+    if pods.len() < want {
+        for _ in pods.len()..want {
+            let pod = pod_from_template(
+                &rs["spec"]["template"],
+                &format!("{name}-"),
+                owner_ref(&rsi, &rs),
+                &[],
+            );
+            let _ = shared.api.create(&pods_info, ns, pod, &ctx);
+        }
+    } else if pods.len() > want {
+        for p in pods.iter().skip(want) {
+            let (pns, pname) = crate::store::key_of(p);
+            let _ = shared
+                .api
+                .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
+        }
+    }
+    let ready = pods.iter().filter(|p| is_ready(p)).count().min(want);
+    let status = json!({"replicas": pods.len().min(want).max(if pods.len() < want { pods.len() } else { want }), "fullyLabeledReplicas": pods.len().min(want),
+        "readyReplicas": ready, "availableReplicas": ready, "observedGeneration": rs["metadata"]["generation"]});
+    if status != rs["status"] {
+        let _ = shared.api.modify(
+            &rsi,
+            ns,
+            name,
+            Some("status"),
+            "replicaset-controller",
+            &|o| {
+                o["status"] = status.clone();
+                true
+            },
+        );
+    }
+}
+
+fn deployment(shared: &Shared, ns: &str, name: &str) {
+    let di = shared.api.info("apps", "deployments");
+    let rsi = shared.api.info("apps", "replicasets");
+    let Ok(d) = shared.api.get(&di, ns, name) else {
+        return;
+    };
+    if deleting(&d) {
+        return;
+    }
+    let hash = template_hash(&d["spec"]["template"]);
+    let rs_name = format!("{name}-{hash}");
+    let replicas = d["spec"]["replicas"].as_i64().unwrap_or(1);
+    let ctx = Ctx::system("deployment-controller");
+    let owned: Vec<Arc<Value>> = shared
+        .api
+        .store
+        .dependents_of(&s(&d["metadata"]["uid"]))
+        .into_iter()
+        .filter(|(gr, _)| gr.resource == "replicasets")
+        .filter_map(|(_, (rns, rname))| shared.api.store.get(&rsi.key(), &rns, &rname))
+        .collect();
+    if !owned.iter().any(|r| s(&r["metadata"]["name"]) == rs_name) {
+        let mut template = d["spec"]["template"].clone();
+        template["metadata"]["labels"]["pod-template-hash"] = json!(hash);
+        let mut selector = d["spec"]["selector"].clone();
+        selector["matchLabels"]["pod-template-hash"] = json!(hash);
+        let rs = json!({"metadata": {"name": rs_name, "labels": template["metadata"]["labels"], "ownerReferences": [owner_ref(&di, &d)],
+            "annotations": {"deployment.kubernetes.io/desired-replicas": replicas.to_string(), "deployment.kubernetes.io/revision": (owned.len() + 1).to_string()}},
+            "spec": {"replicas": replicas, "selector": selector, "template": template}});
+        let _ = shared.api.create(&rsi, ns, rs, &ctx);
+    }
+    let mut ready = 0;
+    let mut total = 0;
+    let mut updated = 0;
+    for r in &owned {
+        let rname = s(&r["metadata"]["name"]);
+        let want = if rname == rs_name { replicas } else { 0 };
+        if r["spec"]["replicas"].as_i64() != Some(want) {
+            let _ = shared
+                .api
+                .modify(&rsi, ns, &rname, None, "deployment-controller", &|o| {
+                    o["spec"]["replicas"] = json!(want);
+                    true
+                });
+        }
+        total += r["status"]["replicas"].as_i64().unwrap_or(0);
+        ready += r["status"]["readyReplicas"].as_i64().unwrap_or(0);
+        if rname == rs_name {
+            updated = r["status"]["replicas"].as_i64().unwrap_or(0);
+        }
+    }
+    let now = util::now();
+    let available = ready >= replicas;
+    let status = json!({"observedGeneration": d["metadata"]["generation"], "replicas": total, "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready,
+        "unavailableReplicas": (replicas - ready).max(0),
+        "conditions": [
+            {"type": "Available", "status": if available { "True" } else { "False" }, "reason": if available { "MinimumReplicasAvailable" } else { "MinimumReplicasUnavailable" },
+             "message": if available { "Deployment has minimum availability." } else { "Deployment does not have minimum availability." }},
+            {"type": "Progressing", "status": "True", "reason": if available && updated == replicas { "NewReplicaSetAvailable" } else { "ReplicaSetUpdated" },
+             "message": format!("ReplicaSet \"{rs_name}\" {}", if available && updated == replicas { "has successfully progressed." } else { "is progressing." })}]});
+    let differs = {
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            for c in v["conditions"].as_array_mut().into_iter().flatten() {
+                c.as_object_mut().map(|m| {
+                    m.remove("lastUpdateTime");
+                    m.remove("lastTransitionTime")
+                });
+            }
+            v
+        };
+        strip(&status) != strip(&d["status"])
+    };
+    if differs {
+        let _ = shared.api.modify(
+            &di,
+            ns,
+            name,
+            Some("status"),
+            "deployment-controller",
+            &|o| {
+                let mut st = status.clone();
+                for c in st["conditions"].as_array_mut().into_iter().flatten() {
+                    c["lastUpdateTime"] = json!(now);
+                    c["lastTransitionTime"] = json!(now);
+                }
+                o["status"] = st;
+                true
+            },
+        );
+    }
+}
+
+/// DaemonSet pods tolerate these by default (the DaemonSet controller adds them).
+fn daemonset_tolerations() -> Vec<Value> {
+    [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.kubernetes.io/unschedulable",
+    ]
+    .iter()
+    .map(|k| json!({"key": k, "operator": "Exists"}))
+    .collect()
+}
+
+fn daemonset(shared: &Shared, ns: &str, name: &str) {
+    let dsi = shared.api.info("apps", "daemonsets");
+    let pods_info = shared.api.info("", "pods");
+    let Ok(ds) = shared.api.get(&dsi, ns, name) else {
+        return;
+    };
+    if deleting(&ds) {
+        return;
+    }
+    let hash = template_hash(&ds["spec"]["template"]);
+    let nodes = shared
+        .api
+        .list(&shared.api.info("", "nodes"), &Filter::default())
+        .0;
+    let extra = daemonset_tolerations();
+    let eligible: Vec<String> = nodes
+        .iter()
+        .filter(|n| node_fits(n, &ds["spec"]["template"]["spec"], &extra))
+        .map(|n| s(&n["metadata"]["name"]))
+        .collect();
+    let pods: Vec<Arc<Value>> = pods_owned_by(shared, ns, &s(&ds["metadata"]["uid"]))
+        .into_iter()
+        .filter(|p| !deleting(p))
+        .collect();
+    let mut by_node: HashMap<String, Vec<&Arc<Value>>> = HashMap::new();
+    for p in &pods {
+        by_node
+            .entry(s(&p["spec"]["nodeName"]))
+            .or_default()
+            .push(p);
+    }
+    let ctx = Ctx::system("daemonset-controller");
+    let max_unavailable = ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"]
+        .as_i64()
+        .unwrap_or(1)
+        .max(1) as usize;
+    let on_delete = ds["spec"]["updateStrategy"]["type"] == json!("OnDelete");
+    let mut unavailable = pods.iter().filter(|p| !is_ready(p)).count();
+    let mut updated = 0;
+    let mut ready = 0;
+    for node in &eligible {
+        match by_node.get(node) {
+            None => {
+                let mut pod = pod_from_template(
+                    &ds["spec"]["template"],
+                    &format!("{name}-"),
+                    owner_ref(&dsi, &ds),
+                    &[
+                        ("controller-revision-hash", hash.clone()),
+                        (
+                            "pod-template-generation",
+                            ds["metadata"]["generation"].to_string(),
+                        ),
+                    ],
+                );
+                pod["spec"]["nodeName"] = json!(node);
+                let mut tols = pod["spec"]["tolerations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                tols.extend(extra.iter().map(|t| {
+                    let mut t = t.clone();
+                    t["effect"] = json!(if t["key"] == json!("node.kubernetes.io/not-ready")
+                        || t["key"] == json!("node.kubernetes.io/unreachable")
+                    {
+                        "NoExecute"
+                    } else {
+                        "NoSchedule"
+                    });
+                    t
+                }));
+                pod["spec"]["tolerations"] = json!(tols);
+                let _ = shared.api.create(&pods_info, ns, pod, &ctx);
+            }
+            Some(ps) => {
+                for p in ps {
+                    let current =
+                        p["metadata"]["labels"]["controller-revision-hash"] == json!(hash);
+                    if current {
+                        updated += 1;
+                    }
+                    if is_ready(p) {
+                        ready += 1;
+                    }
+                    if !current && !on_delete && (unavailable < max_unavailable || !is_ready(p)) {
+                        let (pns, pname) = crate::store::key_of(p);
+                        let _ = shared.api.delete(
+                            &pods_info,
+                            &pns,
+                            &pname,
+                            &DeleteOptions::default(),
+                            &ctx,
+                        );
+                        if is_ready(p) {
+                            unavailable += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut misscheduled = 0;
+    for (node, ps) in &by_node {
+        if !eligible.contains(node) {
+            misscheduled += 1;
+            for p in ps {
+                let (pns, pname) = crate::store::key_of(p);
+                let _ =
+                    shared
+                        .api
+                        .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
+            }
+        }
+    }
+    let scheduled = eligible.iter().filter(|n| by_node.contains_key(*n)).count();
+    let status = json!({"currentNumberScheduled": scheduled, "desiredNumberScheduled": eligible.len(), "numberMisscheduled": misscheduled,
+        "numberReady": ready, "numberAvailable": ready, "numberUnavailable": eligible.len().saturating_sub(ready), "updatedNumberScheduled": updated,
+        "observedGeneration": ds["metadata"]["generation"]});
+    let mut st = status.clone();
+    if ready == 0 {
+        st.as_object_mut().unwrap().remove("numberAvailable");
+    }
+    if eligible.len().saturating_sub(ready) == 0 {
+        st.as_object_mut().unwrap().remove("numberUnavailable");
+    }
+    if st != ds["status"] {
+        let _ = shared.api.modify(
+            &dsi,
+            ns,
+            name,
+            Some("status"),
+            "daemonset-controller",
+            &|o| {
+                o["status"] = st.clone();
+                true
+            },
+        );
+    }
+}
+
+/// Namespace deletion: delete everything inside, then drop the `kubernetes` finalizer.
+fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
+    let nsi = shared.api.info("", "namespaces");
+    let Ok(ns) = shared.api.get(&nsi, "", name) else {
+        return;
+    };
+    if !deleting(&ns) {
+        return;
+    }
+    let ctx = Ctx::system("namespace-controller");
+    let mut remaining = 0;
+    for res in shared.api.registry.all() {
+        if !res.namespaced || res.create_only {
+            continue;
+        }
+        let filter = Filter {
+            namespace: Some(name.to_string()),
+            ..Default::default()
+        };
+        for o in shared.api.list(&res, &filter).0 {
+            remaining += 1;
+            if !deleting(&o) {
+                let (_, oname) = crate::store::key_of(&o);
+                let _ = shared.api.delete(
+                    &res,
+                    name,
+                    &oname,
+                    &DeleteOptions {
+                        propagation: Some(Propagation::Background),
+                        grace_period: Some(0),
+                        ..Default::default()
+                    },
+                    &ctx,
+                );
+            }
+        }
+    }
+    if remaining == 0 {
+        let _ = shared
+            .api
+            .modify(&nsi, "", name, None, "namespace-controller", &|o| {
+                o["spec"]["finalizers"] = json!([]);
+                true
+            });
+        let _ = shared
+            .api
+            .delete(&nsi, "", name, &DeleteOptions::default(), &ctx);
+        let _ = shared.api.store.write(&nsi.key(), "", name, false, |cur| {
+            Ok(
+                if cur.is_some_and(|c| {
+                    c["spec"]["finalizers"]
+                        .as_array()
+                        .is_none_or(|f| f.is_empty())
+                }) {
+                    crate::store::WriteOp::Delete
+                } else {
+                    crate::store::WriteOp::Noop
+                },
+            )
+        });
+    } else {
+        queue.add_after(Key::Namespace(name.to_string()), Duration::from_millis(100));
+    }
+}

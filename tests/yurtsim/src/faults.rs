@@ -1,0 +1,276 @@
+//! Fault injection and request counters, driven through `/yurtsim/v1/…` or the in-process handle.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// "Fail (or delay) the next `count` requests matching verb and resource."
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestFault {
+    /// get, list, watch, create, update, patch, delete, deletecollection; empty = any.
+    #[serde(default)]
+    pub verb: String,
+    /// `pods`, `jobs.batch`, `pods/log`; empty = any.
+    #[serde(default)]
+    pub resource: String,
+    pub count: u32,
+    /// HTTP status to answer with; 0 = do not fail (only delay).
+    #[serde(default)]
+    pub status: u16,
+    #[serde(default)]
+    pub delay_ms: u64,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Default)]
+pub struct Faults {
+    rules: Mutex<Vec<RequestFault>>,
+    /// verb + group-resource that SelfSubjectAccessReview and the authorizer deny.
+    denied: Mutex<HashSet<(String, String)>>,
+    pub(crate) failing_job_nodes: Mutex<HashMap<String, i32>>,
+    pub(crate) never_ready_images: Mutex<HashSet<String>>,
+}
+
+pub enum Decision {
+    Pass,
+    Delay(Duration),
+    Fail {
+        status: u16,
+        message: Option<String>,
+        delay: Duration,
+    },
+}
+
+fn resource_matches(rule: &str, resource: &str, group: &str, sub: Option<&str>) -> bool {
+    if rule.is_empty() {
+        return true;
+    }
+    let (r, rs) = match rule.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (rule, None),
+    };
+    let name_ok = r == resource || (!group.is_empty() && r == format!("{resource}.{group}"));
+    name_ok && (rs.is_none() || rs == sub)
+}
+
+impl Faults {
+    pub fn add(&self, f: RequestFault) {
+        self.rules.lock().unwrap().push(f);
+    }
+
+    pub fn clear(&self) {
+        self.rules.lock().unwrap().clear();
+        self.denied.lock().unwrap().clear();
+        self.failing_job_nodes.lock().unwrap().clear();
+        self.never_ready_images.lock().unwrap().clear();
+    }
+
+    pub fn decide(&self, verb: &str, group: &str, resource: &str, sub: Option<&str>) -> Decision {
+        let mut rules = self.rules.lock().unwrap();
+        for rule in rules.iter_mut() {
+            if rule.count == 0
+                || !(rule.verb.is_empty() || rule.verb == verb)
+                || !resource_matches(&rule.resource, resource, group, sub)
+            {
+                continue;
+            }
+            rule.count -= 1;
+            let delay = Duration::from_millis(rule.delay_ms);
+            let d = if rule.status == 0 {
+                Decision::Delay(delay)
+            } else {
+                Decision::Fail {
+                    status: rule.status,
+                    message: rule.message.clone(),
+                    delay,
+                }
+            };
+            rules.retain(|r| r.count > 0);
+            return d;
+        }
+        Decision::Pass
+    }
+
+    pub fn deny(&self, verb: &str, group_resource: &str) {
+        self.denied
+            .lock()
+            .unwrap()
+            .insert((verb.to_string(), group_resource.to_string()));
+    }
+
+    pub fn is_denied(&self, verb: &str, group: &str, resource: &str) -> bool {
+        let gr = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        let d = self.denied.lock().unwrap();
+        d.contains(&(verb.to_string(), gr.clone()))
+            || d.contains(&("*".to_string(), gr))
+            || d.contains(&(verb.to_string(), "*".to_string()))
+    }
+
+    /// Job pods on this node exit with `code` instead of running their command.
+    pub fn fail_jobs_on(&self, node: &str, code: i32) {
+        self.failing_job_nodes
+            .lock()
+            .unwrap()
+            .insert(node.to_string(), code);
+    }
+
+    pub fn clear_failing_jobs(&self, node: &str) {
+        self.failing_job_nodes.lock().unwrap().remove(node);
+    }
+
+    pub fn job_failure_for(&self, node: &str) -> Option<i32> {
+        self.failing_job_nodes.lock().unwrap().get(node).copied()
+    }
+
+    /// Containers with this image never become Ready.
+    pub fn never_ready(&self, image: &str) {
+        self.never_ready_images
+            .lock()
+            .unwrap()
+            .insert(image.to_string());
+    }
+
+    pub fn is_never_ready(&self, image: &str) -> bool {
+        self.never_ready_images.lock().unwrap().contains(image)
+    }
+}
+
+/// Request counts by user agent, verb and resource.
+#[derive(Default)]
+pub struct Metrics {
+    counts: Mutex<BTreeMap<(String, String, String), u64>>,
+}
+
+pub const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
+
+impl Metrics {
+    pub fn record(&self, agent: &str, verb: &str, resource: &str) {
+        *self
+            .counts
+            .lock()
+            .unwrap()
+            .entry((agent.to_string(), verb.to_string(), resource.to_string()))
+            .or_default() += 1;
+    }
+
+    pub fn reset(&self) {
+        self.counts.lock().unwrap().clear();
+    }
+
+    /// Total requests, optionally only from one user agent and only writes.
+    pub fn total(&self, agent: Option<&str>, writes_only: bool) -> u64 {
+        self.counts
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|((a, v, _), _)| {
+                agent.is_none_or(|x| x == a) && (!writes_only || WRITE_VERBS.contains(&v.as_str()))
+            })
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    pub fn count(&self, verb: &str, resource: &str) -> u64 {
+        self.counts
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|((_, v, r), _)| v == verb && r == resource)
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    pub fn to_json(&self) -> Value {
+        let counts = self.counts.lock().unwrap();
+        let mut by_vr: BTreeMap<String, u64> = BTreeMap::new();
+        let mut writes = 0;
+        for ((_, v, r), c) in counts.iter() {
+            *by_vr.entry(format!("{v} {r}")).or_default() += c;
+            if WRITE_VERBS.contains(&v.as_str()) {
+                writes += c;
+            }
+        }
+        json!({
+            "total": counts.values().sum::<u64>(),
+            "writes": writes,
+            "byVerbResource": by_vr,
+            "requests": counts.iter().map(|((a, v, r), c)| json!({"userAgent": a, "verb": v, "resource": r, "count": c})).collect::<Vec<_>>(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_match_verb_and_resource_and_run_out() {
+        let f = Faults::default();
+        f.add(RequestFault {
+            verb: "create".into(),
+            resource: "jobs.batch".into(),
+            count: 2,
+            status: 500,
+            delay_ms: 0,
+            message: None,
+        });
+        assert!(matches!(
+            f.decide("get", "batch", "jobs", None),
+            Decision::Pass
+        ));
+        assert!(matches!(
+            f.decide("create", "", "pods", None),
+            Decision::Pass
+        ));
+        assert!(matches!(
+            f.decide("create", "batch", "jobs", None),
+            Decision::Fail { status: 500, .. }
+        ));
+        assert!(matches!(
+            f.decide("create", "batch", "jobs", None),
+            Decision::Fail { status: 500, .. }
+        ));
+        assert!(matches!(
+            f.decide("create", "batch", "jobs", None),
+            Decision::Pass
+        ));
+    }
+
+    #[test]
+    fn subresource_rules() {
+        let f = Faults::default();
+        f.add(RequestFault {
+            verb: String::new(),
+            resource: "pods/log".into(),
+            count: 1,
+            status: 429,
+            delay_ms: 0,
+            message: None,
+        });
+        assert!(matches!(f.decide("get", "", "pods", None), Decision::Pass));
+        assert!(matches!(
+            f.decide("get", "", "pods", Some("log")),
+            Decision::Fail { status: 429, .. }
+        ));
+    }
+
+    #[test]
+    fn metrics_filter_writes_by_agent() {
+        let m = Metrics::default();
+        m.record("yurtctl", "create", "jobs.batch");
+        m.record("yurtctl", "list", "nodes");
+        m.record("kubectl", "patch", "nodes");
+        assert_eq!(m.total(Some("yurtctl"), true), 1);
+        assert_eq!(m.total(None, true), 2);
+        assert_eq!(m.to_json()["byVerbResource"]["list nodes"], json!(1));
+    }
+}

@@ -1,0 +1,1959 @@
+//! Simulated kubelets. Each node computes its kubelet's effective flags from its own unit files
+//! (like systemd, on start and on every `systemctl restart kubelet` made by a pod on that node),
+//! decides whether it can reach its API server, heartbeats, turns static-pod manifests into
+//! mirror pods, and runs the pods bound to it as real processes in that node's network and with
+//! its hostPath volumes mapped into the node's root.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::bail;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::api::{Ctx, DeleteOptions};
+use crate::error::ApiResult;
+use crate::kubelet_config::{KubeletView, kubelet_view};
+use crate::layout::Role;
+use crate::runtime::{ContainerSpec, Mount, Network, NodeNetwork, NodeTools};
+use crate::server::{Body, json_response, text_response};
+use crate::sim::Shared;
+use crate::store::{EventType, Filter};
+use crate::systemd::{LoadedUnit, load_unit};
+use crate::util;
+
+/// Where the kubelet reaches YurtHub once redirected (`--kubeconfig=/var/lib/openyurt/kubelet.conf`).
+pub const YURTHUB_SERVERS: &[&str] = &[
+    "http://127.0.0.1:10261",
+    "https://127.0.0.1:10268",
+    "https://169.254.2.1:10268",
+    "http://169.254.2.1:10261",
+];
+pub const YURTHUB_PORT: u16 = 10267;
+pub const ANNOTATION_PREFIX: &str = "yurtsim.openyurt.io/";
+
+#[derive(Default)]
+pub struct Kubelets {
+    nodes: Mutex<BTreeMap<String, Arc<NodeKubelet>>>,
+}
+
+impl Kubelets {
+    pub fn names(&self) -> Vec<String> {
+        self.nodes.lock().unwrap().keys().cloned().collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<NodeKubelet>> {
+        self.nodes.lock().unwrap().get(name).cloned()
+    }
+
+    fn all(&self) -> Vec<Arc<NodeKubelet>> {
+        self.nodes.lock().unwrap().values().cloned().collect()
+    }
+}
+
+struct StaticEntry {
+    sig: (SystemTime, u64, u64),
+    pod_name: String,
+    namespace: String,
+    hash: String,
+    manifest: Value,
+    seen: Instant,
+    mirrored: bool,
+}
+
+struct PodRun {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct NodeState {
+    unit: Option<LoadedUnit>,
+    unit_error: Option<String>,
+    view: Option<KubeletView>,
+    active: bool,
+    restarts: u32,
+    forced_ready: Option<bool>,
+    last_posted: Option<Instant>,
+    last_status_report: Option<Instant>,
+    static_dir_sig: Option<SystemTime>,
+    statics: BTreeMap<String, StaticEntry>,
+    pods: HashMap<String, PodRun>,
+    hub: Option<JoinHandle<()>>,
+    annotated: Option<Value>,
+}
+
+pub struct NodeKubelet {
+    pub name: String,
+    pub root: PathBuf,
+    pub role: Role,
+    pub ip: String,
+    state: Mutex<NodeState>,
+    net: Mutex<Option<Arc<NodeNetwork>>>,
+    tools: Mutex<Option<NodeTools>>,
+}
+
+impl NodeKubelet {
+    fn network(&self) -> std::io::Result<Arc<NodeNetwork>> {
+        let mut n = self.net.lock().unwrap();
+        if let Some(n) = &*n {
+            return Ok(n.clone());
+        }
+        let created = Arc::new(NodeNetwork::create()?);
+        *n = Some(created.clone());
+        Ok(created)
+    }
+
+    /// Maps a host path of this node into the sim's file system, never leaving the node root.
+    pub fn host_path(&self, p: &str) -> PathBuf {
+        resolve_under(&self.root, p)
+    }
+}
+
+pub fn resolve_under(root: &Path, p: &str) -> PathBuf {
+    let mut out = root.to_path_buf();
+    let mut depth = 0usize;
+    for c in Path::new(p).components() {
+        match c {
+            Component::Normal(x) => {
+                out.push(x);
+                depth += 1;
+            }
+            Component::ParentDir if depth > 0 => {
+                out.pop();
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn state_dir_of(shared: &Shared, parts: &[&str]) -> PathBuf {
+    let mut p = shared.cfg.state_dir.join("sim");
+    for x in parts {
+        p.push(x);
+    }
+    p
+}
+
+fn normalize_server(s: &str) -> String {
+    s.trim_end_matches('/').to_string()
+}
+
+/// Starts every node's kubelet; returns the background tasks.
+pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()>> {
+    {
+        let mut nodes = shared.kubelets.nodes.lock().unwrap();
+        for (i, (name, role)) in names.iter().enumerate() {
+            let k = Arc::new(NodeKubelet {
+                name: name.clone(),
+                root: shared.node_root(name),
+                role: *role,
+                ip: shared.cfg.layout.node_ip(i),
+                state: Mutex::new(NodeState::default()),
+                net: Mutex::new(None),
+                tools: Mutex::new(None),
+            });
+            nodes.insert(name.clone(), k);
+        }
+    }
+    for k in shared.kubelets.all() {
+        daemon_reload(&k);
+        restart_kubelet(&shared, &k);
+    }
+    vec![
+        tokio::spawn(pod_loop(shared.clone())),
+        tokio::spawn(tick_loop(shared.clone())),
+        tokio::spawn(heartbeat_loop(shared)),
+    ]
+}
+
+fn daemon_reload(k: &NodeKubelet) {
+    let mut st = k.state.lock().unwrap();
+    match load_unit(&k.root, "kubelet.service") {
+        Ok(u) => {
+            st.unit = Some(u);
+            st.unit_error = None;
+        }
+        Err(e) => {
+            st.unit = None;
+            st.unit_error = Some(e.to_string());
+        }
+    }
+}
+
+/// (Re)starts the kubelet: EnvironmentFiles are read now, the unit as of the last daemon-reload.
+fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
+    let mut st = k.state.lock().unwrap();
+    st.active = true;
+    st.restarts += 1;
+    st.view = None;
+    if let Some(u) = &st.unit {
+        match kubelet_view(&k.root, u) {
+            Ok(v) => st.view = Some(v),
+            Err(e) => st.unit_error = Some(e.to_string()),
+        }
+    }
+    st.static_dir_sig = None;
+    drop(st);
+    annotate(shared, k);
+}
+
+/// Why the kubelet cannot post to its API server right now, if it cannot.
+fn unreachable_reason(shared: &Shared, _k: &NodeKubelet, st: &NodeState) -> Option<String> {
+    if !st.active {
+        return Some("kubelet.service is not running".into());
+    }
+    if let Some(e) = &st.unit_error {
+        return Some(format!("kubelet.service cannot start: {e}"));
+    }
+    let Some(view) = &st.view else {
+        return Some("kubelet.service is not loaded".into());
+    };
+    let server = match &view.server {
+        Ok(s) => normalize_server(s),
+        Err(e) => return Some(e.clone()),
+    };
+    if server == normalize_server(&shared.internal_endpoint) {
+        return None;
+    }
+    if YURTHUB_SERVERS.contains(&server.as_str()) {
+        return if hub_running(shared, st) {
+            None
+        } else {
+            Some(format!(
+                "{server} is not serving: no yurt-hub static pod is running on this node"
+            ))
+        };
+    }
+    Some(format!("dial {server}: no route to host"))
+}
+
+fn is_hub(e: &StaticEntry) -> bool {
+    e.pod_name.starts_with("yurt-hub")
+        || e.manifest["metadata"]["labels"]["k8s-app"] == json!("yurt-hub")
+}
+
+fn container_ready_after_delay(shared: &Shared, manifest: &Value, since: Instant) -> bool {
+    let never = manifest["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            shared
+                .faults
+                .is_never_ready(c["image"].as_str().unwrap_or(""))
+        });
+    !never && since.elapsed() >= shared.cfg.pod_ready_delay
+}
+
+fn hub_running(shared: &Shared, st: &NodeState) -> bool {
+    st.statics
+        .values()
+        .any(|e| is_hub(e) && container_ready_after_delay(shared, &e.manifest, e.seen))
+}
+
+fn annotate(shared: &Shared, k: &NodeKubelet) {
+    let st = k.state.lock().unwrap();
+    let reason = unreachable_reason(shared, k, &st);
+    let view = st.view.as_ref();
+    let ann = json!({
+        format!("{ANNOTATION_PREFIX}kubelet-kubeconfig"): view.and_then(|v| v.kubeconfig.clone()).unwrap_or_default(),
+        format!("{ANNOTATION_PREFIX}kubelet-server"): view.and_then(|v| v.server.clone().ok()).unwrap_or_default(),
+        format!("{ANNOTATION_PREFIX}kubelet-restarts"): st.restarts.to_string(),
+        format!("{ANNOTATION_PREFIX}kubelet-args"): view.map(|v| v.argv.join(" ")).unwrap_or_default(),
+        format!("{ANNOTATION_PREFIX}kubelet-error"): reason.unwrap_or_default(),
+    });
+    if st.annotated.as_ref() == Some(&ann) {
+        return;
+    }
+    drop(st);
+    let nodes = shared.api.info("", "nodes");
+    let _ = shared
+        .api
+        .modify(&nodes, "", &k.name, None, "yurtsim", &|o| {
+            for (key, v) in ann.as_object().unwrap() {
+                o["metadata"]["annotations"][key] = v.clone();
+            }
+            true
+        });
+    k.state.lock().unwrap().annotated = Some(ann);
+}
+
+pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow::Result<()> {
+    let Some(k) = shared.kubelets.get(node) else {
+        bail!("no node named {node:?}")
+    };
+    k.state.lock().unwrap().forced_ready = forced;
+    post_status(shared, &k, true);
+    Ok(())
+}
+
+/// The node's Ready condition and taints, as the kubelet (or, when it is silent, the node
+/// lifecycle controller) would set them.
+fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
+    let mut st = k.state.lock().unwrap();
+    let reason = unreachable_reason(shared, k, &st);
+    let now = Instant::now();
+    let (status, why, msg): (&str, &str, String) = match (reason, st.forced_ready) {
+        (None, Some(false)) => (
+            "False",
+            "KubeletNotReady",
+            "container runtime network not ready: NetworkReady=false (yurtsim fault)".into(),
+        ),
+        (None, _) => (
+            "True",
+            "KubeletReady",
+            "kubelet is posting ready status".into(),
+        ),
+        (Some(_), _) => {
+            let silent_for = st
+                .last_posted
+                .map(|t| now.duration_since(t))
+                .unwrap_or(Duration::MAX);
+            if silent_for < shared.cfg.node_monitor_grace {
+                return;
+            }
+            (
+                "Unknown",
+                "NodeStatusUnknown",
+                "Kubelet stopped posting node status.".into(),
+            )
+        }
+    };
+    if status != "Unknown" {
+        st.last_posted = Some(now);
+    }
+    let report_due = st
+        .last_status_report
+        .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(300));
+    drop(st);
+    let nodes = shared.api.info("", "nodes");
+    let Ok(node) = shared.api.get(&nodes, "", &k.name) else {
+        return;
+    };
+    let cur = node["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == json!("Ready")).cloned())
+        .unwrap_or(json!({}));
+    if cur["status"] == json!(status) && cur["reason"] == json!(why) && !report_due && !force_report
+    {
+        return;
+    }
+    let nowt = util::now();
+    let _ = shared.api.modify(
+        &nodes,
+        "",
+        &k.name,
+        Some("status"),
+        if status == "Unknown" {
+            "kube-controller-manager"
+        } else {
+            "kubelet"
+        },
+        &|o| {
+            for c in o["status"]["conditions"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+            {
+                if status == "Unknown" {
+                    let was = c["status"].clone();
+                    c["status"] = json!("Unknown");
+                    c["reason"] = json!("NodeStatusUnknown");
+                    c["message"] = json!("Kubelet stopped posting node status.");
+                    if was != json!("Unknown") {
+                        c["lastTransitionTime"] = json!(nowt);
+                    }
+                    continue;
+                }
+                if c["type"] == json!("Ready") {
+                    if c["status"] != json!(status) {
+                        c["lastTransitionTime"] = json!(nowt);
+                    }
+                    c["status"] = json!(status);
+                    c["reason"] = json!(why);
+                    c["message"] = json!(msg);
+                } else if c["status"] == json!("Unknown") {
+                    c["status"] = json!("False");
+                    c["lastTransitionTime"] = json!(nowt);
+                }
+                c["lastHeartbeatTime"] = json!(nowt);
+            }
+            true
+        },
+    );
+    // Taints the node lifecycle controller manages.
+    let taints: Vec<(&str, &str)> = match status {
+        "False" => vec![
+            ("node.kubernetes.io/not-ready", "NoSchedule"),
+            ("node.kubernetes.io/not-ready", "NoExecute"),
+        ],
+        "Unknown" => vec![
+            ("node.kubernetes.io/unreachable", "NoSchedule"),
+            ("node.kubernetes.io/unreachable", "NoExecute"),
+        ],
+        _ => vec![],
+    };
+    let _ = shared
+        .api
+        .modify(&nodes, "", &k.name, None, "kube-controller-manager", &|o| {
+            let mut list: Vec<Value> = o["spec"]["taints"].as_array().cloned().unwrap_or_default();
+            let before = list.clone();
+            list.retain(|t| {
+                !matches!(
+                    t["key"].as_str(),
+                    Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
+                )
+            });
+            for (key, effect) in &taints {
+                let mut t = json!({"key": key, "effect": effect});
+                if *effect == "NoExecute" {
+                    t["timeAdded"] = json!(nowt);
+                }
+                if let Some(old) = before
+                    .iter()
+                    .find(|b| b["key"] == t["key"] && b["effect"] == t["effect"])
+                {
+                    t = old.clone();
+                }
+                list.push(t);
+            }
+            if list == before {
+                return false;
+            }
+            if list.is_empty() {
+                o["spec"].as_object_mut().map(|m| m.remove("taints"));
+            } else {
+                o["spec"]["taints"] = json!(list);
+            }
+            true
+        });
+    k.state.lock().unwrap().last_status_report = Some(Instant::now());
+}
+
+async fn heartbeat_loop(shared: Arc<Shared>) {
+    let leases = shared.api.info("coordination.k8s.io", "leases");
+    let mut stop = shared.shutting_down();
+    let interval = shared.cfg.heartbeat_interval;
+    loop {
+        let nodes = shared.kubelets.all();
+        let step = interval / (nodes.len().max(1) as u32);
+        for k in nodes {
+            let reachable = {
+                let st = k.state.lock().unwrap();
+                unreachable_reason(&shared, &k, &st).is_none()
+            };
+            if reachable {
+                let _ =
+                    shared
+                        .api
+                        .modify(&leases, "kube-node-lease", &k.name, None, "kubelet", &|o| {
+                            o["spec"]["renewTime"] = json!(util::now_micro());
+                            true
+                        });
+            }
+            post_status(&shared, &k, false);
+            tokio::select! {
+                _ = tokio::time::sleep(step) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
+
+/// Static pods, tool calls (systemctl), and node status changes that follow from them.
+async fn tick_loop(shared: Arc<Shared>) {
+    let mut stop = shared.shutting_down();
+    let n = shared.kubelets.names().len().max(1);
+    let period = shared.cfg.static_pod_poll * (n as u32).div_ceil(500).max(1);
+    loop {
+        for k in shared.kubelets.all() {
+            process_tool_calls(&shared, &k);
+            sync_static_pods(&shared, &k);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+fn process_tool_calls(shared: &Shared, k: &Arc<NodeKubelet>) {
+    let calls = {
+        let mut t = k.tools.lock().unwrap();
+        let Some(tools) = t.as_mut() else { return };
+        tools.take_new_calls().unwrap_or_default()
+    };
+    if calls.is_empty() {
+        return;
+    }
+    let mut last = 0;
+    for c in &calls {
+        last = last.max(c.seq);
+        let argv: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+        match argv.as_slice() {
+            ["systemctl", "daemon-reload", ..] => daemon_reload(k),
+            [
+                "systemctl",
+                "restart" | "start" | "reload" | "try-restart" | "reload-or-restart",
+                unit,
+                ..,
+            ] if unit.trim_end_matches(".service") == "kubelet" => restart_kubelet(shared, k),
+            ["systemctl", "stop", unit, ..] if unit.trim_end_matches(".service") == "kubelet" => {
+                k.state.lock().unwrap().active = false;
+                annotate(shared, k);
+            }
+            _ => {}
+        }
+    }
+    let active = k.state.lock().unwrap().active;
+    if let Some(t) = k.tools.lock().unwrap().as_ref() {
+        let _ = t.set_unit_state(if active { "active" } else { "inactive" });
+        let _ = t.ack(last);
+    }
+    post_status(shared, k, false);
+}
+
+fn static_dir(k: &NodeKubelet) -> Option<PathBuf> {
+    let st = k.state.lock().unwrap();
+    st.view
+        .as_ref()
+        .and_then(|v| v.static_pod_path.clone())
+        .map(|p| k.host_path(&p))
+}
+
+fn file_sig(md: &std::fs::Metadata) -> (SystemTime, u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (
+        md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        md.len(),
+        md.ino(),
+    )
+}
+
+/// The kubelet's file source: every non-dot file in the static-pod directory is a pod.
+fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
+    let active = k.state.lock().unwrap().active;
+    if !active {
+        return;
+    }
+    let Some(dir) = static_dir(k) else { return };
+    let dir_sig = std::fs::metadata(&dir).ok().and_then(|m| m.modified().ok());
+    let mut files: BTreeMap<String, (SystemTime, u64, u64)> = BTreeMap::new();
+    {
+        let st = k.state.lock().unwrap();
+        if dir_sig.is_some()
+            && st.static_dir_sig == dir_sig
+            && st.statics.values().all(|e| {
+                std::fs::metadata(dir.join(file_name_of(&st, e)))
+                    .map(|m| file_sig(&m))
+                    .ok()
+                    == Some(e.sig)
+            })
+            && st.statics.values().all(|e| e.mirrored)
+        {
+            drop(st);
+            refresh_static_status(shared, k);
+            return;
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') {
+                continue;
+            }
+            if let Ok(md) = e.metadata()
+                && md.is_file() {
+                    files.insert(name, file_sig(&md));
+                }
+        }
+    }
+    let reachable = {
+        let st = k.state.lock().unwrap();
+        unreachable_reason(shared, k, &st).is_none()
+    };
+    let mut st = k.state.lock().unwrap();
+    st.static_dir_sig = dir_sig;
+    let mut to_delete: Vec<(String, String)> = Vec::new();
+    let gone: Vec<String> = st
+        .statics
+        .keys()
+        .filter(|f| !files.contains_key(*f))
+        .cloned()
+        .collect();
+    for f in gone {
+        if let Some(e) = st.statics.remove(&f) {
+            to_delete.push((e.namespace, e.pod_name));
+        }
+    }
+    for (f, sig) in &files {
+        if st.statics.get(f).is_some_and(|e| e.sig == *sig) {
+            continue;
+        }
+        let bytes = std::fs::read(dir.join(f)).unwrap_or_default();
+        let manifest: Value = match serde_saphyr::from_slice::<Value>(&bytes) {
+            Ok(v) if v["kind"] == json!("Pod") && v["metadata"]["name"].is_string() => v,
+            // The kubelet logs and skips files it cannot decode.
+            _ => continue,
+        };
+        let pod_name = format!(
+            "{}-{}",
+            manifest["metadata"]["name"].as_str().unwrap_or_default(),
+            k.name
+        );
+        let namespace = manifest["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_string();
+        let hash = format!(
+            "{:08x}",
+            util::fnv32a(&[bytes.as_slice(), k.name.as_bytes(), f.as_bytes()].concat())
+        );
+        if let Some(old) = st.statics.remove(f) {
+            to_delete.push((old.namespace, old.pod_name));
+        }
+        st.statics.insert(
+            f.clone(),
+            StaticEntry {
+                sig: *sig,
+                pod_name,
+                namespace,
+                hash,
+                manifest,
+                seen: Instant::now(),
+                mirrored: false,
+            },
+        );
+    }
+    let pending: Vec<(String, Value, String, String, Instant)> = st
+        .statics
+        .values()
+        .filter(|e| !e.mirrored)
+        .map(|e| {
+            (
+                e.pod_name.clone(),
+                e.manifest.clone(),
+                e.hash.clone(),
+                e.namespace.clone(),
+                e.seen,
+            )
+        })
+        .collect();
+    drop(st);
+    if !reachable {
+        return;
+    }
+    let pods = shared.api.info("", "pods");
+    let ctx = Ctx::system("kubelet");
+    for (ns, name) in to_delete {
+        if !pending.iter().any(|p| p.0 == name) {
+            let _ = shared.api.delete(
+                &pods,
+                &ns,
+                &name,
+                &DeleteOptions {
+                    grace_period: Some(0),
+                    ..Default::default()
+                },
+                &ctx,
+            );
+        }
+    }
+    for (name, manifest, hash, ns, _) in pending {
+        if let Some(existing) = shared.api.get_opt("", "pods", &ns, &name) {
+            if existing["metadata"]["annotations"]["kubernetes.io/config.hash"] == json!(hash) {
+                mark_mirrored(k, &name);
+                continue;
+            }
+            let _ = shared.api.delete(
+                &pods,
+                &ns,
+                &name,
+                &DeleteOptions {
+                    grace_period: Some(0),
+                    ..Default::default()
+                },
+                &ctx,
+            );
+        }
+        let node = shared.api.get_opt("", "nodes", "", &k.name);
+        let mut meta = manifest["metadata"].clone();
+        meta["name"] = json!(name);
+        meta["namespace"] = json!(ns);
+        meta["annotations"]["kubernetes.io/config.hash"] = json!(hash);
+        meta["annotations"]["kubernetes.io/config.mirror"] = json!(hash);
+        meta["annotations"]["kubernetes.io/config.seen"] = json!(util::now());
+        meta["annotations"]["kubernetes.io/config.source"] = json!("file");
+        meta["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Node", "name": k.name, "uid": node.map(|n| n["metadata"]["uid"].clone()).unwrap_or_default(), "controller": true}]);
+        let mut spec = manifest["spec"].clone();
+        spec["nodeName"] = json!(k.name);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec});
+        match shared.api.create(&pods, &ns, pod, &ctx) {
+            Ok(_) => mark_mirrored(k, &name),
+            Err(e) => tracing::debug!(node = %k.name, pod = %name, "mirror pod not created: {e}"),
+        }
+    }
+    refresh_static_status(shared, k);
+}
+
+fn file_name_of(st: &NodeState, e: &StaticEntry) -> String {
+    st.statics
+        .iter()
+        .find(|(_, v)| v.pod_name == e.pod_name)
+        .map(|(k, _)| k.clone())
+        .unwrap_or_default()
+}
+
+fn mark_mirrored(k: &NodeKubelet, pod: &str) {
+    let mut st = k.state.lock().unwrap();
+    for e in st.statics.values_mut() {
+        if e.pod_name == pod {
+            e.mirrored = true;
+        }
+    }
+}
+
+/// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
+/// configured never to become ready). A deleted mirror pod is recreated.
+fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
+    let (entries, reachable, hub_was) = {
+        let st = k.state.lock().unwrap();
+        let e: Vec<(String, String, Value, Instant, bool)> = st
+            .statics
+            .values()
+            .map(|e| {
+                (
+                    e.namespace.clone(),
+                    e.pod_name.clone(),
+                    e.manifest.clone(),
+                    e.seen,
+                    e.mirrored,
+                )
+            })
+            .collect();
+        (
+            e,
+            unreachable_reason(shared, k, &st).is_none(),
+            st.hub.is_some(),
+        )
+    };
+    let hub_now = {
+        let st = k.state.lock().unwrap();
+        hub_running(shared, &st)
+    };
+    if hub_now != hub_was {
+        set_hub(shared, k, hub_now);
+        annotate(shared, k);
+        post_status(shared, k, false);
+    }
+    if !reachable {
+        return;
+    }
+    let pods = shared.api.info("", "pods");
+    for (ns, name, manifest, seen, mirrored) in entries {
+        let Some(pod) = shared.api.get_opt("", "pods", &ns, &name) else {
+            if mirrored {
+                // Someone deleted the mirror pod: the kubelet recreates it on its next sync.
+                let mut st = k.state.lock().unwrap();
+                for e in st.statics.values_mut() {
+                    if e.pod_name == name {
+                        e.mirrored = false;
+                    }
+                }
+                st.static_dir_sig = None;
+            }
+            continue;
+        };
+        let running = seen.elapsed() >= shared.cfg.pod_ready_delay;
+        let ready = container_ready_after_delay(shared, &manifest, seen);
+        let want_phase = if running { "Running" } else { "Pending" };
+        let cur_ready = pod["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
+        if pod["status"]["phase"] == json!(want_phase) && cur_ready == ready {
+            continue;
+        }
+        let status = pod_status(
+            k,
+            &pod,
+            want_phase,
+            ready,
+            &manifest["spec"]["containers"],
+            None,
+            started_at(seen),
+        );
+        let _ = shared
+            .api
+            .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
+                o["status"] = status.clone();
+                true
+            });
+    }
+}
+
+fn started_at(seen: Instant) -> String {
+    util::rfc3339(SystemTime::now() - seen.elapsed())
+}
+
+fn pod_status(
+    k: &NodeKubelet,
+    pod: &Value,
+    phase: &str,
+    ready: bool,
+    containers: &Value,
+    terminated: Option<(i32, &str)>,
+    started: String,
+) -> Value {
+    let now = util::now();
+    let b = |x: bool| if x { "True" } else { "False" };
+    let statuses: Vec<Value> = containers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let state = match (phase, terminated) {
+                (_, Some((code, reason))) => json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now, "containerID": format!("containerd://{:016x}", util::fnv32a(pod["metadata"]["uid"].to_string().as_bytes()))}}),
+                ("Running", _) => json!({"running": {"startedAt": started}}),
+                _ => json!({"waiting": {"reason": "ContainerCreating"}}),
+            };
+            json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:{:064x}", c["image"].as_str().unwrap_or(""), util::fnv32a(c["image"].to_string().as_bytes())),
+                "ready": ready && terminated.is_none(), "restartCount": 0, "started": phase == "Running", "state": state})
+        })
+        .collect();
+    let mut conds = vec![
+        json!({"type": "PodReadyToStartContainers", "status": b(phase != "Pending"), "lastTransitionTime": now}),
+        json!({"type": "Initialized", "status": "True", "lastTransitionTime": now}),
+        json!({"type": "Ready", "status": b(ready && phase == "Running"), "lastTransitionTime": now}),
+        json!({"type": "ContainersReady", "status": b(ready && phase == "Running"), "lastTransitionTime": now}),
+        json!({"type": "PodScheduled", "status": "True", "lastTransitionTime": now}),
+    ];
+    // Conditions written by others (e.g. PodNeedUpgrade) survive kubelet status updates.
+    for c in pod["status"]["conditions"].as_array().into_iter().flatten() {
+        if !conds.iter().any(|x| x["type"] == c["type"]) {
+            conds.push(c.clone());
+        }
+    }
+    let host_network = pod["spec"]["hostNetwork"] == json!(true);
+    let pod_ip = if host_network {
+        k.ip.clone()
+    } else {
+        format!(
+            "10.244.{}.{}",
+            util::fnv32a(k.name.as_bytes()) % 256,
+            util::fnv32a(pod["metadata"]["name"].to_string().as_bytes()) % 250 + 2
+        )
+    };
+    let mut st = json!({"phase": phase, "conditions": conds, "hostIP": k.ip, "hostIPs": [{"ip": k.ip}], "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": started, "containerStatuses": statuses, "qosClass": pod["status"]["qosClass"].as_str().unwrap_or("BestEffort")});
+    if phase == "Pending" {
+        st.as_object_mut().unwrap().remove("podIP");
+        st.as_object_mut().unwrap().remove("podIPs");
+    }
+    st
+}
+
+fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
+    let mut st = k.state.lock().unwrap();
+    if running && st.hub.is_none() {
+        let net = match k.network() {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(node = %k.name, "cannot create the node's network namespace: {e}");
+                return;
+            }
+        };
+        match net.bind_tcp(([127, 0, 0, 1], YURTHUB_PORT).into()) {
+            Ok(l) => {
+                let sh = shared.self_arc();
+                let node = k.name.clone();
+                st.hub = Some(tokio::spawn(serve_hub(sh, node, l)));
+            }
+            Err(e) => {
+                tracing::warn!(node = %k.name, "yurthub endpoint: cannot bind 127.0.0.1:{YURTHUB_PORT}: {e}")
+            }
+        }
+    } else if !running
+        && let Some(h) = st.hub.take() {
+            h.abort();
+        }
+}
+
+async fn serve_hub(shared: Arc<Shared>, node: String, l: std::net::TcpListener) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(l) else {
+        return;
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        let sh = shared.clone();
+        let node = node.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let svc =
+                hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let sh = sh.clone();
+                    let node = node.clone();
+                    async move {
+                        let method = req.method().clone();
+                        let path = req.uri().path().to_string();
+                        Ok::<_, std::convert::Infallible>(yurthub_endpoint(
+                            &sh, &node, &method, &path,
+                        ))
+                    }
+                });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, svc)
+                .await;
+        });
+    }
+}
+
+/// YurtHub's node-local endpoints (port 10267), with the status codes and plain-text bodies of
+/// the real hub (see reference/staticpod-rollout.md §4).
+pub fn yurthub_endpoint(
+    shared: &Shared,
+    node: &str,
+    method: &hyper::Method,
+    path: &str,
+) -> hyper::Response<Body> {
+    let Some(k) = shared.kubelets.get(node) else {
+        return text_response(404, format!("no node {node}"));
+    };
+    let running = hub_running(shared, &k.state.lock().unwrap());
+    if !running {
+        return text_response(
+            503,
+            format!("yurthub is not running on node {node} (connection refused)"),
+        );
+    }
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match (method.as_str(), segs.as_slice()) {
+        ("GET", ["v1", "healthz"]) | ("GET", ["v1", "readyz"]) => text_response(200, "OK"),
+        ("GET", ["pods"]) => {
+            let filter = Filter {
+                field: crate::selector::FieldSelector::parse(&format!("spec.nodeName={node}"))
+                    .unwrap(),
+                ..Default::default()
+            };
+            let (items, rv) = shared.api.list(&shared.api.info("", "pods"), &filter);
+            json_response(
+                200,
+                &shared
+                    .api
+                    .list_object(&shared.api.info("", "pods"), items, rv, None, None),
+            )
+        }
+        (
+            "POST",
+            [
+                "openyurt.io",
+                "v1",
+                "namespaces",
+                ns,
+                "pods",
+                pod,
+                "upgrade",
+            ],
+        ) => ota_upgrade(shared, &k, ns, pod),
+        _ => text_response(404, "404 page not found\n"),
+    }
+}
+
+fn ota_upgrade(shared: &Shared, k: &NodeKubelet, ns: &str, pod: &str) -> hyper::Response<Body> {
+    if k.state.lock().unwrap().forced_ready == Some(false) {
+        return text_response(
+            503,
+            "OTA upgrade is not allowed when node is disconnected to cloud",
+        );
+    }
+    let Some(p) = shared.api.get_opt("", "pods", ns, pod) else {
+        return text_response(500, format!("Get pod failed, pods \"{pod}\" not found"));
+    };
+    let cond = |t: &str| {
+        p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == json!(t))
+            .cloned()
+    };
+    let precheck = if p["metadata"]["deletionTimestamp"].is_string() {
+        Some("pod is deleting".to_string())
+    } else if p["spec"]["nodeName"] != json!(k.name) {
+        Some(format!("pod is not on node {}", k.name))
+    } else if cond("PodNeedUpgrade").is_none_or(|c| c["status"] != json!("True")) {
+        Some("pod condition PodNeedUpgrade is not true".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = precheck {
+        return text_response(403, format!("Pre check update pod failed, {why}"));
+    }
+    let Some(owner) = p["metadata"]["ownerReferences"]
+        .as_array()
+        .and_then(|o| o.first())
+        .cloned()
+    else {
+        return text_response(400, "Pod has no owner references");
+    };
+    match owner["kind"].as_str() {
+        Some("Node") => {
+            let suffix = format!("-{}", k.name);
+            let Some(static_name) = pod.strip_suffix(&suffix) else {
+                return text_response(500, "Static pod pre-check failed");
+            };
+            let Some(cm) = shared.api.get_opt(
+                "",
+                "configmaps",
+                ns,
+                &format!("yurt-static-set-{static_name}"),
+            ) else {
+                return text_response(403, "Configmap for static pod does not exist");
+            };
+            let Some((key, manifest)) = cm["data"]
+                .as_object()
+                .and_then(|d| d.iter().next())
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            else {
+                return text_response(500, "Apply update failed");
+            };
+            let Some(dir) = static_dir(k) else {
+                return text_response(500, "Apply update failed");
+            };
+            let scratch = state_dir_of(shared, &["yurthub", &k.name, "tmp", "manifests"]);
+            let target = dir.join(format!("{key}.yaml"));
+            let ok = std::fs::create_dir_all(&scratch).is_ok()
+                && std::fs::write(scratch.join(format!("{key}.upgrade")), &manifest).is_ok()
+                && (!target.exists()
+                    || std::fs::copy(&target, scratch.join(format!("{key}.bak"))).is_ok())
+                && std::fs::write(&target, &manifest).is_ok();
+            if !ok {
+                return text_response(500, "Apply update failed");
+            }
+            text_response(200, format!("Start updating pod {ns}/{pod}"))
+        }
+        Some("DaemonSet") => {
+            let _ = shared.api.delete(
+                &shared.api.info("", "pods"),
+                ns,
+                pod,
+                &DeleteOptions::default(),
+                &Ctx::system("yurthub"),
+            );
+            text_response(200, format!("Start updating pod {ns}/{pod}"))
+        }
+        other => text_response(
+            400,
+            format!("Not support ota upgrade pod type {}", other.unwrap_or("")),
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pods bound to nodes.
+
+async fn pod_loop(shared: Arc<Shared>) {
+    let pods = shared.api.info("", "pods");
+    let mut events = shared.api.store.subscribe();
+    for p in shared.api.list(&pods, &Filter::default()).0 {
+        consider_pod(&shared, &p);
+    }
+    let mut stop = shared.shutting_down();
+    loop {
+        let ev = tokio::select! {
+            ev = events.recv() => ev,
+            _ = stop.changed() => return,
+        };
+        let Some(ev) = ev else { return };
+        if ev.gr.resource != "pods" || !ev.gr.group.is_empty() {
+            continue;
+        }
+        if ev.typ == EventType::Deleted {
+            let uid = ev.obj["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if let Some(k) = ev.obj["spec"]["nodeName"]
+                .as_str()
+                .and_then(|n| shared.kubelets.get(n))
+                && let Some(run) = k.state.lock().unwrap().pods.remove(&uid) {
+                    let _ = run.stop.send(true);
+                }
+            continue;
+        }
+        consider_pod(&shared, &ev.obj);
+    }
+}
+
+fn is_mirror(p: &Value) -> bool {
+    p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string()
+}
+
+fn consider_pod(shared: &Arc<Shared>, p: &Value) {
+    if is_mirror(p) {
+        return;
+    }
+    let Some(node) = p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) else {
+        return;
+    };
+    let Some(k) = shared.kubelets.get(node) else {
+        return;
+    };
+    let uid = p["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut st = k.state.lock().unwrap();
+    if p["metadata"]["deletionTimestamp"].is_string() {
+        let reachable = unreachable_reason(shared, &k, &st).is_none();
+        // An unreachable kubelet never confirms deletion: the pod stays Terminating.
+        if !reachable {
+            return;
+        }
+        match st.pods.get(&uid) {
+            Some(run) => {
+                let _ = run.stop.send(true);
+            }
+            None => {
+                drop(st);
+                finalize_deletion(shared, p);
+            }
+        }
+        return;
+    }
+    if st.pods.contains_key(&uid)
+        || matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+    {
+        return;
+    }
+    if unreachable_reason(shared, &k, &st).is_some() {
+        return;
+    }
+    let (tx, rx) = watch::channel(false);
+    let task = tokio::spawn(run_pod(shared.clone(), k.clone(), p.clone(), rx));
+    st.pods.insert(uid, PodRun { stop: tx, task });
+}
+
+fn finalize_deletion(shared: &Shared, p: &Value) {
+    let (ns, name) = crate::store::key_of(p);
+    let pods = shared.api.info("", "pods");
+    let uid = p["metadata"]["uid"].as_str().map(str::to_string);
+    let _ = shared.api.delete(
+        &pods,
+        &ns,
+        &name,
+        &DeleteOptions {
+            grace_period: Some(0),
+            precondition_uid: uid,
+            ..Default::default()
+        },
+        &Ctx::system("kubelet"),
+    );
+}
+
+pub async fn stop_all(shared: &Shared) {
+    for k in shared.kubelets.all() {
+        let runs: Vec<PodRun> = k
+            .state
+            .lock()
+            .unwrap()
+            .pods
+            .drain()
+            .map(|(_, r)| r)
+            .collect();
+        for r in &runs {
+            let _ = r.stop.send(true);
+        }
+        for r in runs {
+            let _ = tokio::time::timeout(Duration::from_secs(5), r.task).await;
+        }
+        if let Some(h) = k.state.lock().unwrap().hub.take() {
+            h.abort();
+        }
+    }
+}
+
+fn pod_dir(shared: &Shared, p: &Value) -> PathBuf {
+    let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
+    let name = p["metadata"]["name"].as_str().unwrap_or_default();
+    let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
+    state_dir_of(shared, &["pods", &format!("{ns}_{name}_{uid}")])
+}
+
+fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
+    pod_dir(shared, p).join(format!("{container}.log"))
+}
+
+enum Program {
+    Process(String, Vec<String>),
+    Simulated,
+    StartError(String),
+}
+
+fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) -> Program {
+    let mut argv: Vec<String> = c["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect();
+    argv.extend(
+        c["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_str().map(str::to_string)),
+    );
+    if c["command"].as_array().is_none_or(|a| a.is_empty()) {
+        // The image's own entrypoint: the sim has no images, so it stands in for the container.
+        return Program::Simulated;
+    }
+    let prog = argv.remove(0);
+    if prog == "yurtctl" || prog.ends_with("/yurtctl") {
+        return match &shared.cfg.yurtctl {
+            Some(p) => Program::Process(p.display().to_string(), argv),
+            None => Program::StartError(format!(
+                "exec: \"{prog}\": executable file not found in $PATH (start yurtsim with --exec yurtctl=PATH)"
+            )),
+        };
+    }
+    let found = if prog.contains('/') {
+        Path::new(&prog).is_file()
+    } else {
+        std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .any(|d| Path::new(d).join(&prog).is_file())
+    };
+    match (found, restart_policy) {
+        (true, _) => Program::Process(prog, argv),
+        // Long-running components whose binary lives only in their image run simulated.
+        (false, "Always") => Program::Simulated,
+        (false, _) => Program::StartError(format!(
+            "exec: \"{prog}\": executable file not found in $PATH"
+        )),
+    }
+}
+
+fn field_ref(k: &NodeKubelet, p: &Value, path: &str) -> String {
+    match path {
+        "spec.nodeName" => k.name.clone(),
+        "status.hostIP" => k.ip.clone(),
+        "status.podIP" if p["spec"]["hostNetwork"] == json!(true) => k.ip.clone(),
+        "metadata.name" => p["metadata"]["name"].as_str().unwrap_or_default().into(),
+        "metadata.namespace" => p["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
+        "metadata.uid" => p["metadata"]["uid"].as_str().unwrap_or_default().into(),
+        "spec.serviceAccountName" => p["spec"]["serviceAccountName"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
+        other => {
+            if let Some(key) = other
+                .strip_prefix("metadata.labels['")
+                .and_then(|s| s.strip_suffix("']"))
+            {
+                return p["metadata"]["labels"][key]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into();
+            }
+            if let Some(key) = other
+                .strip_prefix("metadata.annotations['")
+                .and_then(|s| s.strip_suffix("']"))
+            {
+                return p["metadata"]["annotations"][key]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into();
+            }
+            String::new()
+        }
+    }
+}
+
+fn key_ref(shared: &Shared, ns: &str, kind: &str, r: &Value) -> Option<String> {
+    let obj = shared.api.get_opt("", kind, ns, r["name"].as_str()?)?;
+    let key = r["key"].as_str()?;
+    if kind == "secrets" {
+        use base64::Engine;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(obj["data"][key].as_str()?)
+            .ok()?;
+        Some(String::from_utf8_lossy(&raw).into_owned())
+    } else {
+        obj["data"][key].as_str().map(str::to_string)
+    }
+}
+
+fn container_env(
+    shared: &Shared,
+    k: &NodeKubelet,
+    p: &Value,
+    c: &Value,
+    path: &str,
+) -> Vec<(String, String)> {
+    let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
+    let hostname = if p["spec"]["hostNetwork"] == json!(true) {
+        k.name.clone()
+    } else {
+        p["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut env: Vec<(String, String)> = vec![
+        ("PATH".into(), path.to_string()),
+        ("HOSTNAME".into(), hostname),
+        ("HOME".into(), "/root".into()),
+        ("KUBERNETES_SERVICE_HOST".into(), "10.96.0.1".into()),
+        ("KUBERNETES_SERVICE_PORT".into(), "443".into()),
+        ("KUBERNETES_SERVICE_PORT_HTTPS".into(), "443".into()),
+        ("KUBERNETES_PORT".into(), "tcp://10.96.0.1:443".into()),
+    ];
+    let mut set = |k: String, v: String| {
+        env.retain(|(x, _)| x != &k);
+        env.push((k, v));
+    };
+    for from in c["envFrom"].as_array().into_iter().flatten() {
+        let prefix = from["prefix"].as_str().unwrap_or("");
+        for (kind, field) in [("configmaps", "configMapRef"), ("secrets", "secretRef")] {
+            if let Some(name) = from[field]["name"].as_str()
+                && let Some(obj) = shared.api.get_opt("", kind, ns, name) {
+                    for (key, v) in obj["data"].as_object().into_iter().flatten() {
+                        let val = if kind == "secrets" {
+                            use base64::Engine;
+                            base64::engine::general_purpose::STANDARD
+                                .decode(v.as_str().unwrap_or(""))
+                                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                                .unwrap_or_default()
+                        } else {
+                            v.as_str().unwrap_or_default().to_string()
+                        };
+                        set(format!("{prefix}{key}"), val);
+                    }
+                }
+        }
+    }
+    for e in c["env"].as_array().into_iter().flatten() {
+        let Some(name) = e["name"].as_str() else {
+            continue;
+        };
+        let v = if let Some(v) = e["value"].as_str() {
+            v.to_string()
+        } else if let Some(f) = e["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
+            field_ref(k, p, f)
+        } else if e["valueFrom"]["configMapKeyRef"].is_object() {
+            key_ref(shared, ns, "configmaps", &e["valueFrom"]["configMapKeyRef"])
+                .unwrap_or_default()
+        } else if e["valueFrom"]["secretKeyRef"].is_object() {
+            key_ref(shared, ns, "secrets", &e["valueFrom"]["secretKeyRef"]).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        set(name.to_string(), v);
+    }
+    env
+}
+
+/// Volumes as real directories/files: hostPath inside the node root; others under the pod dir.
+fn prepare_volumes(
+    shared: &Shared,
+    k: &NodeKubelet,
+    p: &Value,
+) -> Result<HashMap<String, (PathBuf, bool)>, String> {
+    let mut out = HashMap::new();
+    let dir = pod_dir(shared, p).join("volumes");
+    let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
+    for v in p["spec"]["volumes"].as_array().into_iter().flatten() {
+        let name = v["name"].as_str().unwrap_or_default().to_string();
+        if let Some(hp) = v["hostPath"]["path"].as_str() {
+            let real = k.host_path(hp);
+            let typ = v["hostPath"]["type"].as_str().unwrap_or("");
+            let check = match typ {
+                "DirectoryOrCreate" => std::fs::create_dir_all(&real).map_err(|e| e.to_string()),
+                "FileOrCreate" => {
+                    if !real.exists() {
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&real)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    } else {
+                        Ok(())
+                    }
+                }
+                "Directory" if !real.is_dir() => Err(format!(
+                    "hostPath type check failed: {hp} is not a directory"
+                )),
+                "File" if !real.is_file() => {
+                    Err(format!("hostPath type check failed: {hp} is not a file"))
+                }
+                _ => Ok(()),
+            };
+            check.map_err(|e| format!("MountVolume.SetUp failed for volume \"{name}\" : {e}"))?;
+            if !real.exists() {
+                // An untyped hostPath that is missing is created as a directory, as the kubelet does.
+                std::fs::create_dir_all(&real).map_err(|e| e.to_string())?;
+            }
+            out.insert(name, (real, false));
+            continue;
+        }
+        let vdir = dir.join(&name);
+        std::fs::create_dir_all(&vdir).map_err(|e| e.to_string())?;
+        let write = |file: &str, data: &[u8]| -> Result<(), String> {
+            let path = resolve_under(&vdir, file);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            }
+            std::fs::write(&path, data).map_err(|e| e.to_string())
+        };
+        let source = |kind: &str, src: &Value| -> Result<(), String> {
+            let obj_name = src["name"]
+                .as_str()
+                .or(src["secretName"].as_str())
+                .unwrap_or_default();
+            let Some(obj) = shared.api.get_opt("", kind, ns, obj_name) else {
+                if src["optional"] == json!(true) {
+                    return Ok(());
+                }
+                return Err(format!(
+                    "MountVolume.SetUp failed for volume \"{name}\" : {} \"{obj_name}\" not found",
+                    kind.trim_end_matches('s')
+                ));
+            };
+            let decode = |v: &Value| -> Vec<u8> {
+                if kind == "secrets" {
+                    use base64::Engine;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(v.as_str().unwrap_or(""))
+                        .unwrap_or_default()
+                } else {
+                    v.as_str().unwrap_or_default().as_bytes().to_vec()
+                }
+            };
+            match src["items"].as_array() {
+                Some(items) => {
+                    for it in items {
+                        write(
+                            it["path"].as_str().unwrap_or_default(),
+                            &decode(&obj["data"][it["key"].as_str().unwrap_or_default()]),
+                        )?;
+                    }
+                }
+                None => {
+                    for (key, v) in obj["data"].as_object().into_iter().flatten() {
+                        write(key, &decode(v))?;
+                    }
+                }
+            }
+            Ok(())
+        };
+        if v["configMap"].is_object() {
+            source("configmaps", &v["configMap"])?;
+        } else if v["secret"].is_object() {
+            source("secrets", &v["secret"])?;
+        } else if let Some(srcs) = v["projected"]["sources"].as_array() {
+            for s in srcs {
+                if let Some(path) = s["serviceAccountToken"]["path"].as_str() {
+                    write(
+                        path,
+                        format!(
+                            "yurtsim-token-for-{}",
+                            p["spec"]["serviceAccountName"]
+                                .as_str()
+                                .unwrap_or("default")
+                        )
+                        .as_bytes(),
+                    )?;
+                } else if s["configMap"].is_object() {
+                    source("configmaps", &s["configMap"])?;
+                } else if s["secret"].is_object() {
+                    source("secrets", &s["secret"])?;
+                } else if let Some(items) = s["downwardAPI"]["items"].as_array() {
+                    for it in items {
+                        let val = field_ref(
+                            k,
+                            p,
+                            it["fieldRef"]["fieldPath"].as_str().unwrap_or_default(),
+                        );
+                        write(it["path"].as_str().unwrap_or_default(), val.as_bytes())?;
+                    }
+                }
+            }
+        }
+        out.insert(
+            name,
+            (
+                vdir,
+                v["projected"].is_object() || v["secret"].is_object() || v["configMap"].is_object(),
+            ),
+        );
+    }
+    Ok(out)
+}
+
+fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
+    let (ns, name) = crate::store::key_of(p);
+    let pods = shared.api.info("", "pods");
+    let uid = p["metadata"]["uid"].clone();
+    shared
+        .api
+        .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
+            if o["metadata"]["uid"] != uid {
+                return false;
+            }
+            let mut st = status.clone();
+            // Keep conditions others own (e.g. PodNeedUpgrade).
+            for c in o["status"]["conditions"].as_array().into_iter().flatten() {
+                if let Some(list) = st["conditions"].as_array_mut()
+                    && !list.iter().any(|x| x["type"] == c["type"]) {
+                        list.push(c.clone());
+                    }
+            }
+            o["status"] = st;
+            true
+        })
+        .map(|_| ())
+}
+
+fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
+    crate::controllers::emit_event(
+        shared,
+        p,
+        &shared.api.info("", "pods"),
+        typ,
+        reason,
+        msg,
+        "kubelet",
+    );
+}
+
+async fn run_pod(
+    shared: Arc<Shared>,
+    k: Arc<NodeKubelet>,
+    p: Value,
+    mut stop: watch::Receiver<bool>,
+) {
+    let uid = p["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let outcome = run_pod_inner(&shared, &k, &p, &mut stop).await;
+    let started = util::now();
+    match outcome {
+        PodEnd::Exited(code, reason) => {
+            let phase = if code == 0 { "Succeeded" } else { "Failed" };
+            let status = pod_status(
+                &k,
+                &p,
+                phase,
+                false,
+                &p["spec"]["containers"],
+                Some((code, reason)),
+                started,
+            );
+            let _ = set_pod_status(&shared, &p, status);
+        }
+        PodEnd::Stopped => {
+            finalize_deletion(&shared, &p);
+        }
+    }
+    // Keep the entry for finished pods so they are not started again; drop it once deleted.
+    if let Some(cur) = shared.api.get_opt(
+        "",
+        "pods",
+        p["metadata"]["namespace"].as_str().unwrap_or(""),
+        p["metadata"]["name"].as_str().unwrap_or(""),
+    )
+        && cur["metadata"]["uid"] == json!(uid) && cur["metadata"]["deletionTimestamp"].is_string()
+        {
+            finalize_deletion(&shared, &cur);
+        }
+}
+
+enum PodEnd {
+    Exited(i32, &'static str),
+    Stopped,
+}
+
+/// Resolves once the pod is to be stopped (the guard from `wait_for` must not live across awaits).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await.map(|_| ());
+}
+
+async fn wait_stop(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => false,
+        _ = stopped(stop) => true,
+    }
+}
+
+async fn run_pod_inner(
+    shared: &Arc<Shared>,
+    k: &Arc<NodeKubelet>,
+    p: &Value,
+    stop: &mut watch::Receiver<bool>,
+) -> PodEnd {
+    let restart_policy = p["spec"]["restartPolicy"]
+        .as_str()
+        .unwrap_or("Always")
+        .to_string();
+    let containers: Vec<Value> = p["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let volumes = match prepare_volumes(shared, k, p) {
+        Ok(v) => v,
+        Err(e) => {
+            pod_event(shared, p, "Warning", "FailedMount", &e);
+            stopped(stop).await;
+            return PodEnd::Stopped;
+        }
+    };
+    // Image pull and container start take a moment on a real node.
+    if wait_stop(stop, shared.cfg.pod_ready_delay).await {
+        return PodEnd::Stopped;
+    }
+    let is_job_pod = p["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|o| o["kind"] == json!("Job"));
+    if is_job_pod
+        && let Some(code) = shared.faults.job_failure_for(&k.name) {
+            let c0 = containers
+                .first()
+                .and_then(|c| c["name"].as_str())
+                .unwrap_or("main");
+            let lp = log_path(shared, p, c0);
+            let _ = std::fs::create_dir_all(lp.parent().unwrap());
+            let _ = std::fs::write(
+                &lp,
+                format!(
+                    "yurtsim: injected failure on node {}: exit code {code}\n",
+                    k.name
+                ),
+            );
+            pod_event(
+                shared,
+                p,
+                "Warning",
+                "Failed",
+                &format!("Error: container exited with code {code} (yurtsim fault)"),
+            );
+            return PodEnd::Exited(code, "Error");
+        }
+    let started = util::now();
+    let never_ready = containers.iter().any(|c| {
+        shared
+            .faults
+            .is_never_ready(c["image"].as_str().unwrap_or(""))
+    });
+    let mut running = Vec::new();
+    let mut simulated = false;
+    for c in &containers {
+        let cname = c["name"].as_str().unwrap_or("main").to_string();
+        let lp = log_path(shared, p, &cname);
+        let _ = std::fs::create_dir_all(lp.parent().unwrap());
+        match resolve_program(shared, c, &restart_policy) {
+            Program::StartError(msg) => {
+                let _ = std::fs::write(&lp, format!("{msg}\n"));
+                pod_event(
+                    shared,
+                    p,
+                    "Warning",
+                    "Failed",
+                    &format!(
+                        "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
+                    ),
+                );
+                for r in running.iter_mut() {
+                    let r: &mut crate::runtime::Running = r;
+                    let _ = r.stop(Duration::from_secs(1)).await;
+                }
+                return PodEnd::Exited(128, "StartError");
+            }
+            Program::Simulated => {
+                simulated = true;
+                let _ = std::fs::write(
+                    &lp,
+                    format!(
+                        "yurtsim: container {cname} ({}) is simulated: its image's binary does not exist on this machine\n",
+                        c["image"].as_str().unwrap_or("")
+                    ),
+                );
+            }
+            Program::Process(prog, args) => {
+                let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
+                {
+                    let mut t = k.tools.lock().unwrap();
+                    if t.is_none() {
+                        let call_log = k.host_path("/var/log/yurtsim/systemctl.log");
+                        let _ = std::fs::create_dir_all(call_log.parent().unwrap());
+                        let ack = state_dir_of(shared, &["nodes", &k.name, "systemctl.ack"]);
+                        let state = state_dir_of(shared, &["nodes", &k.name, "kubelet.state"]);
+                        match NodeTools::install(
+                            &tools_dir,
+                            &call_log,
+                            &ack,
+                            &state,
+                            shared.cfg.yurtctl.as_deref(),
+                        ) {
+                            Ok(tools) => {
+                                let _ = tools.set_unit_state("active");
+                                *t = Some(tools);
+                            }
+                            Err(e) => tracing::warn!(node = %k.name, "installing node tools: {e}"),
+                        }
+                    }
+                }
+                let path_env = format!(
+                    "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    tools_dir.display()
+                );
+                let mut mounts = Vec::new();
+                for m in c["volumeMounts"].as_array().into_iter().flatten() {
+                    if let Some((src, ro_default)) =
+                        volumes.get(m["name"].as_str().unwrap_or_default())
+                    {
+                        let mut source = src.clone();
+                        if let Some(sp) = m["subPath"].as_str().filter(|s| !s.is_empty()) {
+                            source = resolve_under(&source, sp);
+                        }
+                        mounts.push(Mount {
+                            source,
+                            target: PathBuf::from(m["mountPath"].as_str().unwrap_or("/")),
+                            read_only: m["readOnly"] == json!(true) || *ro_default,
+                        });
+                    }
+                }
+                let net_holder;
+                let network = if p["spec"]["hostNetwork"] == json!(true) {
+                    match k.network() {
+                        Ok(n) => {
+                            net_holder = n;
+                            Network::Node(&net_holder)
+                        }
+                        Err(e) => {
+                            let _ = std::fs::write(
+                                &lp,
+                                format!("yurtsim: cannot create the node network namespace: {e}\n"),
+                            );
+                            return PodEnd::Exited(128, "StartError");
+                        }
+                    }
+                } else {
+                    Network::Isolated
+                };
+                let spec = ContainerSpec {
+                    program: prog.clone(),
+                    args,
+                    env: container_env(shared, k, p, c, &path_env),
+                    working_dir: c["workingDir"].as_str().map(PathBuf::from),
+                    hostname: if p["spec"]["hostNetwork"] == json!(true) {
+                        k.name.clone()
+                    } else {
+                        p["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string()
+                    },
+                    network,
+                    mounts,
+                    log_path: lp.clone(),
+                };
+                match crate::runtime::spawn(spec) {
+                    Ok(r) => running.push(r),
+                    Err(e) => {
+                        let _ = std::fs::write(&lp, format!("{e}\n"));
+                        pod_event(shared, p, "Warning", "Failed", &format!("Error: {e}"));
+                        return PodEnd::Exited(128, "StartError");
+                    }
+                }
+            }
+        }
+    }
+    pod_event(shared, p, "Normal", "Started", "Started container");
+    let status = pod_status(
+        k,
+        p,
+        "Running",
+        !never_ready,
+        &p["spec"]["containers"],
+        None,
+        started.clone(),
+    );
+    let _ = set_pod_status(shared, p, status);
+    if running.is_empty() {
+        // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
+        if restart_policy == "Always" || !simulated {
+            stopped(stop).await;
+            return PodEnd::Stopped;
+        }
+        if wait_stop(stop, shared.cfg.pod_ready_delay).await {
+            return PodEnd::Stopped;
+        }
+        return PodEnd::Exited(0, "Completed");
+    }
+    let grace = Duration::from_secs(
+        p["spec"]["terminationGracePeriodSeconds"]
+            .as_u64()
+            .unwrap_or(30)
+            .min(30),
+    );
+    let mut worst = 0;
+    for mut r in running {
+        let res = tokio::select! {
+            r = r.wait() => r,
+            _ = stopped(stop) => {
+                let _ = r.stop(grace).await;
+                return PodEnd::Stopped;
+            }
+        };
+        match res {
+            Ok(info) if info.exit_code != 0 => worst = info.exit_code,
+            Ok(_) => {}
+            Err(_) => worst = 128,
+        }
+    }
+    if restart_policy == "Always" {
+        // Crash-looping or exited daemons: keep the pod Running but not Ready, as CrashLoopBackOff.
+        let status = pod_status(
+            k,
+            p,
+            "Running",
+            false,
+            &p["spec"]["containers"],
+            None,
+            started,
+        );
+        let _ = set_pod_status(shared, p, status);
+        stopped(stop).await;
+        return PodEnd::Stopped;
+    }
+    if worst == 0 {
+        PodEnd::Exited(0, "Completed")
+    } else {
+        PodEnd::Exited(worst, "Error")
+    }
+}
+
+/// `GET pods/{name}/log`: the container's output, optionally followed while it runs.
+pub async fn pod_log(
+    shared: Arc<Shared>,
+    ns: &str,
+    name: &str,
+    q: &HashMap<String, String>,
+) -> ApiResult<hyper::Response<Body>> {
+    use http_body_util::BodyExt;
+    let pods = shared.api.info("", "pods");
+    let p = shared.api.get(&pods, ns, name)?;
+    let names: Vec<String> = p["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    let container = match q.get("container").filter(|c| !c.is_empty()) {
+        Some(c) if names.contains(c) => c.clone(),
+        Some(c) => {
+            return Err(crate::error::ApiError::bad_request(format!(
+                "container {c} is not valid for pod {name}"
+            )));
+        }
+        None if names.len() == 1 => names[0].clone(),
+        None => {
+            return Err(crate::error::ApiError::bad_request(format!(
+                "a container name must be specified for pod {name}, choose one of: [{}]",
+                names.join(" ")
+            )));
+        }
+    };
+    if q.get("previous").is_some_and(|v| v == "true") {
+        return Err(crate::error::ApiError::bad_request(format!(
+            "previous terminated container \"{container}\" in pod \"{name}\" not found"
+        )));
+    }
+    let path = log_path(&shared, &p, &container);
+    let Ok(data) = std::fs::read(&path) else {
+        return Err(crate::error::ApiError::bad_request(format!(
+            "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
+        )));
+    };
+    let mut data = data;
+    if let Some(n) = q.get("tailLines").and_then(|t| t.parse::<usize>().ok()) {
+        let text = String::from_utf8_lossy(&data).into_owned();
+        let lines: Vec<&str> = text.lines().collect();
+        let start = lines.len().saturating_sub(n);
+        let mut s = lines[start..].join("\n");
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        data = s.into_bytes();
+    }
+    if let Some(n) = q.get("limitBytes").and_then(|t| t.parse::<usize>().ok()) {
+        data.truncate(n);
+    }
+    let follow = q.get("follow").is_some_and(|f| f == "true");
+    let terminal =
+        |p: &Value| matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+    if !follow || terminal(&p) {
+        return Ok(hyper::Response::builder()
+            .status(200)
+            .header("Content-Type", "text/plain")
+            .body(http_body_util::Full::new(bytes::Bytes::from(data)).boxed())
+            .unwrap());
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(16);
+    let (ns, name) = (ns.to_string(), name.to_string());
+    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let _ = tx.send(bytes::Bytes::from(data)).await;
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            if len > offset {
+                use std::io::{Read, Seek, SeekFrom};
+                if let Ok(mut f) = std::fs::File::open(&path) {
+                    let _ = f.seek(SeekFrom::Start(offset));
+                    let mut buf = Vec::new();
+                    let _ = f.read_to_end(&mut buf);
+                    offset += buf.len() as u64;
+                    if tx.send(bytes::Bytes::from(buf)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            match shared.api.get_opt("", "pods", &ns, &name) {
+                Some(p) if !terminal(&p) => {}
+                _ => return,
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| {
+            (
+                Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(b)),
+                rx,
+            )
+        })
+    });
+    Ok(hyper::Response::builder()
+        .status(200)
+        .header("Content-Type", "text/plain")
+        .body(http_body_util::StreamBody::new(stream).boxed())
+        .unwrap())
+}

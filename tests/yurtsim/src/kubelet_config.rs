@@ -1,0 +1,440 @@
+//! What the simulated kubelet concludes from its argv: which kubeconfig it uses, which API
+//! server that points at (or why it cannot reach one), and where its static pods live.
+//!
+//! Mirrors the kubelet and client-go's clientcmd: flags are parsed pflag-style (last wins),
+//! `--pod-manifest-path` overrides `staticPodPath` from `--config` (and its `--config-dir`
+//! drop-ins), relative paths in the config file resolve against its directory, and the
+//! kubeconfig is validated the way `ClientConfig()` / `ConfirmUsable()` does before use.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::systemd::{LoadedUnit, UnitError, last_flag, read_host_file, resolve_host_path};
+
+/// The kubelet's effective view of its configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeletView {
+    pub argv: Vec<String>,
+    /// `--kubeconfig` as given (host path; may be "").
+    pub kubeconfig: Option<String>,
+    /// `--bootstrap-kubeconfig` as given ("" disables bootstrap).
+    pub bootstrap_kubeconfig: Option<String>,
+    /// `--config` as given.
+    pub config_file: Option<String>,
+    /// `--pod-manifest-path`, else `staticPodPath` from the config file (and `--config-dir`),
+    /// else None (also None when the config file cannot be read).
+    pub static_pod_path: Option<String>,
+    /// Server URL of the kubeconfig's current context, or why it could not be determined.
+    pub server: Result<String, String>,
+}
+
+/// Computes the kubelet's view from a loaded unit, reading files under `root` now.
+pub fn kubelet_view(root: &Path, unit: &LoadedUnit) -> Result<KubeletView, UnitError> {
+    let argv = unit.command_line(root)?;
+    let flag = |n: &str| last_flag(&argv, n).map(str::to_owned);
+    let kubeconfig = flag("kubeconfig");
+    let bootstrap_kubeconfig = flag("bootstrap-kubeconfig");
+    let config_file = flag("config");
+    let static_pod_path = match flag("pod-manifest-path") {
+        Some(p) => Some(p),
+        None => config_file
+            .as_deref()
+            .filter(|c| !c.is_empty())
+            .and_then(|c| static_pod_path_from_config(root, c, last_flag(&argv, "config-dir")).ok())
+            .flatten(),
+    };
+    let server = match kubeconfig.as_deref() {
+        None | Some("") => {
+            Err("kubelet has no --kubeconfig (standalone mode, no API server)".to_owned())
+        }
+        Some(p) => kubeconfig_server(root, p),
+    };
+    Ok(KubeletView {
+        argv,
+        kubeconfig,
+        bootstrap_kubeconfig,
+        config_file,
+        static_pod_path,
+        server,
+    })
+}
+
+fn dir_of(host: &str) -> &str {
+    match host.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((d, _)) => d,
+    }
+}
+
+/// Relative paths inside kubeconfigs and kubelet config files resolve against the directory
+/// of the file that names them.
+fn resolve_against(base_file: &str, p: &str) -> String {
+    if p.starts_with('/') {
+        p.to_owned()
+    } else {
+        format!("{}/{p}", dir_of(base_file).trim_end_matches('/'))
+    }
+}
+
+fn parse_yaml(root: &Path, host: &str) -> Result<Value, String> {
+    let text = read_host_file(root, host).map_err(|e| e.to_string())?;
+    serde_saphyr::from_str::<Value>(&text).map_err(|e| format!("{host}: invalid YAML: {e}"))
+}
+
+/// `staticPodPath` from a KubeletConfiguration file, overridden by `*.conf` drop-ins in
+/// `config_dir` (kubelet ≥ 1.28, lexical order). Ok(None) when not set.
+pub fn static_pod_path_from_config(
+    root: &Path,
+    config_host: &str,
+    config_dir: Option<&str>,
+) -> Result<Option<String>, String> {
+    let doc = parse_yaml(root, config_host)?;
+    if doc.get("kind").and_then(Value::as_str) != Some("KubeletConfiguration") {
+        return Err(format!("{config_host}: not a KubeletConfiguration"));
+    }
+    let pick = |doc: &Value, file: &str| {
+        doc.get("staticPodPath").and_then(Value::as_str).map(|p| {
+            if p.is_empty() {
+                String::new()
+            } else {
+                resolve_against(file, p)
+            }
+        })
+    };
+    let mut path = pick(&doc, config_host);
+    if let Some(dir) = config_dir.filter(|d| !d.is_empty()) {
+        let r = resolve_host_path(root, dir).map_err(|e| e.to_string())?;
+        let mut names: Vec<String> = std::fs::read_dir(&r.disk)
+            .map_err(|e| format!("{dir}: {e}"))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".conf"))
+            .collect();
+        names.sort();
+        for n in names {
+            let f = format!("{}/{n}", dir.trim_end_matches('/'));
+            let d = parse_yaml(root, &f)?;
+            if let Some(p) = pick(&d, &f) {
+                path = Some(p);
+            }
+        }
+    }
+    Ok(path)
+}
+
+fn named<'a>(
+    doc: &'a Value,
+    list: &str,
+    item: &str,
+    name: &str,
+) -> Result<Option<&'a Value>, String> {
+    let mut found = None;
+    let Some(entries) = doc.get(list).and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    for e in entries {
+        if e.get("name").and_then(Value::as_str) == Some(name) {
+            if found.is_some() {
+                return Err(format!("duplicate name {name:?} in {list}"));
+            }
+            found = Some(e.get(item).unwrap_or(&Value::Null));
+        }
+    }
+    Ok(found)
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The server URL of the current context of the kubeconfig at host path
+/// `kubeconfig_host_path`, after the checks client-go makes before the kubelet can use it:
+/// current context, context, cluster and user present; referenced certificate-authority,
+/// client-certificate and client-key files readable (relative paths resolve against the
+/// kubeconfig's directory); no file/data conflicts.
+pub fn kubeconfig_server(root: &Path, kubeconfig_host_path: &str) -> Result<String, String> {
+    let kc = kubeconfig_host_path;
+    if kc.is_empty() {
+        return Err("empty kubeconfig path".into());
+    }
+    let doc = parse_yaml(root, kc)?;
+    let ctx_name = str_field(&doc, "current-context")
+        .ok_or_else(|| format!("{kc}: no current-context is set"))?;
+    let ctx = named(&doc, "contexts", "context", ctx_name)
+        .map_err(|e| format!("{kc}: {e}"))?
+        .ok_or_else(|| format!("{kc}: context {ctx_name:?} not found"))?;
+    let cluster_name = str_field(ctx, "cluster")
+        .ok_or_else(|| format!("{kc}: context {ctx_name:?} has no cluster"))?;
+    let cluster = named(&doc, "clusters", "cluster", cluster_name)
+        .map_err(|e| format!("{kc}: {e}"))?
+        .ok_or_else(|| {
+            format!("{kc}: cluster {cluster_name:?} was not found for context {ctx_name:?}")
+        })?;
+    let user_name = str_field(ctx, "user")
+        .ok_or_else(|| format!("{kc}: user was not specified for context {ctx_name:?}"))?;
+    let user = named(&doc, "users", "user", user_name)
+        .map_err(|e| format!("{kc}: {e}"))?
+        .ok_or_else(|| {
+            format!("{kc}: user {user_name:?} was not found for context {ctx_name:?}")
+        })?;
+    let server = str_field(cluster, "server")
+        .ok_or_else(|| format!("{kc}: no server found for cluster {cluster_name:?}"))?;
+
+    let readable = |what: &str, p: &str, owner: &str| -> Result<(), String> {
+        let host = resolve_against(kc, p);
+        let ok = resolve_host_path(root, &host)
+            .ok()
+            .and_then(|r| std::fs::File::open(&r.disk).ok())
+            .and_then(|f| f.metadata().ok())
+            .is_some_and(|m| m.is_file());
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{kc}: unable to read {what} {host} for {owner}: no such file"
+            ))
+        }
+    };
+
+    let ca_file = str_field(cluster, "certificate-authority");
+    let ca_data = str_field(cluster, "certificate-authority-data");
+    if ca_file.is_some() && ca_data.is_some() {
+        return Err(format!(
+            "{kc}: certificate-authority-data and certificate-authority are both specified for {cluster_name}"
+        ));
+    }
+    if cluster
+        .get("insecure-skip-tls-verify")
+        .and_then(Value::as_bool)
+        == Some(true)
+        && (ca_file.is_some() || ca_data.is_some())
+    {
+        return Err(format!(
+            "{kc}: specifying a root certificates file with the insecure flag is not allowed ({cluster_name})"
+        ));
+    }
+    if let Some(p) = ca_file {
+        readable("certificate-authority", p, cluster_name)?;
+    }
+
+    let cert_file = str_field(user, "client-certificate");
+    let cert_data = str_field(user, "client-certificate-data");
+    let key_file = str_field(user, "client-key");
+    let key_data = str_field(user, "client-key-data");
+    if cert_file.is_some() && cert_data.is_some() {
+        return Err(format!(
+            "{kc}: client-cert-data and client-cert are both specified for {user_name}"
+        ));
+    }
+    if key_file.is_some() && key_data.is_some() {
+        return Err(format!(
+            "{kc}: client-key-data and client-key are both specified for {user_name}"
+        ));
+    }
+    let has_cert = cert_file.is_some() || cert_data.is_some();
+    let has_key = key_file.is_some() || key_data.is_some();
+    if has_cert != has_key {
+        return Err(format!(
+            "{kc}: client-cert and client-key must both be specified for {user_name} to use the clientCert authentication method"
+        ));
+    }
+    if let Some(p) = cert_file {
+        readable("client-cert", p, user_name)?;
+    }
+    if let Some(p) = key_file {
+        readable("client-key", p, user_name)?;
+    }
+    Ok(server.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::systemd::load_unit;
+    use std::fs;
+
+    fn write(root: &Path, host: &str, text: &str) {
+        let p = root.join(host.trim_start_matches('/'));
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    const KC: &str = "apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority: pki/ca.crt
+    server: https://10.0.0.1:6443
+  name: c
+contexts:
+- context:
+    cluster: c
+    user: u
+  name: ctx
+current-context: ctx
+kind: Config
+users:
+- name: u
+  user:
+    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem
+    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem
+";
+
+    #[test]
+    fn kubeconfig_checks() {
+        // (edit of KC, files to drop, expected: Ok(server) or Err(substring))
+        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+            ("base", "", "", Ok("https://10.0.0.1:6443")),
+            (
+                "ca missing",
+                "",
+                "/etc/kubernetes/pki/ca.crt",
+                Err("/etc/kubernetes/pki/ca.crt"),
+            ),
+            (
+                "cert missing",
+                "",
+                "/var/lib/kubelet/pki/kubelet-client-current.pem",
+                Err("kubelet-client-current.pem"),
+            ),
+            (
+                "no current",
+                "current-context: ctx",
+                "",
+                Err("no current-context"),
+            ),
+            (
+                "ctx missing",
+                "current-context: ctx|current-context: other",
+                "",
+                Err("context \"other\" not found"),
+            ),
+            (
+                "cluster missing",
+                "cluster: c\n|cluster: d\n",
+                "",
+                Err("cluster \"d\" was not found"),
+            ),
+            (
+                "user missing",
+                "user: u\n|user: v\n",
+                "",
+                Err("user \"v\" was not found"),
+            ),
+            (
+                "ca data and file",
+                "certificate-authority: pki/ca.crt|certificate-authority: pki/ca.crt\n    certificate-authority-data: eA==",
+                "",
+                Err("both specified"),
+            ),
+            ("bad yaml", "kind: Config|kind: [", "", Err("invalid YAML")),
+            (
+                "no server",
+                "    server: https://10.0.0.1:6443\n|",
+                "",
+                Err("no server"),
+            ),
+        ];
+        for (name, edit, remove, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            let mut kc = KC.to_owned();
+            if let Some((from, to)) = edit.split_once('|') {
+                kc = kc.replace(from, to);
+            } else if !edit.is_empty() {
+                kc = kc.replace(edit, "");
+            }
+            write(r, "/etc/kubernetes/kubelet.conf", &kc);
+            write(r, "/etc/kubernetes/pki/ca.crt", "ca");
+            write(r, "/var/lib/kubelet/pki/kubelet-client-2025.pem", "pem");
+            std::os::unix::fs::symlink(
+                "/var/lib/kubelet/pki/kubelet-client-2025.pem",
+                r.join("var/lib/kubelet/pki/kubelet-client-current.pem"),
+            )
+            .unwrap();
+            if !remove.is_empty() {
+                fs::remove_file(r.join(remove.trim_start_matches('/'))).unwrap();
+            }
+            let got = kubeconfig_server(r, "/etc/kubernetes/kubelet.conf");
+            match (got, want) {
+                (Ok(s), Ok(w)) => assert_eq!(s, *w, "{name}"),
+                (Err(e), Err(w)) => assert!(e.contains(w), "{name}: {e}"),
+                (got, _) => panic!("{name}: {got:?}"),
+            }
+        }
+        // A dangling symlink (dated pem removed) also fails, naming the file.
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        write(r, "/etc/kubernetes/kubelet.conf", KC);
+        write(r, "/etc/kubernetes/pki/ca.crt", "ca");
+        fs::create_dir_all(r.join("var/lib/kubelet/pki")).unwrap();
+        std::os::unix::fs::symlink(
+            "/var/lib/kubelet/pki/gone.pem",
+            r.join("var/lib/kubelet/pki/kubelet-client-current.pem"),
+        )
+        .unwrap();
+        let e = kubeconfig_server(r, "/etc/kubernetes/kubelet.conf").unwrap_err();
+        assert!(e.contains("kubelet-client-current.pem"), "{e}");
+        assert!(
+            kubeconfig_server(r, "/nope.conf")
+                .unwrap_err()
+                .contains("/nope.conf")
+        );
+    }
+
+    #[test]
+    fn static_pod_path_sources() {
+        let unit =
+            "[Service]\nExecStart=/usr/bin/kubelet --config=/var/lib/kubelet/config.yaml $EXTRA\n";
+        let cfg = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/kubernetes/manifests\n";
+        let cases: &[(&str, &str, Option<&str>, Option<&str>)] = &[
+            ("from config", cfg, None, Some("/etc/kubernetes/manifests")),
+            (
+                "flag overrides config",
+                cfg,
+                Some("--pod-manifest-path=/flag"),
+                Some("/flag"),
+            ),
+            (
+                "relative to config dir",
+                "kind: KubeletConfiguration\nstaticPodPath: manifests\n",
+                None,
+                Some("/var/lib/kubelet/manifests"),
+            ),
+            ("unset", "kind: KubeletConfiguration\n", None, None),
+            ("config unreadable", "kind: [", None, None),
+            (
+                "config-dir drop-in wins",
+                cfg,
+                Some("--config-dir=/etc/kubelet.conf.d"),
+                Some("/dropin"),
+            ),
+        ];
+        for (name, config, extra, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            write(r, "/etc/systemd/system/kubelet.service", unit);
+            write(r, "/var/lib/kubelet/config.yaml", config);
+            write(
+                r,
+                "/etc/kubelet.conf.d/50-x.conf",
+                "kind: KubeletConfiguration\nstaticPodPath: /dropin\n",
+            );
+            if let Some(e) = extra {
+                write(
+                    r,
+                    "/etc/systemd/system/kubelet.service.d/x.conf",
+                    &format!("[Service]\nEnvironment=EXTRA={e}\n"),
+                );
+            }
+            let u = load_unit(r, "kubelet.service").unwrap();
+            let v = kubelet_view(r, &u).unwrap();
+            assert_eq!(v.static_pod_path.as_deref(), *want, "{name}");
+            assert_eq!(
+                v.config_file.as_deref(),
+                Some("/var/lib/kubelet/config.yaml")
+            );
+            assert!(v.server.is_err(), "{name}: no --kubeconfig");
+        }
+    }
+}

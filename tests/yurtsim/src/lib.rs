@@ -1,0 +1,27 @@
+//! yurtsim: a simulated Kubernetes cluster for testing yurtctl end to end.
+//!
+//! A real HTTP Kubernetes API (kubectl and kube-rs talk to it unchanged), simulated nodes with
+//! their own root file systems, and simulated kubelets that really run the pods bound to them.
+//! See `docs/yurtsim.md` for the contract and what is (and is not) modelled.
+
+pub mod api;
+pub mod control;
+pub mod controllers;
+pub mod error;
+pub mod faults;
+pub mod kinds;
+pub mod kubelet;
+pub mod kubelet_config;
+pub mod layout;
+pub mod patch;
+pub mod registry;
+pub mod runtime;
+pub mod selector;
+pub mod server;
+pub mod sim;
+pub mod store;
+pub mod systemd;
+pub mod util;
+
+pub use layout::Layout;
+pub use sim::{Sim, SimConfig};

@@ -1,0 +1,795 @@
+//! The HTTP face of the sim: Kubernetes REST paths, discovery, watch streams, pods/log, reviews,
+//! bearer-token authentication, fault injection, metrics and the `/yurtsim/v1` control API.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
+use crate::error::{ApiError, ApiResult};
+use crate::faults::Decision;
+use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::sim::Shared;
+use crate::store::{Filter, WatchFrom};
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+fn full(b: impl Into<Bytes>) -> Body {
+    Full::new(b.into()).boxed()
+}
+
+pub fn json_response(code: u16, v: &Value) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header("Content-Type", "application/json")
+        .body(full(serde_json::to_vec(v).unwrap_or_default()))
+        .unwrap()
+}
+
+pub fn text_response(code: u16, s: impl Into<String>) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .body(full(s.into()))
+        .unwrap()
+}
+
+fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.to_status())
+}
+
+pub fn query_map(q: Option<&str>) -> HashMap<String, String> {
+    let mut m = HashMap::new();
+    for pair in q.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        m.insert(percent_decode(k), percent_decode(v));
+    }
+    m
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let h = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match h {
+                    Some(x) => {
+                        out.push(x);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A parsed Kubernetes resource path.
+struct Target {
+    res: Arc<ResourceInfo>,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+enum Route {
+    Discovery(Value),
+    Resource(Target),
+    NotFound,
+}
+
+fn api_resource_list(shared: &Shared, group: &str, version: &str) -> Value {
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    let mut resources = Vec::new();
+    for r in shared.api.registry.resources_in(group, version) {
+        let mut e = json!({"name": r.resource, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind, "verbs": r.verbs()});
+        if !r.short_names.is_empty() {
+            e["shortNames"] = json!(r.short_names);
+        }
+        if !r.categories.is_empty() {
+            e["categories"] = json!(r.categories);
+        }
+        resources.push(e);
+        for s in &r.subresources {
+            let verbs: Vec<&str> = match s.as_str() {
+                "log" => vec!["get"],
+                "binding" | "eviction" | "token" => vec!["create"],
+                _ => vec!["get", "patch", "update"],
+            };
+            let kind = match s.as_str() {
+                "scale" => "Scale",
+                "eviction" => "Eviction",
+                "binding" => "Binding",
+                "token" => "TokenRequest",
+                "log" => "Pod",
+                _ => &r.kind,
+            };
+            resources.push(json!({"name": format!("{}/{}", r.resource, s), "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": verbs}));
+        }
+    }
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+}
+
+fn api_group(group: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({"name": group, "versions": vs, "preferredVersion": vs[0]})
+}
+
+fn route(shared: &Shared, path: &str) -> Route {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
+        ["api"] => {
+            return Route::Discovery(
+                json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": shared.server_address()}]}),
+            );
+        }
+        ["apis"] => {
+            let groups: Vec<Value> = shared
+                .api
+                .registry
+                .groups()
+                .iter()
+                .map(|(g, vs)| api_group(g, vs))
+                .collect();
+            return Route::Discovery(
+                json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+            );
+        }
+        ["apis", g] => {
+            return match shared.api.registry.groups().iter().find(|(x, _)| x == g) {
+                Some((g, vs)) => {
+                    let mut v = api_group(g, vs);
+                    v["kind"] = json!("APIGroup");
+                    v["apiVersion"] = json!("v1");
+                    Route::Discovery(v)
+                }
+                None => Route::NotFound,
+            };
+        }
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Route::NotFound,
+    };
+    if rest.is_empty() {
+        if shared.api.registry.resources_in(group, version).is_empty() {
+            return Route::NotFound;
+        }
+        return Route::Discovery(api_resource_list(shared, group, version));
+    }
+    let lookup = |r: &str| shared.api.registry.lookup(group, version, r);
+    // /namespaces/{ns}/{resource}/... for namespaced resources, else /{resource}/...
+    let (ns, rest) = if rest.len() >= 3
+        && rest[0] == "namespaces"
+        && lookup(rest[2]).is_some_and(|r| r.namespaced)
+    {
+        (Some(rest[1].to_string()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    let Some(res) = lookup(rest[0]) else {
+        return Route::NotFound;
+    };
+    if rest.len() > 3 {
+        return Route::NotFound;
+    }
+    let sub = rest.get(2).map(|s| s.to_string());
+    if let Some(s) = &sub
+        && !res.subresources.contains(s) {
+            return Route::NotFound;
+        }
+    Route::Resource(Target {
+        res,
+        namespace: ns,
+        name: rest.get(1).map(|s| s.to_string()),
+        sub,
+    })
+}
+
+/// Plain HTTP on loopback is served like the old apiserver's localhost insecure port: requests
+/// without credentials act as the admin (kubectl never sends a token over http). A request that
+/// does present credentials must present the kubeconfig's token, else 401.
+pub fn authorized<B>(shared: &Shared, req: &Request<B>) -> bool {
+    match req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+    {
+        None => true,
+        Some(v) => v
+            .strip_prefix("Bearer ")
+            .is_some_and(|t| t.trim() == shared.token),
+    }
+}
+
+fn user_agent(req: &Request<Incoming>) -> String {
+    let ua = req
+        .headers()
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("unknown");
+    ua.split('/').next().unwrap_or("unknown").to_string()
+}
+
+async fn read_body(req: Request<Incoming>) -> ApiResult<Bytes> {
+    req.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| ApiError::bad_request(format!("reading request body: {e}")))
+}
+
+fn parse_body(bytes: &[u8], yaml_ok: bool) -> ApiResult<Value> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => Ok(v),
+        Err(e) if yaml_ok => serde_saphyr::from_slice::<Value>(bytes).map_err(|ye| {
+            ApiError::bad_request(format!("error decoding YAML: {ye} (as JSON: {e})"))
+        }),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: {e}"
+        ))),
+    }
+}
+
+fn verb_of(method: &Method, t: &Target, q: &HashMap<String, String>) -> &'static str {
+    match *method {
+        Method::GET
+            if t.name.is_none() && q.get("watch").is_some_and(|w| w == "true" || w == "1") =>
+        {
+            "watch"
+        }
+        Method::GET if t.name.is_none() => "list",
+        Method::GET => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if t.name.is_none() => "deletecollection",
+        Method::DELETE => "delete",
+        _ => "unknown",
+    }
+}
+
+pub async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path().to_string();
+    let q = query_map(req.uri().query());
+    if path.starts_with("/yurtsim/") {
+        return Ok(crate::control::handle(shared, req, &path, &q).await);
+    }
+    match path.as_str() {
+        "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
+        "/version" => return Ok(json_response(200, &shared.version_info())),
+        _ => {}
+    }
+    let authorized = crate::server::authorized(&shared, &req);
+    if !authorized {
+        return Ok(error_response(&ApiError::unauthorized()));
+    }
+    let route = route(&shared, &path);
+    let t = match route {
+        Route::Discovery(v) if req.method() == Method::GET => return Ok(json_response(200, &v)),
+        Route::Discovery(_) => {
+            return Ok(error_response(&ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            )));
+        }
+        Route::NotFound => {
+            if path.starts_with("/openapi/") {
+                return Ok(error_response(&ApiError::path_not_found()));
+            }
+            return Ok(error_response(&ApiError::path_not_found()));
+        }
+        Route::Resource(t) => t,
+    };
+    let verb = verb_of(req.method(), &t, &q);
+    let resource_label = match &t.sub {
+        Some(s) => format!("{}/{}", t.res.group_resource(), s),
+        None => t.res.group_resource(),
+    };
+    shared
+        .metrics
+        .record(&user_agent(&req), verb, &resource_label);
+    match shared
+        .faults
+        .decide(verb, &t.res.group, &t.res.resource, t.sub.as_deref())
+    {
+        Decision::Pass => {}
+        Decision::Delay(d) => tokio::time::sleep(d).await,
+        Decision::Fail {
+            status,
+            message,
+            delay,
+        } => {
+            tokio::time::sleep(delay).await;
+            let reason = match status {
+                409 => "Conflict",
+                429 => "TooManyRequests",
+                500 => "InternalError",
+                503 => "ServiceUnavailable",
+                504 => "Timeout",
+                404 => "NotFound",
+                403 => "Forbidden",
+                _ => "Unknown",
+            };
+            let mut e = ApiError::new(
+                status,
+                reason,
+                message.unwrap_or_else(|| format!("injected fault: {verb} {resource_label}")),
+            );
+            if status == 409 {
+                e = ApiError::conflict(&t.res, t.name.as_deref().unwrap_or(""));
+            }
+            let mut resp = error_response(&e);
+            if status == 429 {
+                resp.headers_mut()
+                    .insert("Retry-After", "1".parse().unwrap());
+            }
+            return Ok(resp);
+        }
+    }
+    if shared.faults.is_denied(verb, &t.res.group, &t.res.resource) {
+        let scope = match &t.namespace {
+            Some(ns) => format!(" in the namespace \"{ns}\""),
+            None => " at the cluster scope".to_string(),
+        };
+        let what = t
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
+        return Ok(error_response(&ApiError::forbidden(format!(
+            "{}{what} is forbidden: User \"yurtsim-admin\" cannot {verb} resource \"{}\" in API group \"{}\"{scope}",
+            t.res.group_resource(),
+            t.res.resource,
+            t.res.group
+        ))));
+    }
+    let result = dispatch(&shared, req, &t, verb, &q).await;
+    Ok(match result {
+        Ok(resp) => resp,
+        Err(e) => error_response(&e),
+    })
+}
+
+fn ctx_of(q: &HashMap<String, String>, agent: &str) -> Ctx {
+    let manager = q
+        .get("fieldManager")
+        .cloned()
+        .unwrap_or_else(|| agent.to_string());
+    Ctx {
+        manager,
+        dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
+    }
+}
+
+fn filter_of(shared: &Shared, t: &Target, q: &HashMap<String, String>) -> ApiResult<Filter> {
+    let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let f = Filter {
+        namespace: if t.res.namespaced {
+            t.namespace.clone()
+        } else {
+            None
+        },
+        label,
+        field,
+    };
+    shared.api.check_field_selector(&t.res, &f)?;
+    Ok(f)
+}
+
+/// CRs served in several versions present themselves in the requested one.
+fn present(res: &ResourceInfo, obj: &Value) -> Value {
+    let mut o = obj.clone();
+    if !res.builtin {
+        o["apiVersion"] = json!(res.api_version());
+    }
+    o
+}
+
+fn with_warnings(mut resp: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for w in warnings {
+        if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "'")).parse() {
+            resp.headers_mut().append("Warning", v);
+        }
+    }
+    resp
+}
+
+async fn dispatch(
+    shared: &Arc<Shared>,
+    req: Request<Incoming>,
+    t: &Target,
+    verb: &str,
+    q: &HashMap<String, String>,
+) -> ApiResult<Response<Body>> {
+    let ns = t.namespace.clone().unwrap_or_default();
+    if t.res.namespaced && t.namespace.is_none() && !matches!(verb, "list" | "watch") {
+        return Err(ApiError::path_not_found());
+    }
+    if t.res.create_only && verb != "create" {
+        return Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({verb} {})",
+            t.res.resource
+        )));
+    }
+    let agent = user_agent(&req);
+    let ctx = ctx_of(q, &agent);
+    let content_type = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_string();
+    let name = t.name.clone().unwrap_or_default();
+    match verb {
+        "get" => {
+            if t.sub.as_deref() == Some("log") {
+                return crate::kubelet::pod_log(shared.clone(), &ns, &name, q).await;
+            }
+            let obj = shared.api.get(&t.res, &ns, &name)?;
+            if t.sub.as_deref() == Some("scale") {
+                return Ok(json_response(200, &scale_of(&t.res, &obj)));
+            }
+            Ok(json_response(200, &present(&t.res, &obj)))
+        }
+        "list" => {
+            let filter = filter_of(shared, t, q)?;
+            let (items, rv) = shared.api.list(&t.res, &filter);
+            let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
+            let start = match q.get("continue").filter(|c| !c.is_empty()) {
+                Some(c) => Some(decode_continue(c)?),
+                None => None,
+            };
+            let mut items: Vec<Arc<Value>> = match &start {
+                Some(k) => items
+                    .into_iter()
+                    .filter(|o| &crate::store::key_of(o) > k)
+                    .collect(),
+                None => items,
+            };
+            let mut cont = None;
+            let mut remaining = None;
+            if limit > 0 && items.len() > limit {
+                let rest = items.split_off(limit);
+                let last = crate::store::key_of(items.last().unwrap());
+                cont = Some(encode_continue(&last, rv));
+                remaining = Some(rest.len());
+            }
+            let items: Vec<Arc<Value>> = if t.res.builtin {
+                items
+            } else {
+                items.iter().map(|o| Arc::new(present(&t.res, o))).collect()
+            };
+            let list = shared.api.list_object(&t.res, items, rv, cont, remaining);
+            Ok(json_response(200, &list))
+        }
+        "watch" => watch(shared, t, q).await,
+        "create" => {
+            let body = read_body(req).await?;
+            if t.res.create_only {
+                let v = parse_body(&body, true)?;
+                return Ok(json_response(201, &review(shared, &t.res, v)));
+            }
+            if t.name.is_some() {
+                return Err(ApiError::method_not_allowed(format!(
+                    "the server does not allow this method on the requested resource (post {})",
+                    t.res.resource
+                )));
+            }
+            let v = parse_body(&body, content_type.contains("yaml"))?;
+            let out = shared.api.create(&t.res, &ns, v, &ctx)?;
+            Ok(with_warnings(
+                json_response(out.code, &present(&t.res, &out.body)),
+                &out.warnings,
+            ))
+        }
+        "update" => {
+            let body = read_body(req).await?;
+            let v = parse_body(&body, content_type.contains("yaml"))?;
+            let out = shared
+                .api
+                .update(&t.res, &ns, &name, v, t.sub.as_deref(), &ctx)?;
+            Ok(with_warnings(
+                json_response(out.code, &present(&t.res, &out.body)),
+                &out.warnings,
+            ))
+        }
+        "patch" => {
+            let force = q.get("force").is_some_and(|f| f == "true");
+            let pt = PatchType::from_content_type(&content_type, force).ok_or_else(|| {
+                ApiError::unsupported_media_type(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type})"))
+            })?;
+            if force && !matches!(pt, PatchType::Apply { .. }) {
+                return Err(ApiError::bad_request(
+                    "force: Forbidden: may not be specified for non-apply patch",
+                ));
+            }
+            let body = read_body(req).await?;
+            let v = parse_body(&body, matches!(pt, PatchType::Apply { .. }))?;
+            let mut ctx = ctx;
+            if matches!(pt, PatchType::Apply { .. }) && !q.contains_key("fieldManager") {
+                ctx.manager = String::new();
+            }
+            let out = shared
+                .api
+                .patch(&t.res, &ns, &name, pt, v, t.sub.as_deref(), &ctx)?;
+            Ok(with_warnings(
+                json_response(out.code, &present(&t.res, &out.body)),
+                &out.warnings,
+            ))
+        }
+        "delete" | "deletecollection" => {
+            let body = read_body(req).await?;
+            let mut opts = DeleteOptions::default();
+            let body_v: Value = if body.iter().all(u8::is_ascii_whitespace) {
+                json!({})
+            } else {
+                parse_body(&body, false)?
+            };
+            let policy = q
+                .get("propagationPolicy")
+                .cloned()
+                .or_else(|| body_v["propagationPolicy"].as_str().map(str::to_string));
+            opts.propagation = match policy.as_deref() {
+                None => match q.get("orphanDependents").map(String::as_str).or(
+                    body_v["orphanDependents"]
+                        .as_bool()
+                        .map(|b| if b { "true" } else { "false" }),
+                ) {
+                    Some("true") => Some(Propagation::Orphan),
+                    Some("false") => Some(Propagation::Background),
+                    _ => None,
+                },
+                Some("Orphan") => Some(Propagation::Orphan),
+                Some("Background") => Some(Propagation::Background),
+                Some("Foreground") => Some(Propagation::Foreground),
+                Some(other) => {
+                    return Err(ApiError::bad_request(format!(
+                        "propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+                    )));
+                }
+            };
+            opts.grace_period = q
+                .get("gracePeriodSeconds")
+                .and_then(|g| g.parse().ok())
+                .or(body_v["gracePeriodSeconds"].as_i64());
+            opts.precondition_uid = body_v["preconditions"]["uid"].as_str().map(str::to_string);
+            opts.precondition_rv = body_v["preconditions"]["resourceVersion"]
+                .as_str()
+                .map(str::to_string);
+            let mut ctx = ctx;
+            if body_v["dryRun"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x == "All"))
+            {
+                ctx.dry_run = true;
+            }
+            if verb == "deletecollection" {
+                let filter = filter_of(shared, t, q)?;
+                let (items, _) = shared.api.list(&t.res, &filter);
+                for it in &items {
+                    let (ins, iname) = crate::store::key_of(it);
+                    shared.api.delete(&t.res, &ins, &iname, &opts, &ctx)?;
+                }
+                let list = shared.api.list_object(
+                    &t.res,
+                    items,
+                    shared.api.store.current_rv(),
+                    None,
+                    None,
+                );
+                return Ok(json_response(200, &list));
+            }
+            let out = shared.api.delete(&t.res, &ns, &name, &opts, &ctx)?;
+            Ok(with_warnings(
+                json_response(out.code, &present(&t.res, &out.body)),
+                &out.warnings,
+            ))
+        }
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
+    }
+}
+
+fn scale_of(res: &ResourceInfo, obj: &Value) -> Value {
+    json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"], "uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"], "creationTimestamp": obj["metadata"]["creationTimestamp"]},
+        "spec": {"replicas": obj["spec"]["replicas"]},
+        "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": res.kind}})
+}
+
+fn encode_continue(key: &(String, String), rv: u64) -> String {
+    use base64::Engine;
+    let raw = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{}/{}", key.0, key.1)})
+        .to_string();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn decode_continue(token: &str) -> ApiResult<(String, String)> {
+    use base64::Engine;
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let start = v["start"].as_str().ok_or_else(bad)?;
+    let (a, b) = start.split_once('/').ok_or_else(bad)?;
+    Ok((a.to_string(), b.to_string()))
+}
+
+/// SelfSubjectAccessReview / SelfSubjectRulesReview: the sim's user is a cluster admin except for
+/// what the `deny` fault withholds.
+fn review(shared: &Shared, res: &ResourceInfo, mut v: Value) -> Value {
+    v["apiVersion"] = json!(res.api_version());
+    v["kind"] = json!(res.kind);
+    if res.resource == "selfsubjectaccessreviews" {
+        let ra = &v["spec"]["resourceAttributes"];
+        let verb = ra["verb"].as_str().unwrap_or("");
+        let denied = shared.faults.is_denied(
+            verb,
+            ra["group"].as_str().unwrap_or(""),
+            ra["resource"].as_str().unwrap_or(""),
+        );
+        v["status"] = if denied {
+            json!({"allowed": false, "denied": true, "reason": "denied by yurtsim fault injection"})
+        } else {
+            json!({"allowed": true, "reason": "yurtsim: the kubeconfig user is a cluster administrator"})
+        };
+    } else {
+        v["status"] = json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false});
+    }
+    if v["metadata"].is_null() {
+        v["metadata"] = json!({});
+    }
+    v["metadata"]["creationTimestamp"] = Value::Null;
+    v
+}
+
+async fn watch(
+    shared: &Arc<Shared>,
+    t: &Target,
+    q: &HashMap<String, String>,
+) -> ApiResult<Response<Body>> {
+    let filter = filter_of(shared, t, q)?;
+    let rv = q.get("resourceVersion").map(String::as_str).unwrap_or("");
+    let send_initial = q.get("sendInitialEvents").is_some_and(|v| v == "true");
+    let from = if send_initial || rv.is_empty() || rv == "0" {
+        WatchFrom::Now
+    } else {
+        WatchFrom::Revision(rv.parse().map_err(|_| {
+            ApiError::bad_request(format!(
+                "resourceVersion: Invalid value: \"{rv}\": must be a valid resource version"
+            ))
+        })?)
+    };
+    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let (initial, mut rx) = shared.api.store.watch(&t.res.key(), filter, from)?;
+    let res = t.res.clone();
+    let (tx, out_rx) = mpsc::channel::<Bytes>(64);
+    let sh = shared.clone();
+    let bookmark_every = sh.cfg.bookmark_interval;
+    tokio::spawn(async move {
+        let line = |typ: &str, obj: &Value| {
+            let mut s = serde_json::to_vec(&json!({"type": typ, "object": present(&res, obj)}))
+                .unwrap_or_default();
+            s.push(b'\n');
+            Bytes::from(s)
+        };
+        for (typ, obj) in &initial {
+            if tx.send(line(typ.as_str(), obj)).await.is_err() {
+                return;
+            }
+        }
+        if send_initial {
+            let rv = sh.api.store.current_rv();
+            let bm = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": {"resourceVersion": rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
+            if tx.send(line("BOOKMARK", &bm)).await.is_err() {
+                return;
+            }
+        }
+        let deadline = timeout.map(|d| tokio::time::Instant::now() + d);
+        let mut tick = tokio::time::interval(bookmark_every);
+        tick.tick().await;
+        loop {
+            let sleep_until = deadline
+                .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
+            tokio::select! {
+                ev = rx.recv() => match ev {
+                    Some((typ, obj)) => if tx.send(line(typ.as_str(), &obj)).await.is_err() { return },
+                    None => return,
+                },
+                _ = tick.tick(), if bookmarks => {
+                    // Everything up to `rv` is already in our channel (published under the same lock).
+                    let rv = sh.api.store.current_rv();
+                    while let Ok((typ, obj)) = rx.try_recv() {
+                        if tx.send(line(typ.as_str(), &obj)).await.is_err() { return }
+                    }
+                    let bm = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": {"resourceVersion": rv.to_string()}});
+                    if tx.send(line("BOOKMARK", &bm)).await.is_err() { return }
+                }
+                _ = tokio::time::sleep_until(sleep_until) => return,
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    let stream = futures::stream::unfold(out_rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let body = StreamBody::new(stream).boxed();
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header("Content-Type", "application/json")
+        .header("Transfer-Encoding", "chunked")
+        .body(body)
+        .unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_decode_like_go() {
+        let q = query_map(Some(
+            "labelSelector=app%3Dx%2Cenv+in+%28a%29&watch=true&empty",
+        ));
+        assert_eq!(q["labelSelector"], "app=x,env in (a)");
+        assert_eq!(q["watch"], "true");
+        assert_eq!(q["empty"], "");
+    }
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let k = ("kube-system".to_string(), "a".to_string());
+        assert_eq!(decode_continue(&encode_continue(&k, 7)).unwrap(), k);
+        assert_eq!(decode_continue("!!!").unwrap_err().code, 400);
+    }
+}

@@ -1,0 +1,389 @@
+//! The cluster handle: configuration, start-up (state dir, nodes, kubeconfig, API server,
+//! controllers, kubelets) and shutdown. The binary and in-process tests both use this.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::api::{Api, Ctx};
+use crate::faults::{Faults, Metrics};
+use crate::kubelet::Kubelets;
+use crate::layout::{Layout, NodeSeed, Role, SeedOptions};
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub nodes: usize,
+    pub control_planes: usize,
+    pub layout: Layout,
+    pub state_dir: PathBuf,
+    /// `yurtctl` in pod commands resolves to this binary.
+    pub yurtctl: Option<PathBuf>,
+    /// 0 = pick a free port.
+    pub port: u16,
+    pub pod_ready_delay: Duration,
+    pub kubernetes_version: String,
+    pub heartbeat_interval: Duration,
+    pub node_monitor_grace: Duration,
+    pub history_limit: usize,
+    pub watch_buffer: usize,
+    pub bookmark_interval: Duration,
+    pub static_pod_poll: Duration,
+    pub job_backoff: Duration,
+    pub seed: SeedOptions,
+}
+
+impl SimConfig {
+    pub fn new(state_dir: impl Into<PathBuf>) -> Self {
+        SimConfig {
+            nodes: 3,
+            control_planes: 1,
+            layout: Layout::Kubeadm,
+            state_dir: state_dir.into(),
+            yurtctl: None,
+            port: 0,
+            pod_ready_delay: Duration::from_millis(200),
+            kubernetes_version: "v1.33.1".into(),
+            heartbeat_interval: Duration::from_secs(10),
+            node_monitor_grace: Duration::from_secs(4),
+            history_limit: 20_000,
+            watch_buffer: 10_000,
+            bookmark_interval: Duration::from_secs(5),
+            static_pod_poll: Duration::from_millis(250),
+            job_backoff: Duration::from_millis(200),
+            seed: SeedOptions::default(),
+        }
+    }
+}
+
+pub struct Shared {
+    pub cfg: SimConfig,
+    pub api: Api,
+    pub faults: Faults,
+    pub metrics: Metrics,
+    pub token: String,
+    pub addr: SocketAddr,
+    pub kubelets: Kubelets,
+    /// The API endpoint as nodes know it (layout-specific), which kubelets can reach.
+    pub internal_endpoint: String,
+    shutdown: watch::Receiver<bool>,
+    self_ref: std::sync::OnceLock<std::sync::Weak<Shared>>,
+}
+
+impl Shared {
+    pub fn server_address(&self) -> String {
+        self.addr.to_string()
+    }
+
+    pub fn version_info(&self) -> Value {
+        let v = self.cfg.kubernetes_version.trim_start_matches('v');
+        let mut parts = v.split('.');
+        json!({"major": parts.next().unwrap_or("1"), "minor": parts.next().unwrap_or("0"), "gitVersion": self.cfg.kubernetes_version,
+            "gitCommit": "yurtsim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64",
+            "emulationMajor": parts.clone().next().map(|_| "1"), "emulationMinor": null})
+    }
+
+    /// The owning Arc, for tasks started from code that only has `&Shared`.
+    pub fn self_arc(&self) -> Arc<Shared> {
+        self.self_ref
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .expect("Shared lives in an Arc")
+    }
+
+    pub fn shutting_down(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    pub fn node_root(&self, node: &str) -> PathBuf {
+        self.cfg.state_dir.join("nodes").join(node)
+    }
+}
+
+pub struct Sim {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+fn check_state_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create state dir {}", dir.display()))?;
+    let probe = dir.join(".yurtsim-write-test");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("state dir {} is not writable", dir.display()))?;
+    std::fs::remove_file(&probe).ok();
+    if dir.join("nodes").exists() {
+        bail!(
+            "state dir {} already holds a cluster (nodes/ exists); remove it or choose another --state-dir",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+impl Sim {
+    pub async fn start(cfg: SimConfig) -> anyhow::Result<Sim> {
+        if cfg.nodes == 0 {
+            bail!("--nodes must be at least 1");
+        }
+        if cfg.control_planes == 0 || cfg.control_planes > cfg.nodes {
+            bail!(
+                "--control-planes must be between 1 and --nodes ({}), got {}",
+                cfg.nodes,
+                cfg.control_planes
+            );
+        }
+        if let Some(y) = &cfg.yurtctl
+            && !y.is_file() {
+                bail!("--exec yurtctl={}: no such file", y.display());
+            }
+        check_state_dir(&cfg.state_dir)?;
+        let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                anyhow::anyhow!("port {} is already in use on 127.0.0.1; choose another with --port or stop what is listening there", cfg.port)
+            } else {
+                anyhow::anyhow!("cannot listen on 127.0.0.1:{}: {e}", cfg.port)
+            }
+        })?;
+        let addr = listener.local_addr()?;
+        let token = crate::util::random_suffix(32);
+        let names = cfg
+            .layout
+            .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
+        let internal_endpoint = cfg.layout.api_server(&cfg.layout.node_ip(0));
+        let (stop, shutdown) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            api: Api::new(cfg.history_limit, cfg.watch_buffer),
+            faults: Faults::default(),
+            metrics: Metrics::default(),
+            token,
+            addr,
+            kubelets: Kubelets::default(),
+            internal_endpoint,
+            shutdown,
+            self_ref: std::sync::OnceLock::new(),
+            cfg,
+        });
+        let _ = shared.self_ref.set(Arc::downgrade(&shared));
+        bootstrap_objects(&shared);
+        seed_nodes(&shared, &names)?;
+        write_kubeconfig(&shared)?;
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(crate::controllers::run(shared.clone())));
+        tasks.extend(crate::kubelet::start(shared.clone(), &names));
+        tasks.push(tokio::spawn(serve(shared.clone(), listener)));
+        Ok(Sim {
+            shared,
+            stop,
+            tasks,
+        })
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.shared.addr)
+    }
+
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.shared.cfg.state_dir.join("kubeconfig")
+    }
+
+    pub fn node_root(&self, node: &str) -> PathBuf {
+        self.shared.node_root(node)
+    }
+
+    pub fn node_names(&self) -> Vec<String> {
+        self.shared.kubelets.names()
+    }
+
+    pub fn api(&self) -> &Api {
+        &self.shared.api
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
+    pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
+        crate::kubelet::force_ready(&self.shared, node, if ready { None } else { Some(false) })
+    }
+
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        crate::kubelet::stop_all(&self.shared).await;
+        for t in self.tasks {
+            t.abort();
+        }
+    }
+}
+
+async fn serve(shared: Arc<Shared>, listener: TcpListener) {
+    let mut stop = shared.shutting_down();
+    loop {
+        let conn = tokio::select! {
+            c = listener.accept() => c,
+            _ = stop.changed() => return,
+        };
+        let Ok((stream, _)) = conn else { continue };
+        let sh = shared.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let svc = hyper::service::service_fn(move |req| crate::server::handle(sh.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(io, svc)
+                .await;
+        });
+    }
+}
+
+fn bootstrap_objects(shared: &Shared) {
+    let api = &shared.api;
+    let ctx = Ctx::system("kube-apiserver");
+    let ns = api.info("", "namespaces");
+    for n in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        api.create(
+            &ns,
+            "",
+            json!({"metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}}),
+            &ctx,
+        )
+        .expect("bootstrap namespace");
+    }
+    let svc = api.info("", "services");
+    let _ = api.create(&svc, "default", json!({"metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "targetPort": 6443}]}}), &ctx);
+    let cm = api.info("", "configmaps");
+    let server = shared.internal_endpoint.clone();
+    let kubeconfig = format!(
+        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: eXVydHNpbS1jYQ==\n    server: {server}\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\npreferences: {{}}\nusers: null\n"
+    );
+    let _ = api.create(
+        &cm,
+        "kube-public",
+        json!({"metadata": {"name": "cluster-info"}, "data": {"kubeconfig": kubeconfig}}),
+        &Ctx::system("kubeadm"),
+    );
+    let cluster_config = format!(
+        "apiServer: {{}}\napiVersion: kubeadm.k8s.io/v1beta4\nclusterName: {}\ncontrolPlaneEndpoint: {}\nkind: ClusterConfiguration\nkubernetesVersion: {}\nnetworking:\n  dnsDomain: cluster.local\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/12\n",
+        cluster_name(shared.cfg.layout),
+        server.trim_start_matches("https://"),
+        shared.cfg.kubernetes_version
+    );
+    let _ = api.create(&cm, "kube-system", json!({"metadata": {"name": "kubeadm-config"}, "data": {"ClusterConfiguration": cluster_config}}), &Ctx::system("kubeadm"));
+    let ds = api.info("apps", "daemonsets");
+    let _ = api.create(&ds, "kube-system", json!({"metadata": {"name": "kube-proxy", "labels": {"k8s-app": "kube-proxy"}},
+        "spec": {"selector": {"matchLabels": {"k8s-app": "kube-proxy"}}, "template": {"metadata": {"labels": {"k8s-app": "kube-proxy"}},
+        "spec": {"hostNetwork": true, "priorityClassName": "system-node-critical", "tolerations": [{"operator": "Exists"}],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "containers": [{"name": "kube-proxy", "image": format!("registry.k8s.io/kube-proxy:{}", shared.cfg.kubernetes_version)}]}}}}), &Ctx::system("kubeadm"));
+    let dep = api.info("apps", "deployments");
+    let _ = api.create(&dep, "kube-system", json!({"metadata": {"name": "coredns", "labels": {"k8s-app": "kube-dns"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"k8s-app": "kube-dns"}}, "template": {"metadata": {"labels": {"k8s-app": "kube-dns"}},
+        "spec": {"tolerations": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}],
+        "containers": [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.12.0", "args": ["-conf", "/etc/coredns/Corefile"]}]}}}}), &Ctx::system("kubeadm"));
+}
+
+fn cluster_name(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Kind => "kind",
+        Layout::Minikube => "mk",
+        _ => "kubernetes",
+    }
+}
+
+fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
+    let cfg = &shared.cfg;
+    let nodes = shared.api.info("", "nodes");
+    let leases = shared.api.info("coordination.k8s.io", "leases");
+    let ctx = Ctx::system("kubelet");
+    for (i, (name, role)) in names.iter().enumerate() {
+        let ip = cfg.layout.node_ip(i);
+        let seed = NodeSeed {
+            name: name.clone(),
+            role: *role,
+            internal_ip: ip.clone(),
+            api_server: shared.internal_endpoint.clone(),
+            kubernetes_version: cfg.kubernetes_version.clone(),
+            cluster_name: cluster_name(cfg.layout).to_string(),
+        };
+        let root = shared.node_root(name);
+        crate::layout::seed_node(&root, cfg.layout, &seed, &cfg.seed)
+            .with_context(|| format!("seeding node {name} at {}", root.display()))?;
+        let labels: serde_json::Map<String, Value> = cfg
+            .layout
+            .node_labels(name, *role)
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        let taints: Vec<Value> = if *role == Role::ControlPlane {
+            cfg.layout
+                .control_plane_taints()
+                .into_iter()
+                .map(|(k, e)| json!({"key": k, "effect": e}))
+                .collect()
+        } else {
+            vec![]
+        };
+        let now = crate::util::now();
+        let node = json!({"metadata": {"name": name, "labels": labels, "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+            "spec": {"podCIDR": format!("10.244.{}.0/24", i % 256), "taints": taints},
+            "status": {
+                "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+                "capacity": {"cpu": "4", "memory": "8148828Ki", "pods": "110", "ephemeral-storage": "102626232Ki"},
+                "allocatable": {"cpu": "4", "memory": "8046428Ki", "pods": "110", "ephemeral-storage": "94580335255"},
+                "conditions": [
+                    {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available", "lastHeartbeatTime": now, "lastTransitionTime": now},
+                    {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure", "lastHeartbeatTime": now, "lastTransitionTime": now},
+                    {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available", "lastHeartbeatTime": now, "lastTransitionTime": now},
+                    {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now, "lastTransitionTime": now}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {"architecture": "amd64", "bootID": crate::util::new_uid(), "containerRuntimeVersion": "containerd://2.0.3",
+                    "kernelVersion": "6.8.0-yurtsim", "kubeProxyVersion": "", "kubeletVersion": cfg.kubernetes_version, "machineID": format!("{:032x}", crate::util::fnv32a(name.as_bytes())),
+                    "operatingSystem": "linux", "osImage": "Debian GNU/Linux 12 (bookworm)", "systemUUID": crate::util::new_uid()}}});
+        shared
+            .api
+            .create(&nodes, "", node, &ctx)
+            .map_err(|e| anyhow::anyhow!("registering node {name}: {e}"))?;
+        let uid = shared
+            .api
+            .get(&nodes, "", name)
+            .map(|n| n["metadata"]["uid"].clone())
+            .unwrap_or_default();
+        shared.api.create(&leases, "kube-node-lease", json!({"metadata": {"name": name,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid}]},
+            "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": crate::util::now_micro()}}), &ctx)
+            .map_err(|e| anyhow::anyhow!("creating lease for {name}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn write_kubeconfig(shared: &Shared) -> anyhow::Result<()> {
+    let path = shared.cfg.state_dir.join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: yurtsim\n  cluster:\n    server: http://{}\ncontexts:\n- name: yurtsim\n  context:\n    cluster: yurtsim\n    user: yurtsim-admin\n    namespace: default\ncurrent-context: yurtsim\nusers:\n- name: yurtsim-admin\n  user:\n    token: {}\n",
+        shared.addr, shared.token
+    );
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}

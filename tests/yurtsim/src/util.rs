@@ -1,0 +1,180 @@
+//! Small helpers: timestamps in Kubernetes' RFC 3339 form, UIDs, generateName suffixes, hashes.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::Rng;
+
+/// `2026-11-22T01:14:29Z`: the second-precision form metav1.Time serialises to.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+pub fn now() -> String {
+    rfc3339(SystemTime::now())
+}
+
+/// Microsecond form used by Lease renewTime and managedFields-free MicroTime fields.
+pub fn now_micro() -> String {
+    let t = SystemTime::now();
+    let micros = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .subsec_micros();
+    let base = rfc3339(t);
+    format!("{}.{micros:06}Z", base.trim_end_matches('Z'))
+}
+
+/// Parses the RFC 3339 forms we emit (and fractional seconds / offsets `Z` only).
+pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut dp = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (dp.next()??, dp.next()??, dp.next()??);
+    let time = time.split('.').next()?;
+    let mut tp = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (hh, mm, ss) = (tp.next()??, tp.next()??, tp.next()??);
+    let secs = days_from_civil(y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss;
+    Some(UNIX_EPOCH + Duration::from_secs(secs.max(0) as u64))
+}
+
+// Howard Hinnant's days/civil conversions.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+pub fn new_uid() -> String {
+    let b: [u8; 16] = rand::rng().random();
+    format!(
+        "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-4{:01x}{:02x}-{:01x}{:01x}{:02x}-{}",
+        b[0],
+        b[1],
+        b[2],
+        b[3],
+        b[4],
+        b[5],
+        b[6] & 0x0f,
+        b[7],
+        8 | (b[8] & 0x3),
+        b[8] >> 4,
+        b[9],
+        b[10..16]
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    )
+}
+
+/// The alphabet apimachinery's `utilrand.String` uses for generateName (no vowels, no look-alikes).
+const SAFE_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+pub fn random_suffix(n: usize) -> String {
+    let mut r = rand::rng();
+    (0..n)
+        .map(|_| SAFE_CHARS[r.random_range(0..SAFE_CHARS.len())] as char)
+        .collect()
+}
+
+/// FNV-1a 32-bit, the hash family the kubelet and controllers use for config hashes.
+pub fn fnv32a(data: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in data {
+        h ^= *b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// A pod-template-hash style string: the hash rendered in the safe alphabet.
+pub fn short_hash(data: &[u8]) -> String {
+    let mut h = fnv32a(data) as u64;
+    let mut out = String::new();
+    for _ in 0..10 {
+        out.push(SAFE_CHARS[(h % SAFE_CHARS.len() as u64) as usize] as char);
+        h /= SAFE_CHARS.len() as u64;
+        if h == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// DNS-1123 subdomain: what most object names must be.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                && !p.starts_with('-')
+                && !p.ends_with('-')
+        })
+}
+
+/// DNS-1123 label: namespaces, services, container names.
+pub fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63 && !s.contains('.') && is_dns_subdomain(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trips_and_knows_the_calendar() {
+        for (secs, text) in [
+            (0u64, "1970-01-01T00:00:00Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_795_309_269, "2026-11-22T01:01:09Z"),
+        ] {
+            let t = UNIX_EPOCH + Duration::from_secs(secs);
+            assert_eq!(rfc3339(t), text);
+            assert_eq!(parse_rfc3339(text), Some(t));
+        }
+        assert!(parse_rfc3339("garbage").is_none());
+    }
+
+    #[test]
+    fn names_and_suffixes() {
+        assert!(is_dns_subdomain("yurt-hub.kube-system"));
+        assert!(!is_dns_subdomain("Upper"));
+        assert!(!is_dns_label("a.b"));
+        assert!(!is_dns_label(&"a".repeat(64)));
+        let s = random_suffix(5);
+        assert_eq!(s.len(), 5);
+        assert!(s.bytes().all(|c| SAFE_CHARS.contains(&c)));
+        assert_eq!(new_uid().len(), 36);
+        assert_eq!(fnv32a(b""), 0x811c_9dc5);
+        assert_eq!(fnv32a(b"a"), 0xe40c_292c);
+    }
+}
