@@ -1,0 +1,3 @@
+//! yurtctl as a library: the pieces the binary and the integration tests share.
+
+pub mod servant;
