@@ -144,6 +144,18 @@ fn same_content(a: &Value, b: &Value) -> bool {
     strip(a) == strip(b)
 }
 
+/// An empty or null managedFields is absent, as on the real apiserver.
+fn set_managed_fields(obj: &mut Value, mf: Value) {
+    match mf {
+        Value::Array(a) if !a.is_empty() => obj["metadata"]["managedFields"] = Value::Array(a),
+        _ => {
+            if let Some(m) = obj["metadata"].as_object_mut() {
+                m.remove("managedFields");
+            }
+        }
+    }
+}
+
 fn spec_part(v: &Value) -> Value {
     let mut v = v.clone();
     if let Some(m) = v.as_object_mut() {
@@ -357,10 +369,12 @@ impl Api {
         if kinds::tracks_generation(res) {
             m.insert("generation".into(), json!(1));
         }
-        if res.has_status() && res.resource != "nodes"
-            && let Some(o) = body.as_object_mut() {
-                o.remove("status");
-            }
+        if res.has_status()
+            && res.resource != "nodes"
+            && let Some(o) = body.as_object_mut()
+        {
+            o.remove("status");
+        }
         kinds::default_on_create(res, &mut body);
         if res.resource == "pods" && res.group.is_empty() {
             self.admit_pod(ns, &mut body)?;
@@ -370,7 +384,7 @@ impl Api {
             return Err(ApiError::invalid(res, &name, &causes));
         }
         let schema = schema_for(res);
-        let body = patch::record_update(
+        let mut body = patch::record_update(
             None,
             &body,
             &ctx.manager,
@@ -378,6 +392,8 @@ impl Api {
             None,
             schema.as_ref(),
         );
+        let mf = body["metadata"]["managedFields"].take();
+        set_managed_fields(&mut body, mf);
         let stored = self
             .store
             .write(
@@ -451,9 +467,11 @@ impl Api {
             .write(&res.key(), key_ns, name, ctx.dry_run, |cur| {
                 let cur = cur.ok_or_else(|| ApiError::not_found(res, name))?;
                 if let Some(rv) = &precondition_rv
-                    && !rv.is_empty() && Some(rv.as_str()) != meta_str(cur, "resourceVersion") {
-                        return Err(ApiError::conflict(res, name));
-                    }
+                    && !rv.is_empty()
+                    && Some(rv.as_str()) != meta_str(cur, "resourceVersion")
+                {
+                    return Err(ApiError::conflict(res, name));
+                }
                 let mut new = compute(cur)?;
                 if !new.is_object() {
                     return Err(ApiError::bad_request(
@@ -536,6 +554,8 @@ impl Api {
                         schema.as_ref(),
                     );
                 }
+                let mf = new["metadata"]["managedFields"].take();
+                set_managed_fields(&mut new, mf);
                 if same_content(cur, &new) {
                     return Ok(WriteOp::Noop);
                 }
@@ -571,11 +591,12 @@ impl Api {
         let rv = meta_str(&body, "resourceVersion").map(str::to_string);
         if res.namespaced
             && let Some(bns) = meta_str(&body, "namespace")
-                && bns != ns {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
+            && bns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
         let body = Arc::new(body);
         self.finish_update(
             res,
@@ -651,12 +672,12 @@ impl Api {
                 if !ctx.dry_run {
                     let fixed = self.store.write(&res.key(), key_ns, name, false, |cur| {
                         let mut o = (**cur.unwrap()).clone();
-                        o["metadata"]["managedFields"] = mf.clone();
+                        set_managed_fields(&mut o, mf.clone());
                         Ok(WriteOp::Put(o))
                     })?;
                     out.body = (*fixed.unwrap()).clone();
                 } else {
-                    out.body["metadata"]["managedFields"] = mf;
+                    set_managed_fields(&mut out.body, mf);
                 }
                 return Ok(out);
             }

@@ -90,9 +90,10 @@ pub async fn run(shared: Arc<Shared>) {
                 ("apps", "replicasets") => {
                     q2.add(Key::ReplicaSet(ns.clone(), name));
                     if let Some((k, n)) = controller_of(obj)
-                        && k == "Deployment" {
-                            q2.add(Key::Deployment(ns, n));
-                        }
+                        && k == "Deployment"
+                    {
+                        q2.add(Key::Deployment(ns, n));
+                    }
                 }
                 ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),

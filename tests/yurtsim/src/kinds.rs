@@ -90,12 +90,13 @@ pub fn validate_pod_spec(spec: &Value, path: &str, causes: &mut Causes) {
             ));
         }
         if let Some(p) = v["hostPath"]["path"].as_str()
-            && !p.starts_with('/') {
-                causes.push((
-                    format!("{path}.volumes[{i}].hostPath.path"),
-                    format!("Invalid value: \"{p}\": must be an absolute path"),
-                ));
-            }
+            && !p.starts_with('/')
+        {
+            causes.push((
+                format!("{path}.volumes[{i}].hostPath.path"),
+                format!("Invalid value: \"{p}\": must be an absolute path"),
+            ));
+        }
     }
     for field in ["initContainers", "containers"] {
         let list = spec[field].as_array().cloned().unwrap_or_default();
@@ -135,16 +136,19 @@ pub fn validate_pod_spec(spec: &Value, path: &str, causes: &mut Causes) {
         }
     }
     if let Some(rp) = spec["restartPolicy"].as_str()
-        && !matches!(rp, "Always" | "OnFailure" | "Never") {
-            causes.push((format!("{path}.restartPolicy"), format!("Unsupported value: \"{rp}\": supported values: \"Always\", \"OnFailure\", \"Never\"")));
-        }
+        && !matches!(rp, "Always" | "OnFailure" | "Never")
+    {
+        causes.push((format!("{path}.restartPolicy"), format!("Unsupported value: \"{rp}\": supported values: \"Always\", \"OnFailure\", \"Never\"")));
+    }
     if let Some(n) = spec["nodeName"].as_str()
-        && !n.is_empty() && !is_dns_subdomain(n) {
-            causes.push((
-                format!("{path}.nodeName"),
-                format!("Invalid value: \"{n}\": a lowercase RFC 1123 subdomain"),
-            ));
-        }
+        && !n.is_empty()
+        && !is_dns_subdomain(n)
+    {
+        causes.push((
+            format!("{path}.nodeName"),
+            format!("Invalid value: \"{n}\": a lowercase RFC 1123 subdomain"),
+        ));
+    }
 }
 
 fn qos_class(spec: &Value) -> &'static str {
@@ -363,9 +367,9 @@ pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes 
             validate_pod_spec(&obj["spec"], "spec", &mut causes);
             if let Some(old) = old
                 && strip_mutable_pod_fields(&old["spec"]) != strip_mutable_pod_fields(&obj["spec"])
-                {
-                    causes.push(("spec".into(), "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)".into()));
-                }
+            {
+                causes.push(("spec".into(), "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)".into()));
+            }
         }
         ("batch", "jobs") => {
             let t = &obj["spec"]["template"];
@@ -444,12 +448,13 @@ pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes 
                 }
             }
             if let Some(old) = old
-                && old["spec"]["selector"] != obj["spec"]["selector"] {
-                    causes.push((
-                        "spec.selector".into(),
-                        "Invalid value: field is immutable".into(),
-                    ));
-                }
+                && old["spec"]["selector"] != obj["spec"]["selector"]
+            {
+                causes.push((
+                    "spec.selector".into(),
+                    "Invalid value: field is immutable".into(),
+                ));
+            }
         }
         ("", "configmaps") | ("", "secrets") => {
             for field in ["data", "binaryData"] {

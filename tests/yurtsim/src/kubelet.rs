@@ -569,9 +569,10 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
                 continue;
             }
             if let Ok(md) = e.metadata()
-                && md.is_file() {
-                    files.insert(name, file_sig(&md));
-                }
+                && md.is_file()
+            {
+                files.insert(name, file_sig(&md));
+            }
         }
     }
     let reachable = {
@@ -880,10 +881,9 @@ fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
                 tracing::warn!(node = %k.name, "yurthub endpoint: cannot bind 127.0.0.1:{YURTHUB_PORT}: {e}")
             }
         }
-    } else if !running
-        && let Some(h) = st.hub.take() {
-            h.abort();
-        }
+    } else if !running && let Some(h) = st.hub.take() {
+        h.abort();
+    }
 }
 
 async fn serve_hub(shared: Arc<Shared>, node: String, l: std::net::TcpListener) {
@@ -1085,9 +1085,10 @@ async fn pod_loop(shared: Arc<Shared>) {
             if let Some(k) = ev.obj["spec"]["nodeName"]
                 .as_str()
                 .and_then(|n| shared.kubelets.get(n))
-                && let Some(run) = k.state.lock().unwrap().pods.remove(&uid) {
-                    let _ = run.stop.send(true);
-                }
+                && let Some(run) = k.state.lock().unwrap().pods.remove(&uid)
+            {
+                let _ = run.stop.send(true);
+            }
             continue;
         }
         consider_pod(&shared, &ev.obj);
@@ -1330,20 +1331,21 @@ fn container_env(
         let prefix = from["prefix"].as_str().unwrap_or("");
         for (kind, field) in [("configmaps", "configMapRef"), ("secrets", "secretRef")] {
             if let Some(name) = from[field]["name"].as_str()
-                && let Some(obj) = shared.api.get_opt("", kind, ns, name) {
-                    for (key, v) in obj["data"].as_object().into_iter().flatten() {
-                        let val = if kind == "secrets" {
-                            use base64::Engine;
-                            base64::engine::general_purpose::STANDARD
-                                .decode(v.as_str().unwrap_or(""))
-                                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                                .unwrap_or_default()
-                        } else {
-                            v.as_str().unwrap_or_default().to_string()
-                        };
-                        set(format!("{prefix}{key}"), val);
-                    }
+                && let Some(obj) = shared.api.get_opt("", kind, ns, name)
+            {
+                for (key, v) in obj["data"].as_object().into_iter().flatten() {
+                    let val = if kind == "secrets" {
+                        use base64::Engine;
+                        base64::engine::general_purpose::STANDARD
+                            .decode(v.as_str().unwrap_or(""))
+                            .map(|b| String::from_utf8_lossy(&b).into_owned())
+                            .unwrap_or_default()
+                    } else {
+                        v.as_str().unwrap_or_default().to_string()
+                    };
+                    set(format!("{prefix}{key}"), val);
                 }
+            }
         }
     }
     for e in c["env"].as_array().into_iter().flatten() {
@@ -1519,9 +1521,10 @@ fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
             // Keep conditions others own (e.g. PodNeedUpgrade).
             for c in o["status"]["conditions"].as_array().into_iter().flatten() {
                 if let Some(list) = st["conditions"].as_array_mut()
-                    && !list.iter().any(|x| x["type"] == c["type"]) {
-                        list.push(c.clone());
-                    }
+                    && !list.iter().any(|x| x["type"] == c["type"])
+                {
+                    list.push(c.clone());
+                }
             }
             o["status"] = st;
             true
@@ -1577,11 +1580,11 @@ async fn run_pod(
         "pods",
         p["metadata"]["namespace"].as_str().unwrap_or(""),
         p["metadata"]["name"].as_str().unwrap_or(""),
-    )
-        && cur["metadata"]["uid"] == json!(uid) && cur["metadata"]["deletionTimestamp"].is_string()
-        {
-            finalize_deletion(&shared, &cur);
-        }
+    ) && cur["metadata"]["uid"] == json!(uid)
+        && cur["metadata"]["deletionTimestamp"].is_string()
+    {
+        finalize_deletion(&shared, &cur);
+    }
 }
 
 enum PodEnd {
@@ -1632,30 +1635,29 @@ async fn run_pod_inner(
         .into_iter()
         .flatten()
         .any(|o| o["kind"] == json!("Job"));
-    if is_job_pod
-        && let Some(code) = shared.faults.job_failure_for(&k.name) {
-            let c0 = containers
-                .first()
-                .and_then(|c| c["name"].as_str())
-                .unwrap_or("main");
-            let lp = log_path(shared, p, c0);
-            let _ = std::fs::create_dir_all(lp.parent().unwrap());
-            let _ = std::fs::write(
-                &lp,
-                format!(
-                    "yurtsim: injected failure on node {}: exit code {code}\n",
-                    k.name
-                ),
-            );
-            pod_event(
-                shared,
-                p,
-                "Warning",
-                "Failed",
-                &format!("Error: container exited with code {code} (yurtsim fault)"),
-            );
-            return PodEnd::Exited(code, "Error");
-        }
+    if is_job_pod && let Some(code) = shared.faults.job_failure_for(&k.name) {
+        let c0 = containers
+            .first()
+            .and_then(|c| c["name"].as_str())
+            .unwrap_or("main");
+        let lp = log_path(shared, p, c0);
+        let _ = std::fs::create_dir_all(lp.parent().unwrap());
+        let _ = std::fs::write(
+            &lp,
+            format!(
+                "yurtsim: injected failure on node {}: exit code {code}\n",
+                k.name
+            ),
+        );
+        pod_event(
+            shared,
+            p,
+            "Warning",
+            "Failed",
+            &format!("Error: container exited with code {code} (yurtsim fault)"),
+        );
+        return PodEnd::Exited(code, "Error");
+    }
     let started = util::now();
     let never_ready = containers.iter().any(|c| {
         shared

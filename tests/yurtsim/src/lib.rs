@@ -13,6 +13,7 @@ pub mod kinds;
 pub mod kubelet;
 pub mod kubelet_config;
 pub mod layout;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod runtime;

@@ -203,9 +203,10 @@ fn route(shared: &Shared, path: &str) -> Route {
     }
     let sub = rest.get(2).map(|s| s.to_string());
     if let Some(s) = &sub
-        && !res.subresources.contains(s) {
-            return Route::NotFound;
-        }
+        && !res.subresources.contains(s)
+    {
+        return Route::NotFound;
+    }
     Route::Resource(Target {
         res,
         namespace: ns,
@@ -307,10 +308,16 @@ pub async fn handle(
             )));
         }
         Route::NotFound => {
-            if path.starts_with("/openapi/") {
-                return Ok(error_response(&ApiError::path_not_found()));
-            }
-            return Ok(error_response(&ApiError::path_not_found()));
+            let doc = match path.as_str() {
+                "/openapi/v3" => Some(crate::openapi::index(&shared.api.registry)),
+                p => p
+                    .strip_prefix("/openapi/v3/")
+                    .and_then(|rest| crate::openapi::for_path(&shared.api.registry, rest)),
+            };
+            return Ok(match doc {
+                Some(d) => json_response(200, &d),
+                None => error_response(&ApiError::path_not_found()),
+            });
         }
         Route::Resource(t) => t,
     };
@@ -450,6 +457,17 @@ async fn dispatch(
     }
     let agent = user_agent(&req);
     let ctx = ctx_of(q, &agent);
+    if let Some(ct) = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+    {
+        if ct.starts_with("application/vnd.kubernetes.protobuf") {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {ct})"
+            )));
+        }
+    }
     let content_type = req
         .headers()
         .get("content-type")

@@ -140,9 +140,10 @@ impl Sim {
             );
         }
         if let Some(y) = &cfg.yurtctl
-            && !y.is_file() {
-                bail!("--exec yurtctl={}: no such file", y.display());
-            }
+            && !y.is_file()
+        {
+            bail!("--exec yurtctl={}: no such file", y.display());
+        }
         check_state_dir(&cfg.state_dir)?;
         let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await.map_err(|e| {
             if e.kind() == std::io::ErrorKind::AddrInUse {

@@ -50,9 +50,10 @@ pub struct Filter {
 impl Filter {
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(ns) = &self.namespace
-            && obj["metadata"]["namespace"].as_str().unwrap_or("") != ns {
-                return false;
-            }
+            && obj["metadata"]["namespace"].as_str().unwrap_or("") != ns
+        {
+            return false;
+        }
         self.label.matches(obj["metadata"]["labels"].as_object()) && self.field.matches(obj)
     }
 }

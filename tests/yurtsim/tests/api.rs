@@ -1,0 +1,355 @@
+//! The API behaves like kube-apiserver where clients notice: conflicts, AlreadyExists,
+//! generateName, selectors, watch resumption and 410, dry run, SSA ownership, Status bodies.
+
+mod common;
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::Status;
+use serde_json::json;
+use yurtsim::Layout;
+
+fn api_err(e: kube::Error) -> Status {
+    match e {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
+    serde_json::from_value(
+        json!({"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_get_update_conflict_and_already_exists() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let created = cms
+        .create(&PostParams::default(), &cm("a", json!({"app": "x"})))
+        .await
+        .unwrap();
+    assert!(created.metadata.uid.is_some() && created.metadata.resource_version.is_some());
+
+    let dup = api_err(
+        cms.create(&PostParams::default(), &cm("a", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((dup.code, dup.reason.as_str()), (409, "AlreadyExists"));
+    assert_eq!(dup.message, "configmaps \"a\" already exists");
+
+    let mut stale = created.clone();
+    let mut fresh = created.clone();
+    fresh.data.as_mut().unwrap().insert("k".into(), "v2".into());
+    cms.replace("a", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    stale.data.as_mut().unwrap().insert("k".into(), "v3".into());
+    let conflict = api_err(
+        cms.replace("a", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((conflict.code, conflict.reason.as_str()), (409, "Conflict"));
+    assert!(
+        conflict.message.contains("the object has been modified"),
+        "{}",
+        conflict.message
+    );
+
+    let missing = api_err(cms.get("nope").await.unwrap_err());
+    assert_eq!(
+        (
+            missing.code,
+            missing.reason.as_str(),
+            missing.message.as_str()
+        ),
+        (404, "NotFound", "configmaps \"nope\" not found")
+    );
+
+    let generated: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"generateName": "gen-"}})).unwrap();
+    let g = cms
+        .create(&PostParams::default(), &generated)
+        .await
+        .unwrap();
+    let name = g.metadata.name.unwrap();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+
+    let in_missing_ns: Api<ConfigMap> = Api::namespaced(c.client.clone(), "no-such-ns");
+    let e = api_err(
+        in_missing_ns
+            .create(&PostParams::default(), &cm("b", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (404, "namespaces \"no-such-ns\" not found")
+    );
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_and_field_selectors() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    for (n, l) in [
+        ("a", json!({"app": "x", "tier": "web"})),
+        ("b", json!({"app": "y"})),
+        ("c", json!({})),
+    ] {
+        cms.create(&PostParams::default(), &cm(n, l)).await.unwrap();
+    }
+    let names = |l: kube::core::ObjectList<ConfigMap>| {
+        let mut v: Vec<String> = l
+            .items
+            .into_iter()
+            .map(|o| o.metadata.name.unwrap())
+            .filter(|n| n != "kube-root-ca.crt")
+            .collect();
+        v.sort();
+        v
+    };
+    for (sel, want) in [
+        ("app=x", vec!["a"]),
+        ("app!=x", vec!["b", "c"]),
+        ("app in (x,y)", vec!["a", "b"]),
+        ("app notin (x)", vec!["b", "c"]),
+        ("tier", vec!["a"]),
+        ("!app", vec!["c"]),
+    ] {
+        let got = names(cms.list(&ListParams::default().labels(sel)).await.unwrap());
+        assert_eq!(got, want, "selector {sel}");
+    }
+    let got = names(
+        cms.list(&ListParams::default().fields("metadata.name=b"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got, vec!["b"]);
+    let bad = api_err(
+        cms.list(&ListParams::default().fields("data.k=v"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (bad.code, bad.message.as_str()),
+        (400, "field label not supported: data.k")
+    );
+    let bad = api_err(
+        cms.list(&ListParams::default().labels("app in ("))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(bad.code, 400);
+
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    let workers = nodes
+        .list(&ListParams::default().labels("!node-role.kubernetes.io/control-plane"))
+        .await
+        .unwrap();
+    assert_eq!(workers.items.len(), 2);
+    let pods: Api<Pod> = Api::all(c.client.clone());
+    let on_cp = pods
+        .list(&ListParams::default().fields("spec.nodeName=control-plane-1"))
+        .await
+        .unwrap();
+    assert!(
+        on_cp
+            .items
+            .iter()
+            .all(|p| p.spec.as_ref().unwrap().node_name.as_deref() == Some("control-plane-1"))
+    );
+    assert!(
+        on_cp
+            .items
+            .iter()
+            .any(|p| p.metadata.name.as_deref() == Some("kube-controller-manager-control-plane-1"))
+    );
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paginated_lists_visit_every_item_once() {
+    let c = common::start(1, Layout::Kind).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    for i in 0..25 {
+        cms.create(
+            &PostParams::default(),
+            &cm(&format!("p{i:02}"), json!({"page": "yes"})),
+        )
+        .await
+        .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut lp = ListParams::default().labels("page=yes").limit(10);
+    loop {
+        let page = cms.list(&lp).await.unwrap();
+        seen.extend(page.items.into_iter().map(|o| o.metadata.name.unwrap()));
+        match page.metadata.continue_ {
+            Some(t) if !t.is_empty() => lp = lp.continue_token(&t),
+            _ => break,
+        }
+    }
+    let want: Vec<String> = (0..25).map(|i| format!("p{i:02}")).collect();
+    assert_eq!(seen, want);
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_resumes_from_revision_and_expired_revisions_get_410() {
+    let c = common::start(1, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let first = cms
+        .create(&PostParams::default(), &cm("w1", json!({"w": "1"})))
+        .await
+        .unwrap();
+    let rv = first.metadata.resource_version.clone().unwrap();
+    cms.create(&PostParams::default(), &cm("w2", json!({"w": "1"})))
+        .await
+        .unwrap();
+    cms.delete("w1", &DeleteParams::default()).await.unwrap();
+
+    // Resuming from the first object's revision replays exactly what happened after it.
+    let mut stream = cms
+        .watch(&WatchParams::default().labels("w=1"), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        match tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+        {
+            WatchEvent::Added(o) => got.push(format!("ADDED {}", o.metadata.name.unwrap())),
+            WatchEvent::Deleted(o) => got.push(format!("DELETED {}", o.metadata.name.unwrap())),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(got, vec!["ADDED w2", "DELETED w1"]);
+
+    // After compaction the old revision is gone: 410 Expired, as etcd compaction does.
+    c.sim.api().store.compact();
+    let err = cms.watch(&WatchParams::default(), &rv).await;
+    let gone = match err {
+        Err(e) => api_err(e),
+        Ok(s) => match s.boxed().try_next().await {
+            Ok(Some(WatchEvent::Error(e))) => *e,
+            other => panic!("expected 410, got {other:?}"),
+        },
+    };
+    assert_eq!(gone.code, 410, "{gone:?}");
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_tracks_owners_and_reports_conflicts() {
+    let c = common::start(1, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"a": "1", "b": "2"}}, "data": {"k": "1"}});
+    cms.patch("ssa", &PatchParams::apply("yurtctl"), &Patch::Apply(&cfg))
+        .await
+        .unwrap();
+    // Another manager changes a field yurtctl owns.
+    cms.patch(
+        "ssa",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "2"}})),
+    )
+    .await
+    .unwrap();
+    let err = api_err(
+        cms.patch("ssa", &PatchParams::apply("yurtctl"), &Patch::Apply(&cfg))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    assert!(
+        err.message
+            .starts_with("Apply failed with 1 conflict: conflict with"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.ends_with(".data.k"), "{}", err.message);
+    // Forcing takes ownership back; dropping a label from the applied config removes it.
+    let cfg2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"a": "1"}}, "data": {"k": "1"}});
+    let out = cms
+        .patch(
+            "ssa",
+            &PatchParams::apply("yurtctl").force(),
+            &Patch::Apply(&cfg2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.data.unwrap()["k"], "1");
+    assert_eq!(out.metadata.labels.unwrap().len(), 1);
+    // Re-applying the same config is a no-op: no new revision.
+    let rv = cms.get("ssa").await.unwrap().metadata.resource_version;
+    cms.patch("ssa", &PatchParams::apply("yurtctl"), &Patch::Apply(&cfg2))
+        .await
+        .unwrap();
+    assert_eq!(cms.get("ssa").await.unwrap().metadata.resource_version, rv);
+    // Apply creates when absent.
+    let created = cms.patch("new", &PatchParams::apply("yurtctl"), &Patch::Apply(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new"}, "data": {"x": "1"}}))).await.unwrap();
+    let mf = created.metadata.managed_fields.unwrap();
+    assert_eq!(
+        (
+            mf.len(),
+            mf[0].manager.as_deref(),
+            mf[0].operation.as_deref()
+        ),
+        (1, Some("yurtctl"), Some("Apply"))
+    );
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_writes_nothing_and_injected_faults_answer_with_status() {
+    let c = common::start(1, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let out = cms
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &cm("dry", json!({})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.name.as_deref(), Some("dry"));
+    assert_eq!(api_err(cms.get("dry").await.unwrap_err()).code, 404);
+
+    c.sim.faults().add(yurtsim::faults::RequestFault {
+        verb: "create".into(),
+        resource: "configmaps".into(),
+        count: 1,
+        status: 500,
+        delay_ms: 0,
+        message: None,
+    });
+    let e = api_err(
+        cms.create(&PostParams::default(), &cm("f", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((e.code, e.reason.as_str()), (500, "InternalError"));
+    cms.create(&PostParams::default(), &cm("f", json!({})))
+        .await
+        .expect("the fault was for one request only");
+    let m = c.sim.metrics();
+    assert_eq!(m.count("create", "configmaps"), 3);
+    c.sim.shutdown().await;
+}

@@ -1,0 +1,116 @@
+//! Shared helpers for yurtsim's integration tests: start a cluster in a temp dir and get a
+//! kube-rs client for it.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use yurtsim::{Layout, Sim, SimConfig};
+
+pub struct TestCluster {
+    pub sim: Sim,
+    pub client: Client,
+    pub dir: tempfile::TempDir,
+}
+
+pub async fn start(nodes: usize, layout: Layout) -> TestCluster {
+    start_with(nodes, layout, |_| {}).await
+}
+
+pub async fn start_with(
+    nodes: usize,
+    layout: Layout,
+    tweak: impl FnOnce(&mut SimConfig),
+) -> TestCluster {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = SimConfig::new(dir.path().join("state"));
+    cfg.nodes = nodes;
+    cfg.layout = layout;
+    cfg.pod_ready_delay = Duration::from_millis(100);
+    cfg.node_monitor_grace = Duration::from_millis(600);
+    cfg.heartbeat_interval = Duration::from_millis(300);
+    cfg.static_pod_poll = Duration::from_millis(100);
+    tweak(&mut cfg);
+    let sim = Sim::start(cfg).await.expect("sim starts");
+    let client = client_for(&sim).await;
+    TestCluster { sim, client, dir }
+}
+
+pub async fn client_for(sim: &Sim) -> Client {
+    let kc = Kubeconfig::read_from(sim.kubeconfig_path()).expect("kubeconfig parses");
+    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("kubeconfig usable");
+    Client::try_from(config).expect("client")
+}
+
+/// Polls `f` until it returns Some, or panics with `what` after `timeout`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every file under `root` with its bytes, for before/after comparisons of node roots. The sim's
+/// own log of systemctl calls (`var/log/yurtsim/`) is left out: it is documented sim output.
+pub fn snapshot(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let md = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            if rel == "var/log/yurtsim" {
+                continue;
+            }
+            if md.is_dir() {
+                stack.push(p);
+            } else if md.file_type().is_symlink() {
+                out.insert(
+                    rel,
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .display()
+                        .to_string()
+                        .into_bytes(),
+                );
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Asserts two snapshots are equal, naming the files that differ (not dumping their bytes).
+pub fn assert_same_tree(
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+    after: &std::collections::BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
+    let mut diffs = Vec::new();
+    for (k, v) in before {
+        match after.get(k) {
+            None => diffs.push(format!("removed {k}")),
+            Some(a) if a != v => diffs.push(format!("changed {k}")),
+            _ => {}
+        }
+    }
+    for k in after.keys().filter(|k| !before.contains_key(*k)) {
+        diffs.push(format!("added {k}"));
+    }
+    assert!(diffs.is_empty(), "{what}: {}", diffs.join(", "));
+}

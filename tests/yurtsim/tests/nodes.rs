@@ -1,0 +1,299 @@
+//! Simulated nodes and kubelets: Jobs really run on their node against that node's files;
+//! static pods become mirror pods; the kubelet's effective kubeconfig decides readiness.
+
+mod common;
+
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, ListParams, LogParams, PostParams};
+use serde_json::json;
+use yurtsim::Layout;
+
+fn job(name: &str, node: &str, script: &str) -> Job {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"backoffLimit": 0, "template": {"spec": {
+            "restartPolicy": "Never", "nodeName": node, "hostNetwork": true, "hostPID": true,
+            "automountServiceAccountToken": false,
+            "containers": [{"name": "main", "image": "busybox", "command": ["bash", "-c", script],
+                "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "volumeMounts": [{"name": "host", "mountPath": "/host"}]}],
+            "volumes": [{"name": "host", "hostPath": {"path": "/"}}]}}}
+    }))
+    .unwrap()
+}
+
+async fn job_condition(jobs: &Api<Job>, name: &str) -> String {
+    common::eventually(
+        Duration::from_secs(20),
+        &format!("job {name} to finish"),
+        || async {
+            let j = jobs.get(name).await.ok()?;
+            j.status?
+                .conditions?
+                .into_iter()
+                .find(|c| (c.type_ == "Complete" || c.type_ == "Failed") && c.status == "True")
+                .map(|c| c.type_)
+        },
+    )
+    .await
+}
+
+async fn job_pod_log(client: &kube::Client, job: &str) -> String {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let p = pods
+        .list(&ListParams::default().labels(&format!("job-name={job}")))
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    pods.logs(&p.metadata.name.unwrap(), &LogParams::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_changes_exactly_its_own_nodes_root_and_its_output_is_in_the_log() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let before: Vec<_> = c
+        .sim
+        .node_names()
+        .iter()
+        .map(|n| common::snapshot(&c.sim.node_root(n)))
+        .collect();
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    jobs.create(&PostParams::default(), &job("touch", "worker-2", "echo \"on $NODE as $(hostname)\"; cat /host/etc/hostname; echo edited > /host/etc/yurtsim-test")).await.unwrap();
+    assert_eq!(job_condition(&jobs, "touch").await, "Complete");
+    let log = job_pod_log(&c.client, "touch").await;
+    assert_eq!(log, "on worker-2 as worker-2\nworker-2\n");
+    for (i, n) in c.sim.node_names().iter().enumerate() {
+        let mut after = common::snapshot(&c.sim.node_root(n));
+        if n == "worker-2" {
+            assert_eq!(
+                after.remove("etc/yurtsim-test").as_deref(),
+                Some(&b"edited\n"[..])
+            );
+        }
+        common::assert_same_tree(&before[i], &after, &format!("node {n} root"));
+    }
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_command_fails_the_job_and_injected_failures_too() {
+    let c = common::start(2, Layout::Kind).await;
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    jobs.create(
+        &PostParams::default(),
+        &job("boom", "kind-worker", "echo about to fail >&2; exit 3"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(job_condition(&jobs, "boom").await, "Failed");
+    assert_eq!(job_pod_log(&c.client, "boom").await, "about to fail\n");
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let p = pods
+        .list(&ListParams::default().labels("job-name=boom"))
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    let st = p.status.unwrap();
+    assert_eq!(st.phase.as_deref(), Some("Failed"));
+    let term = st.container_statuses.unwrap()[0]
+        .state
+        .clone()
+        .unwrap()
+        .terminated
+        .unwrap();
+    assert_eq!((term.exit_code, term.reason.as_deref()), (3, Some("Error")));
+
+    c.sim.faults().fail_jobs_on("kind-worker", 7);
+    jobs.create(
+        &PostParams::default(),
+        &job("ok-but-faulted", "kind-worker", "true"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(job_condition(&jobs, "ok-but-faulted").await, "Failed");
+    c.sim.faults().clear_failing_jobs("kind-worker");
+    jobs.create(&PostParams::default(), &job("ok", "kind-worker", "true"))
+        .await
+        .unwrap();
+    assert_eq!(job_condition(&jobs, "ok").await, "Complete");
+    c.sim.shutdown().await;
+}
+
+fn mirror_hash(p: &Pod) -> String {
+    p.metadata.annotations.as_ref().unwrap()["kubernetes.io/config.hash"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_pod_manifests_become_mirror_pods_that_follow_the_file() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let dir = c.sim.node_root("worker-1").join("etc/kubernetes/manifests");
+    let manifest = |image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nginx\n  namespace: default\n  labels:\n    app: nginx\nspec:\n  containers:\n  - name: nginx\n    image: {image}\n"
+        )
+    };
+    std::fs::write(dir.join("nginx.yaml"), manifest("nginx:1.19.1")).unwrap();
+    // Dot files are ignored, as by the real kubelet.
+    std::fs::write(dir.join(".nginx.yaml.tmp"), manifest("nginx:9")).unwrap();
+    let first = common::eventually(
+        Duration::from_secs(10),
+        "mirror pod nginx-worker-1 Running",
+        || async {
+            let p = pods.get("nginx-worker-1").await.ok()?;
+            (p.status.as_ref()?.phase.as_deref() == Some("Running")).then_some(p)
+        },
+    )
+    .await;
+    let ann = first.metadata.annotations.clone().unwrap();
+    assert_eq!(ann["kubernetes.io/config.source"], "file");
+    assert_eq!(
+        ann["kubernetes.io/config.mirror"],
+        ann["kubernetes.io/config.hash"]
+    );
+    assert_eq!(first.metadata.labels.clone().unwrap()["app"], "nginx");
+    let owner = &first.metadata.owner_references.clone().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Node", "worker-1")
+    );
+    assert_eq!(
+        pods.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .filter(|p| p.metadata.name.as_deref().unwrap().starts_with("nginx"))
+            .count(),
+        1
+    );
+
+    std::fs::write(dir.join("nginx.yaml"), manifest("nginx:1.19.2")).unwrap();
+    let second = common::eventually(
+        Duration::from_secs(10),
+        "mirror pod replaced with a new hash",
+        || async {
+            let p = pods.get("nginx-worker-1").await.ok()?;
+            (mirror_hash(&p) != mirror_hash(&first) && p.metadata.uid != first.metadata.uid)
+                .then_some(p)
+        },
+    )
+    .await;
+    assert_eq!(
+        second.spec.unwrap().containers[0].image.as_deref(),
+        Some("nginx:1.19.2")
+    );
+
+    std::fs::remove_file(dir.join("nginx.yaml")).unwrap();
+    common::eventually(Duration::from_secs(10), "mirror pod deleted", || async {
+        pods.get("nginx-worker-1").await.is_err().then_some(())
+    })
+    .await;
+    c.sim.shutdown().await;
+}
+
+fn ready_status(n: &Node) -> String {
+    n.status
+        .as_ref()
+        .unwrap()
+        .conditions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap()
+        .status
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubelet_pointed_at_yurthub_is_ready_only_while_yurthub_runs() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    let root = c.sim.node_root("worker-1");
+    // What a convert does on the node, by hand: a kubeconfig for YurtHub and the kubelet flag.
+    std::fs::create_dir_all(root.join("var/lib/openyurt")).unwrap();
+    std::fs::write(
+        root.join("var/lib/openyurt/kubelet.conf"),
+        "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: http://127.0.0.1:10261\n  name: default-cluster\ncontexts:\n- context:\n    cluster: default-cluster\n    namespace: default\n    user: default-auth\n  name: default-context\ncurrent-context: default-context\nusers:\n- name: default-auth\n  user: {}\n",
+    )
+    .unwrap();
+    let env = root.join("var/lib/kubelet/kubeadm-flags.env");
+    let text = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(
+        &env,
+        text.replacen(
+            "KUBELET_KUBEADM_ARGS=\"",
+            "KUBELET_KUBEADM_ARGS=\"--kubeconfig=/var/lib/openyurt/kubelet.conf ",
+            1,
+        ),
+    )
+    .unwrap();
+    // The servant restarts the kubelet through nsenter + systemctl; the sim's stubs make that real.
+    jobs.create(&PostParams::default(), &job("restart", "worker-1", "nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl restart kubelet && systemctl is-active kubelet")).await.unwrap();
+    assert_eq!(job_condition(&jobs, "restart").await, "Complete");
+    assert_eq!(job_pod_log(&c.client, "restart").await, "active\n");
+    let n = nodes.get("worker-1").await.unwrap();
+    let ann = n.metadata.annotations.unwrap();
+    assert_eq!(
+        ann["yurtsim.openyurt.io/kubelet-kubeconfig"],
+        "/var/lib/openyurt/kubelet.conf"
+    );
+    assert_eq!(
+        ann["yurtsim.openyurt.io/kubelet-server"],
+        "http://127.0.0.1:10261"
+    );
+    common::eventually(
+        Duration::from_secs(10),
+        "worker-1 NotReady without a hub",
+        || async { (ready_status(&nodes.get("worker-1").await.ok()?) != "True").then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        ready_status(&nodes.get("worker-2").await.unwrap()),
+        "True",
+        "other nodes are unaffected"
+    );
+
+    // A running yurt-hub static pod makes the hub address reachable again.
+    std::fs::write(
+        root.join("etc/kubernetes/manifests/yurt-hub.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels:\n    k8s-app: yurt-hub\nspec:\n  hostNetwork: true\n  containers:\n  - name: yurt-hub\n    image: openyurt/yurthub:v1.6.0\n    command: [\"yurthub\", \"--v=2\"]\n",
+    )
+    .unwrap();
+    common::eventually(
+        Duration::from_secs(10),
+        "worker-1 Ready through YurtHub",
+        || async { (ready_status(&nodes.get("worker-1").await.ok()?) == "True").then_some(()) },
+    )
+    .await;
+    // The hub's node-local endpoint answers on that node's loopback only.
+    let probe = job(
+        "probe",
+        "worker-1",
+        "exec 3<>/dev/tcp/127.0.0.1/10267 && printf 'GET /v1/healthz HTTP/1.0\\r\\n\\r\\n' >&3 && tail -n1 <&3",
+    );
+    jobs.create(&PostParams::default(), &probe).await.unwrap();
+    assert_eq!(job_condition(&jobs, "probe").await, "Complete");
+    assert_eq!(job_pod_log(&c.client, "probe").await.trim(), "OK");
+    jobs.create(
+        &PostParams::default(),
+        &job("probe2", "worker-2", "exec 3<>/dev/tcp/127.0.0.1/10267"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        job_condition(&jobs, "probe2").await,
+        "Failed",
+        "worker-2 has no hub on its loopback"
+    );
+    c.sim.shutdown().await;
+}
