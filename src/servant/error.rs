@@ -32,7 +32,9 @@ pub enum ServantError {
     )]
     UnitNotFound { unit: String },
 
-    #[error("unit {unit} is masked by {path}; unmask it (systemctl unmask {unit}) before converting")]
+    #[error(
+        "unit {unit} is masked by {path}; unmask it (systemctl unmask {unit}) before converting"
+    )]
     UnitMasked { unit: String, path: String },
 
     #[error("{path}:{line}: {message}; fix the unit file, then run `systemctl daemon-reload`")]
@@ -47,7 +49,9 @@ pub enum ServantError {
     )]
     ExecStart { unit: String, count: usize },
 
-    #[error("unit {unit}: EnvironmentFile={path} cannot be read: {reason}; create it or mark it optional with '-'")]
+    #[error(
+        "unit {unit}: EnvironmentFile={path} cannot be read: {reason}; create it or mark it optional with '-'"
+    )]
     EnvironmentFile {
         unit: String,
         path: String,
@@ -71,7 +75,9 @@ pub enum ServantError {
     #[error("{path}: {message}")]
     Manifest { path: String, message: String },
 
-    #[error("{path}: cannot revert our edit: {message}; nothing was written. Restore the file from {backup} by hand if needed")]
+    #[error(
+        "{path}: cannot revert our edit: {message}; nothing was written. Restore the file from {backup} by hand if needed"
+    )]
     RevertConflict {
         path: String,
         backup: String,

@@ -127,10 +127,12 @@ impl HostFs {
     pub fn read_text(&self, host: &str) -> Result<Option<String>> {
         match self.read(host)? {
             None => Ok(None),
-            Some(b) => String::from_utf8(b).map(Some).map_err(|_| ServantError::Conflict {
-                path: host.into(),
-                message: "file is not valid UTF-8; yurtctl only edits text files".into(),
-            }),
+            Some(b) => String::from_utf8(b)
+                .map(Some)
+                .map_err(|_| ServantError::Conflict {
+                    path: host.into(),
+                    message: "file is not valid UTF-8; yurtctl only edits text files".into(),
+                }),
         }
     }
 

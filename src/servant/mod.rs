@@ -9,3 +9,17 @@ pub mod hostfs;
 pub mod systemd;
 
 pub use error::{Result, ServantError};
+pub mod edit;
+pub mod journal;
+pub mod kcm;
+pub mod kubeconfig;
+pub mod kubelet;
+pub mod plan;
+pub mod staticpod;
+pub mod yurthub;
+
+pub use edit::{Change, NodeChanges, apply};
+pub use kcm::{disable_nodelifecycle, enable_nodelifecycle};
+pub use plan::{ConvertOptions, PreflightReport, convert, preflight, revert};
+pub use staticpod::{static_pod_restore, static_pod_upgrade};
+pub use yurthub::{HubCredential, WorkingMode, YurtHubOptions};

@@ -193,7 +193,9 @@ fn c_escape(s: &str) -> Option<(char, usize)> {
             if !t.bytes().all(|c| (b'0'..=b'7').contains(&c)) {
                 return None;
             }
-            let v = u32::from_str_radix(t, 8).ok().filter(|v| *v != 0 && *v <= 255)?;
+            let v = u32::from_str_radix(t, 8)
+                .ok()
+                .filter(|v| *v != 0 && *v <= 255)?;
             return char::from_u32(v).map(|c| (c, 3));
         }
         _ => return None,
@@ -330,7 +332,9 @@ fn parse_unit_text(
             return Ok(());
         }
         let Some(sec) = section.clone() else {
-            warnings.push(format!("{host}:{lineno}: assignment outside of a section, ignored"));
+            warnings.push(format!(
+                "{host}:{lineno}: assignment outside of a section, ignored"
+            ));
             return Ok(());
         };
         let Some(eq) = l.text.find('=') else {
@@ -391,7 +395,10 @@ impl Specifiers {
         if !s.text.contains('%') {
             return Ok(s.clone());
         }
-        let stem = self.unit.rsplit_once('.').map_or(self.unit.as_str(), |p| p.0);
+        let stem = self
+            .unit
+            .rsplit_once('.')
+            .map_or(self.unit.as_str(), |p| p.0);
         let prefix = stem.split_once('@').map_or(stem, |p| p.0);
         let instance = stem.split_once('@').map_or("", |p| p.1);
         let mut out = Traced::default();
@@ -567,8 +574,12 @@ pub fn load_unit(fs: &HostFs, unit: &str) -> Result<LoadedUnit> {
         exec: Vec::new(),
         service_type: "simple".into(),
     };
-    let all = std::iter::once((fragment, SourceKind::Unit))
-        .chain(dropins.into_values().flatten().map(|h| (h, SourceKind::DropIn)));
+    let all = std::iter::once((fragment, SourceKind::Unit)).chain(
+        dropins
+            .into_values()
+            .flatten()
+            .map(|h| (h, SourceKind::DropIn)),
+    );
     for (host, kind) in all {
         let text = fs.read_text(&host)?.unwrap_or_default();
         let idx = lu.files.len();
@@ -641,12 +652,20 @@ impl LoadedUnit {
                         }
                     };
                     let Some(eq) = w.text.find('=') else {
-                        self.warn(file, a.line, format_args!("invalid assignment {:?}", w.text));
+                        self.warn(
+                            file,
+                            a.line,
+                            format_args!("invalid assignment {:?}", w.text),
+                        );
                         continue;
                     };
                     let (k, v) = (&w.text[..eq], w.slice(eq + 1, w.text.len()));
                     if !env_name_ok(k) || !env_value_ok(&v.text) {
-                        self.warn(file, a.line, format_args!("invalid assignment {:?}", w.text));
+                        self.warn(
+                            file,
+                            a.line,
+                            format_args!("invalid assignment {:?}", w.text),
+                        );
                         continue;
                     }
                     let var = Var {
@@ -1227,7 +1246,16 @@ mod tests {
         let a = u.effective_argv(&fs).unwrap();
         assert_eq!(
             a.argv(),
-            ["/bin/x", "--a=1", "--b=2", "--a=1 --b=2", "--c=z", "$A", "z", "--d"]
+            [
+                "/bin/x",
+                "--a=1",
+                "--b=2",
+                "--a=1 --b=2",
+                "--c=z",
+                "$A",
+                "z",
+                "--d"
+            ]
         );
         assert_eq!(a.tokens[1].via.as_ref().unwrap().variable, "A");
         let s = a.value_span("b", a.last_flag("b").unwrap()).unwrap();

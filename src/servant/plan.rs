@@ -1,0 +1,244 @@
+//! Node operations as plans: compute every file change in memory first, write later.
+//!
+//! * [`convert`]: YurtHub static pod + credential, the YurtHub kubeconfig, and the kubelet
+//!   redirect. Idempotent; a second run yields no changes.
+//! * [`revert`]: undo exactly what convert recorded; a never-converted node yields none.
+//! * [`apply`]: writes a plan atomically, file by file, backups and record first.
+//! * [`preflight`]: what the node looks like, without changing anything.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use super::edit::{Change, NodeChanges, apply};
+use super::error::{Result, ServantError};
+use super::hostfs::HostFs;
+use super::journal::{Journal, Recorder, plan_revert};
+use super::kcm::{KCM_FILE, KCM_OPERATION};
+use super::kubeconfig::{ServerUrl, api_server, parse_server_url, render_yurthub_kubeconfig};
+use super::kubelet::{
+    DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG, effective_argv, plan_redirect, static_pod_dir,
+};
+use super::systemd::{EffectiveArgv, SourceKind, load_unit};
+use super::yurthub::{
+    HUB_CACHE_DIR, HUB_DIR, MANIFEST_FILE, YurtHubOptions, credential_file, render_manifest,
+};
+
+pub const CONVERT_OPERATION: &str = "convert";
+
+/// What convert does on this node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertOptions {
+    /// Install the YurtHub static pod (None = leave YurtHub alone).
+    pub yurthub: Option<YurtHubOptions>,
+    /// Point the kubelet at YurtHub. Callers usually run convert once with this off,
+    /// wait for YurtHub to be healthy, then again with it on.
+    pub redirect_kubelet: bool,
+}
+
+/// The kubeconfig the kubelet used before conversion: the effective one, or (already
+/// redirected) the one recorded by the first convert, or kubeadm's default.
+fn original_kubeconfig(argv: &EffectiveArgv, journal: Option<&Journal>) -> String {
+    match argv.flag_value("kubeconfig") {
+        Some(k) if k != OPENYURT_KUBECONFIG && !k.is_empty() => k,
+        _ => journal
+            .and_then(|j| j.extra.get("kubelet_kubeconfig"))
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_KUBELET_KUBECONFIG)
+            .to_owned(),
+    }
+}
+
+/// Plans the conversion of this node (nothing is written).
+pub fn convert(host_root: &Path, opts: &ConvertOptions) -> Result<NodeChanges> {
+    let fs = HostFs::new(host_root)?;
+    let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
+    let argv = effective_argv(&rec.fs)?;
+    let kubeconfig = original_kubeconfig(&argv, Some(&rec.journal));
+    if let Some(hub) = &opts.yurthub {
+        hub.validate()?;
+        let server = match &hub.server_addr {
+            Some(s) => parse_server_url(s).map_err(|m| ServantError::Kubeconfig {
+                path: "(server address option)".into(),
+                message: m,
+            })?,
+            None => api_server(&rec.fs, &kubeconfig)?,
+        };
+        let dir = static_pod_dir(&rec.fs, &argv)?;
+        let (cred_path, cred) = credential_file(&hub.credential)?;
+        rec.create(cred_path, cred, 0o600)?;
+        let manifest = render_manifest(hub, &server)?;
+        rec.create(
+            &format!("{}/{MANIFEST_FILE}", dir.trim_end_matches('/')),
+            manifest.into_bytes(),
+            0o600,
+        )?;
+        for d in [HUB_DIR, HUB_CACHE_DIR] {
+            if !rec.journal.remove_on_revert.iter().any(|x| x == d) {
+                rec.journal.remove_on_revert.push(d.to_owned());
+            }
+        }
+    }
+    if opts.redirect_kubelet {
+        rec.create(
+            OPENYURT_KUBECONFIG,
+            render_yurthub_kubeconfig().into_bytes(),
+            0o600,
+        )?;
+        let plan = plan_redirect(&mut rec.fs)?;
+        if let Some(prev) = plan.previous_kubeconfig
+            && !rec.journal.extra.contains_key("kubelet_kubeconfig")
+        {
+            rec.journal
+                .extra
+                .insert("kubelet_kubeconfig".into(), Value::String(prev));
+        }
+        for f in plan.files {
+            rec.modify(
+                &f.path,
+                f.original.as_bytes(),
+                f.new.into_bytes(),
+                f.edits,
+                None,
+            )?;
+        }
+    }
+    rec.finish()
+}
+
+/// Plans undoing what convert recorded on this node.
+pub fn revert(host_root: &Path) -> Result<NodeChanges> {
+    let mut fs = HostFs::new(host_root)?;
+    let Some(journal) = Journal::load(&fs, CONVERT_OPERATION)? else {
+        return Ok(NodeChanges::default());
+    };
+    let changes = plan_revert(&fs, &journal, &|_, _| None)?;
+    // verify in memory: afterwards the kubelet must not use YurtHub's kubeconfig
+    for c in &changes.changes {
+        match c {
+            Change::Write { path, new, .. } => fs.stage(path, Some(new.clone()))?,
+            Change::Remove { path, .. } => fs.stage(path, None)?,
+            _ => {}
+        }
+    }
+    if let Ok(argv) = effective_argv(&fs)
+        && argv.flag_value("kubeconfig").as_deref() == Some(OPENYURT_KUBECONFIG)
+    {
+        return Err(ServantError::Redirect {
+            message: format!(
+                "after revert the kubelet would still use {OPENYURT_KUBECONFIG} ({}), which revert deletes; fix that file by hand",
+                argv.describe(argv.last_flag("kubeconfig").map_or(0, |h| h.value))
+            ),
+        });
+    }
+    Ok(changes)
+}
+
+/// What [`preflight`] found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PreflightReport {
+    pub host_root: String,
+    /// kubeadm | kubeadm-usr | kind | minikube | unknown
+    pub layout: String,
+    pub unit_files: Vec<String>,
+    pub environment_files: Vec<String>,
+    pub kubelet_argv: Vec<String>,
+    pub kubeconfig: Option<String>,
+    /// Where the effective --kubeconfig comes from.
+    pub kubeconfig_source: Option<String>,
+    pub bootstrap_kubeconfig: Option<String>,
+    pub converted: bool,
+    pub redirect_possible: bool,
+    pub static_pod_dir: Option<String>,
+    pub api_server: Option<ServerUrl>,
+    pub kcm_manifest: Option<String>,
+    pub kcm_nodelifecycle_disabled_by_yurtctl: bool,
+    pub problems: Vec<String>,
+}
+
+fn detect_layout(argv: &EffectiveArgv) -> String {
+    let names: Vec<&str> = argv
+        .files
+        .iter()
+        .filter(|f| f.kind == SourceKind::DropIn)
+        .map(|f| f.host.as_str())
+        .collect();
+    if names.iter().any(|n| n.ends_with("/11-kind.conf")) {
+        return "kind".into();
+    }
+    if argv
+        .tokens
+        .first()
+        .is_some_and(|t| t.value.text.contains("/minikube/"))
+    {
+        return "minikube".into();
+    }
+    match names.iter().find(|n| n.ends_with("/10-kubeadm.conf")) {
+        Some(n) if n.starts_with("/etc/") => "kubeadm".into(),
+        Some(_) => "kubeadm-usr".into(),
+        None => "unknown".into(),
+    }
+}
+
+/// Inspects the node; changes nothing. Errors only for an unusable host root.
+pub fn preflight(host_root: &Path) -> Result<PreflightReport> {
+    let fs = HostFs::new(host_root)?;
+    let mut r = PreflightReport {
+        host_root: host_root.display().to_string(),
+        layout: "unknown".into(),
+        ..Default::default()
+    };
+    let journal = match Journal::load(&fs, CONVERT_OPERATION) {
+        Ok(j) => j,
+        Err(e) => {
+            r.problems.push(e.to_string());
+            None
+        }
+    };
+    r.converted = journal.is_some();
+    let argv = match load_unit(&fs, super::kubelet::KUBELET_UNIT).and_then(|u| {
+        r.environment_files = u.environment_files().to_vec();
+        u.effective_argv(&fs)
+    }) {
+        Ok(a) => a,
+        Err(e) => {
+            r.problems.push(e.to_string());
+            return Ok(r);
+        }
+    };
+    r.layout = detect_layout(&argv);
+    r.unit_files = argv.files.iter().map(|f| f.host.clone()).collect();
+    r.kubelet_argv = argv.argv();
+    r.kubeconfig = argv.flag_value("kubeconfig");
+    r.kubeconfig_source = argv.last_flag("kubeconfig").map(|h| argv.describe(h.value));
+    r.bootstrap_kubeconfig = argv.flag_value("bootstrap-kubeconfig");
+    let mut scratch = fs.clone();
+    match plan_redirect(&mut scratch) {
+        Ok(_) => r.redirect_possible = true,
+        Err(e) => r.problems.push(e.to_string()),
+    }
+    if r.layout == "kubeadm-usr" {
+        r.problems.push(
+            "the kubelet drop-in is package-owned (under /usr/lib or /lib): a kubelet package upgrade may undo the redirect; re-run convert after upgrades".into(),
+        );
+    }
+    match static_pod_dir(&fs, &argv) {
+        Ok(d) => {
+            let kcm = format!("{}/{KCM_FILE}", d.trim_end_matches('/'));
+            if fs.is_file(&kcm)? {
+                r.kcm_manifest = Some(kcm);
+            }
+            r.static_pod_dir = Some(d);
+        }
+        Err(e) => r.problems.push(e.to_string()),
+    }
+    r.kcm_nodelifecycle_disabled_by_yurtctl =
+        matches!(Journal::load(&fs, KCM_OPERATION), Ok(Some(_)));
+    let kc = original_kubeconfig(&argv, journal.as_ref());
+    match api_server(&fs, &kc) {
+        Ok(u) => r.api_server = Some(u),
+        Err(e) => r.problems.push(e.to_string()),
+    }
+    Ok(r)
+}
