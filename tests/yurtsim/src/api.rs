@@ -988,6 +988,50 @@ impl Api {
         }
     }
 
+    /// `pods/{name}/binding`: the only way to set spec.nodeName on an existing pod (what the
+    /// scheduler does). Binding an already bound pod is a conflict, as on a real apiserver.
+    pub fn bind(&self, ns: &str, name: &str, node: &str, ctx: &Ctx) -> ApiResult<Outcome> {
+        let pods = self.info("", "pods");
+        let schema = schema_for(&pods);
+        // Not an update: pod spec is otherwise immutable, so binding writes the store directly.
+        self.store
+            .write(&pods.key(), ns, name, ctx.dry_run, |cur| {
+                let cur = cur.ok_or_else(|| ApiError::not_found(&pods, name))?;
+                if let Some(n) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
+                    return Err(ApiError::conflict_msg(
+                        &pods,
+                        name,
+                        &format!("pod {name} is already assigned to node \"{n}\""),
+                    ));
+                }
+                let mut o = (**cur).clone();
+                o["spec"]["nodeName"] = json!(node);
+                let mut o = patch::record_update(
+                    Some(cur),
+                    &o,
+                    &ctx.manager,
+                    &util::now(),
+                    None,
+                    schema.as_ref(),
+                );
+                let mf = o["metadata"]["managedFields"].take();
+                set_managed_fields(&mut o, mf);
+                Ok(WriteOp::Put(o))
+            })?;
+        let _ = self.modify(&pods, ns, name, Some("status"), &ctx.manager, &|o| {
+            let mut conds: Vec<Value> = o["status"]["conditions"].as_array().cloned().unwrap_or_default();
+            conds.retain(|c| c["type"] != json!("PodScheduled"));
+            conds.push(json!({"type": "PodScheduled", "status": "True", "lastTransitionTime": util::now()}));
+            o["status"]["conditions"] = json!(conds);
+            true
+        });
+        Ok(Outcome {
+            body: json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+            code: 201,
+            warnings: vec![],
+        })
+    }
+
     /// For controllers: read-modify-write with retries on conflict, as a controller's update loop.
     pub fn modify(
         &self,

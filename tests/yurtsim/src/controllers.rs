@@ -566,11 +566,7 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
             let node = s(&n["metadata"]["name"]);
             let _ = shared
                 .api
-                .modify(&pods, ns, name, None, "default-scheduler", &|o| {
-                    // A Binding in the real API; the visible result is spec.nodeName and PodScheduled.
-                    o["spec"]["nodeName"] = json!(node);
-                    true
-                });
+                .bind(ns, name, &node, &Ctx::system("default-scheduler"));
         }
         None => {
             let _ = shared.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o| {

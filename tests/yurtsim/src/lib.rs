@@ -15,6 +15,7 @@ pub mod kubelet_config;
 pub mod layout;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod registry;
 pub mod runtime;
 pub mod selector;
@@ -22,6 +23,7 @@ pub mod server;
 pub mod sim;
 pub mod store;
 pub mod systemd;
+pub mod table;
 pub mod util;
 
 pub use layout::Layout;

@@ -248,10 +248,20 @@ async fn read_body(req: Request<Incoming>) -> ApiResult<Bytes> {
         .map_err(|e| ApiError::bad_request(format!("reading request body: {e}")))
 }
 
-fn parse_body(bytes: &[u8], yaml_ok: bool) -> ApiResult<Value> {
+/// Decodes a request body by its media type: JSON, YAML (apply patches, `kubectl create -f` of
+/// YAML) or Kubernetes protobuf (what kubectl's typed clients send).
+fn parse_body(bytes: &[u8], content_type: &str) -> ApiResult<Value> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if crate::protobuf::is_protobuf_content_type(media) {
+        return crate::protobuf::decode(bytes).map_err(|e| match e.http_status() {
+            415 => ApiError::unsupported_media_type(e.to_string()),
+            _ => ApiError::bad_request(e.to_string()),
+        });
+    }
+    let yaml_ok = media.ends_with("yaml");
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => Ok(v),
         Err(e) if yaml_ok => serde_saphyr::from_slice::<Value>(bytes).map_err(|ye| {
@@ -457,17 +467,26 @@ async fn dispatch(
     }
     let agent = user_agent(&req);
     let ctx = ctx_of(q, &agent);
-    if let Some(ct) = req
+    let table = req
         .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-    {
-        if ct.starts_with("application/vnd.kubernetes.protobuf") {
-            return Err(ApiError::unsupported_media_type(format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {ct})"
-            )));
-        }
-    }
+        .get("accept")
+        .and_then(|a| a.to_str().ok())
+        .and_then(crate::table::wants_table);
+    let include = q
+        .get("includeObject")
+        .map(String::as_str)
+        .unwrap_or("Metadata")
+        .to_string();
+    let as_table = |items: &[&Value], meta: Value| {
+        crate::table::to_table(
+            &t.res,
+            items,
+            &include,
+            meta,
+            table.unwrap_or("meta.k8s.io/v1"),
+            std::time::SystemTime::now(),
+        )
+    };
     let content_type = req
         .headers()
         .get("content-type")
@@ -483,6 +502,10 @@ async fn dispatch(
             let obj = shared.api.get(&t.res, &ns, &name)?;
             if t.sub.as_deref() == Some("scale") {
                 return Ok(json_response(200, &scale_of(&t.res, &obj)));
+            }
+            if table.is_some() {
+                let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
+                return Ok(json_response(200, &as_table(&[obj.as_ref()], meta)));
             }
             Ok(json_response(200, &present(&t.res, &obj)))
         }
@@ -514,15 +537,35 @@ async fn dispatch(
             } else {
                 items.iter().map(|o| Arc::new(present(&t.res, o))).collect()
             };
+            if table.is_some() {
+                let refs: Vec<&Value> = items.iter().map(|o| o.as_ref()).collect();
+                let mut meta = json!({"resourceVersion": rv.to_string()});
+                if let Some(c) = &cont {
+                    meta["continue"] = json!(c);
+                    meta["remainingItemCount"] = json!(remaining);
+                }
+                return Ok(json_response(200, &as_table(&refs, meta)));
+            }
             let list = shared.api.list_object(&t.res, items, rv, cont, remaining);
             Ok(json_response(200, &list))
         }
-        "watch" => watch(shared, t, q).await,
+        "watch" => watch(shared, t, q, table.map(|v| (v, include.clone()))).await,
         "create" => {
             let body = read_body(req).await?;
             if t.res.create_only {
-                let v = parse_body(&body, true)?;
+                let v = parse_body(&body, &content_type)?;
                 return Ok(json_response(201, &review(shared, &t.res, v)));
+            }
+            if t.sub.as_deref() == Some("binding") && t.name.is_some() {
+                let v = parse_body(&body, &content_type)?;
+                let target = v["target"]["name"].as_str().unwrap_or_default();
+                if target.is_empty() {
+                    return Err(ApiError::bad_request(
+                        "Binding: target.name: Required value",
+                    ));
+                }
+                let out = shared.api.bind(&ns, &name, target, &ctx)?;
+                return Ok(json_response(out.code, &out.body));
             }
             if t.name.is_some() {
                 return Err(ApiError::method_not_allowed(format!(
@@ -530,7 +573,7 @@ async fn dispatch(
                     t.res.resource
                 )));
             }
-            let v = parse_body(&body, content_type.contains("yaml"))?;
+            let v = parse_body(&body, &content_type)?;
             let out = shared.api.create(&t.res, &ns, v, &ctx)?;
             Ok(with_warnings(
                 json_response(out.code, &present(&t.res, &out.body)),
@@ -539,7 +582,7 @@ async fn dispatch(
         }
         "update" => {
             let body = read_body(req).await?;
-            let v = parse_body(&body, content_type.contains("yaml"))?;
+            let v = parse_body(&body, &content_type)?;
             let out = shared
                 .api
                 .update(&t.res, &ns, &name, v, t.sub.as_deref(), &ctx)?;
@@ -559,7 +602,11 @@ async fn dispatch(
                 ));
             }
             let body = read_body(req).await?;
-            let v = parse_body(&body, matches!(pt, PatchType::Apply { .. }))?;
+            let v = match pt {
+                // Apply bodies are YAML (JSON is YAML too); other patches are JSON.
+                PatchType::Apply { .. } => parse_body(&body, "application/yaml")?,
+                _ => parse_body(&body, "application/json")?,
+            };
             let mut ctx = ctx;
             if matches!(pt, PatchType::Apply { .. }) && !q.contains_key("fieldManager") {
                 ctx.manager = String::new();
@@ -578,7 +625,7 @@ async fn dispatch(
             let body_v: Value = if body.iter().all(u8::is_ascii_whitespace) {
                 json!({})
             } else {
-                parse_body(&body, false)?
+                parse_body(&body, &content_type)?
             };
             let policy = q
                 .get("propagationPolicy")
@@ -709,6 +756,7 @@ async fn watch(
     shared: &Arc<Shared>,
     t: &Target,
     q: &HashMap<String, String>,
+    table: Option<(&'static str, String)>,
 ) -> ApiResult<Response<Body>> {
     let filter = filter_of(shared, t, q)?;
     let rv = q.get("resourceVersion").map(String::as_str).unwrap_or("");
@@ -734,6 +782,22 @@ async fn watch(
     let bookmark_every = sh.cfg.bookmark_interval;
     tokio::spawn(async move {
         let line = |typ: &str, obj: &Value| {
+            // kubectl get -w asks for each event's object as a one-row Table.
+            let obj = match (&table, typ) {
+                (Some((v, include)), "ADDED" | "MODIFIED" | "DELETED") => {
+                    let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
+                    crate::table::to_table(
+                        &res,
+                        &[obj],
+                        include,
+                        meta,
+                        v,
+                        std::time::SystemTime::now(),
+                    )
+                }
+                _ => obj.clone(),
+            };
+            let obj = &obj;
             let mut s = serde_json::to_vec(&json!({"type": typ, "object": present(&res, obj)}))
                 .unwrap_or_default();
             s.push(b'\n');

@@ -117,6 +117,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .find(|(n, _)| n == "yurtctl")
         .map(|(_, p)| p);
     let started = std::time::Instant::now();
+    // Handlers first, so a signal right after the ready line is handled, not fatal.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let sim = Sim::start(cfg).await?;
     println!(
         "ready {} kubeconfig={} nodes={} in {:.1}s",
@@ -127,9 +130,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     );
     use std::io::Write;
     std::io::stdout().flush().ok();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        _ = int.recv() => {}
         _ = term.recv() => {}
     }
     eprintln!("yurtsim: shutting down");

@@ -1,0 +1,181 @@
+//! The `yurtsim` binary: starts, prints one `ready` line, serves kubectl (the conformance
+//! script), stops on SIGTERM, and refuses bad input with a clear message.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_yurtsim");
+
+struct Running {
+    child: Child,
+    ready_line: String,
+    _dir: tempfile::TempDir,
+    state: std::path::PathBuf,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn up(args: &[&str]) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let mut child = Command::new(BIN)
+        .args(["up", "--state-dir"])
+        .arg(&state)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut ready_line = String::new();
+    out.read_line(&mut ready_line).unwrap();
+    // Keep draining stdout so the sim never blocks on a full pipe.
+    std::thread::spawn(move || for _ in out.lines() {});
+    Running {
+        child,
+        ready_line,
+        _dir: dir,
+        state,
+    }
+}
+
+#[test]
+fn up_prints_one_ready_line_writes_a_kubeconfig_and_stops_on_sigterm() {
+    let mut r = up(&["--nodes", "2", "--layout", "kind"]);
+    assert!(
+        r.ready_line.starts_with("ready http://127.0.0.1:"),
+        "{}",
+        r.ready_line
+    );
+    let kubeconfig = std::fs::read_to_string(r.state.join("kubeconfig")).unwrap();
+    assert!(kubeconfig.contains("current-context: yurtsim"));
+    assert!(
+        r.state
+            .join("nodes/kind-control-plane/etc/systemd/system/kubelet.service.d/11-kind.conf")
+            .is_file()
+    );
+    assert!(
+        r.state
+            .join("nodes/kind-worker/var/lib/kubelet/config.yaml")
+            .is_file()
+    );
+    let pid = r.child.id() as i32;
+    // SAFETY: plain kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    loop {
+        if let Some(status) = r.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "yurtsim did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn kubectl_conformance_script_passes() {
+    assert!(
+        Command::new("kubectl")
+            .arg("version")
+            .arg("--client")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "kubectl is required for the conformance script (.ci/run installs it)"
+    );
+    let r = up(&["--nodes", "3", "--pod-ready-delay", "100ms"]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("KUBECONFIG", r.state.join("kubeconfig"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "conformance failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .is_some_and(|l| l.ends_with("passed, 0 failed")),
+        "{stdout}"
+    );
+}
+
+fn fails_with(args: &[&str], state_dir: Option<&std::path::Path>, needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let default_state = dir.path().join("state");
+    let mut cmd = Command::new(BIN);
+    cmd.arg("up")
+        .arg("--state-dir")
+        .arg(state_dir.unwrap_or(&default_state))
+        .args(args);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(
+        out.stdout.is_empty(),
+        "no ready line on failure: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: expected {needle:?} in\n{stderr}"
+    );
+}
+
+#[test]
+fn bad_input_fails_with_a_clear_message() {
+    fails_with(
+        &["--layout", "k3s"],
+        None,
+        "kubeadm, kubeadm-usr, kind, minikube",
+    );
+    fails_with(&["--nodes", "0"], None, "--nodes must be at least 1");
+    fails_with(
+        &["--nodes", "2", "--control-planes", "3"],
+        None,
+        "--control-planes must be between 1 and --nodes",
+    );
+    fails_with(&["--pod-ready-delay", "fast"], None, "not a duration");
+    fails_with(
+        &["--exec", "yurtctl=/no/such/binary"],
+        None,
+        "/no/such/binary",
+    );
+    fails_with(
+        &["--exec", "kubectl=/bin/true"],
+        None,
+        "only yurtctl=PATH is supported",
+    );
+    // A state dir we cannot write to (a regular file stands in its parent's place).
+    let f = tempfile::NamedTempFile::new().unwrap();
+    fails_with(
+        &[],
+        Some(&f.path().join("state")),
+        "cannot create state dir",
+    );
+    // A port that is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    fails_with(
+        &["--port", &port],
+        None,
+        &format!("port {port} is already in use"),
+    );
+    // A state dir that already holds a cluster.
+    let r = up(&["--nodes", "1"]);
+    fails_with(&[], Some(&r.state), "already holds a cluster");
+}
