@@ -1,0 +1,454 @@
+//! The node servant against real layouts: nodes are seeded by yurtsim's layout seeder, and
+//! the kubelet's effective flags are checked with yurtsim's independent systemd oracle.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use yurtctl::servant::{
+    self, ConvertOptions, HubCredential, NodeChanges, WorkingMode, YurtHubOptions,
+};
+use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
+
+const OURS: &str = "/var/lib/openyurt/kubelet.conf";
+const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
+
+// ---------------------------------------------------------------------------------------
+// helpers
+
+fn node(layout: Layout, role: Role) -> NodeSeed {
+    let idx = if role == Role::ControlPlane { 0 } else { 1 };
+    let (name, _) = layout.node_names(1, 1)[idx].clone();
+    NodeSeed {
+        name,
+        role,
+        internal_ip: layout.node_ip(idx),
+        api_server: layout.api_server(&layout.node_ip(0)),
+        kubernetes_version: "v1.33.1".into(),
+        cluster_name: match layout {
+            Layout::Kind => "kind",
+            Layout::Minikube => "mk",
+            _ => "kubernetes",
+        }
+        .into(),
+    }
+}
+
+fn seed(layout: Layout, role: Role, opts: &SeedOptions) -> (tempfile::TempDir, NodeSeed) {
+    let n = node(layout, role);
+    let d = tempfile::tempdir().unwrap();
+    seed_node(d.path(), layout, &n, opts).unwrap();
+    (d, n)
+}
+
+#[derive(Debug, PartialEq, Eq, Clone)]
+enum Entry {
+    File(Vec<u8>, u32),
+    Dir(u32),
+    Link(PathBuf),
+}
+
+fn tree(root: &Path) -> BTreeMap<String, Entry> {
+    let mut m = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let meta = fs::symlink_metadata(&p).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.file_type().is_symlink() {
+                m.insert(rel, Entry::Link(fs::read_link(&p).unwrap()));
+            } else if meta.is_dir() {
+                m.insert(rel, Entry::Dir(mode));
+                stack.push(p);
+            } else {
+                m.insert(rel, Entry::File(fs::read(&p).unwrap(), mode));
+            }
+        }
+    }
+    m
+}
+
+fn diff(a: &BTreeMap<String, Entry>, b: &BTreeMap<String, Entry>) -> Vec<String> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
+}
+
+struct View {
+    kubeconfig: Option<String>,
+    bootstrap: Option<String>,
+    server: Result<String, String>,
+}
+
+/// yurtsim's oracle: what the kubelet would use after daemon-reload + restart.
+fn oracle(root: &Path) -> View {
+    let u = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
+    let v = yurtsim::kubelet_config::kubelet_view(root, &u).unwrap();
+    View {
+        kubeconfig: v.kubeconfig,
+        bootstrap: v.bootstrap_kubeconfig,
+        server: v.server,
+    }
+}
+
+fn token_file(dir: &Path) -> PathBuf {
+    let p = dir.join("token");
+    fs::write(&p, "abcdef.0123456789abcdef\n").unwrap();
+    p
+}
+
+fn bootstrap_file(dir: &Path) -> PathBuf {
+    let p = dir.join("bootstrap-hub.conf");
+    fs::write(
+        &p,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .unwrap();
+    p
+}
+
+fn hub(n: &NodeSeed, cred: HubCredential) -> YurtHubOptions {
+    YurtHubOptions {
+        image: "openyurt/yurthub:v1.6.1".into(),
+        working_mode: if n.role == Role::ControlPlane {
+            WorkingMode::Cloud
+        } else {
+            WorkingMode::Edge
+        },
+        node_name: n.name.clone(),
+        nodepool_name: Some("pool-a".into()),
+        namespace: "kube-system".into(),
+        server_addr: None,
+        credential: cred,
+    }
+}
+
+fn full(n: &NodeSeed, secrets: &Path) -> ConvertOptions {
+    ConvertOptions {
+        yurthub: Some(hub(
+            n,
+            HubCredential::BootstrapFile {
+                source: bootstrap_file(secrets),
+            },
+        )),
+        redirect_kubelet: true,
+    }
+}
+
+fn run(root: &Path, c: servant::Result<NodeChanges>) -> NodeChanges {
+    let c = c.unwrap();
+    servant::apply(root, &c).unwrap();
+    c
+}
+
+fn variants(layout: Layout) -> Vec<(&'static str, SeedOptions)> {
+    let mut v = vec![
+        ("default", SeedOptions::default()),
+        (
+            "unquoted",
+            SeedOptions {
+                unquoted_flags_env: true,
+                ..Default::default()
+            },
+        ),
+        (
+            "extra-kubeconfig",
+            SeedOptions {
+                extra_args: Some(
+                    "--v=2 --kubeconfig=/etc/kubernetes/kubelet-extra.conf --max-pods=50".into(),
+                ),
+                ..Default::default()
+            },
+        ),
+    ];
+    if matches!(layout, Layout::Kubeadm | Layout::KubeadmUsr) {
+        v.push((
+            "lib-dir",
+            SeedOptions {
+                lib_systemd_dir: true,
+                ..Default::default()
+            },
+        ));
+        v.push((
+            "lib-dir+unquoted+extra",
+            SeedOptions {
+                lib_systemd_dir: true,
+                unquoted_flags_env: true,
+                extra_args: Some("--kubeconfig /etc/kubernetes/kubelet-extra.conf".into()),
+            },
+        ));
+    }
+    v
+}
+
+/// Every changed line of a pre-existing file differs from the original only in the value
+/// of `--kubeconfig=` (now ours) or `--bootstrap-kubeconfig=` (now empty), token by token.
+fn assert_only_flag_values_changed(ctx: &str, path: &str, old: &[u8], new: &[u8]) {
+    let old = std::str::from_utf8(old).unwrap();
+    let new = std::str::from_utf8(new).unwrap();
+    let (ol, nl): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
+    assert_eq!(ol.len(), nl.len(), "{ctx} {path}: line count changed");
+    for (o, n) in ol.iter().zip(&nl) {
+        if o == n {
+            continue;
+        }
+        let (ot, nt): (Vec<&str>, Vec<&str>) = (o.split(' ').collect(), n.split(' ').collect());
+        assert_eq!(ot.len(), nt.len(), "{ctx} {path}: {o:?} -> {n:?}");
+        for (a, b) in ot.iter().zip(&nt) {
+            if a == b {
+                continue;
+            }
+            let b_ = b.trim_end_matches('"');
+            let ok = if let Some(i) = b_.find("--kubeconfig=") {
+                &b_[i..] == format!("--kubeconfig={OURS}") && a.starts_with(&b_[..i + 13])
+            } else if let Some(i) = b_.find("--bootstrap-kubeconfig=") {
+                b_.len() == i + 23 && a.starts_with(&b_[..i + 23])
+            } else {
+                b == &OURS && a.starts_with('/')
+            };
+            assert!(ok, "{ctx} {path}: token {a:?} -> {b:?}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// the table
+
+#[test]
+fn convert_and_revert_every_layout() {
+    let secrets = tempfile::tempdir().unwrap();
+    let mut cases = 0;
+    for layout in Layout::all() {
+        for role in [Role::ControlPlane, Role::Worker] {
+            for (vname, opts) in variants(layout) {
+                cases += 1;
+                let ctx = format!("{layout} {role:?} {vname}");
+                let (dir, n) = seed(layout, role, &opts);
+                let root = dir.path();
+                if opts.extra_args.is_some() {
+                    fs::copy(
+                        root.join("etc/kubernetes/kubelet.conf"),
+                        root.join("etc/kubernetes/kubelet-extra.conf"),
+                    )
+                    .unwrap();
+                }
+                let before = tree(root);
+                let was = oracle(root);
+                let orig_kc = was.kubeconfig.clone().unwrap();
+
+                // preflight changes nothing and sees the layout
+                let report = servant::preflight(root).unwrap();
+                assert!(report.redirect_possible, "{ctx}: {:?}", report.problems);
+                assert_eq!(
+                    report.kubeconfig.as_deref(),
+                    Some(orig_kc.as_str()),
+                    "{ctx}"
+                );
+                assert_eq!(
+                    report.static_pod_dir.as_deref(),
+                    Some("/etc/kubernetes/manifests")
+                );
+                assert_eq!(report.api_server.as_ref().unwrap().url, n.api_server);
+                assert_eq!(report.kcm_manifest.is_some(), role == Role::ControlPlane);
+                let want_layout = match layout {
+                    Layout::Kubeadm => "kubeadm",
+                    Layout::KubeadmUsr => "kubeadm-usr",
+                    Layout::Kind => "kind",
+                    Layout::Minikube => "minikube",
+                };
+                assert_eq!(report.layout, want_layout, "{ctx}");
+                serde_json::to_string(&report).unwrap();
+                assert_eq!(tree(root), before, "{ctx}: preflight wrote");
+
+                // convert
+                let changes = run(root, servant::convert(root, &full(&n, secrets.path())));
+                assert!(!changes.is_empty());
+                let now = oracle(root);
+                assert_eq!(now.kubeconfig.as_deref(), Some(OURS), "{ctx}");
+                assert!(
+                    now.bootstrap.as_deref().unwrap_or("").is_empty(),
+                    "{ctx}: bootstrap {:?}",
+                    now.bootstrap
+                );
+                assert_eq!(now.server, Ok("http://127.0.0.1:10261".into()), "{ctx}");
+
+                // only intended bytes changed
+                let after = tree(root);
+                for p in diff(&before, &after) {
+                    match (before.get(&p), after.get(&p)) {
+                        (Some(Entry::File(o, om)), Some(Entry::File(nw, nm))) => {
+                            assert_eq!(om, nm, "{ctx} {p}: mode changed");
+                            assert_only_flag_values_changed(&ctx, &p, o, nw);
+                        }
+                        (None, Some(_)) => assert!(
+                            p.starts_with("var/lib/yurtctl")
+                                || p.starts_with("var/lib/openyurt")
+                                || p.starts_with("var/lib/yurthub")
+                                || p == "etc/kubernetes/manifests/yurt-hub.yaml",
+                            "{ctx}: unexpected new {p}"
+                        ),
+                        other => panic!("{ctx} {p}: {other:?}"),
+                    }
+                }
+                let hubm = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml"))
+                    .unwrap();
+                assert!(
+                    hubm.contains(&format!("--server-addr={}\"", n.api_server)),
+                    "{ctx}"
+                );
+                assert!(hubm.contains("--bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf"));
+                let mode =
+                    |p: &str| fs::metadata(root.join(p)).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode("var/lib/openyurt/kubelet.conf"), 0o600);
+                assert_eq!(mode("var/lib/yurthub/bootstrap-hub.conf"), 0o600);
+                assert!(
+                    fs::read_dir(root.join("etc/kubernetes/manifests"))
+                        .unwrap()
+                        .all(|e| !e.unwrap().file_name().to_string_lossy().starts_with('.')),
+                    "{ctx}: temp file left in the manifests dir"
+                );
+
+                // idempotent
+                assert!(
+                    servant::convert(root, &full(&n, secrets.path()))
+                        .unwrap()
+                        .is_empty(),
+                    "{ctx}: second convert"
+                );
+
+                // revert restores every byte (and removes what we created)
+                run(root, servant::revert(root));
+                assert_eq!(diff(&before, &tree(root)), Vec::<String>::new(), "{ctx}");
+                assert_eq!(oracle(root).kubeconfig.as_deref(), Some(orig_kc.as_str()));
+                assert!(
+                    servant::revert(root).unwrap().is_empty(),
+                    "{ctx}: revert twice"
+                );
+
+                // convert -> revert -> convert -> revert
+                run(root, servant::convert(root, &full(&n, secrets.path())));
+                assert_eq!(tree(root), after, "{ctx}: convert is deterministic");
+                run(root, servant::revert(root));
+                run(root, servant::convert(root, &full(&n, secrets.path())));
+                run(root, servant::revert(root));
+                assert_eq!(diff(&before, &tree(root)), Vec::<String>::new(), "{ctx}");
+
+                if role == Role::ControlPlane {
+                    let kcm0 = fs::read_to_string(root.join(KCM)).unwrap();
+                    run(root, servant::disable_nodelifecycle(root));
+                    let kcm1 = fs::read_to_string(root.join(KCM)).unwrap();
+                    assert_eq!(
+                        kcm1,
+                        kcm0.replace(
+                            "--controllers=*,bootstrapsigner,tokencleaner\n",
+                            "--controllers=*,bootstrapsigner,tokencleaner,-nodelifecycle\n"
+                        ),
+                        "{ctx}"
+                    );
+                    assert!(servant::disable_nodelifecycle(root).unwrap().is_empty());
+                    run(root, servant::enable_nodelifecycle(root));
+                    assert!(servant::enable_nodelifecycle(root).unwrap().is_empty());
+                    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new(), "{ctx}");
+                }
+            }
+        }
+    }
+    assert!(cases >= 28, "{cases}");
+}
+
+#[test]
+fn two_step_convert_hub_first_then_kubelet() {
+    let secrets = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kind, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    let mut opts = full(&n, secrets.path());
+    opts.redirect_kubelet = false;
+    let c = run(root, servant::convert(root, &opts));
+    assert!(c.get("/var/lib/openyurt/kubelet.conf").is_none());
+    assert_eq!(
+        oracle(root).kubeconfig.as_deref(),
+        Some("/etc/kubernetes/kubelet.conf")
+    );
+    opts.redirect_kubelet = true;
+    let c = run(root, servant::convert(root, &opts));
+    assert!(c.get("/etc/kubernetes/manifests/yurt-hub.yaml").is_none());
+    assert_eq!(oracle(root).kubeconfig.as_deref(), Some(OURS));
+    run(root, servant::revert(root));
+    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+}
+
+#[test]
+fn legacy_join_token_is_never_in_the_manifest() {
+    let secrets = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let opts = ConvertOptions {
+        yurthub: Some(hub(
+            &n,
+            HubCredential::JoinTokenFile {
+                source: token_file(secrets.path()),
+            },
+        )),
+        redirect_kubelet: true,
+    };
+    run(root, servant::convert(root, &opts));
+    let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
+    assert!(!m.contains("0123456789abcdef"), "{m}");
+    assert!(m.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"));
+    let v: serde_json::Value = serde_saphyr::from_str(&m).unwrap();
+    assert_eq!(v["spec"]["containers"][0]["command"][0], "/bin/sh");
+    let tok = root.join("var/lib/yurthub/join-token");
+    assert_eq!(
+        fs::read_to_string(&tok).unwrap(),
+        "abcdef.0123456789abcdef\n"
+    );
+    assert_eq!(
+        fs::metadata(&tok).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // a bad token is refused without echoing it
+    fs::write(secrets.path().join("token"), "NOT-A-TOKEN-secretvalue").unwrap();
+    let e = servant::convert(root, &opts).unwrap_err().to_string();
+    assert!(!e.contains("secretvalue"), "{e}");
+}
+
+#[test]
+fn modern_manifest_parses_and_carries_the_flags() {
+    let secrets = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    run(root, servant::convert(root, &full(&n, secrets.path())));
+    let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&m).unwrap();
+    assert_eq!(v["kind"], "Pod");
+    assert_eq!(v["metadata"]["labels"]["k8s-app"], "yurt-hub");
+    let cmd: Vec<&str> = v["spec"]["containers"][0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cmd,
+        [
+            "yurthub",
+            "--v=2",
+            "--bind-address=127.0.0.1",
+            "--server-addr=https://10.0.0.1:6443",
+            "--node-name=worker-1",
+            "--nodepool-name=pool-a",
+            "--bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf",
+            "--working-mode=edge",
+            "--namespace=kube-system",
+        ]
+    );
+    assert_eq!(v["spec"]["hostNetwork"], true);
+}
