@@ -207,7 +207,7 @@ fn assert_only_flag_values_changed(ctx: &str, path: &str, old: &[u8], new: &[u8]
             }
             let b_ = b.trim_end_matches('"');
             let ok = if let Some(i) = b_.find("--kubeconfig=") {
-                &b_[i..] == format!("--kubeconfig={OURS}") && a.starts_with(&b_[..i + 13])
+                b_[i..] == format!("--kubeconfig={OURS}") && a.starts_with(&b_[..i + 13])
             } else if let Some(i) = b_.find("--bootstrap-kubeconfig=") {
                 b_.len() == i + 23 && a.starts_with(&b_[..i + 23])
             } else {

@@ -115,6 +115,9 @@ fn check_operation(op: &str) -> Result<()> {
     validate_file_name(op)
 }
 
+/// Computes a file's original from its current content (our changes taken out).
+pub type Rebase = dyn Fn(&str) -> Result<String>;
+
 /// Builds the changes of an operation that edits files, keeping the record in step.
 /// Used by convert, kcm and static-pod installs.
 pub struct Recorder<'a> {
@@ -170,7 +173,7 @@ impl<'a> Recorder<'a> {
         old: &[u8],
         new: Vec<u8>,
         edits: Vec<TextEdit>,
-        rebase: Option<&dyn Fn(&str) -> Result<String>>,
+        rebase: Option<&Rebase>,
     ) -> Result<()> {
         let path = self.fs.resolve(path)?;
         if old == new.as_slice() {

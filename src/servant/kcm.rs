@@ -86,9 +86,8 @@ fn find_flag_lines(text: &str) -> Vec<FlagLine> {
                 Some(q @ ('"' | '\'')) => (Some(q), &rest_trim[1..]),
                 _ => (None, rest_trim),
             };
-            if inner.starts_with(FLAG) {
+            if let Some(tail) = inner.strip_prefix(FLAG) {
                 let value_start = line_start + (body.len() - inner.len()) + FLAG.len();
-                let tail = &inner[FLAG.len()..];
                 let len = match quote {
                     Some(q) => tail.find(q).unwrap_or(tail.len()),
                     None => {
