@@ -516,7 +516,7 @@ pub fn load_unit(fs: &HostFs, unit: &str) -> Result<LoadedUnit> {
         let host = format!("{d}/{unit}");
         let resolved = fs.resolve(&host)?;
         let present = resolved == "/dev/null"
-            || std::fs::symlink_metadata(fs.disk_path(&format!("{d}/{unit}"))).is_ok()
+            || std::fs::symlink_metadata(fs.disk_path(&resolved)).is_ok()
             || fs.is_file(&host)?;
         if !present {
             continue;
