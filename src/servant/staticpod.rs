@@ -20,6 +20,10 @@ pub struct StaticPodRecord {
     /// Hash of the manifest before the upgrade (None: there was none).
     pub previous_sha256: Option<String>,
     pub installed_sha256: String,
+    /// Directories the first upgrade created for its backups (removed again, when empty, by
+    /// restore), parents first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<String>,
 }
 
 fn record_path(name: &str) -> String {
@@ -73,11 +77,30 @@ pub fn static_pod_upgrade(host_root: &Path, name: &str, manifest: &[u8]) -> Resu
     if current.as_deref() == Some(manifest) {
         return Ok(out);
     }
+    let rp = record_path(name);
+    let old_record = fs.read(&rp)?;
+    let mut created_dirs = old_record
+        .as_deref()
+        .and_then(|b| serde_json::from_slice::<StaticPodRecord>(b).ok())
+        .map(|r| r.created_dirs)
+        .unwrap_or_default();
+    let mut missing = Vec::new();
+    let mut dir = rp.rsplit_once('/').map_or("", |p| p.0).to_owned();
+    while !dir.is_empty() && !fs.is_dir(&dir)? {
+        missing.push(dir.clone());
+        dir = dir.rsplit_once('/').map_or("", |p| p.0).to_owned();
+    }
+    for d in missing.into_iter().rev() {
+        if !created_dirs.contains(&d) {
+            created_dirs.push(d);
+        }
+    }
     let record = StaticPodRecord {
         name: name.into(),
         manifest: path.clone(),
         previous_sha256: current.as_deref().map(sha256_hex),
         installed_sha256: sha256_hex(manifest),
+        created_dirs,
     };
     let prev_path = previous_path(name);
     match &current {
@@ -96,11 +119,10 @@ pub fn static_pod_upgrade(host_root: &Path, name: &str, manifest: &[u8]) -> Resu
             }
         }
     }
-    let rp = record_path(name);
     let mut bytes = serde_json::to_vec_pretty(&record).expect("serialises");
     bytes.push(b'\n');
     out.push(Change::Write {
-        old: fs.read(&rp)?,
+        old: old_record,
         path: rp,
         new: bytes,
         mode: 0o600,
@@ -171,5 +193,11 @@ pub fn static_pod_restore(host_root: &Path, name: &str) -> Result<NodeChanges> {
         }
     }
     out.push(Change::Remove { path: rp, old: rb });
+    // only directories on the way to our backups (a record is data, not a licence)
+    for d in rec.created_dirs.iter().rev().filter(|d| {
+        (BACKUP_DIR.starts_with(d.as_str()) || d.starts_with(BACKUP_DIR)) && !d.contains("..")
+    }) {
+        out.push(Change::RemoveEmptyDir { path: d.clone() });
+    }
     Ok(out)
 }
