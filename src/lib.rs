@@ -1,3 +1,6 @@
 //! yurtctl as a library: the pieces the binary and the integration tests share.
 
+pub mod app;
+pub mod cli;
+pub mod exit;
 pub mod servant;

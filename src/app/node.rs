@@ -1,0 +1,244 @@
+//! What the node servant does beyond file edits: probe YurtHub's health endpoint, run
+//! `systemctl` in the host's namespaces, and look at this process and host (euid, ports).
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// YurtHub's node-local health endpoint.
+pub const YURTHUB_HEALTHZ_PORT: u16 = 10267;
+pub const YURTHUB_HEALTHZ_PATH: &str = "/v1/healthz";
+/// Ports YurtHub listens on (proxy, health/metrics, secure proxy) on the node's loopback.
+pub const YURTHUB_PORTS: [u16; 3] = [10261, 10267, 10268];
+
+/// The command prefix that runs a command in the host's (PID 1's) namespaces.
+pub const NSENTER: [&str; 8] = [
+    "nsenter", "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostCommandError {
+    #[error("cannot run `{argv}`: {source}; is nsenter installed in the image and on PATH?")]
+    Spawn {
+        argv: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{argv}` failed ({status}): {stderr}")]
+    Failed {
+        argv: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("`{argv}` did not finish within {timeout:?}; it was killed")]
+    Timeout { argv: String, timeout: Duration },
+}
+
+/// `GET http://127.0.0.1:<port>/v1/healthz`, expecting `200` with body `OK`. Blocking, with
+/// `timeout` for connecting and for each read/write.
+pub fn probe_healthz(port: u16, timeout: Duration) -> Result<(), String> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("{addr}: {e}"))?;
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    // HTTP/1.0: no chunked encoding, the server closes after the response
+    write!(
+        s,
+        "GET {YURTHUB_HEALTHZ_PATH} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n"
+    )
+    .map_err(|e| format!("{addr}: {e}"))?;
+    let mut buf = Vec::new();
+    s.take(64 * 1024)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{addr}: reading the response: {e}"))?;
+    let text = String::from_utf8_lossy(&buf);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.lines().next().unwrap_or_default();
+    let code = status.split_whitespace().nth(1).unwrap_or_default();
+    if code != "200" {
+        return Err(format!(
+            "{addr}{YURTHUB_HEALTHZ_PATH} answered {status:?}: {}",
+            body.trim()
+        ));
+    }
+    if body.trim() != "OK" {
+        return Err(format!(
+            "{addr}{YURTHUB_HEALTHZ_PATH} answered 200 but with body {:?}, not \"OK\"",
+            body.trim()
+        ));
+    }
+    Ok(())
+}
+
+/// Polls YurtHub's health endpoint until it answers OK (returns how long that took) or
+/// `timeout` passes (returns the last failure).
+pub fn wait_healthy(port: u16, timeout: Duration) -> Result<Duration, String> {
+    let start = Instant::now();
+    let mut last_logged = start;
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        let err = match probe_healthz(
+            port,
+            left.clamp(Duration::from_millis(50), Duration::from_secs(2)),
+        ) {
+            Ok(()) => return Ok(start.elapsed()),
+            Err(e) => e,
+        };
+        if start.elapsed() >= timeout {
+            return Err(err);
+        }
+        if last_logged.elapsed() >= Duration::from_secs(10) {
+            tracing::info!("still waiting for YurtHub to be healthy ({err})");
+            last_logged = Instant::now();
+        } else {
+            tracing::debug!("YurtHub not healthy yet: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(200).min(timeout.saturating_sub(start.elapsed())));
+    }
+}
+
+/// Runs `nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl <args>`; a failure
+/// carries the command's stderr.
+pub fn host_systemctl(args: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
+    let mut argv: Vec<&str> = NSENTER.to_vec();
+    argv.push("--");
+    argv.push("systemctl");
+    argv.extend_from_slice(args);
+    run(&argv, timeout)
+}
+
+fn run(argv: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
+    let shown = argv.join(" ");
+    tracing::debug!("running {shown}");
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| HostCommandError::Spawn {
+            argv: shown.clone(),
+            source,
+        })?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(HostCommandError::Timeout {
+                    argv: shown,
+                    timeout,
+                });
+            }
+            Err(source) => {
+                return Err(HostCommandError::Spawn {
+                    argv: shown,
+                    source,
+                });
+            }
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if status.success() {
+        let o = String::from_utf8_lossy(&stdout);
+        if !o.trim().is_empty() {
+            tracing::debug!("{shown}: {}", o.trim());
+        }
+        return Ok(());
+    }
+    let e = String::from_utf8_lossy(&stderr).trim().to_owned();
+    Err(HostCommandError::Failed {
+        argv: shown,
+        status: status.to_string(),
+        stderr: if e.is_empty() {
+            "(no output on stderr)".into()
+        } else {
+            e
+        },
+    })
+}
+
+/// This process's effective uid (from /proc/self/status).
+pub fn euid() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Whether `port` can be bound on this network namespace's loopback right now.
+pub fn port_free(port: u16) -> Result<bool, String> {
+    match TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Ok(false),
+        Err(e) => Err(format!("127.0.0.1:{port}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve_once(response: &'static str) -> u16 {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = c.read(&mut buf);
+            c.write_all(response.as_bytes()).unwrap();
+        });
+        port
+    }
+
+    #[test]
+    fn healthz_ok_and_not_ok() {
+        let t = Duration::from_secs(2);
+        let p = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK");
+        assert_eq!(probe_healthz(p, t), Ok(()));
+        let p = serve_once("HTTP/1.1 500 Internal Server Error\r\n\r\nnot ready");
+        assert!(probe_healthz(p, t).unwrap_err().contains("500"));
+        let p = serve_once("HTTP/1.1 200 OK\r\n\r\nnope");
+        assert!(probe_healthz(p, t).unwrap_err().contains("nope"));
+    }
+
+    #[test]
+    fn failed_commands_carry_stderr() {
+        let e = run(
+            &["sh", "-c", "echo boom >&2; exit 3"],
+            Duration::from_secs(5),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("boom"), "{e}");
+        let e = run(&["sleep", "5"], Duration::from_millis(100)).unwrap_err();
+        assert!(matches!(e, HostCommandError::Timeout { .. }));
+        assert!(run(&["true"], Duration::from_secs(5)).is_ok());
+    }
+}

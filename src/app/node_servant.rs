@@ -1,0 +1,692 @@
+//! `yurtctl node-servant …`: one function per subcommand over the pure `servant` library.
+//!
+//! Every subcommand plans first (nothing written if planning fails: exit 3), then applies
+//! the plan file by file, logging each change on stderr. `--dry-run` stops after planning
+//! and prints the plan. With `-o json` (and always for `preflight`) one result object is
+//! printed on stdout as a single line, also when the command fails.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::node::{self, HostCommandError, YURTHUB_HEALTHZ_PORT, YURTHUB_PORTS};
+use crate::cli::{
+    ConvertArgs, GlobalArgs, HostArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
+    WorkingModeArg,
+};
+use crate::exit::Exit;
+use crate::servant::edit::ChangeSummary;
+use crate::servant::hostfs::HostFs;
+use crate::servant::journal::Journal;
+use crate::servant::kubelet::{DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG};
+use crate::servant::plan::CONVERT_OPERATION;
+use crate::servant::yurthub::MANIFEST_FILE;
+use crate::servant::{
+    self, Change, ConvertOptions, HubCredential, NodeChanges, PreflightReport, ServantError,
+    WorkingMode, YurtHubOptions,
+};
+
+pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
+pub const RESULT_KIND: &str = "NodeServantResult";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeServantError {
+    /// Planning failed: nothing was written.
+    #[error("{0}; nothing was changed")]
+    Plan(ServantError),
+
+    #[error("{what} {path}: {reason}; nothing was changed")]
+    Input {
+        what: &'static str,
+        path: String,
+        reason: String,
+    },
+
+    #[error(
+        "node-servant {subcommand} must run as root to restart the kubelet through nsenter (effective uid {euid}); run the Job privileged as user 0; nothing was changed"
+    )]
+    NotRoot {
+        subcommand: &'static str,
+        euid: String,
+    },
+
+    #[error("-o {format}: node-servant prints its result only as JSON; use -o json or no -o")]
+    Output { format: String },
+
+    #[error("preflight failed on this node: {}; nothing was changed", failed.join("; "))]
+    PreflightFailed { failed: Vec<String> },
+
+    #[error("{source}; {done} of {total} planned file changes were written before this. {next}")]
+    Apply {
+        #[source]
+        source: ServantError,
+        done: usize,
+        total: usize,
+        next: String,
+    },
+
+    #[error(
+        "YurtHub on node {node} did not report healthy within {waited:?} (GET http://127.0.0.1:{YURTHUB_HEALTHZ_PORT}/v1/healthz: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. The YurtHub manifest {manifest} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{node}; its logs), then re-run convert, or run revert to remove it"
+    )]
+    HubTimeout {
+        node: String,
+        waited: Duration,
+        last: String,
+        kubeconfig: String,
+        manifest: String,
+    },
+
+    #[error("{context}: {source}")]
+    Host {
+        context: String,
+        #[source]
+        source: HostCommandError,
+    },
+
+    #[error("{0}")]
+    Verify(String),
+}
+
+impl NodeServantError {
+    pub fn exit(&self) -> Exit {
+        crate::exit::for_node_servant(self)
+    }
+}
+
+type Result<T, E = NodeServantError> = std::result::Result<T, E>;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    pub message: String,
+    pub exit_code: u8,
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    pub message: String,
+}
+
+/// The result object printed on stdout (`-o json`, and always by `preflight`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServantResult {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub subcommand: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    pub host_root: String,
+    pub dry_run: bool,
+    pub ok: bool,
+    /// Whether any file on the node was (or, with dry-run, would be) changed.
+    pub changed: bool,
+    /// The file changes made (or planned, with dry-run), in order.
+    pub changes: Vec<ChangeSummary>,
+    /// Commands run on the host (`systemctl daemon-reload`, `systemctl restart kubelet`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_commands: Vec<String>,
+    /// The kubelet's effective --kubeconfig afterwards (convert, revert).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubelet_kubeconfig: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<PreflightReport>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+impl ServantResult {
+    fn new(subcommand: &'static str, host_root: &Path, dry_run: bool) -> Self {
+        ServantResult {
+            api_version: API_VERSION,
+            kind: RESULT_KIND,
+            subcommand,
+            node: None,
+            host_root: host_root.display().to_string(),
+            dry_run,
+            ok: false,
+            changed: false,
+            changes: Vec::new(),
+            host_commands: Vec::new(),
+            kubelet_kubeconfig: None,
+            checks: Vec::new(),
+            preflight: None,
+            message: String::new(),
+            error: None,
+        }
+    }
+}
+
+fn host_of(cmd: &NodeServantCommand) -> (&'static str, &HostArgs) {
+    match cmd {
+        NodeServantCommand::Preflight { host } => ("preflight", host),
+        NodeServantCommand::Convert(a) => ("convert", &a.host),
+        NodeServantCommand::Revert { host, .. } => ("revert", host),
+        NodeServantCommand::DisableNodelifecycle { host } => ("disable-nodelifecycle", host),
+        NodeServantCommand::EnableNodelifecycle { host } => ("enable-nodelifecycle", host),
+        NodeServantCommand::StaticPodUpgrade(a) => ("static-pod-upgrade", &a.host),
+    }
+}
+
+/// Runs one node-servant subcommand; prints the result; returns the exit code.
+pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
+    let dry_run = global.dry_run.enabled();
+    let (name, host) = host_of(&cmd);
+    let mut r = ServantResult::new(name, &host.host_root, dry_run);
+    let json = match global.output {
+        None => name == "preflight",
+        Some(OutputFormat::Json) => true,
+        Some(other) => {
+            let e = NodeServantError::Output {
+                format: format!("{other:?}").to_lowercase(),
+            };
+            tracing::error!("{e}");
+            return e.exit();
+        }
+    };
+    tracing::debug!("node-servant {name} on host root {}", r.host_root);
+    let res = match cmd {
+        NodeServantCommand::Preflight { host } => preflight(&mut r, &host.host_root),
+        NodeServantCommand::Convert(a) => convert(&mut r, &a, dry_run),
+        NodeServantCommand::Revert {
+            host,
+            kubelet_restart_timeout,
+        } => revert(&mut r, &host.host_root, kubelet_restart_timeout, dry_run),
+        NodeServantCommand::DisableNodelifecycle { host } => simple(
+            &mut r,
+            &host.host_root,
+            dry_run,
+            servant::disable_nodelifecycle,
+            "kube-controller-manager's nodelifecycle controller disabled",
+            "nothing to do: the nodelifecycle controller is already disabled in kube-controller-manager's manifest",
+        ),
+        NodeServantCommand::EnableNodelifecycle { host } => simple(
+            &mut r,
+            &host.host_root,
+            dry_run,
+            servant::enable_nodelifecycle,
+            "kube-controller-manager's manifest restored (nodelifecycle enabled as before)",
+            "nothing to do: yurtctl has no record of disabling the nodelifecycle controller on this node",
+        ),
+        NodeServantCommand::StaticPodUpgrade(a) => static_pod(&mut r, &a, dry_run),
+    };
+    let exit = match &res {
+        Ok(()) => {
+            r.ok = true;
+            tracing::info!("{}", r.message);
+            Exit::Ok
+        }
+        Err(e) => {
+            let exit = e.exit();
+            tracing::error!("{e}");
+            r.message = e.to_string();
+            r.error = Some(ErrorBody {
+                message: e.to_string(),
+                exit_code: exit.code(),
+                reason: exit.reason(),
+            });
+            exit
+        }
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&r).expect("the result serialises")
+        );
+    } else if dry_run {
+        for c in &r.changes {
+            println!("{}\t{}", c.action, c.path);
+        }
+    }
+    exit
+}
+
+fn plan<T>(res: servant::Result<T>) -> Result<T> {
+    res.map_err(NodeServantError::Plan)
+}
+
+/// The kubelet's effective --kubeconfig as the unit files say now.
+fn effective_kubeconfig(root: &Path) -> servant::Result<Option<String>> {
+    let fs = HostFs::new(root)?;
+    Ok(servant::kubelet::effective_argv(&fs)?.flag_value("kubeconfig"))
+}
+
+fn record_plan(r: &mut ServantResult, changes: &NodeChanges) {
+    for s in changes.summary() {
+        tracing::info!("would {} {}", s.action, s.path);
+        r.changes.push(s);
+    }
+    r.changed |= !changes.is_empty();
+}
+
+/// Writes `changes` one by one, logging each. A failure says how far it got and `next`.
+fn apply(r: &mut ServantResult, root: &Path, changes: &NodeChanges, next: &str) -> Result<()> {
+    let total = changes.len();
+    for (done, (c, s)) in changes.changes.iter().zip(changes.summary()).enumerate() {
+        let one = NodeChanges {
+            changes: vec![c.clone()],
+        };
+        servant::apply(root, &one).map_err(|source| NodeServantError::Apply {
+            source,
+            done,
+            total,
+            next: next.to_owned(),
+        })?;
+        tracing::info!("{} {}", s.action, s.path);
+        r.changes.push(s);
+        r.changed = true;
+    }
+    Ok(())
+}
+
+fn require_root(subcommand: &'static str) -> Result<()> {
+    match node::euid() {
+        Some(0) => Ok(()),
+        other => Err(NodeServantError::NotRoot {
+            subcommand,
+            euid: other.map_or("unknown".into(), |u| u.to_string()),
+        }),
+    }
+}
+
+fn restart_kubelet(r: &mut ServantResult, timeout: Duration, why: &str) -> Result<()> {
+    for args in [&["daemon-reload"][..], &["restart", "kubelet"][..]] {
+        let shown = format!("systemctl {}", args.join(" "));
+        tracing::info!("{shown} ({why})");
+        node::host_systemctl(args, timeout).map_err(|source| NodeServantError::Host {
+            context: format!(
+                "restarting the kubelet after {why} failed; the files are changed, so fix the kubelet and run `systemctl daemon-reload && systemctl restart kubelet` on the node"
+            ),
+            source,
+        })?;
+        r.host_commands.push(shown);
+    }
+    Ok(())
+}
+
+fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
+    let report = plan(servant::preflight(root))?;
+    let mut failed = Vec::new();
+    let mut check = |name: &'static str, ok: bool, message: String| {
+        if ok {
+            tracing::info!("ok    {name}: {message}");
+        } else {
+            tracing::warn!("FAIL  {name}: {message}");
+            failed.push(format!("{name}: {message}"));
+        }
+        r.checks.push(Check { name, ok, message });
+    };
+    match node::euid() {
+        Some(0) => check("root", true, "running as root".into()),
+        other => check(
+            "root",
+            false,
+            format!(
+                "effective uid {}; convert and revert restart the kubelet through nsenter and need root (a privileged Job)",
+                other.map_or("unknown".into(), |u| u.to_string())
+            ),
+        ),
+    }
+    let mut busy = Vec::new();
+    let mut port_errors = Vec::new();
+    for p in YURTHUB_PORTS {
+        match node::port_free(p) {
+            Ok(true) => {}
+            Ok(false) => busy.push(p.to_string()),
+            Err(e) => port_errors.push(e),
+        }
+    }
+    if !port_errors.is_empty() {
+        check("ports", false, port_errors.join("; "));
+    } else if busy.is_empty() {
+        check(
+            "ports",
+            true,
+            "127.0.0.1:10261, :10267 and :10268 are free for YurtHub".into(),
+        );
+    } else if report.converted {
+        check(
+            "ports",
+            true,
+            format!(
+                "127.0.0.1 port(s) {} in use, by the YurtHub of an earlier convert",
+                busy.join(", ")
+            ),
+        );
+    } else {
+        check(
+            "ports",
+            false,
+            format!(
+                "127.0.0.1 port(s) {} already in use on this node; YurtHub needs them. Find the listener (ss -ltnp) and stop it",
+                busy.join(", ")
+            ),
+        );
+    }
+    check(
+        "kubelet-unit",
+        !report.kubelet_argv.is_empty(),
+        if report.kubelet_argv.is_empty() {
+            "cannot compute the kubelet's command line from its systemd unit".into()
+        } else {
+            format!(
+                "layout {}, --kubeconfig={} (from {})",
+                report.layout,
+                report.kubeconfig.as_deref().unwrap_or("(none)"),
+                report.kubeconfig_source.as_deref().unwrap_or("?")
+            )
+        },
+    );
+    check(
+        "kubelet-redirect",
+        report.redirect_possible,
+        if report.redirect_possible {
+            format!("the kubelet can be pointed at {OPENYURT_KUBECONFIG}")
+        } else {
+            "the kubelet's flags cannot be rewritten safely (see problems)".into()
+        },
+    );
+    check(
+        "static-pods",
+        report.static_pod_dir.is_some(),
+        match &report.static_pod_dir {
+            Some(d) => format!("static-pod directory {d}"),
+            None => "the kubelet runs no static pods (see problems)".into(),
+        },
+    );
+    check(
+        "api-server",
+        report.api_server.is_some(),
+        match &report.api_server {
+            Some(u) => format!("API server {}", u.url),
+            None => {
+                "cannot tell the API server from the kubelet's kubeconfig (see problems)".into()
+            }
+        },
+    );
+    for p in &report.problems {
+        tracing::warn!("problem: {p}");
+    }
+    r.kubelet_kubeconfig = report.kubeconfig.clone();
+    r.message = if failed.is_empty() {
+        format!(
+            "preflight passed: layout {}, {}",
+            report.layout,
+            if report.converted {
+                "already converted by yurtctl"
+            } else {
+                "not converted"
+            }
+        )
+    } else {
+        String::new()
+    };
+    r.preflight = Some(report);
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(NodeServantError::PreflightFailed { failed })
+    }
+}
+
+fn hub_options(a: &ConvertArgs) -> YurtHubOptions {
+    let credential = match (&a.credential.bootstrap_file, &a.credential.join_token_file) {
+        (Some(p), _) => HubCredential::BootstrapFile { source: p.clone() },
+        (None, Some(p)) => HubCredential::JoinTokenFile { source: p.clone() },
+        (None, None) => unreachable!("clap requires one credential flag"),
+    };
+    YurtHubOptions {
+        image: a.yurthub_image.clone(),
+        working_mode: match a.working_mode {
+            WorkingModeArg::Edge => WorkingMode::Edge,
+            WorkingModeArg::Cloud => WorkingMode::Cloud,
+        },
+        node_name: a.node_name.clone(),
+        nodepool_name: a.nodepool_name.clone(),
+        namespace: a.yurthub_namespace.clone(),
+        server_addr: a.server_addr.clone(),
+        credential,
+    }
+}
+
+fn hub_manifest_path(root: &Path) -> String {
+    HostFs::new(root)
+        .and_then(|fs| {
+            let argv = servant::kubelet::effective_argv(&fs)?;
+            servant::kubelet::static_pod_dir(&fs, &argv)
+        })
+        .map(|d| format!("{}/{MANIFEST_FILE}", d.trim_end_matches('/')))
+        .unwrap_or_else(|_| format!("<static-pod directory>/{MANIFEST_FILE}"))
+}
+
+fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> {
+    let root = a.host.host_root.as_path();
+    r.node = Some(a.node_name.clone());
+    let hub = hub_options(a);
+    let full = ConvertOptions {
+        yurthub: Some(hub.clone()),
+        redirect_kubelet: true,
+    };
+    // Plan the whole conversion first: if any of it cannot be done, nothing is written.
+    let whole = plan(servant::convert(root, &full))?;
+    if dry_run {
+        record_plan(r, &whole);
+        r.message = if whole.is_empty() {
+            "dry run: nothing to do, the node is already converted".into()
+        } else {
+            format!(
+                "dry run: {} file changes planned; convert would then wait for YurtHub to be healthy and restart the kubelet; nothing was written",
+                whole.len()
+            )
+        };
+        return Ok(());
+    }
+    require_root("convert")?;
+    let before = plan(effective_kubeconfig(root))?;
+
+    // 1. YurtHub: static pod and credential, kubelet untouched
+    let hub_only = plan(servant::convert(
+        root,
+        &ConvertOptions {
+            yurthub: Some(hub),
+            redirect_kubelet: false,
+        },
+    ))?;
+    apply(
+        r,
+        root,
+        &hub_only,
+        "The kubelet was not touched; fix the cause and re-run convert (or run revert)",
+    )?;
+
+    // 2. wait until the hub serves, so the kubelet never points at a hub that does not
+    tracing::info!(
+        "waiting up to {:?} for YurtHub to report healthy on 127.0.0.1:{YURTHUB_HEALTHZ_PORT}",
+        a.yurthub_timeout
+    );
+    let took = node::wait_healthy(YURTHUB_HEALTHZ_PORT, a.yurthub_timeout).map_err(|last| {
+        NodeServantError::HubTimeout {
+            node: a.node_name.clone(),
+            waited: a.yurthub_timeout,
+            last,
+            kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
+            manifest: hub_manifest_path(root),
+        }
+    })?;
+    tracing::info!("YurtHub is healthy (after {:.1}s)", took.as_secs_f64());
+
+    // 3. redirect the kubelet and restart it
+    let redirect = servant::convert(root, &full).map_err(|source| NodeServantError::Apply {
+        source,
+        done: 0,
+        total: 0,
+        next: "YurtHub is installed and healthy but the kubelet was not redirected; fix the cause and re-run convert (or run revert)".into(),
+    })?;
+    apply(
+        r,
+        root,
+        &redirect,
+        "The kubelet was not restarted, so it still runs with its old flags; fix the cause and re-run convert (or run revert)",
+    )?;
+    let after = plan(effective_kubeconfig(root)).ok().flatten();
+    if after.as_deref() != Some(OPENYURT_KUBECONFIG) {
+        return Err(NodeServantError::Verify(format!(
+            "after the redirect the kubelet's unit files give --kubeconfig={after:?}, not {OPENYURT_KUBECONFIG}; the kubelet was not restarted. Inspect the kubelet unit and its drop-ins, then run revert"
+        )));
+    }
+    if !redirect.is_empty() {
+        restart_kubelet(r, a.kubelet_restart_timeout, "redirecting it to YurtHub")?;
+    }
+    r.kubelet_kubeconfig = after;
+    r.message = if r.changed {
+        format!(
+            "node {} converted: YurtHub runs as a static pod and the kubelet uses {OPENYURT_KUBECONFIG} ({} files changed)",
+            a.node_name,
+            r.changes.len()
+        )
+    } else {
+        format!(
+            "nothing to do: node {} is already converted and YurtHub is healthy",
+            a.node_name
+        )
+    };
+    Ok(())
+}
+
+fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) -> Result<()> {
+    let fs = plan(HostFs::new(root))?;
+    let journal = plan(Journal::load(&fs, CONVERT_OPERATION))?;
+    let changes = plan(servant::revert(root))?;
+    let original = journal
+        .as_ref()
+        .and_then(|j| j.extra.get("kubelet_kubeconfig"))
+        .and_then(|v| v.as_str())
+        .unwrap_or(DEFAULT_KUBELET_KUBECONFIG)
+        .to_owned();
+    if changes.is_empty() {
+        r.kubelet_kubeconfig = plan(effective_kubeconfig(root))?;
+        r.message = if journal.is_some() {
+            "nothing to do: the node is already reverted".into()
+        } else {
+            "nothing to do: yurtctl has no record of converting this node".into()
+        };
+        return Ok(());
+    }
+    if dry_run {
+        record_plan(r, &changes);
+        r.message = format!(
+            "dry run: {} file changes planned; revert would restart the kubelet on {original}; nothing was written",
+            changes.len()
+        );
+        return Ok(());
+    }
+    require_root("revert")?;
+    // kubelet files first, restart, verify; only then remove YurtHub, its files and records
+    let (restore, rest): (Vec<Change>, Vec<Change>) = changes
+        .changes
+        .into_iter()
+        .partition(|c| matches!(c, Change::Write { .. }));
+    let restore = NodeChanges { changes: restore };
+    let rest = NodeChanges { changes: rest };
+    apply(r, root, &restore, "Fix the cause and re-run revert")?;
+    let now = plan(effective_kubeconfig(root)).ok().flatten();
+    if now.as_deref() != Some(original.as_str()) {
+        return Err(NodeServantError::Verify(format!(
+            "after restoring the kubelet's files its unit gives --kubeconfig={now:?}, expected the original {original}; the kubelet was not restarted and YurtHub was left in place. Inspect the kubelet unit and its drop-ins"
+        )));
+    }
+    if !restore.is_empty() {
+        restart_kubelet(r, timeout, "restoring its original flags")?;
+    }
+    apply(
+        r,
+        root,
+        &rest,
+        "The kubelet is back on its original kubeconfig; re-run revert to remove the rest",
+    )?;
+    r.kubelet_kubeconfig = Some(original.clone());
+    r.message = format!(
+        "node reverted: the kubelet uses {original} again, YurtHub removed ({} files changed)",
+        r.changes.len()
+    );
+    Ok(())
+}
+
+fn simple(
+    r: &mut ServantResult,
+    root: &Path,
+    dry_run: bool,
+    planner: fn(&Path) -> servant::Result<NodeChanges>,
+    done: &str,
+    nothing: &str,
+) -> Result<()> {
+    let changes = plan(planner(root))?;
+    if changes.is_empty() {
+        r.message = nothing.into();
+        return Ok(());
+    }
+    if dry_run {
+        record_plan(r, &changes);
+        r.message = format!(
+            "dry run: {} file changes planned; nothing was written",
+            changes.len()
+        );
+        return Ok(());
+    }
+    apply(r, root, &changes, "Fix the cause and re-run this command")?;
+    r.message = format!("{done} ({} files changed)", r.changes.len());
+    Ok(())
+}
+
+fn static_pod(r: &mut ServantResult, a: &StaticPodArgs, dry_run: bool) -> Result<()> {
+    let root = a.host.host_root.as_path();
+    let changes = match &a.manifest_file {
+        Some(f) if !a.restore => {
+            let bytes = std::fs::read(f).map_err(|e| NodeServantError::Input {
+                what: "--manifest-file",
+                path: f.display().to_string(),
+                reason: format!("cannot read it: {e}"),
+            })?;
+            plan(servant::static_pod_upgrade(root, &a.name, &bytes))?
+        }
+        _ => plan(servant::static_pod_restore(root, &a.name))?,
+    };
+    let verb = if a.restore { "restored" } else { "installed" };
+    if changes.is_empty() {
+        r.message = if a.restore {
+            format!(
+                "nothing to do: no upgrade of static pod {} is recorded on this node",
+                a.name
+            )
+        } else {
+            format!(
+                "nothing to do: the manifest of static pod {} is already this one",
+                a.name
+            )
+        };
+        return Ok(());
+    }
+    if dry_run {
+        record_plan(r, &changes);
+        r.message = format!(
+            "dry run: {} file changes planned; nothing was written",
+            changes.len()
+        );
+        return Ok(());
+    }
+    apply(r, root, &changes, "Fix the cause and re-run this command")?;
+    r.message = format!(
+        "static pod {} manifest {verb} ({} files changed)",
+        a.name,
+        r.changes.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! Command-line surface: clap derive only (flags, validation, help text). No behaviour here;
+//! `app/` runs what is parsed.
+
+mod duration;
+mod servant;
+
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
+
+pub use duration::parse_duration;
+pub use servant::{
+    ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
+};
+
+/// Convert Kubernetes clusters to OpenYurt and roll out static pods, from the client side.
+#[derive(Debug, Parser)]
+#[command(
+    name = "yurtctl",
+    version,
+    about,
+    max_term_width = 100,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts (kubectl-style, design §1).
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// More log detail on stderr (-v debug, -vv trace)
+    #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Only warnings and errors on stderr
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Output format of the result on stdout
+    #[arg(short, long, global = true, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+
+    /// Show what would change without changing anything: none|client|server (a bare
+    /// --dry-run means client)
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        hide_possible_values = true,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "client",
+        default_value = "none",
+        hide_default_value = true
+    )]
+    pub dry_run: DryRun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Json,
+    Yaml,
+    Wide,
+    Name,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum DryRun {
+    /// Change things
+    #[default]
+    None,
+    /// Compute and print the plan locally
+    Client,
+    /// Ask the server to validate (for node-servant the same as client)
+    Server,
+}
+
+impl DryRun {
+    pub fn enabled(self) -> bool {
+        self != DryRun::None
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    // `convert`, `revert`, `status`, `staticpod …`, `completion` and `man` go here.
+    /// The node-side half of yurtctl; runs inside the Jobs that convert, revert and
+    /// static-pod rollouts launch on each node
+    #[command(name = "node-servant", hide = true, subcommand_required = true)]
+    NodeServant {
+        #[command(subcommand)]
+        command: NodeServantCommand,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,141 @@
+//! `yurtctl node-servant …`: the node-side subcommands run inside node Jobs.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::duration::parse_duration;
+
+#[derive(Debug, Subcommand)]
+pub enum NodeServantCommand {
+    /// Check this node and report what convert would find; changes nothing. Prints the
+    /// report as JSON on stdout
+    Preflight {
+        #[command(flatten)]
+        host: HostArgs,
+    },
+    /// Install YurtHub as a static pod, wait until it is healthy, then point the kubelet at it
+    /// and restart the kubelet
+    Convert(Box<ConvertArgs>),
+    /// Undo what convert did on this node and restart the kubelet on its original kubeconfig
+    Revert {
+        #[command(flatten)]
+        host: HostArgs,
+        /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
+        #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+        kubelet_restart_timeout: Duration,
+    },
+    /// Disable kube-controller-manager's nodelifecycle controller (its static-pod manifest on
+    /// this node gets `-nodelifecycle` in `--controllers`)
+    DisableNodelifecycle {
+        #[command(flatten)]
+        host: HostArgs,
+    },
+    /// Undo disable-nodelifecycle: remove exactly what it added to the manifest
+    EnableNodelifecycle {
+        #[command(flatten)]
+        host: HostArgs,
+    },
+    /// Install a new manifest for a static pod (atomically; the previous one is kept outside
+    /// the manifest directory), or put the previous one back with --restore
+    StaticPodUpgrade(StaticPodArgs),
+}
+
+/// Where the node's file system is.
+#[derive(Debug, Clone, Args)]
+pub struct HostArgs {
+    /// The node's `/` as this process sees it (`/host` inside a node Job)
+    #[arg(long, value_name = "DIR")]
+    pub host_root: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorkingModeArg {
+    Edge,
+    Cloud,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+
+    /// YurtHub's working mode on this node
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub working_mode: WorkingModeArg,
+
+    /// YurtHub container image
+    #[arg(long, value_name = "IMAGE")]
+    pub yurthub_image: String,
+
+    /// Namespace YurtHub reads its configuration from
+    #[arg(long, value_name = "NAMESPACE", default_value = "kube-system")]
+    pub yurthub_namespace: String,
+
+    /// Node pool this node belongs to (passed to YurtHub as --nodepool-name)
+    #[arg(long, value_name = "NAME")]
+    pub nodepool_name: Option<String>,
+
+    /// API server URL YurtHub talks to [default: the server in the kubelet's kubeconfig]
+    #[arg(long, value_name = "URL")]
+    pub server_addr: Option<String>,
+
+    #[command(flatten)]
+    pub credential: CredentialArgs,
+
+    /// This node's name
+    #[arg(long, env = "NODE_NAME", value_name = "NAME")]
+    pub node_name: String,
+
+    /// How long to wait for YurtHub to report healthy before giving up (the kubelet is
+    /// not redirected then)
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub yurthub_timeout: Duration,
+
+    /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub kubelet_restart_timeout: Duration,
+}
+
+/// YurtHub's bootstrap credential: a file in this process's file system (a mounted Secret).
+#[derive(Debug, Clone, Args)]
+#[group(required = true, multiple = false)]
+pub struct CredentialArgs {
+    /// Bootstrap kubeconfig for YurtHub (installed as /var/lib/yurthub/bootstrap-hub.conf)
+    #[arg(long, value_name = "PATH")]
+    pub bootstrap_file: Option<PathBuf>,
+
+    /// File holding a bootstrap token, for YurtHub versions that only know --join-token
+    #[arg(long, value_name = "PATH")]
+    pub join_token_file: Option<PathBuf>,
+}
+
+fn static_pod_name(s: &str) -> Result<String, String> {
+    crate::servant::hostfs::validate_file_name(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StaticPodArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+
+    /// The static pod's manifest name (`<staticPodPath>/<NAME>.yaml`)
+    #[arg(long, value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    /// The new manifest (a file in this process's file system)
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "restore",
+        conflicts_with = "restore"
+    )]
+    pub manifest_file: Option<PathBuf>,
+
+    /// Put back the manifest the last upgrade replaced (or remove it if there was none)
+    #[arg(long)]
+    pub restore: bool,
+}

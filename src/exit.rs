@@ -1,0 +1,70 @@
+//! Exit codes (design §6): the one place where errors become process exit statuses.
+
+/// A process exit status with a meaning (design §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Success, including "nothing to do".
+    Ok = 0,
+    /// Unexpected error (something may have changed; the message says what).
+    Unexpected = 1,
+    /// Usage error (bad flags).
+    Usage = 2,
+    /// Preflight failed or bad input; nothing changed.
+    Preflight = 3,
+    /// Partial failure: some nodes failed.
+    Partial = 4,
+    /// Timed out.
+    Timeout = 5,
+    /// Lock held by another run.
+    Locked = 6,
+    /// Confirmation declined.
+    Declined = 10,
+    /// Interrupted.
+    Interrupted = 130,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// A stable word for JSON results (`"timeout"`, `"preflight"`, …).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Exit::Ok => "ok",
+            Exit::Unexpected => "unexpected",
+            Exit::Usage => "usage",
+            Exit::Preflight => "preflight",
+            Exit::Partial => "partial",
+            Exit::Timeout => "timeout",
+            Exit::Locked => "locked",
+            Exit::Declined => "declined",
+            Exit::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e.code())
+    }
+}
+
+/// Exit code of a failed `node-servant` subcommand.
+pub fn for_node_servant(e: &crate::app::node_servant::NodeServantError) -> Exit {
+    use crate::app::node::HostCommandError;
+    use crate::app::node_servant::NodeServantError as E;
+    match e {
+        E::Output { .. } => Exit::Usage,
+        E::Plan(_) | E::Input { .. } | E::NotRoot { .. } | E::PreflightFailed { .. } => {
+            Exit::Preflight
+        }
+        E::HubTimeout { .. }
+        | E::Host {
+            source: HostCommandError::Timeout { .. },
+            ..
+        } => Exit::Timeout,
+        E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
+    }
+}
