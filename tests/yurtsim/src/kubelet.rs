@@ -1550,39 +1550,38 @@ async fn run_pod(
     p: Value,
     mut stop: watch::Receiver<bool>,
 ) {
-    let uid = p["metadata"]["uid"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let outcome = run_pod_inner(&shared, &k, &p, &mut stop).await;
-    let started = util::now();
+    let (ns, name) = crate::store::key_of(&p);
+    let uid = p["metadata"]["uid"].clone();
+    let outcome = run_pod_inner(&shared, &k, p, &mut stop).await;
+    let current = || {
+        shared
+            .api
+            .get_opt("", "pods", &ns, &name)
+            .filter(|c| c["metadata"]["uid"] == uid)
+    };
+    let Some(cur) = current() else { return };
     match outcome {
         PodEnd::Exited(code, reason) => {
             let phase = if code == 0 { "Succeeded" } else { "Failed" };
+            let started = cur["status"]["startTime"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(util::now);
             let status = pod_status(
                 &k,
-                &p,
+                &cur,
                 phase,
                 false,
-                &p["spec"]["containers"],
+                &cur["spec"]["containers"],
                 Some((code, reason)),
                 started,
             );
-            let _ = set_pod_status(&shared, &p, status);
+            let _ = set_pod_status(&shared, &cur, status);
         }
-        PodEnd::Stopped => {
-            finalize_deletion(&shared, &p);
-        }
+        PodEnd::Stopped => finalize_deletion(&shared, &cur),
     }
-    // Keep the entry for finished pods so they are not started again; drop it once deleted.
-    if let Some(cur) = shared.api.get_opt(
-        "",
-        "pods",
-        p["metadata"]["namespace"].as_str().unwrap_or(""),
-        p["metadata"]["name"].as_str().unwrap_or(""),
-    ) && cur["metadata"]["uid"] == json!(uid)
-        && cur["metadata"]["deletionTimestamp"].is_string()
-    {
+    // A deletion that arrived while the pod was finishing is confirmed now.
+    if let Some(cur) = current().filter(|c| c["metadata"]["deletionTimestamp"].is_string()) {
         finalize_deletion(&shared, &cur);
     }
 }
@@ -1607,9 +1606,10 @@ async fn wait_stop(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
 async fn run_pod_inner(
     shared: &Arc<Shared>,
     k: &Arc<NodeKubelet>,
-    p: &Value,
+    pod: Value,
     stop: &mut watch::Receiver<bool>,
 ) -> PodEnd {
+    let p = &pod;
     let restart_policy = p["spec"]["restartPolicy"]
         .as_str()
         .unwrap_or("Always")
@@ -1799,6 +1799,15 @@ async fn run_pod_inner(
         started.clone(),
     );
     let _ = set_pod_status(shared, p, status);
+    // The pod object is large and a daemon's task lives long: keep only what the wait needs.
+    let grace = Duration::from_secs(
+        p["spec"]["terminationGracePeriodSeconds"]
+            .as_u64()
+            .unwrap_or(30)
+            .min(30),
+    );
+    let (ns, name) = crate::store::key_of(p);
+    drop(pod);
     if running.is_empty() {
         // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
         if restart_policy == "Always" || !simulated {
@@ -1810,12 +1819,6 @@ async fn run_pod_inner(
         }
         return PodEnd::Exited(0, "Completed");
     }
-    let grace = Duration::from_secs(
-        p["spec"]["terminationGracePeriodSeconds"]
-            .as_u64()
-            .unwrap_or(30)
-            .min(30),
-    );
     let mut worst = 0;
     for mut r in running {
         let res = tokio::select! {
@@ -1833,16 +1836,18 @@ async fn run_pod_inner(
     }
     if restart_policy == "Always" {
         // Crash-looping or exited daemons: keep the pod Running but not Ready, as CrashLoopBackOff.
-        let status = pod_status(
-            k,
-            p,
-            "Running",
-            false,
-            &p["spec"]["containers"],
-            None,
-            started,
-        );
-        let _ = set_pod_status(shared, p, status);
+        if let Some(p) = shared.api.get_opt("", "pods", &ns, &name) {
+            let status = pod_status(
+                k,
+                &p,
+                "Running",
+                false,
+                &p["spec"]["containers"],
+                None,
+                started,
+            );
+            let _ = set_pod_status(shared, &p, status);
+        }
         stopped(stop).await;
         return PodEnd::Stopped;
     }

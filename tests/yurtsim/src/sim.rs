@@ -51,7 +51,7 @@ impl SimConfig {
             kubernetes_version: "v1.33.1".into(),
             heartbeat_interval: Duration::from_secs(10),
             node_monitor_grace: Duration::from_secs(4),
-            history_limit: 20_000,
+            history_limit: 1000,
             watch_buffer: 10_000,
             bookmark_interval: Duration::from_secs(5),
             static_pod_poll: Duration::from_millis(250),

