@@ -629,3 +629,29 @@ fn a_hub_that_never_gets_healthy_times_out_with_exit_5_and_the_kubelet_untouched
     assert_eq!(o.json()["hostCommands"], Value::Null);
     assert_eq!(changed(&before, &tree(root.path())), Vec::<String>::new());
 }
+
+fn help(args: &[&str]) -> String {
+    let o = Command::new(BIN)
+        .args(args)
+        .env("COLUMNS", "100")
+        .env_remove("NODE_NAME")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn node_servant_is_hidden_and_its_help_is_stable() {
+    let top = help(&["--help"]);
+    assert!(!top.contains("node-servant"), "{top}");
+    insta::assert_snapshot!("node_servant_help", help(&["node-servant", "--help"]));
+    insta::assert_snapshot!(
+        "node_servant_convert_help",
+        help(&["node-servant", "convert", "--help"])
+    );
+    insta::assert_snapshot!(
+        "node_servant_static_pod_upgrade_help",
+        help(&["node-servant", "static-pod-upgrade", "--help"])
+    );
+}

@@ -548,7 +548,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     r.kubelet_kubeconfig = after;
     r.message = if r.changed {
         format!(
-            "node {} converted: YurtHub runs as a static pod and the kubelet uses {OPENYURT_KUBECONFIG} ({} files changed)",
+            "node {} converted: YurtHub runs as a static pod and the kubelet uses {OPENYURT_KUBECONFIG} ({} changes)",
             a.node_name,
             r.changes.len()
         )
@@ -613,10 +613,17 @@ fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) 
         "The kubelet is back on its original kubeconfig; re-run revert to remove the rest",
     )?;
     r.kubelet_kubeconfig = Some(original.clone());
-    r.message = format!(
-        "node reverted: the kubelet uses {original} again, YurtHub removed ({} files changed)",
-        r.changes.len()
-    );
+    r.message = if restore.is_empty() {
+        format!(
+            "node reverted: YurtHub removed; the kubelet was never redirected and still uses {original} ({} changes)",
+            r.changes.len()
+        )
+    } else {
+        format!(
+            "node reverted: the kubelet uses {original} again, YurtHub removed ({} changes)",
+            r.changes.len()
+        )
+    };
     Ok(())
 }
 
@@ -642,7 +649,7 @@ fn simple(
         return Ok(());
     }
     apply(r, root, &changes, "Fix the cause and re-run this command")?;
-    r.message = format!("{done} ({} files changed)", r.changes.len());
+    r.message = format!("{done} ({} changes)", r.changes.len());
     Ok(())
 }
 
@@ -684,7 +691,7 @@ fn static_pod(r: &mut ServantResult, a: &StaticPodArgs, dry_run: bool) -> Result
     }
     apply(r, root, &changes, "Fix the cause and re-run this command")?;
     r.message = format!(
-        "static pod {} manifest {verb} ({} files changed)",
+        "static pod {} manifest {verb} ({} changes)",
         a.name,
         r.changes.len()
     );
