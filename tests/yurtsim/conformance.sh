@@ -125,6 +125,9 @@ expect_contains "delete" "$(kubectl -n $ns delete cm applied)" "deleted"
 if kubectl -n $ns get cm applied >"$work/get.out" 2>&1; then fail "a deleted object must be gone"; fi
 expect_contains "get after delete is NotFound" "$(cat "$work/get.out")" "NotFound"
 
+# The sim's own metrics endpoint counts what kubectl did.
+expect_contains "metrics count kubectl's requests" "$(kubectl get --raw /yurtsim/v1/metrics)" '"create jobs.batch":'
+
 kubectl delete namespace "$ns" --wait=true --timeout=30s >/dev/null
 ok "namespace deletion finishes"
 echo "$pass passed, 0 failed"

@@ -353,3 +353,203 @@ async fn dry_run_writes_nothing_and_injected_faults_answer_with_status() {
     assert_eq!(m.count("create", "configmaps"), 3);
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_job_orphans_its_pods_by_default_as_batch_v1_does() {
+    use k8s_openapi::api::batch::v1::Job;
+    use kube::api::PropagationPolicy;
+    let c = common::start(2, Layout::Kubeadm).await;
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let job = |name: &str| -> Job {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "30"]}]}}}})).unwrap()
+    };
+    let pods_of = |name: &'static str| {
+        let pods = pods.clone();
+        async move {
+            pods.list(&ListParams::default().labels(&format!("job-name={name}")))
+                .await
+                .unwrap()
+                .items
+        }
+    };
+    jobs.create(&PostParams::default(), &job("orphaning"))
+        .await
+        .unwrap();
+    jobs.create(&PostParams::default(), &job("cascading"))
+        .await
+        .unwrap();
+    common::eventually(Duration::from_secs(10), "job pods", || async {
+        (pods_of("orphaning").await.len() == 1 && pods_of("cascading").await.len() == 1)
+            .then_some(())
+    })
+    .await;
+
+    jobs.delete("orphaning", &DeleteParams::default())
+        .await
+        .unwrap();
+    let orphan = pods_of("orphaning").await;
+    assert_eq!(orphan.len(), 1, "the pod survives its Job");
+    assert!(
+        orphan[0]
+            .metadata
+            .owner_references
+            .as_ref()
+            .is_none_or(|o| o.is_empty()),
+        "and is released"
+    );
+
+    jobs.delete(
+        "cascading",
+        &DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    common::eventually(
+        Duration::from_secs(10),
+        "background deletion of the pod",
+        || async {
+            pods_of("cascading")
+                .await
+                .iter()
+                .all(|p| p.metadata.deletion_timestamp.is_some())
+                .then_some(())
+        },
+    )
+    .await;
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_serves_its_resource_until_deleted() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    let c = common::start(1, Layout::Kubeadm).await;
+    let crds: Api<CustomResourceDefinition> = Api::all(c.client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "metadata": {"name": "nodepools.apps.openyurt.io"},
+        "spec": {"group": "apps.openyurt.io", "scope": "Cluster",
+            "names": {"plural": "nodepools", "singular": "nodepool", "kind": "NodePool", "shortNames": ["np"]},
+            "versions": [{"name": "v1beta2", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}}}]}})).unwrap();
+    let created = crds.create(&PostParams::default(), &crd).await.unwrap();
+    let established = created
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .iter()
+        .any(|c| c.type_ == "Established" && c.status == "True");
+    assert!(established);
+    let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1beta2", "NodePool");
+    let ar = ApiResource::from_gvk_with_plural(&gvk, "nodepools");
+    let pools: Api<DynamicObject> = Api::all_with(c.client.clone(), &ar);
+    let pool: DynamicObject = serde_json::from_value(json!({"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {"type": "Edge"}})).unwrap();
+    pools.create(&PostParams::default(), &pool).await.unwrap();
+    assert_eq!(
+        pools
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    // Strategic merge is not available for custom resources, as on a real apiserver.
+    let e = api_err(
+        pools
+            .patch(
+                "hangzhou",
+                &PatchParams::default(),
+                &Patch::Strategic(json!({"spec": {"type": "Cloud"}})),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 415);
+    crds.delete("nodepools.apps.openyurt.io", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = pools.list(&ListParams::default()).await.unwrap_err();
+    assert_eq!(api_err(gone).code, 404, "the resource is no longer served");
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denied_verbs_are_forbidden_and_self_subject_access_review_says_so() {
+    use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+    let c = common::start(1, Layout::Kubeadm).await;
+    c.sim.faults().deny("create", "jobs.batch");
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(c.client.clone());
+    let ask = |verb: &str| -> SelfSubjectAccessReview {
+        serde_json::from_value(json!({"spec": {"resourceAttributes": {"verb": verb, "group": "batch", "resource": "jobs", "namespace": "kube-system"}}})).unwrap()
+    };
+    let denied = reviews
+        .create(&PostParams::default(), &ask("create"))
+        .await
+        .unwrap();
+    assert!(!denied.status.unwrap().allowed);
+    let allowed = reviews
+        .create(&PostParams::default(), &ask("list"))
+        .await
+        .unwrap();
+    assert!(allowed.status.unwrap().allowed);
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    let job = serde_json::from_value(json!({"metadata": {"name": "x"}, "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}})).unwrap();
+    let e = api_err(jobs.create(&PostParams::default(), &job).await.unwrap_err());
+    assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"));
+    assert!(e.message.contains("cannot create resource \"jobs\" in API group \"batch\" in the namespace \"kube-system\""), "{}", e.message);
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarks_arrive_and_dropped_watches_end_the_stream() {
+    let c = common::start_with(1, Layout::Kubeadm, |cfg| {
+        cfg.bookmark_interval = Duration::from_millis(200)
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let rv = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = cms
+        .watch(
+            &WatchParams {
+                bookmarks: true,
+                ..Default::default()
+            },
+            &rv,
+        )
+        .await
+        .unwrap()
+        .boxed();
+    let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(ev, WatchEvent::Bookmark(_)), "{ev:?}");
+    assert!(c.sim.api().store.drop_watches() >= 1);
+    let end = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match stream.try_next().await {
+                Ok(Some(WatchEvent::Bookmark(_))) => continue,
+                other => return other.map(|o| o.is_none()).unwrap_or(true),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(end, "the stream ends after the watches are dropped");
+    c.sim.shutdown().await;
+}

@@ -297,3 +297,151 @@ async fn a_kubelet_pointed_at_yurthub_is_ready_only_while_yurthub_runs() {
     );
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forced_not_ready_node_is_tainted_and_recovers() {
+    let c = common::start(2, Layout::Minikube).await;
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    let name = c
+        .sim
+        .node_names()
+        .into_iter()
+        .find(|n| n != "minikube")
+        .unwrap();
+    c.sim.set_node_ready(&name, false).unwrap();
+    let n = nodes.get(&name).await.unwrap();
+    assert_eq!(ready_status(&n), "False");
+    let taints: Vec<String> = n
+        .spec
+        .unwrap()
+        .taints
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| format!("{}:{}", t.key, t.effect))
+        .collect();
+    assert!(
+        taints.contains(&"node.kubernetes.io/not-ready:NoSchedule".to_string()),
+        "{taints:?}"
+    );
+    c.sim.set_node_ready(&name, true).unwrap();
+    let n = nodes.get(&name).await.unwrap();
+    assert_eq!(ready_status(&n), "True");
+    assert!(n.spec.unwrap().taints.unwrap_or_default().is_empty());
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurthub_ota_endpoint_installs_the_configmap_manifest_with_yurthubs_status_codes() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+    let c = common::start(2, Layout::Kubeadm).await;
+    let dir = c.sim.node_root("worker-1").join("etc/kubernetes/manifests");
+    std::fs::write(dir.join("yurt-hub.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels: {k8s-app: yurt-hub}\nspec:\n  hostNetwork: true\n  containers:\n  - {name: yurt-hub, image: openyurt/yurthub:v1.6.0}\n").unwrap();
+    let nginx = |v: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nginx\n  namespace: default\nspec:\n  containers:\n  - name: nginx\n    image: nginx:{v}\n"
+        )
+    };
+    std::fs::write(dir.join("nginx.yaml"), nginx("1.19.1")).unwrap();
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    common::eventually(
+        Duration::from_secs(10),
+        "nginx and yurt-hub running",
+        || async {
+            let hub: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+            let running = |p: Pod| p.status.and_then(|s| s.phase).as_deref() == Some("Running");
+            (running(pods.get("nginx-worker-1").await.ok()?)
+                && running(hub.get("yurt-hub-worker-1").await.ok()?))
+            .then_some(())
+        },
+    )
+    .await;
+    let ota = |pod: &str| {
+        let shared = c.sim.shared().clone();
+        let path = format!("/openyurt.io/v1/namespaces/default/pods/{pod}/upgrade");
+        async move {
+            let resp = yurtsim::kubelet::yurthub_endpoint(
+                &shared,
+                "worker-1",
+                &hyper::Method::POST,
+                &path,
+            );
+            let code = resp.status().as_u16();
+            use http_body_util::BodyExt;
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            (code, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    // No PodNeedUpgrade condition yet: refused, as YurtHub does.
+    let (code, body) = ota("nginx-worker-1").await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.starts_with("Pre check update pod failed"), "{body}");
+    pods.patch_status(
+        "nginx-worker-1",
+        &PatchParams::default(),
+        &Patch::Strategic(
+            json!({"status": {"conditions": [{"type": "PodNeedUpgrade", "status": "True"}]}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let (code, body) = ota("nginx-worker-1").await;
+    assert_eq!(
+        (code, body.as_str()),
+        (403, "Configmap for static pod does not exist")
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "yurt-static-set-nginx"}, "data": {"nginx": nginx("1.19.2")}}),
+    )
+    .unwrap();
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    let (code, body) = ota("nginx-worker-1").await;
+    assert_eq!(
+        (code, body.as_str()),
+        (200, "Start updating pod default/nginx-worker-1")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("nginx.yaml")).unwrap(),
+        nginx("1.19.2")
+    );
+    common::eventually(
+        Duration::from_secs(10),
+        "the mirror pod to run the new image",
+        || async {
+            let p = pods.get("nginx-worker-1").await.ok()?;
+            (p.spec?.containers[0].image.as_deref() == Some("nginx:1.19.2")).then_some(())
+        },
+    )
+    .await;
+    let (code, _) = ota("no-such-pod").await;
+    assert_eq!(code, 500);
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemonsets_place_one_pod_per_eligible_node_and_report_status() {
+    use k8s_openapi::api::apps::v1::DaemonSet;
+    let c = common::start(4, Layout::Kind).await;
+    let dss: Api<DaemonSet> = Api::namespaced(c.client.clone(), "kube-system");
+    // kube-proxy tolerates everything: every node. A DaemonSet without tolerations skips the
+    // control plane's NoSchedule taint.
+    let ds: DaemonSet = serde_json::from_value(json!({"metadata": {"name": "agent"}, "spec": {"selector": {"matchLabels": {"app": "agent"}},
+        "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "openyurt/yurt-tunnel-agent:v0.6.1"}]}}}})).unwrap();
+    dss.create(&PostParams::default(), &ds).await.unwrap();
+    for (name, want) in [("kube-proxy", 4), ("agent", 3)] {
+        common::eventually(
+            Duration::from_secs(10),
+            &format!("{name} ready on {want} nodes"),
+            || async {
+                let s = dss.get(name).await.ok()?.status?;
+                (s.desired_number_scheduled == want
+                    && s.number_ready == want
+                    && s.updated_number_scheduled == Some(want))
+                .then_some(())
+            },
+        )
+        .await;
+    }
+    c.sim.shutdown().await;
+}
