@@ -284,6 +284,52 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
     k.state.lock().unwrap().annotated = Some(ann);
 }
 
+/// Whether a kube-controller-manager static pod runs on a control plane with the
+/// `nodelifecycle` controller enabled (`--controllers` absent, or listing `*` or
+/// `nodelifecycle`, and not `-nodelifecycle`).
+pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
+    shared
+        .kubelets
+        .all()
+        .iter()
+        .filter(|k| k.role == Role::ControlPlane)
+        .any(|k| {
+            let Some(dir) = static_dir(k) else {
+                return false;
+            };
+            let Ok(text) = std::fs::read_to_string(dir.join("kube-controller-manager.yaml")) else {
+                return false;
+            };
+            let Ok(pod) = serde_saphyr::from_str::<Value>(&text) else {
+                return false;
+            };
+            let args = pod["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|c| {
+                    c["command"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .chain(c["args"].as_array().into_iter().flatten())
+                });
+            let mut controllers: Option<Vec<String>> = None;
+            for a in args.filter_map(Value::as_str) {
+                if let Some(v) = a.strip_prefix("--controllers=") {
+                    controllers = Some(v.split(',').map(|x| x.trim().to_string()).collect());
+                }
+            }
+            match controllers {
+                None => true,
+                Some(list) => {
+                    !list.iter().any(|c| c == "-nodelifecycle")
+                        && list.iter().any(|c| c == "*" || c == "nodelifecycle")
+                }
+            }
+        })
+}
+
 pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow::Result<()> {
     let Some(k) = shared.kubelets.get(node) else {
         bail!("no node named {node:?}")
@@ -315,7 +361,9 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
                 .last_posted
                 .map(|t| now.duration_since(t))
                 .unwrap_or(Duration::MAX);
-            if silent_for < shared.cfg.node_monitor_grace {
+            // Only kube-controller-manager's node lifecycle controller marks silent nodes; with
+            // it disabled (OpenYurt's legacy conversion) the last posted status stays.
+            if silent_for < shared.cfg.node_monitor_grace || !nodelifecycle_enabled(shared) {
                 return;
             }
             (

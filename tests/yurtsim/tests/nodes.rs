@@ -445,3 +445,64 @@ async fn daemonsets_place_one_pod_per_eligible_node_and_report_status() {
     }
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_nodes_go_unknown_only_while_the_nodelifecycle_controller_runs() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    let kcm = c
+        .sim
+        .node_root("control-plane-1")
+        .join("etc/kubernetes/manifests/kube-controller-manager.yaml");
+    let original = std::fs::read_to_string(&kcm).unwrap();
+    assert!(original.contains("--controllers=*,bootstrapsigner,tokencleaner"));
+    std::fs::write(
+        &kcm,
+        original.replace(
+            "--controllers=*,bootstrapsigner,tokencleaner",
+            "--controllers=*,bootstrapsigner,tokencleaner,-nodelifecycle",
+        ),
+    )
+    .unwrap();
+    // Break worker-1's kubelet: its kubeconfig now names a server nobody serves.
+    let conf = c
+        .sim
+        .node_root("worker-1")
+        .join("etc/kubernetes/kubelet.conf");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    std::fs::write(
+        &conf,
+        text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
+    )
+    .unwrap();
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    jobs.create(
+        &PostParams::default(),
+        &job("restart", "worker-1", "systemctl restart kubelet"),
+    )
+    .await
+    .unwrap();
+    common::eventually(Duration::from_secs(10), "the kubelet to notice", || async {
+        let n = nodes.get("worker-1").await.ok()?;
+        (n.metadata
+            .annotations?
+            .get("yurtsim.openyurt.io/kubelet-server")?
+            == "https://10.9.9.9:6443")
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        ready_status(&nodes.get("worker-1").await.unwrap()),
+        "True",
+        "nobody marks the node while nodelifecycle is disabled"
+    );
+    std::fs::write(&kcm, original).unwrap();
+    common::eventually(
+        Duration::from_secs(10),
+        "worker-1 Unknown once nodelifecycle runs again",
+        || async { (ready_status(&nodes.get("worker-1").await.ok()?) == "Unknown").then_some(()) },
+    )
+    .await;
+    c.sim.shutdown().await;
+}
