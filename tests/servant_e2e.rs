@@ -147,10 +147,17 @@ where
 }
 
 async fn run_job(c: &Cluster, name: &str, node: &str, args: &[&str]) -> Finished {
+    run(c, name, servant_job(name, node, args)).await
+}
+
+async fn run(c: &Cluster, name: &str, job: Job) -> Finished {
+    let node = job
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref()?.node_name.clone())
+        .unwrap_or_default();
     let jobs: Api<Job> = Api::namespaced(c.client.clone(), NS);
-    jobs.create(&PostParams::default(), &servant_job(name, node, args))
-        .await
-        .unwrap();
+    jobs.create(&PostParams::default(), &job).await.unwrap();
     let condition = eventually(&format!("job {name} to finish"), || async {
         let j = jobs.get(name).await.ok()?;
         j.status?
@@ -469,7 +476,7 @@ async fn convert_and_revert_on_minikube() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nodelifecycle_is_disabled_and_enabled_exactly_on_the_control_plane() {
+async fn nodelifecycle_and_static_pods_on_the_control_plane() {
     let c = start(Layout::Kubeadm).await;
     let node = node_named(Layout::Kubeadm, Role::ControlPlane);
     let root = c.sim.node_root(&node);
@@ -547,6 +554,97 @@ async fn nodelifecycle_is_disabled_and_enabled_exactly_on_the_control_plane() {
     assert_eq!(f.condition, "Complete", "{}", f.log);
     assert_eq!(f.result()["changed"], true);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    assert_eq!(diff(&pristine, &snapshot(&root)), Vec::<String>::new());
+
+    // a static-pod upgrade with the manifest from a ConfigMap volume, then restore
+    let sched = root.join("etc/kubernetes/manifests/kube-scheduler.yaml");
+    let old_sched = std::fs::read_to_string(&sched).unwrap();
+    let new_sched = old_sched.replace("kube-scheduler:v1.33.1", "kube-scheduler:v1.33.2");
+    assert_ne!(old_sched, new_sched);
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(c.client.clone(), NS);
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "sched-manifest"}, "data": {"kube-scheduler.yaml": new_sched}}))
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let upgrade = |name: &str, args: &[&str]| {
+        let mut j = serde_json::to_value(servant_job(name, &node, args)).unwrap();
+        let spec = &mut j["spec"]["template"]["spec"];
+        spec["volumes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "manifest", "configMap": {"name": "sched-manifest"}}));
+        spec["containers"][0]["volumeMounts"]
+            .as_array_mut()
+            .unwrap()
+            .push(
+                json!({"name": "manifest", "mountPath": "/etc/yurtctl/manifest", "readOnly": true}),
+            );
+        serde_json::from_value::<Job>(j).unwrap()
+    };
+    let up_args = [
+        "static-pod-upgrade",
+        "--host-root",
+        "/host",
+        "--name",
+        "kube-scheduler",
+        "--manifest-file",
+        "/etc/yurtctl/manifest/kube-scheduler.yaml",
+        "-o",
+        "json",
+    ];
+    let f = run(
+        &c,
+        "yurtctl-sched-upgrade",
+        upgrade("yurtctl-sched-upgrade", &up_args),
+    )
+    .await;
+    assert_eq!(f.condition, "Complete", "{}", f.log);
+    assert_eq!(std::fs::read_to_string(&sched).unwrap(), new_sched);
+    eventually("kube-scheduler mirror pod on the new image", || async {
+        let p = pods.get(&format!("kube-scheduler-{node}")).await.ok()?;
+        (p.spec?.containers.first()?.image.as_deref()
+            == Some("registry.k8s.io/kube-scheduler:v1.33.2"))
+        .then_some(())
+    })
+    .await;
+    let upgraded = snapshot(&root);
+    let f = run(
+        &c,
+        "yurtctl-sched-upgrade-again",
+        upgrade("yurtctl-sched-upgrade-again", &up_args),
+    )
+    .await;
+    assert_eq!(f.condition, "Complete", "{}", f.log);
+    assert_eq!(f.result()["changed"], false);
+    assert_eq!(diff(&upgraded, &snapshot(&root)), Vec::<String>::new());
+    let f = run_job(
+        &c,
+        "yurtctl-sched-restore",
+        &node,
+        &[
+            "static-pod-upgrade",
+            "--host-root",
+            "/host",
+            "--name",
+            "kube-scheduler",
+            "--restore",
+        ],
+    )
+    .await;
+    assert_eq!(f.condition, "Complete", "{}", f.log);
+    eventually(
+        "kube-scheduler mirror pod back on the old image",
+        || async {
+            let p = pods.get(&format!("kube-scheduler-{node}")).await.ok()?;
+            (p.spec?.containers.first()?.image.as_deref()
+                == Some("registry.k8s.io/kube-scheduler:v1.33.1"))
+            .then_some(())
+        },
+    )
+    .await;
     assert_eq!(diff(&pristine, &snapshot(&root)), Vec::<String>::new());
 
     // on a worker there is no kube-controller-manager: a clear error, exit 3, nothing changed
