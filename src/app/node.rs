@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -186,6 +187,47 @@ fn run(argv: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
     })
 }
 
+/// The `--kubeconfig` of the running kubelet process, read from `/proc` (the Job runs with
+/// hostPID, so the host's processes are visible). `None`: no kubelet process is visible (so
+/// what it runs with is unknown); `Some(None)`: it runs without `--kubeconfig`.
+pub fn running_kubelet_kubeconfig() -> Option<Option<String>> {
+    running_kubelet_kubeconfig_in(Path::new("/proc"))
+}
+
+fn running_kubelet_kubeconfig_in(proc: &Path) -> Option<Option<String>> {
+    for e in std::fs::read_dir(proc).ok()?.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let dir = e.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim_end() != "kubelet" {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        // last flag wins, both `--kubeconfig=X` and `--kubeconfig X`
+        let mut value = None;
+        let mut it = argv.iter().skip(1).peekable();
+        while let Some(a) = it.next() {
+            if let Some(v) = a.strip_prefix("--kubeconfig=") {
+                value = Some(v.to_owned());
+            } else if a == "--kubeconfig" {
+                value = it.next().cloned();
+            }
+        }
+        return Some(value);
+    }
+    None
+}
+
 /// This process's effective uid (from /proc/self/status).
 pub fn euid() -> Option<u32> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -227,6 +269,38 @@ mod tests {
         assert!(probe_healthz(p, t).unwrap_err().contains("500"));
         let p = serve_once("HTTP/1.1 200 OK\r\n\r\nnope");
         assert!(probe_healthz(p, t).unwrap_err().contains("nope"));
+    }
+
+    #[test]
+    fn the_running_kubelets_kubeconfig_is_read_from_proc() {
+        let d = tempfile::tempdir().unwrap();
+        let proc_ = d.path();
+        let pid = |n: &str, comm: &str, argv: &[&str]| {
+            let p = proc_.join(n);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("comm"), format!("{comm}\n")).unwrap();
+            std::fs::write(p.join("cmdline"), argv.join("\0") + "\0").unwrap();
+        };
+        std::fs::create_dir_all(proc_.join("self")).unwrap();
+        pid("1", "systemd", &["/sbin/init"]);
+        assert_eq!(running_kubelet_kubeconfig_in(proc_), None);
+        pid(
+            "42",
+            "kubelet",
+            &[
+                "/usr/bin/kubelet",
+                "--kubeconfig=/a",
+                "--v=2",
+                "--kubeconfig",
+                "/b",
+            ],
+        );
+        assert_eq!(
+            running_kubelet_kubeconfig_in(proc_),
+            Some(Some("/b".into()))
+        );
+        pid("42", "kubelet", &["/usr/bin/kubelet", "--v=2"]);
+        assert_eq!(running_kubelet_kubeconfig_in(proc_), Some(None));
     }
 
     #[test]

@@ -303,7 +303,7 @@ fn restart_kubelet(r: &mut ServantResult, timeout: Duration, why: &str) -> Resul
         tracing::info!("{shown} ({why})");
         node::host_systemctl(args, timeout).map_err(|source| NodeServantError::Host {
             context: format!(
-                "restarting the kubelet after {why} failed; the files are changed, so fix the kubelet and run `systemctl daemon-reload && systemctl restart kubelet` on the node"
+                "restarting the kubelet ({why}) failed; its unit files are already changed, so fix the cause and re-run this command, or run `systemctl daemon-reload && systemctl restart kubelet` on the node"
             ),
             source,
         })?;
@@ -544,6 +544,18 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     }
     if !redirect.is_empty() {
         restart_kubelet(r, a.kubelet_restart_timeout, "redirecting it to YurtHub")?;
+    } else if let Some(running) = node::running_kubelet_kubeconfig()
+        && running.as_deref() != Some(OPENYURT_KUBECONFIG)
+    {
+        // the files were redirected by an earlier run that did not get to the restart
+        restart_kubelet(
+            r,
+            a.kubelet_restart_timeout,
+            &format!(
+                "the running kubelet still uses {}",
+                running.as_deref().unwrap_or("no --kubeconfig")
+            ),
+        )?;
     }
     r.kubelet_kubeconfig = after;
     r.message = if r.changed {
@@ -605,6 +617,15 @@ fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) 
     }
     if !restore.is_empty() {
         restart_kubelet(r, timeout, "restoring its original flags")?;
+    } else if let Some(Some(running)) = node::running_kubelet_kubeconfig()
+        && running == OPENYURT_KUBECONFIG
+    {
+        // the files were restored by an earlier run that did not get to the restart
+        restart_kubelet(
+            r,
+            timeout,
+            &format!("the running kubelet still uses {OPENYURT_KUBECONFIG}"),
+        )?;
     }
     apply(
         r,
