@@ -23,6 +23,8 @@ enum Key {
     DaemonSet(String, String),
     Namespace(String),
     Schedule(String, String),
+    /// kube-controller-manager's bootstrapsigner and tokencleaner (kubeadm enables both).
+    BootstrapTokens,
 }
 
 #[derive(Default)]
@@ -97,6 +99,9 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
+                ("", "secrets") if obj["type"] == json!("bootstrap.kubernetes.io/token") => {
+                    q2.add(Key::BootstrapTokens)
+                }
                 ("", "namespaces") if obj["metadata"]["deletionTimestamp"].is_string() => {
                     q2.add(Key::Namespace(name))
                 }
@@ -165,6 +170,7 @@ fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
         Key::DaemonSet(ns, name) => daemonset(shared, &ns, &name),
         Key::Namespace(name) => namespace(shared, queue, &name),
         Key::Schedule(ns, name) => schedule(shared, &ns, &name),
+        Key::BootstrapTokens => bootstrap_tokens(shared, queue),
     }
 }
 
@@ -955,4 +961,84 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
     } else {
         queue.add_after(Key::Namespace(name.to_string()), Duration::from_millis(100));
     }
+}
+
+fn secret_field(secret: &Value, key: &str) -> Option<String> {
+    use base64::Engine;
+    let raw = secret["data"][key].as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// Expired bootstrap tokens are deleted (tokencleaner), and `kube-public/cluster-info` carries a
+/// `jws-kubeconfig-<token-id>` entry for every signing token (bootstrapsigner). The signature is
+/// a stand-in: what matters to clients is that the key appears and disappears with the token.
+fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
+    let secrets = shared.api.info("", "secrets");
+    let filter = Filter {
+        namespace: Some("kube-system".into()),
+        field: crate::selector::FieldSelector::parse("type=bootstrap.kubernetes.io/token").unwrap(),
+        ..Default::default()
+    };
+    let now = SystemTime::now();
+    let mut signing: Vec<String> = Vec::new();
+    for t in shared.api.list(&secrets, &filter).0 {
+        let name = s(&t["metadata"]["name"]);
+        let expiry = secret_field(&t, "expiration").and_then(|e| util::parse_rfc3339(&e));
+        if let Some(exp) = expiry {
+            if exp <= now {
+                let _ = shared.api.delete(
+                    &secrets,
+                    "kube-system",
+                    &name,
+                    &DeleteOptions::default(),
+                    &Ctx::system("tokencleaner"),
+                );
+                continue;
+            }
+            queue.add_after(
+                Key::BootstrapTokens,
+                exp.duration_since(now).unwrap_or_default() + Duration::from_millis(50),
+            );
+        }
+        if secret_field(&t, "usage-bootstrap-signing").as_deref() == Some("true") {
+            if let Some(id) = secret_field(&t, "token-id") {
+                signing.push(id);
+            }
+        }
+    }
+    let cms = shared.api.info("", "configmaps");
+    let _ = shared.api.modify(
+        &cms,
+        "kube-public",
+        "cluster-info",
+        None,
+        "bootstrapsigner",
+        &|o| {
+            let data = o["data"].as_object().cloned().unwrap_or_default();
+            let mut next = data.clone();
+            next.retain(|k, _| {
+                !k.starts_with("jws-kubeconfig-")
+                    || signing
+                        .iter()
+                        .any(|id| k == &format!("jws-kubeconfig-{id}"))
+            });
+            let kubeconfig = data
+                .get("kubeconfig")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            for id in &signing {
+                let sig = format!(
+                    "yurtsim..{:08x}",
+                    util::fnv32a(format!("{id}{kubeconfig}").as_bytes())
+                );
+                next.insert(format!("jws-kubeconfig-{id}"), json!(sig));
+            }
+            if next == data {
+                return false;
+            }
+            o["data"] = Value::Object(next);
+            true
+        },
+    );
 }

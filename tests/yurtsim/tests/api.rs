@@ -553,3 +553,48 @@ async fn bookmarks_arrive_and_dropped_watches_end_the_stream() {
     assert!(end, "the stream ends after the watches are dropped");
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_tokens_sign_cluster_info_and_expire() {
+    use k8s_openapi::api::core::v1::Secret;
+    let c = common::start(1, Layout::Kubeadm).await;
+    let secrets: Api<Secret> = Api::namespaced(c.client.clone(), "kube-system");
+    let info: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-public");
+    let expiry = yurtsim::util::rfc3339(std::time::SystemTime::now() + Duration::from_secs(2));
+    let token: Secret = serde_json::from_value(json!({"metadata": {"name": "bootstrap-token-abcdef"}, "type": "bootstrap.kubernetes.io/token",
+        "stringData": {"token-id": "abcdef", "token-secret": "0123456789abcdef", "expiration": expiry,
+            "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true"}})).unwrap();
+    secrets
+        .create(&PostParams::default(), &token)
+        .await
+        .unwrap();
+    common::eventually(
+        Duration::from_secs(5),
+        "cluster-info signed for the token",
+        || async {
+            info.get("cluster-info")
+                .await
+                .ok()?
+                .data?
+                .contains_key("jws-kubeconfig-abcdef")
+                .then_some(())
+        },
+    )
+    .await;
+    common::eventually(
+        Duration::from_secs(10),
+        "the expired token deleted and its signature gone",
+        || async {
+            let gone = secrets.get("bootstrap-token-abcdef").await.is_err();
+            let unsigned = !info
+                .get("cluster-info")
+                .await
+                .ok()?
+                .data?
+                .contains_key("jws-kubeconfig-abcdef");
+            (gone && unsigned).then_some(())
+        },
+    )
+    .await;
+    c.sim.shutdown().await;
+}
