@@ -1001,10 +1001,10 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
                 exp.duration_since(now).unwrap_or_default() + Duration::from_millis(50),
             );
         }
-        if secret_field(&t, "usage-bootstrap-signing").as_deref() == Some("true") {
-            if let Some(id) = secret_field(&t, "token-id") {
-                signing.push(id);
-            }
+        if secret_field(&t, "usage-bootstrap-signing").as_deref() == Some("true")
+            && let Some(id) = secret_field(&t, "token-id")
+        {
+            signing.push(id);
         }
     }
     let cms = shared.api.info("", "configmaps");
