@@ -1186,6 +1186,9 @@ pub fn seed_node(
     )?;
 
     w.dir("/etc/kubernetes/manifests")?;
+    // Every real host has these; tools (and the sim's systemctl log) expect them.
+    w.dir("/var/log")?;
+    w.dir("/tmp")?;
     if !cp {
         return Ok(());
     }

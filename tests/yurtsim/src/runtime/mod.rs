@@ -21,6 +21,7 @@ mod tools;
 pub use net::NodeNetwork;
 pub use tools::{NodeTools, ToolCall};
 
+use std::collections::HashMap;
 use std::ffi::{CString, OsStr};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -28,6 +29,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use net::IfFlagsReq;
@@ -176,6 +178,8 @@ pub struct Running {
     child: tokio::process::Child,
     pid: u32,
     exit: Option<ExitInfo>,
+    /// Released (and the mount points removed when unused) when this is dropped.
+    _mount_points: MountPointClaims,
 }
 
 impl Running {
@@ -289,6 +293,7 @@ pub fn spawn(spec: ContainerSpec<'_>) -> Result<Running, RuntimeError> {
                 child,
                 pid,
                 exit: None,
+                _mount_points: plan.claims,
             })
         }
         Err(err) => {
@@ -333,6 +338,63 @@ struct PreparedMount {
 
 struct Prepared {
     mounts: Vec<PreparedMount>,
+    claims: MountPointClaims,
+}
+
+/// Mount targets this machine did not have, created for containers and removed again when the
+/// last container using them ends (only while empty), so running pods leave no `/host` or
+/// `/etc/yurtctl/...` behind on the real file system.
+#[derive(Debug, Default)]
+struct MountPointClaims {
+    paths: Vec<PathBuf>,
+}
+
+fn created_mount_points() -> &'static Mutex<HashMap<PathBuf, usize>> {
+    static CREATED: OnceLock<Mutex<HashMap<PathBuf, usize>>> = OnceLock::new();
+    CREATED.get_or_init(Default::default)
+}
+
+impl MountPointClaims {
+    /// Claims `path` and its missing ancestors (shallowest first) if they were created by us.
+    fn claim(&mut self, created: Vec<PathBuf>, target: &Path) {
+        let mut map = created_mount_points().lock().unwrap();
+        for p in created {
+            map.insert(p.clone(), 0);
+        }
+        let mut chain: Vec<PathBuf> = target
+            .ancestors()
+            .filter(|a| map.contains_key(*a))
+            .map(Path::to_path_buf)
+            .collect();
+        chain.reverse();
+        for p in chain {
+            *map.get_mut(&p).unwrap() += 1;
+            self.paths.push(p);
+        }
+    }
+}
+
+impl Drop for MountPointClaims {
+    fn drop(&mut self) {
+        let mut map = created_mount_points().lock().unwrap();
+        // Deepest first, so a parent can go once its child has.
+        for p in self.paths.iter().rev() {
+            let Some(n) = map.get_mut(p) else { continue };
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                map.remove(p);
+                match std::fs::symlink_metadata(p) {
+                    Ok(m) if m.is_dir() => {
+                        let _ = std::fs::remove_dir(p);
+                    }
+                    Ok(m) if m.is_file() && m.len() == 0 => {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 impl Prepared {
@@ -384,6 +446,7 @@ impl Prepared {
         }
         mounts.sort_by_key(|m| m.target.components().count());
 
+        let mut claims = MountPointClaims::default();
         for (i, m) in mounts.iter().enumerate() {
             let source_meta = std::fs::metadata(&m.source)
                 .map_err(prepare_err(format!("mount source {}", m.source.display())))?;
@@ -401,9 +464,14 @@ impl Prepared {
                             .join(m.target.strip_prefix(&outer.target).unwrap_or(&m.target))
                     },
                 );
-            create_target(&host_target, source_meta.is_dir())?;
+            let created = create_target(&host_target, source_meta.is_dir())?;
+            // A target inside another mount's source is created there for good, as runc does
+            // on a real node; only the sim's own traces on this machine are cleaned up.
+            if host_target == m.target {
+                claims.claim(created, &host_target);
+            }
         }
-        Ok(Prepared { mounts })
+        Ok(Prepared { mounts, claims })
     }
 
     fn child_plan(
@@ -505,16 +573,28 @@ fn normalize_target(target: &Path) -> Result<PathBuf, RuntimeError> {
     Ok(norm)
 }
 
-fn create_target(path: &Path, dir: bool) -> Result<(), RuntimeError> {
+/// Creates a missing mount target; returns what did not exist before, shallowest first.
+fn create_target(path: &Path, dir: bool) -> Result<Vec<PathBuf>, RuntimeError> {
     let ctx = || format!("create mount target {}", path.display());
+    let missing: Vec<PathBuf> = {
+        let mut v: Vec<PathBuf> = path
+            .ancestors()
+            .take_while(|a| std::fs::symlink_metadata(a).is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        v.reverse();
+        v
+    };
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() == dir => Ok(()),
+        Ok(meta) if meta.is_dir() == dir => Ok(vec![]),
         Ok(_) => Err(RuntimeError::InvalidSpec(format!(
             "mount target {} is a {} but the source is not",
             path.display(),
             if dir { "file" } else { "directory" }
         ))),
-        Err(_) if dir => std::fs::create_dir_all(path).map_err(prepare_err(ctx())),
+        Err(_) if dir => std::fs::create_dir_all(path)
+            .map(|_| missing)
+            .map_err(prepare_err(ctx())),
         Err(_) => {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(prepare_err(ctx()))?;
@@ -524,7 +604,7 @@ fn create_target(path: &Path, dir: bool) -> Result<(), RuntimeError> {
                 .create(true)
                 .truncate(false)
                 .open(path)
-                .map(drop)
+                .map(|_| missing)
                 .map_err(prepare_err(ctx()))
         }
     }
@@ -1079,16 +1159,15 @@ pub(super) mod tests {
             src.join("sub").is_dir(),
             "nested target is created inside the enclosing source"
         );
-        assert_eq!(
-            std::fs::read_dir(&t).unwrap().count(),
-            0,
-            "target dir on the host stays empty"
+        // Mount points the runtime had to create on this machine are gone once the container is.
+        assert!(!t.exists(), "created target dir removed after the run");
+        assert!(
+            !ro_t.exists(),
+            "created read-only target removed after the run"
         );
-        assert!(ro_t.is_dir());
-        assert_eq!(
-            std::fs::metadata(&file_t).unwrap().len(),
-            0,
-            "file target created empty on the host"
+        assert!(
+            !file_t.exists(),
+            "created file target removed after the run"
         );
     }
 
