@@ -1,0 +1,254 @@
+//! Typed errors of the cluster layer. Each says what failed, on which object, and what to do.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::exit::Exit;
+
+/// One field owned by another manager that an apply would have changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldConflict {
+    /// The other field manager, e.g. `kubectl-client-side-apply`.
+    pub manager: String,
+    /// The field path as the server reports it, e.g. `.spec.replicas`.
+    pub field: String,
+}
+
+/// Everything that can go wrong in `cluster/`.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error(
+        "kubeconfig {} (from {origin}) does not exist; pass an existing file with --kubeconfig{}",
+        path.display(),
+        if *origin == "KUBECONFIG" { " or fix KUBECONFIG" } else { "" }
+    )]
+    KubeconfigNotFound { path: PathBuf, origin: &'static str },
+
+    #[error(
+        "cannot use kubeconfig {path}: {message}; fix the file or choose another with --kubeconfig"
+    )]
+    KubeconfigInvalid { path: String, message: String },
+
+    #[error(
+        "no kubeconfig found (tried {tried}) and not running inside a cluster; pass --kubeconfig or set KUBECONFIG"
+    )]
+    NoConfiguration { tried: String },
+
+    #[error("cannot use the in-cluster configuration: {message}")]
+    InCluster { message: String },
+
+    #[error(
+        "context \"{context}\" is not defined in {source_desc}; available contexts: {}; choose one with --context",
+        list_or_none(available)
+    )]
+    ContextNotFound {
+        context: String,
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "{source_desc} has no current-context; choose one of {} with --context",
+        list_or_none(available)
+    )]
+    NoCurrentContext {
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "context \"{context}\" refers to {what} \"{name}\", which is not defined in {source_desc}; fix the kubeconfig or choose another --context"
+    )]
+    DanglingReference {
+        context: String,
+        what: &'static str,
+        name: String,
+        source_desc: String,
+    },
+
+    #[error("cannot build a client for {server}: {message}")]
+    ClientSetup { server: String, message: String },
+
+    #[error(
+        "cannot reach the API server at {server}: {message}; check the server address in the kubeconfig and the network (VPN, proxy, firewall)"
+    )]
+    Unreachable { server: String, message: String },
+
+    #[error("{action} failed: {code} {reason}: {message}{}", hint_for(*code))]
+    Api {
+        action: String,
+        code: u16,
+        reason: String,
+        message: String,
+    },
+
+    #[error("{action} failed: {message}; is the API server reachable?")]
+    Transport { action: String, message: String },
+
+    #[error(
+        "server-side apply of {object} conflicts with other field managers: {}; re-run with --force-conflicts to take those fields over, or change them back",
+        Conflicts(conflicts)
+    )]
+    ApplyConflict {
+        object: String,
+        conflicts: Vec<FieldConflict>,
+    },
+
+    #[error(
+        "the API server does not serve {gvk} ({message}); install its CRD first or check that this Kubernetes version supports it"
+    )]
+    UnknownKind { gvk: String, message: String },
+
+    #[error("invalid object {object}: {message}")]
+    InvalidObject { object: String, message: String },
+
+    #[error(
+        "the lock kube-system/yurtctl-lock is held by {holder} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
+        expiry(*expires_in)
+    )]
+    LockHeld {
+        holder: String,
+        /// The holder's last renewal, RFC 3339.
+        renew_time: Option<String>,
+        /// Time until the lease expires without renewal (zero if it has expired).
+        expires_in: Duration,
+    },
+
+    #[error(
+        "the lock kube-system/yurtctl-lock was taken over by {holder} while this run held it; stop and check what that run did before continuing"
+    )]
+    LockLost { holder: String },
+
+    #[error(
+        "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"
+    )]
+    JournalConflict { attempts: u32 },
+
+    #[error(
+        "the journal ConfigMap kube-system/yurtctl-state is unreadable: {message}; inspect it with `kubectl -n kube-system get configmap yurtctl-state -o yaml`, or delete it to start over"
+    )]
+    JournalCorrupt { message: String },
+
+    #[error("watching {what} failed: {message}")]
+    Watch { what: String, message: String },
+
+    #[error("timed out after {}s waiting for {what}", after.as_secs_f64())]
+    Timeout { what: String, after: Duration },
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn expiry(d: Duration) -> String {
+    if d.is_zero() {
+        "its lease has expired and can be taken over".into()
+    } else {
+        format!("expires in {}s unless renewed", d.as_secs().max(1))
+    }
+}
+
+fn hint_for(code: u16) -> &'static str {
+    match code {
+        401 => "; the credentials in the kubeconfig were rejected, refresh them",
+        403 => "; the kubeconfig's user lacks permission (check with `kubectl auth can-i`)",
+        429 | 500..=599 => "; the API server is overloaded or failing, retry later",
+        _ => "",
+    }
+}
+
+struct Conflicts<'a>(&'a [FieldConflict]);
+
+impl fmt::Display for Conflicts<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, c) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} owned by \"{}\"", c.field, c.manager)?;
+        }
+        Ok(())
+    }
+}
+
+impl ClusterError {
+    /// The exit code this error means at the edge (design §6).
+    pub fn exit(&self) -> Exit {
+        use ClusterError as E;
+        match self {
+            E::LockHeld { .. } => Exit::Locked,
+            E::Timeout { .. } => Exit::Timeout,
+            E::KubeconfigNotFound { .. }
+            | E::KubeconfigInvalid { .. }
+            | E::NoConfiguration { .. }
+            | E::InCluster { .. }
+            | E::ContextNotFound { .. }
+            | E::NoCurrentContext { .. }
+            | E::DanglingReference { .. }
+            | E::ClientSetup { .. }
+            | E::Unreachable { .. } => Exit::Preflight,
+            _ => Exit::Unexpected,
+        }
+    }
+
+    /// The HTTP status of an API error, if this is one.
+    pub fn status_code(&self) -> Option<u16> {
+        match self {
+            ClusterError::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.status_code() == Some(404)
+    }
+
+    /// Maps a kube error for `action` (e.g. "create Job kube-system/x").
+    pub fn from_kube(action: impl Into<String>, e: kube::Error) -> Self {
+        let action = action.into();
+        match e {
+            kube::Error::Api(s) => ClusterError::Api {
+                action,
+                code: s.code,
+                reason: if s.reason.is_empty() {
+                    "Unknown".into()
+                } else {
+                    s.reason.clone()
+                },
+                message: s.message.clone(),
+            },
+            other => ClusterError::Transport {
+                action,
+                message: error_chain(&other),
+            },
+        }
+    }
+}
+
+/// `e: cause: cause`, for messages built from foreign errors.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+/// The status code of a kube error, if the server answered.
+pub(crate) fn kube_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}

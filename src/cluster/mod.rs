@@ -1,0 +1,172 @@
+//! The only code that talks to the Kubernetes API (design §2, §3).
+//!
+//! - [`client`]: kubeconfig precedence, user agent, client-side rate limit, [`Cluster`].
+//! - [`apply`]: server-side apply of dynamic objects, delete, create-or-get.
+//! - [`jobs`]: node Jobs with a sliding window, one label-selected watch, diagnostics.
+//! - [`lock`]: the Lease `kube-system/yurtctl-lock`.
+//! - [`journal`]: the ConfigMap `kube-system/yurtctl-state`.
+//! - [`snapshot`]: what the planner needs to know about the cluster, in few list calls.
+//!
+//! Nothing here prints; progress leaves through event callbacks, failures as [`ClusterError`].
+
+pub mod apply;
+pub mod client;
+pub mod error;
+pub mod jobs;
+pub mod journal;
+pub mod lock;
+pub mod snapshot;
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::version::Info;
+use kube::Client;
+
+pub use client::{ClientOptions, RateLimiter, connect};
+pub use error::{ClusterError, FieldConflict};
+
+/// Namespace of everything yurtctl creates unless a component needs another.
+pub const SYSTEM_NAMESPACE: &str = "kube-system";
+/// Field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "yurtctl";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY: &str = "yurtctl";
+pub const LABEL_ACTION: &str = "yurtctl.openyurt.io/action";
+pub const LABEL_NODE: &str = "yurtctl.openyurt.io/node";
+/// The full node name when it does not fit a label value.
+pub const ANNOTATION_NODE: &str = "yurtctl.openyurt.io/node-name";
+
+/// How transient API failures are retried (5xx, 429, broken connections).
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first included.
+    pub attempts: u32,
+    /// First back-off; doubles each time up to `max_delay`.
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            attempts: 6,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(3),
+        }
+    }
+}
+
+/// A connected cluster: the kube client, the run's rate limiter and retry policy.
+///
+/// Cheap to clone; clones share the limiter.
+#[derive(Clone)]
+pub struct Cluster {
+    client: Client,
+    limiter: RateLimiter,
+    retry: RetryPolicy,
+    server: String,
+    version: Option<Info>,
+}
+
+impl Cluster {
+    /// Wraps an existing client (tests, or callers that built their own).
+    pub fn new(client: Client, limiter: RateLimiter) -> Self {
+        Cluster {
+            client,
+            limiter,
+            retry: RetryPolicy::default(),
+            server: String::new(),
+            version: None,
+        }
+    }
+
+    pub fn with_server(mut self, server: String, version: Option<Info>) -> Self {
+        self.server = server;
+        self.version = version;
+        self
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The API server URL, when known.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// `/version` as seen when connecting, if [`connect`] made this handle.
+    pub fn version(&self) -> Option<&Info> {
+        self.version.as_ref()
+    }
+
+    /// Waits for the rate limiter.
+    pub async fn throttle(&self) {
+        self.limiter.acquire().await
+    }
+
+    /// Runs one API call under the rate limit, retrying transient failures with exponential
+    /// back-off (honouring a server's `retryAfterSeconds`). kube's own retry layer already
+    /// retries 429/503/504 honouring `Retry-After`; this adds 500/502 and broken connections.
+    /// Non-transient errors are returned unchanged for the caller to interpret.
+    pub async fn call<T, F, Fut>(&self, mut f: F) -> Result<T, kube::Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let mut attempt = 0u32;
+        loop {
+            self.throttle().await;
+            attempt += 1;
+            match f().await {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt < self.retry.attempts && is_transient(&e) => {
+                    let delay = retry_delay(&self.retry, attempt, &e);
+                    tracing::debug!(attempt, ?delay, error = %e, "retrying API call");
+                    tokio::time::sleep(delay).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Whether a request may be retried as is.
+pub(crate) fn is_transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+fn retry_delay(p: &RetryPolicy, attempt: u32, e: &kube::Error) -> Duration {
+    if let kube::Error::Api(s) = e
+        && let Some(d) = &s.details
+        && d.retry_after_seconds > 0
+    {
+        return Duration::from_secs(u64::from(d.retry_after_seconds)).min(p.max_delay * 4);
+    }
+    let exp = p
+        .base_delay
+        .saturating_mul(1u32 << (attempt - 1).min(16))
+        .min(p.max_delay);
+    // Jitter (0.5–1.0 of the delay) so that a window of Jobs does not retry in lockstep.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let frac = 0.5 + f64::from(nanos % 1000) / 2000.0;
+    exp.mul_f64(frac)
+}
+
+/// Current time as a k8s timestamp.
+pub(crate) fn now() -> k8s_openapi::jiff::Timestamp {
+    k8s_openapi::jiff::Timestamp::now()
+}
