@@ -2,5 +2,6 @@
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod exit;
 pub mod servant;
