@@ -4,4 +4,5 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod exit;
+pub mod render;
 pub mod servant;

@@ -1,0 +1,251 @@
+//! Profile declarations (`templates/<profile>/profile.yaml`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::embedded::FILES;
+use super::error::{RenderError, Result};
+
+/// Substituted in image references of a declaration: yurtctl's own crate version.
+pub const CRATE_VERSION_VAR: &str = "{{crateVersion}}";
+
+/// A component set: what a profile installs and how.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    pub description: String,
+    /// The OpenYurt release the templates and images follow (`vX.Y.Z`).
+    pub openyurt_version: String,
+    pub kubernetes: KubernetesRange,
+    pub components: Vec<Component>,
+    pub yurthub: YurtHubDecl,
+    pub labels: LabelDecl,
+    /// Whether kube-controller-manager's `nodelifecycle` controller must be disabled.
+    pub disable_node_lifecycle: bool,
+    /// Default images by component id; tags are pinned (never `latest`).
+    pub images: BTreeMap<String, String>,
+    /// Names of the CRDs this profile may install, so that revert knows what to delete.
+    pub crds: Vec<String>,
+}
+
+/// Supported Kubernetes minor versions (1.minMinor ..= 1.maxMinor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KubernetesRange {
+    pub min_minor: u32,
+    pub max_minor: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Component {
+    pub id: String,
+    #[serde(default)]
+    pub description: String,
+    /// Template files, rendered in this order.
+    pub templates: Vec<String>,
+    /// The feature flag (a convert option such as `deploy-yurttunnel`) that enables this
+    /// component; None = always installed.
+    #[serde(default)]
+    pub flag: Option<String>,
+}
+
+/// How YurtHub runs on nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum YurtHubMode {
+    /// Static pod whose manifest a YurtStaticSet (one per working mode) manages.
+    YurtStaticSet,
+    /// Plain static pod written by the servant.
+    StaticPod,
+}
+
+/// What YurtHub authenticates with the first time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum YurtHubCredential {
+    /// `--bootstrap-file` (a kubeconfig holding the bootstrap token).
+    BootstrapFile,
+    /// `--join-token` (read from a file when the container starts).
+    JoinToken,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct YurtHubDecl {
+    pub mode: YurtHubMode,
+    pub credential: YurtHubCredential,
+    /// The per-node static-pod template file.
+    pub node_template: String,
+    /// File name in the static-pod directory, e.g. `yurthub.yaml`.
+    pub manifest_file: String,
+    /// Static pod name per working mode (with `yurt-static-set`, also the YurtStaticSet names).
+    pub pod_name: PerMode,
+    /// `manifest_file` without `.yaml`: the YurtStaticSet's `staticPodManifest` and the key of
+    /// its ConfigMap. Derived on load.
+    #[serde(default, skip_deserializing)]
+    pub manifest_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerMode {
+    pub edge: String,
+    pub cloud: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelDecl {
+    /// The edge/cloud node label and its two values.
+    pub edge_worker: EdgeWorkerLabel,
+    /// The node annotation that makes a node autonomous, and the value yurtctl sets.
+    pub autonomy: KeyValue,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeWorkerLabel {
+    pub key: String,
+    pub edge: String,
+    pub cloud: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+impl Profile {
+    /// The default profile.
+    pub const DEFAULT: &'static str = "openyurt-v1.6";
+
+    /// Names of all embedded profiles, sorted.
+    pub fn names() -> Vec<String> {
+        let set: BTreeSet<&str> = FILES
+            .iter()
+            .filter_map(|(p, _)| p.strip_suffix("/profile.yaml"))
+            .collect();
+        set.into_iter().map(str::to_owned).collect()
+    }
+
+    /// Loads and checks an embedded profile.
+    pub fn load(name: &str) -> Result<Profile> {
+        let path = format!("{name}/profile.yaml");
+        let Some(text) = file(&path) else {
+            return Err(RenderError::UnknownProfile {
+                name: name.to_owned(),
+                valid: Self::names(),
+            });
+        };
+        let mut p: Profile = serde_saphyr::from_str(text).map_err(|e| RenderError::Profile {
+            profile: name.to_owned(),
+            message: format!("profile.yaml: {e}"),
+        })?;
+        let version = env!("CARGO_PKG_VERSION");
+        for image in p.images.values_mut() {
+            *image = image.replace(CRATE_VERSION_VAR, version);
+        }
+        p.yurthub.manifest_name = p
+            .yurthub
+            .manifest_file
+            .strip_suffix(".yaml")
+            .unwrap_or(&p.yurthub.manifest_file)
+            .to_owned();
+        p.check(name)?;
+        Ok(p)
+    }
+
+    fn check(&self, dir: &str) -> Result<()> {
+        let bad = |m: String| {
+            Err(RenderError::Profile {
+                profile: dir.to_owned(),
+                message: m,
+            })
+        };
+        if self.name != dir {
+            return bad(format!("declares name {:?} in directory {dir}", self.name));
+        }
+        if self.kubernetes.min_minor > self.kubernetes.max_minor {
+            return bad("kubernetes.minMinor is above maxMinor".into());
+        }
+        let mut ids = BTreeSet::new();
+        for c in &self.components {
+            if !ids.insert(c.id.as_str()) {
+                return bad(format!("component {} declared twice", c.id));
+            }
+        }
+        for t in self.all_templates() {
+            if self.template_text(t).is_none() {
+                return bad(format!("template {t} is not in templates/{dir}/"));
+            }
+        }
+        for (id, image) in &self.images {
+            let tag = image.rsplit_once(':').map(|(_, t)| t);
+            match tag {
+                Some(t) if !t.is_empty() && t != "latest" && !t.contains('/') => {}
+                _ => return bad(format!("image {id} = {image:?} needs a pinned tag")),
+            }
+        }
+        for key in ["yurthub", "servant"] {
+            if !self.images.contains_key(key) {
+                return bad(format!("images.{key} is required"));
+            }
+        }
+        if !self.yurthub.manifest_file.ends_with(".yaml") {
+            return bad("yurthub.manifestFile must end in .yaml".into());
+        }
+        Ok(())
+    }
+
+    fn all_templates(&self) -> impl Iterator<Item = &str> {
+        self.components
+            .iter()
+            .flat_map(|c| c.templates.iter().map(String::as_str))
+            .chain(std::iter::once(self.yurthub.node_template.as_str()))
+    }
+
+    /// The text of one of this profile's template files.
+    pub fn template_text(&self, file_name: &str) -> Option<&'static str> {
+        file(&format!("{}/{file_name}", self.name))
+    }
+
+    /// Whether the profile supports Kubernetes 1.`minor`.
+    pub fn supports_minor(&self, minor: u32) -> bool {
+        (self.kubernetes.min_minor..=self.kubernetes.max_minor).contains(&minor)
+    }
+
+    /// Components enabled by the given feature flags (flag-less components always are).
+    pub fn enabled_components<'a>(
+        &'a self,
+        features: &'a BTreeSet<String>,
+    ) -> impl Iterator<Item = &'a Component> + 'a {
+        self.components
+            .iter()
+            .filter(|c| c.flag.as_ref().is_none_or(|f| features.contains(f)))
+    }
+
+    /// Feature flags this profile understands.
+    pub fn flags(&self) -> BTreeSet<&str> {
+        self.components
+            .iter()
+            .filter_map(|c| c.flag.as_deref())
+            .collect()
+    }
+
+    /// The static pod name for a working mode.
+    pub fn yurthub_pod_name(&self, mode: super::WorkingMode) -> &str {
+        match mode {
+            super::WorkingMode::Edge => &self.yurthub.pod_name.edge,
+            super::WorkingMode::Cloud => &self.yurthub.pod_name.cloud,
+        }
+    }
+}
+
+fn file(path: &str) -> Option<&'static str> {
+    FILES.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+}
