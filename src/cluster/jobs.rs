@@ -374,48 +374,62 @@ async fn watch_jobs(
     state: watch::Sender<WatchState>,
 ) {
     let cfg = watcher::Config::default().labels(&selector);
-    let mut stream = watcher(api, cfg).default_backoff().boxed();
     let mut listing: Option<HashSet<String>> = None;
-    while let Some(ev) = stream.next().await {
-        match ev {
-            Ok(watcher::Event::Init) => listing = Some(HashSet::new()),
-            Ok(watcher::Event::InitApply(j)) => {
-                let name = j.metadata.name.clone().unwrap_or_default();
-                if let Some(l) = listing.as_mut() {
-                    l.insert(name.clone());
+    loop {
+        let mut stream = watcher(api.clone(), cfg.clone()).default_backoff().boxed();
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(watcher::Event::Init) => listing = Some(HashSet::new()),
+                Ok(watcher::Event::InitApply(j)) => {
+                    let name = j.metadata.name.clone().unwrap_or_default();
+                    if let Some(l) = listing.as_mut() {
+                        l.insert(name.clone());
+                    }
+                    registry.set(&name, Some(Arc::new(j)));
                 }
-                registry.set(&name, Some(Arc::new(j)));
-            }
-            Ok(watcher::Event::InitDone) => {
-                // A re-list replaces what we knew: Jobs it did not return are gone.
-                let seen = listing.take().unwrap_or_default();
-                for n in registry.names() {
-                    if !seen.contains(&n) {
-                        registry.set(&n, None);
+                Ok(watcher::Event::InitDone) => {
+                    // A re-list replaces what we knew: Jobs it did not return are gone.
+                    let seen = listing.take().unwrap_or_default();
+                    for n in registry.names() {
+                        if !seen.contains(&n) {
+                            registry.set(&n, None);
+                        }
+                    }
+                    state.send_replace(WatchState::Ready);
+                }
+                Ok(watcher::Event::Apply(j)) => {
+                    let name = j.metadata.name.clone().unwrap_or_default();
+                    registry.set(&name, Some(Arc::new(j)));
+                }
+                Ok(watcher::Event::Delete(j)) => {
+                    let name = j.metadata.name.clone().unwrap_or_default();
+                    registry.remove_if_uid(&name, uid_of(&j));
+                }
+                Err(e) => {
+                    let msg = error_chain(&e);
+                    tracing::warn!(selector = %selector, error = %msg, "watching Jobs failed; retrying");
+                    state.send_if_modified(|s| match s {
+                        WatchState::Listing { last_error } => {
+                            *last_error = Some(msg);
+                            true
+                        }
+                        WatchState::Ready => false,
+                    });
+                    // An apiserver reports an expired resourceVersion as an ERROR event in the
+                    // watch stream, and kube's watcher then re-lists. Some servers (proxies,
+                    // yurtsim) answer the watch request itself with HTTP 410 instead, which
+                    // the watcher would retry forever with the same resourceVersion: start
+                    // over with a fresh list.
+                    if let watcher::Error::WatchStartFailed(kube::Error::Api(s)) = &e
+                        && s.code == 410
+                    {
+                        break;
                     }
                 }
-                state.send_replace(WatchState::Ready);
-            }
-            Ok(watcher::Event::Apply(j)) => {
-                let name = j.metadata.name.clone().unwrap_or_default();
-                registry.set(&name, Some(Arc::new(j)));
-            }
-            Ok(watcher::Event::Delete(j)) => {
-                let name = j.metadata.name.clone().unwrap_or_default();
-                registry.remove_if_uid(&name, uid_of(&j));
-            }
-            Err(e) => {
-                let msg = error_chain(&e);
-                tracing::warn!(selector = %selector, error = %msg, "watching Jobs failed; retrying");
-                state.send_if_modified(|s| match s {
-                    WatchState::Listing { last_error } => {
-                        *last_error = Some(msg);
-                        true
-                    }
-                    WatchState::Ready => false,
-                });
             }
         }
+        listing = None;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
