@@ -233,6 +233,15 @@ pub struct LockGuard {
     released: bool,
 }
 
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockGuard")
+            .field("identity", &self.shared.opts.identity)
+            .field("namespace", &self.shared.opts.namespace)
+            .finish()
+    }
+}
+
 impl LockGuard {
     fn start(cluster: Cluster, api: Api<Lease>, opts: LockOptions, lease: Lease) -> Self {
         let shared = Arc::new(Shared {

@@ -1,0 +1,426 @@
+//! Server-side apply, the lock, the journal and the snapshot against yurtsim.
+
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::core::DynamicObject;
+use serde_json::json;
+use yurtctl::cluster::apply::{Applier, ApplyOptions, Deleted};
+use yurtctl::cluster::client::{ClientOptions, ConfigEnv, connect_with_env};
+use yurtctl::cluster::jobs::NodeJob;
+use yurtctl::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
+use yurtctl::cluster::lock::{self, LockOptions};
+use yurtctl::cluster::snapshot::{SnapshotOptions, snapshot};
+use yurtctl::cluster::{Cluster, ClusterError};
+use yurtctl::exit::Exit;
+use yurtsim::{Layout, Sim, SimConfig};
+
+struct T {
+    sim: Sim,
+    cluster: Cluster,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(nodes: usize) -> T {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = SimConfig::new(dir.path().join("state"));
+    cfg.nodes = nodes;
+    cfg.layout = Layout::Kubeadm;
+    cfg.pod_ready_delay = Duration::from_millis(50);
+    cfg.static_pod_poll = Duration::from_millis(50);
+    let sim = Sim::start(cfg).await.expect("sim starts");
+    let opts = ClientOptions {
+        kubeconfig: Some(sim.kubeconfig_path()),
+        ..Default::default()
+    };
+    let cluster = connect_with_env(&opts, &ConfigEnv::default())
+        .await
+        .expect("connects");
+    T {
+        sim,
+        cluster,
+        _dir: dir,
+    }
+}
+
+fn cm(name: &str, data: serde_json::Value) -> DynamicObject {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "yurtctl"}},
+        "data": data}))
+    .unwrap()
+}
+
+fn rv(o: &DynamicObject) -> String {
+    o.metadata.resource_version.clone().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_is_idempotent_and_conflicts_name_the_other_manager() {
+    let t = start(1).await;
+    let a = Applier::new(t.cluster.clone(), ApplyOptions::default());
+    let first = a
+        .apply(&cm("yurt-hub-cfg", json!({"k": "v"})))
+        .await
+        .unwrap();
+    assert_eq!(first.metadata.namespace.as_deref(), Some("kube-system"));
+    let again = a
+        .apply(&cm("yurt-hub-cfg", json!({"k": "v"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        rv(&first),
+        rv(&again),
+        "re-applying the same object changes nothing"
+    );
+    let ms = again.metadata.managed_fields.unwrap_or_default();
+    assert!(ms.iter().any(|m| m.manager.as_deref() == Some("yurtctl")));
+    // A ConfigMap, a Deployment: one discovery each, then cached.
+    a.apply(&cm("other", json!({"x": "1"}))).await.unwrap();
+    assert_eq!(a.discovered_kinds(), 1);
+
+    // Someone else takes over a field.
+    let cms: Api<ConfigMap> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    let theirs = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yurt-hub-cfg"}, "data": {"k": "edited"}});
+    cms.patch(
+        "yurt-hub-cfg",
+        &PatchParams::apply("kubectl").force(),
+        &Patch::Apply(&theirs),
+    )
+    .await
+    .unwrap();
+    let e = a
+        .apply(&cm("yurt-hub-cfg", json!({"k": "v"})))
+        .await
+        .unwrap_err();
+    let ClusterError::ApplyConflict { object, conflicts } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(object, "ConfigMap kube-system/yurt-hub-cfg");
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].manager, "kubectl");
+    assert_eq!(conflicts[0].field, ".data.k");
+    let msg = e.to_string();
+    assert!(msg.contains(".data.k owned by \"kubectl\""), "{msg}");
+    assert!(msg.contains("--force-conflicts"), "{msg}");
+
+    let forced = Applier::new(
+        t.cluster.clone(),
+        ApplyOptions {
+            force: true,
+            ..Default::default()
+        },
+    );
+    let o = forced
+        .apply(&cm("yurt-hub-cfg", json!({"k": "v"})))
+        .await
+        .unwrap();
+    assert_eq!(o.data["data"]["k"], "v");
+    t.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_stores_nothing_and_delete_of_a_missing_object_succeeds() {
+    let t = start(1).await;
+    let dry = Applier::new(
+        t.cluster.clone(),
+        ApplyOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    );
+    let o = dry.apply(&cm("dry", json!({"a": "b"}))).await.unwrap();
+    assert_eq!(o.data["data"]["a"], "b", "the server answered");
+    let cms: Api<ConfigMap> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    assert!(cms.get_opt("dry").await.unwrap().is_none());
+
+    let a = Applier::new(t.cluster.clone(), ApplyOptions::default());
+    let (created, fresh) = a
+        .create_or_get(&cm("token", json!({"t": "1"})))
+        .await
+        .unwrap();
+    assert!(fresh);
+    let (kept, fresh) = a
+        .create_or_get(&cm("token", json!({"t": "2"})))
+        .await
+        .unwrap();
+    assert!(!fresh);
+    assert_eq!(kept.data["data"]["t"], "1");
+    assert_eq!(rv(&kept), rv(&created));
+    assert_eq!(a.delete(&kept).await.unwrap(), Deleted::Deleted);
+    assert_eq!(a.delete(&kept).await.unwrap(), Deleted::AlreadyGone);
+
+    let unknown: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "apps.openyurt.io/v1beta1",
+        "kind": "YurtStaticSet", "metadata": {"name": "yurt-hub"}}))
+        .unwrap();
+    let e = a.apply(&unknown).await.unwrap_err();
+    assert!(matches!(e, ClusterError::UnknownKind { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("apps.openyurt.io/v1beta1/YurtStaticSet"),
+        "{e}"
+    );
+    t.sim.shutdown().await;
+}
+
+fn opts(identity: &str, secs: u64) -> LockOptions {
+    LockOptions {
+        identity: identity.into(),
+        duration: Duration::from_secs(secs),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_racing_acquirers_exactly_one_wins() {
+    let t = start(1).await;
+    for round in 0..3 {
+        let (a, b) = tokio::join!(
+            lock::acquire(&t.cluster, opts("alice@host/1#a", 30)),
+            lock::acquire(&t.cluster, opts("bob@host/2#b", 30)),
+        );
+        let (winner, loser) = match (a, b) {
+            (Ok(g), Err(e)) | (Err(e), Ok(g)) => (g, e),
+            (a, b) => panic!("round {round}: {:?} / {:?}", a.is_ok(), b.is_ok()),
+        };
+        let ClusterError::LockHeld {
+            holder, expires_in, ..
+        } = &loser
+        else {
+            panic!("{loser:?}")
+        };
+        assert_eq!(holder, winner.identity());
+        assert!(*expires_in > Duration::from_secs(20));
+        assert_eq!(loser.exit(), Exit::Locked);
+        assert!(loser.to_string().contains(winner.identity()), "{loser}");
+        assert!(loser.to_string().contains("--force-unlock"), "{loser}");
+        winner.release().await.unwrap();
+    }
+    let leases: Api<Lease> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    assert!(
+        leases.get_opt("yurtctl-lock").await.unwrap().is_none(),
+        "released"
+    );
+
+    // Racing over an expired lease: both read it, both try to replace it on the same
+    // resourceVersion; the server lets only one through.
+    let old =
+        (k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(120)).to_string();
+    let stale: Lease = serde_json::from_value(json!({"metadata": {"name": "yurtctl-lock"},
+        "spec": {"holderIdentity": "dead@host/0#0", "leaseDurationSeconds": 10, "renewTime": old}}))
+    .unwrap();
+    leases.create(&PostParams::default(), &stale).await.unwrap();
+    let (a, b) = tokio::join!(
+        lock::acquire(&t.cluster, opts("alice@host/1#a", 30)),
+        lock::acquire(&t.cluster, opts("bob@host/2#b", 30)),
+    );
+    assert!(a.is_ok() != b.is_ok(), "exactly one takes over");
+    t.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_lease_is_taken_over_and_a_live_one_is_renewed() {
+    let t = start(1).await;
+    let leases: Api<Lease> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    let old =
+        (k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(120)).to_string();
+    let stale: Lease = serde_json::from_value(json!({"metadata": {"name": "yurtctl-lock"},
+        "spec": {"holderIdentity": "carol@dead/9#c", "leaseDurationSeconds": 30,
+                 "acquireTime": old, "renewTime": old, "leaseTransitions": 3}}))
+    .unwrap();
+    leases.create(&PostParams::default(), &stale).await.unwrap();
+    assert_eq!(
+        lock::holder(&t.cluster, "kube-system")
+            .await
+            .unwrap()
+            .unwrap()
+            .identity,
+        "carol@dead/9#c"
+    );
+
+    let g = lock::acquire(&t.cluster, opts("dave@host/4#d", 1))
+        .await
+        .expect("stale lease taken over");
+    let l = leases.get("yurtctl-lock").await.unwrap().spec.unwrap();
+    assert_eq!(l.holder_identity.as_deref(), Some("dave@host/4#d"));
+    assert_eq!(l.lease_transitions, Some(4));
+    let first_renew = l.renew_time.unwrap().0;
+    // Held past its 1 s duration thanks to renewals every ~333 ms.
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let l = leases.get("yurtctl-lock").await.unwrap().spec.unwrap();
+    assert!(l.renew_time.unwrap().0 > first_renew, "renewed");
+    let e = lock::acquire(&t.cluster, opts("eve@host/5#e", 1))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ClusterError::LockHeld { .. }), "{e:?}");
+    assert!(g.lost().is_none());
+
+    // --force-unlock removes it; the holder notices it lost the lock at its next renewal.
+    let prev = lock::force_unlock(&t.cluster, "kube-system").await.unwrap();
+    assert_eq!(prev.unwrap().identity, "dave@host/4#d");
+    let other = lock::acquire(&t.cluster, opts("eve@host/5#e", 30))
+        .await
+        .unwrap();
+    let mut g = g;
+    let lost = tokio::time::timeout(Duration::from_secs(3), g.wait_lost())
+        .await
+        .expect("loss noticed");
+    assert!(
+        matches!(&lost, ClusterError::LockLost { holder } if holder == "eve@host/5#e"),
+        "{lost:?}"
+    );
+    // Releasing a lost lock leaves the new holder alone.
+    g.release().await.unwrap();
+    assert_eq!(
+        lock::holder(&t.cluster, "kube-system")
+            .await
+            .unwrap()
+            .unwrap()
+            .identity,
+        "eve@host/5#e"
+    );
+    drop(other);
+    // Dropping the guard releases in the background.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        lock::holder(&t.cluster, "kube-system")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    t.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journal_saves_merge_concurrent_writers_per_node() {
+    let t = start(1).await;
+    let store = JournalStore::new(&t.cluster);
+    assert!(store.load().await.unwrap().is_none());
+    let mut j = Journal::new("convert", "openyurt-v1.6");
+    j.options.insert("concurrency".into(), json!(5));
+    j.token_id = Some("abcdef".into());
+    store.save(&mut j).await.unwrap();
+
+    // Two writers start from the same copy and record different nodes.
+    let mut a = store.load().await.unwrap().unwrap();
+    let mut b = a.clone();
+    a.set_phase("worker-1", "nodes/convert", PhaseState::Done, None);
+    a.record_created(ObjectRef {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        namespace: Some("kube-system".into()),
+        name: "yurt-manager".into(),
+    });
+    b.set_phase(
+        "worker-2",
+        "nodes/convert",
+        PhaseState::Failed,
+        Some("kubelet did not come back".into()),
+    );
+    store.save(&mut a).await.unwrap();
+    store
+        .save(&mut b)
+        .await
+        .expect("conflict merged and retried");
+
+    let stored = store.load().await.unwrap().unwrap();
+    assert_eq!(
+        stored.phase("worker-1", "nodes/convert").unwrap().state,
+        PhaseState::Done
+    );
+    let w2 = stored.phase("worker-2", "nodes/convert").unwrap();
+    assert_eq!(w2.state, PhaseState::Failed);
+    assert_eq!(w2.last_error.as_deref(), Some("kubelet did not come back"));
+    assert!(w2.finished_at.is_some());
+    assert_eq!(stored.created_objects.len(), 1);
+    assert_eq!(stored.token_id.as_deref(), Some("abcdef"));
+    assert_eq!(stored.options["concurrency"], json!(5));
+
+    // Garbage in the ConfigMap is a clear error, not a panic or a silent reset.
+    let cms: Api<ConfigMap> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    cms.patch(
+        "yurtctl-state",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"state.json": "{not json"}})),
+    )
+    .await
+    .unwrap();
+    let e = store.load().await.unwrap_err();
+    assert!(matches!(e, ClusterError::JournalCorrupt { .. }), "{e}");
+    assert_eq!(store.delete().await.unwrap(), Deleted::Deleted);
+    assert!(store.load().await.unwrap().is_none());
+    assert_eq!(store.delete().await.unwrap(), Deleted::AlreadyGone);
+    t.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_snapshot_sees_nodes_control_planes_our_objects_jobs_lock_and_journal() {
+    let t = start(3).await;
+    // Mirror pods appear once the simulated kubelets have read their manifests.
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(t.cluster.client().clone(), "kube-system");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pods
+        .get_opt("kube-controller-manager-control-plane-1")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        assert!(std::time::Instant::now() < deadline, "no kcm mirror pod");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let a = Applier::new(t.cluster.clone(), ApplyOptions::default());
+    a.apply(&cm("yurt-hub-cfg", json!({"k": "v"})))
+        .await
+        .unwrap();
+    let g = lock::acquire(&t.cluster, LockOptions::default())
+        .await
+        .unwrap();
+    let mut j = Journal::new("convert", "openyurt-v1.6");
+    JournalStore::new(&t.cluster).save(&mut j).await.unwrap();
+    let jobs: Api<Job> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    let tpl = serde_json::from_value(json!({"spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "5"]}]}})).unwrap();
+    jobs.create(
+        &PostParams::default(),
+        &NodeJob::new("convert", "worker-1", tpl).to_job("kube-system", Duration::from_secs(30)),
+    )
+    .await
+    .unwrap();
+
+    t.sim.metrics().reset();
+    let s = snapshot(&t.cluster, &SnapshotOptions::default())
+        .await
+        .unwrap();
+    let requests = t.sim.metrics().total(Some("yurtctl"), false);
+    eprintln!("snapshot: {requests} requests");
+    assert!(requests <= 16, "{requests} requests");
+    assert_eq!(s.server_version, "v1.33.1");
+    let names: Vec<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["control-plane-1", "worker-1", "worker-2"]);
+    let cp = &s.nodes[0];
+    assert!(cp.is_control_plane() && cp.kcm_static_pod);
+    assert!(
+        cp.taints
+            .iter()
+            .any(|t| t.key == "node-role.kubernetes.io/control-plane")
+    );
+    assert!(cp.internal_ip.is_some());
+    assert_eq!(cp.kubelet_version, "v1.33.1");
+    let w = &s.nodes[1];
+    assert!(!w.is_control_plane() && !w.kcm_static_pod && w.ready);
+    assert!(
+        s.managed_objects
+            .iter()
+            .any(|o| o.kind == "ConfigMap" && o.name == "yurt-hub-cfg")
+    );
+    assert_eq!(s.jobs.len(), 1);
+    assert_eq!(s.jobs[0].node.as_deref(), Some("worker-1"));
+    assert_eq!(s.jobs[0].action.as_deref(), Some("convert"));
+    assert_eq!(s.lock.as_ref().unwrap().identity, g.identity());
+    assert_eq!(s.journal.as_ref().unwrap().profile, "openyurt-v1.6");
+    g.release().await.unwrap();
+    t.sim.shutdown().await;
+}
