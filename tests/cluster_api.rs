@@ -424,3 +424,29 @@ async fn the_snapshot_sees_nodes_control_planes_our_objects_jobs_lock_and_journa
     g.release().await.unwrap();
     t.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_side_qps_paces_api_calls_and_requests_carry_our_user_agent() {
+    let t = start(1).await;
+    let opts = ClientOptions {
+        kubeconfig: Some(t.sim.kubeconfig_path()),
+        qps: 20.0,
+        burst: 2,
+        ..Default::default()
+    };
+    let slow = connect_with_env(&opts, &ConfigEnv::default())
+        .await
+        .unwrap();
+    let store = JournalStore::new(&slow);
+    t.sim.metrics().reset();
+    let begin = std::time::Instant::now();
+    for _ in 0..8 {
+        store.load().await.unwrap();
+    }
+    let e = begin.elapsed();
+    // The connect probe and the first load use the burst; the rest come at 20/s.
+    assert!(e >= Duration::from_millis(250), "{e:?}");
+    assert!(e < Duration::from_secs(2), "{e:?}");
+    assert_eq!(t.sim.metrics().total(Some("yurtctl"), false), 8);
+    t.sim.shutdown().await;
+}
