@@ -102,7 +102,7 @@ fn patch_err(res: &ResourceInfo, name: &str, e: PatchError) -> ApiError {
             let mut err = ApiError::new(409, "Conflict", message);
             err.details = Some(json!({
                 "name": name, "kind": res.resource,
-                "causes": causes.iter().map(|c| json!({"type": "FieldManagerConflict", "message": c.message, "field": c.field})).collect::<Vec<_>>(),
+                "causes": causes.iter().map(|c| json!({"reason": "FieldManagerConflict", "message": c.message, "field": c.field})).collect::<Vec<_>>(),
             }));
             if !res.group.is_empty() {
                 err.details.as_mut().unwrap()["group"] = json!(res.group);

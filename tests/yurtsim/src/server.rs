@@ -775,7 +775,22 @@ async fn watch(
         .get("timeoutSeconds")
         .and_then(|s| s.parse::<u64>().ok())
         .map(Duration::from_secs);
-    let (initial, mut rx) = shared.api.store.watch(&t.res.key(), filter, from)?;
+    let (initial, mut rx) = match shared.api.store.watch(&t.res.key(), filter, from) {
+        Ok(w) => w,
+        // As the apiserver does: the watch is accepted and its first event is the 410, which is
+        // what makes clients (kube-rs's watcher, client-go's reflector) re-list.
+        Err(e) if e.code == 410 => {
+            let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": e.to_status()}))
+                .unwrap_or_default();
+            line.push(b'\n');
+            return Ok(Response::builder()
+                .status(StatusCode::OK)
+                .header("Content-Type", "application/json")
+                .body(full(line))
+                .unwrap());
+        }
+        Err(e) => return Err(e),
+    };
     let res = t.res.clone();
     let (tx, out_rx) = mpsc::channel::<Bytes>(64);
     let sh = shared.clone();

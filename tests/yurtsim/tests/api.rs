@@ -240,17 +240,27 @@ async fn watch_resumes_from_revision_and_expired_revisions_get_410() {
     }
     assert_eq!(got, vec!["ADDED w2", "DELETED w1"]);
 
-    // After compaction the old revision is gone: 410 Expired, as etcd compaction does.
+    // After compaction the old revision is gone. Like kube-apiserver, the watch is accepted and
+    // its first event is a 410 Expired Status (the form watchers re-list on).
     c.sim.api().store.compact();
-    let err = cms.watch(&WatchParams::default(), &rv).await;
-    let gone = match err {
-        Err(e) => api_err(e),
-        Ok(s) => match s.boxed().try_next().await {
-            Ok(Some(WatchEvent::Error(e))) => *e,
-            other => panic!("expected 410, got {other:?}"),
-        },
+    let stream = cms
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .expect("the watch itself is accepted");
+    let gone = match stream.boxed().try_next().await {
+        Ok(Some(WatchEvent::Error(e))) => *e,
+        other => panic!("expected an ERROR event, got {other:?}"),
     };
-    assert_eq!(gone.code, 410, "{gone:?}");
+    assert_eq!(
+        (gone.code, gone.reason.as_str()),
+        (410, "Expired"),
+        "{gone:?}"
+    );
+    assert!(
+        gone.message.starts_with("too old resource version"),
+        "{}",
+        gone.message
+    );
     c.sim.shutdown().await;
 }
 
@@ -283,6 +293,11 @@ async fn server_side_apply_tracks_owners_and_reports_conflicts() {
         err.message
     );
     assert!(err.message.ends_with(".data.k"), "{}", err.message);
+    let cause = &err.details.as_ref().unwrap().causes[0];
+    assert_eq!(
+        (cause.reason.as_str(), cause.field.as_str()),
+        ("FieldManagerConflict", ".data.k")
+    );
     // Forcing takes ownership back; dropping a label from the applied config removes it.
     let cfg2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa", "labels": {"a": "1"}}, "data": {"k": "1"}});
     let out = cms
