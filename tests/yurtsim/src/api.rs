@@ -144,6 +144,21 @@ fn same_content(a: &Value, b: &Value) -> bool {
     strip(a) == strip(b)
 }
 
+/// A non-apply write by `manager`: ownership of what changed moves to it, and the result's
+/// managedFields are normalised.
+fn record_write(
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    subresource: Option<&str>,
+    schema: &dyn Schema,
+) -> Value {
+    let mut out = patch::record_update(old, new, manager, &util::now(), subresource, schema);
+    let mf = out["metadata"]["managedFields"].take();
+    set_managed_fields(&mut out, mf);
+    out
+}
+
 /// An empty or null managedFields is absent, as on the real apiserver.
 fn set_managed_fields(obj: &mut Value, mf: Value) {
     match mf {
@@ -384,16 +399,7 @@ impl Api {
             return Err(ApiError::invalid(res, &name, &causes));
         }
         let schema = schema_for(res);
-        let mut body = patch::record_update(
-            None,
-            &body,
-            &ctx.manager,
-            &util::now(),
-            None,
-            schema.as_ref(),
-        );
-        let mf = body["metadata"]["managedFields"].take();
-        set_managed_fields(&mut body, mf);
+        let body = record_write(None, &body, &ctx.manager, None, schema.as_ref());
         let stored = self
             .store
             .write(
@@ -545,17 +551,11 @@ impl Api {
                     return Err(ApiError::invalid(res, name, &causes));
                 }
                 if managed {
-                    new = patch::record_update(
-                        Some(cur),
-                        &new,
-                        &ctx.manager,
-                        &util::now(),
-                        subresource,
-                        schema.as_ref(),
-                    );
+                    new = record_write(Some(cur), &new, &ctx.manager, subresource, schema.as_ref());
+                } else {
+                    let mf = new["metadata"]["managedFields"].take();
+                    set_managed_fields(&mut new, mf);
                 }
-                let mf = new["metadata"]["managedFields"].take();
-                set_managed_fields(&mut new, mf);
                 if same_content(cur, &new) {
                     return Ok(WriteOp::Noop);
                 }
@@ -1006,17 +1006,13 @@ impl Api {
                 }
                 let mut o = (**cur).clone();
                 o["spec"]["nodeName"] = json!(node);
-                let mut o = patch::record_update(
+                Ok(WriteOp::Put(record_write(
                     Some(cur),
                     &o,
                     &ctx.manager,
-                    &util::now(),
                     None,
                     schema.as_ref(),
-                );
-                let mf = o["metadata"]["managedFields"].take();
-                set_managed_fields(&mut o, mf);
-                Ok(WriteOp::Put(o))
+                )))
             })?;
         let _ = self.modify(&pods, ns, name, Some("status"), &ctx.manager, &|o| {
             let mut conds: Vec<Value> = o["status"]["conditions"].as_array().cloned().unwrap_or_default();

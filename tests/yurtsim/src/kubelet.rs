@@ -702,16 +702,7 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
     let ctx = Ctx::system("kubelet");
     for (ns, name) in to_delete {
         if !pending.iter().any(|p| p.0 == name) {
-            let _ = shared.api.delete(
-                &pods,
-                &ns,
-                &name,
-                &DeleteOptions {
-                    grace_period: Some(0),
-                    ..Default::default()
-                },
-                &ctx,
-            );
+            delete_mirror_pod(shared, &ns, &name);
         }
     }
     for (name, manifest, hash, ns, _) in pending {
@@ -720,16 +711,7 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
                 mark_mirrored(k, &name);
                 continue;
             }
-            let _ = shared.api.delete(
-                &pods,
-                &ns,
-                &name,
-                &DeleteOptions {
-                    grace_period: Some(0),
-                    ..Default::default()
-                },
-                &ctx,
-            );
+            delete_mirror_pod(shared, &ns, &name);
         }
         let node = shared.api.get_opt("", "nodes", "", &k.name);
         let mut meta = manifest["metadata"].clone();
@@ -749,6 +731,18 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
         }
     }
     refresh_static_status(shared, k);
+}
+
+/// Mirror pods have no containers of their own to stop: they go at once.
+fn delete_mirror_pod(shared: &Shared, ns: &str, name: &str) {
+    let pods = shared.api.info("", "pods");
+    let opts = DeleteOptions {
+        grace_period: Some(0),
+        ..Default::default()
+    };
+    let _ = shared
+        .api
+        .delete(&pods, ns, name, &opts, &Ctx::system("kubelet"));
 }
 
 fn file_name_of(st: &NodeState, e: &StaticEntry) -> String {

@@ -1601,36 +1601,10 @@ fn format_rfc3339(seconds: i64, micros: Option<i64>) -> Result<String, DecodeErr
             "timestamp {seconds} out of range"
         )));
     }
-    let days = seconds.div_euclid(86_400);
-    let secs_of_day = seconds.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = (
-        secs_of_day / 3600,
-        secs_of_day % 3600 / 60,
-        secs_of_day % 60,
-    );
-    Ok(match micros {
-        Some(us) => format!(
-            "{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{:06}Z",
-            us.clamp(0, 999_999)
-        ),
-        None => format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
-    })
-}
-
-/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    Ok(crate::util::format_unix(
+        seconds,
+        micros.map(|us| us.clamp(0, 999_999) as u32),
+    ))
 }
 
 /// Formats nanoseconds like Go's `time.Duration.String()` ("1h0m0s", "1.5s", "250ms", "0s").

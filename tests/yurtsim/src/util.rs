@@ -10,29 +10,33 @@ pub fn rfc3339(t: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)
         .as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format_unix(secs, None)
 }
 
 pub fn now() -> String {
     rfc3339(SystemTime::now())
 }
 
-/// Microsecond form used by Lease renewTime and managedFields-free MicroTime fields.
+/// Microsecond form used by Lease renewTime (metav1.MicroTime).
 pub fn now_micro() -> String {
-    let t = SystemTime::now();
-    let micros = t
+    let d = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .subsec_micros();
-    let base = rfc3339(t);
-    format!("{}.{micros:06}Z", base.trim_end_matches('Z'))
+        .unwrap_or(Duration::ZERO);
+    format_unix(d.as_secs() as i64, Some(d.subsec_micros()))
+}
+
+/// Unix seconds (any sign) as RFC 3339 UTC, with six fractional digits when `micros` is given.
+pub fn format_unix(secs: i64, micros: Option<u32>) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    match micros {
+        Some(us) => format!(
+            "{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{:06}Z",
+            us.min(999_999)
+        ),
+        None => format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
+    }
 }
 
 /// Parses the RFC 3339 forms we emit (and fractional seconds / offsets `Z` only).
