@@ -5,4 +5,5 @@ pub mod cli;
 pub mod cluster;
 pub mod exit;
 pub mod render;
+pub mod rollout;
 pub mod servant;

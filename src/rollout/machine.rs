@@ -1,0 +1,623 @@
+//! The rollout state machine: node states + options → next actions; events → new state.
+//!
+//! Protocol. [`Rollout::next_actions`] is a pure function of the state and a logical time; it
+//! proposes what to do now. The driver carries out what it chooses and reports facts back with
+//! [`Rollout::apply`]. Every proposal is repeated until its acknowledging event arrives:
+//! `Start` → [`Event::Started`], `Skip` → [`Event::Skipped`], `Settled` → [`Event::ReadyFor`].
+//! `Done` and `Halt` are terminal and only proposed when nothing is in flight. Apply the
+//! acknowledgements in the order the actions were given (a `Settled` frees the slot a following
+//! `Start` uses).
+//!
+//! Budget. A node *occupies* a slot of `--max-unavailable` while it is being upgraded (started,
+//! not yet Ready on the new revision), while it is settling (Ready on the new revision for less
+//! than `--min-ready-seconds`), and while it is NotReady for any other reason (already down at
+//! the start, or gone down since). Starts are proposed only while occupied slots < budget, and
+//! every slot freed by an event is offered again by the very next `next_actions` call (sliding
+//! window, never a batch barrier). `apply(Started)` refuses a start that would exceed the budget.
+//!
+//! Cost. `next_actions` is O(unacknowledged skips + settling nodes + starts proposed); `apply` is
+//! O(1) amortised. A whole rollout of N nodes with budget k costs O(N·k) at worst, O(N) typically.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::time::Duration;
+
+use super::budget::{MaxUnavailable, Partition};
+use super::priority::Priority;
+
+/// Logical time: milliseconds since the rollout began. The driver maps its clock onto it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct LogicalTime(pub u64);
+
+impl LogicalTime {
+    pub fn from_millis(ms: u64) -> Self {
+        LogicalTime(ms)
+    }
+    pub fn as_millis(self) -> u64 {
+        self.0
+    }
+    pub fn saturating_add(self, d: Duration) -> Self {
+        LogicalTime(
+            self.0
+                .saturating_add(d.as_millis().min(u64::MAX as u128) as u64),
+        )
+    }
+    pub fn saturating_since(self, earlier: LogicalTime) -> Duration {
+        Duration::from_millis(self.0.saturating_sub(earlier.0))
+    }
+}
+
+/// A target node as observed when the rollout starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInput {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    /// The revision hash the node's mirror pod runs now (None when unknown).
+    pub revision: Option<String>,
+    /// Node Ready and the static pod Ready.
+    pub ready: bool,
+}
+
+/// Rollout controls.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub max_unavailable: MaxUnavailable,
+    pub partition: Partition,
+    pub priority: Priority,
+    /// Start at most this many nodes in this run, then stop (`Done(Canary)`).
+    pub canary: Option<usize>,
+    /// Failures tolerated; one more halts the rollout. 0 halts on the first.
+    pub max_failures: usize,
+    pub min_ready: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SkipReason {
+    /// NotReady at the start, or went NotReady before its turn. A later run picks it up.
+    NotReady,
+    /// Already runs the target revision.
+    AlreadyUpdated,
+    /// Kept on the old revision by `--partition`.
+    Partitioned,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SkipReason::NotReady => "node not ready",
+            SkipReason::AlreadyUpdated => "already on the target revision",
+            SkipReason::Partitioned => "kept on the old revision by --partition",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HaltReason {
+    /// More failures than `--max-failures`.
+    TooManyFailures {
+        failed: Vec<String>,
+        max_failures: usize,
+    },
+    /// A node upgraded by this run went NotReady: the new revision may be the cause.
+    UpgradedNodeNotReady { node: String },
+    /// Nodes remain, nothing is in flight, and already-unavailable nodes use the whole budget.
+    NoBudget { unavailable: usize, budget: usize },
+}
+
+impl fmt::Display for HaltReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HaltReason::TooManyFailures {
+                failed,
+                max_failures,
+            } => write!(
+                f,
+                "{} node(s) failed ({}), more than --max-failures {max_failures}",
+                failed.len(),
+                failed.join(", ")
+            ),
+            HaltReason::UpgradedNodeNotReady { node } => write!(
+                f,
+                "node {node} went NotReady after its upgrade; the new revision may be the cause"
+            ),
+            HaltReason::NoBudget {
+                unavailable,
+                budget,
+            } => write!(
+                f,
+                "{unavailable} target node(s) are unavailable, which uses the whole --max-unavailable budget of {budget}; fix those nodes or raise --max-unavailable"
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion {
+    /// Every node in scope was handled.
+    All,
+    /// `--canary` nodes were started; `remaining` nodes wait for the next run.
+    Canary { remaining: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Upgrade this node now (acknowledge with `Event::Started`).
+    Start(String),
+    /// Report that this node is not upgraded in this run (acknowledge with `Event::Skipped`).
+    Skip(String, SkipReason),
+    /// The node has been Ready on the new revision for `--min-ready-seconds` by `now`
+    /// (acknowledge with `Event::ReadyFor`). Its slot is already counted as free.
+    Settled(String),
+    /// Call `next_actions` again at this time at the latest (a settling node's deadline).
+    WakeAt(LogicalTime),
+    /// Stop: no node in flight; the reason says why.
+    Halt(HaltReason),
+    /// Finished.
+    Done(Completion),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Started(String),
+    /// The mirror pod runs the target revision and is Ready since `ready_at`.
+    Upgraded {
+        node: String,
+        ready_at: LogicalTime,
+    },
+    /// The node has stayed Ready on the target revision for `duration`.
+    ReadyFor {
+        node: String,
+        duration: Duration,
+    },
+    /// The upgrade failed (the servant restored the previous manifest).
+    Failed(String),
+    /// The upgrade did not finish within the node timeout.
+    TimedOut(String),
+    BecameNotReady(String),
+    BecameReady(String),
+    /// A `Skip` action was reported.
+    Skipped(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    #[error("node {0} is not a target of this rollout")]
+    UnknownNode(String),
+    #[error("node {node}: event {event} is not valid while the node is {phase}")]
+    InvalidTransition {
+        node: String,
+        event: &'static str,
+        phase: &'static str,
+    },
+    #[error(
+        "node {node}: starting it would make {occupied} node(s) unavailable, over the budget of {budget}"
+    )]
+    OverBudget {
+        node: String,
+        occupied: usize,
+        budget: usize,
+    },
+    #[error("node {node}: the rollout is {why}; no new node may start")]
+    NotStarting { node: String, why: &'static str },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FailKind {
+    Failed,
+    TimedOut,
+}
+
+/// Where a node stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Pending,
+    InFlight,
+    Settling {
+        ready_at: LogicalTime,
+    },
+    Upgraded,
+    Failed(FailKind),
+    /// Upgraded by this run, then went NotReady.
+    Regressed,
+    Skipped(SkipReason),
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::InFlight => "upgrading",
+            Phase::Settling { .. } => "settling",
+            Phase::Upgraded => "upgraded",
+            Phase::Failed(FailKind::Failed) => "failed",
+            Phase::Failed(FailKind::TimedOut) => "timed out",
+            Phase::Regressed => "not ready after its upgrade",
+            Phase::Skipped(_) => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    name: String,
+    ready: bool,
+    phase: Phase,
+}
+
+impl Node {
+    /// Does this node use a slot of the budget?
+    fn occupies(&self) -> bool {
+        match self.phase {
+            Phase::InFlight | Phase::Settling { .. } => true,
+            _ => !self.ready,
+        }
+    }
+}
+
+/// Counts for reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub total: usize,
+    pub budget: usize,
+    pub upgraded: usize,
+    pub in_flight: usize,
+    pub settling: usize,
+    pub pending: usize,
+    pub failed: usize,
+    pub regressed: usize,
+    pub skipped: BTreeMap<SkipReason, usize>,
+}
+
+/// The rollout state.
+#[derive(Debug, Clone)]
+pub struct Rollout {
+    nodes: Vec<Node>,
+    index: HashMap<String, usize>,
+    /// Nodes to upgrade in this run, in order.
+    order: Vec<usize>,
+    /// order[..cursor] are no longer Pending.
+    cursor: usize,
+    budget: usize,
+    occupied: usize,
+    in_flight: usize,
+    settling: BTreeSet<usize>,
+    started: usize,
+    canary: Option<usize>,
+    max_failures: usize,
+    min_ready: Duration,
+    failed: Vec<usize>,
+    halt: Option<HaltReason>,
+    unreported_skips: BTreeSet<usize>,
+}
+
+impl Rollout {
+    /// Classifies the nodes: the order is the priority order with nodes already on `target`
+    /// first (as OpenKruise's Advanced DaemonSet does), then the last `partition` nodes of that
+    /// order are kept back. NotReady nodes are skipped (and use budget while NotReady).
+    pub fn new(mut nodes: Vec<NodeInput>, options: &Options, target: &str) -> Self {
+        options
+            .priority
+            .sort_by_priority(&mut nodes, |n| &n.name, |n| &n.labels);
+        // Stable partition: already-updated first, each half keeping priority order.
+        let is_updated = |n: &NodeInput| n.revision.as_deref() == Some(target);
+        let (mut sorted, rest): (Vec<NodeInput>, Vec<NodeInput>) =
+            nodes.into_iter().partition(is_updated);
+        sorted.extend(rest);
+
+        let total = sorted.len();
+        let budget = options.max_unavailable.resolve(total);
+        let in_scope = total - options.partition.resolve(total);
+
+        let mut out = Rollout {
+            nodes: Vec::with_capacity(total),
+            index: HashMap::with_capacity(total),
+            order: Vec::new(),
+            cursor: 0,
+            budget,
+            occupied: 0,
+            in_flight: 0,
+            settling: BTreeSet::new(),
+            started: 0,
+            canary: options.canary,
+            max_failures: options.max_failures,
+            min_ready: options.min_ready,
+            failed: Vec::new(),
+            halt: None,
+            unreported_skips: BTreeSet::new(),
+        };
+        for (pos, n) in sorted.into_iter().enumerate() {
+            let phase = if is_updated(&n) {
+                Phase::Skipped(SkipReason::AlreadyUpdated)
+            } else if pos >= in_scope {
+                Phase::Skipped(SkipReason::Partitioned)
+            } else if !n.ready {
+                Phase::Skipped(SkipReason::NotReady)
+            } else {
+                Phase::Pending
+            };
+            let i = out.nodes.len();
+            if phase == Phase::Pending {
+                out.order.push(i);
+            } else {
+                out.unreported_skips.insert(i);
+            }
+            let node = Node {
+                name: n.name,
+                ready: n.ready,
+                phase,
+            };
+            out.occupied += usize::from(node.occupies());
+            out.index.insert(node.name.clone(), i);
+            out.nodes.push(node);
+        }
+        out
+    }
+
+    /// The resolved `--max-unavailable` budget.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Nodes using budget now (upgrading, settling, or NotReady).
+    pub fn occupied(&self) -> usize {
+        self.occupied
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    pub fn halt_reason(&self) -> Option<&HaltReason> {
+        self.halt.as_ref()
+    }
+
+    /// The planned upgrade order of this run (for `--dry-run`), canary included.
+    pub fn planned_order(&self) -> Vec<&str> {
+        let n = self.canary.unwrap_or(usize::MAX).min(self.order.len());
+        self.order[..n]
+            .iter()
+            .map(|&i| self.nodes[i].name.as_str())
+            .collect()
+    }
+
+    /// All nodes with their phase, in rollout order (already-updated first, partitioned last).
+    pub fn nodes(&self) -> impl Iterator<Item = (&str, Phase)> {
+        self.nodes.iter().map(|n| (n.name.as_str(), n.phase))
+    }
+
+    pub fn phase(&self, node: &str) -> Option<Phase> {
+        self.index.get(node).map(|&i| self.nodes[i].phase)
+    }
+
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            total: self.nodes.len(),
+            budget: self.budget,
+            ..Summary::default()
+        };
+        for n in &self.nodes {
+            match n.phase {
+                Phase::Pending => s.pending += 1,
+                Phase::InFlight => s.in_flight += 1,
+                Phase::Settling { .. } => s.settling += 1,
+                Phase::Upgraded => s.upgraded += 1,
+                Phase::Failed(_) => s.failed += 1,
+                Phase::Regressed => s.regressed += 1,
+                Phase::Skipped(r) => *s.skipped.entry(r).or_default() += 1,
+            }
+        }
+        s
+    }
+
+    fn canary_left(&self) -> usize {
+        self.canary
+            .map_or(usize::MAX, |c| c.saturating_sub(self.started))
+    }
+
+    fn settled_by(&self, i: usize, now: LogicalTime) -> bool {
+        matches!(self.nodes[i].phase, Phase::Settling { ready_at } if ready_at.saturating_add(self.min_ready) <= now)
+    }
+
+    /// What to do at `now`. Pure: the same state and time give the same actions.
+    pub fn next_actions(&self, now: LogicalTime) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for &i in &self.unreported_skips {
+            if let Phase::Skipped(r) = self.nodes[i].phase {
+                actions.push(Action::Skip(self.nodes[i].name.clone(), r));
+            }
+        }
+        let mut freed = 0;
+        let mut wake: Option<LogicalTime> = None;
+        for &i in &self.settling {
+            if self.settled_by(i, now) {
+                freed += 1;
+                actions.push(Action::Settled(self.nodes[i].name.clone()));
+            } else if let Phase::Settling { ready_at } = self.nodes[i].phase {
+                let at = ready_at.saturating_add(self.min_ready);
+                wake = Some(wake.map_or(at, |w| w.min(at)));
+            }
+        }
+        let busy = self.in_flight + self.settling.len() - freed;
+        let pending_left = self.order[self.cursor..]
+            .iter()
+            .any(|&i| self.nodes[i].phase == Phase::Pending);
+        if self.halt.is_none() {
+            let occupied = self.occupied - freed;
+            let mut slots = self.budget.saturating_sub(occupied).min(self.canary_left());
+            let mut starts = 0;
+            if slots > 0 {
+                for &i in &self.order[self.cursor..] {
+                    if slots == 0 {
+                        break;
+                    }
+                    if self.nodes[i].phase == Phase::Pending {
+                        actions.push(Action::Start(self.nodes[i].name.clone()));
+                        slots -= 1;
+                        starts += 1;
+                    }
+                }
+            }
+            if busy == 0 && starts == 0 {
+                if !pending_left {
+                    actions.push(Action::Done(Completion::All));
+                } else if self.canary_left() == 0 {
+                    let remaining = self.order[self.cursor..]
+                        .iter()
+                        .filter(|&&i| self.nodes[i].phase == Phase::Pending)
+                        .count();
+                    actions.push(Action::Done(Completion::Canary { remaining }));
+                } else {
+                    actions.push(Action::Halt(HaltReason::NoBudget {
+                        unavailable: occupied,
+                        budget: self.budget,
+                    }));
+                }
+            }
+        } else if busy == 0 {
+            actions.push(Action::Halt(self.halt.clone().expect("halted")));
+        }
+        if let Some(w) = wake {
+            actions.push(Action::WakeAt(w));
+        }
+        actions
+    }
+
+    /// Records a fact reported by the driver.
+    pub fn apply(&mut self, event: Event) -> Result<(), ApplyError> {
+        let (name, ev_name) = match &event {
+            Event::Started(n) => (n, "Started"),
+            Event::Upgraded { node, .. } => (node, "Upgraded"),
+            Event::ReadyFor { node, .. } => (node, "ReadyFor"),
+            Event::Failed(n) => (n, "Failed"),
+            Event::TimedOut(n) => (n, "TimedOut"),
+            Event::BecameNotReady(n) => (n, "BecameNotReady"),
+            Event::BecameReady(n) => (n, "BecameReady"),
+            Event::Skipped(n) => (n, "Skipped"),
+        };
+        let i = *self
+            .index
+            .get(name)
+            .ok_or_else(|| ApplyError::UnknownNode(name.clone()))?;
+        let invalid = |node: &Node| ApplyError::InvalidTransition {
+            node: node.name.clone(),
+            event: ev_name,
+            phase: node.phase.name(),
+        };
+        let before = self.nodes[i].occupies();
+        match event {
+            Event::Started(_) => {
+                let node = &self.nodes[i];
+                if node.phase != Phase::Pending {
+                    return Err(invalid(node));
+                }
+                if let Some(why) = if self.halt.is_some() {
+                    Some("halted")
+                } else if self.canary_left() == 0 {
+                    Some("at its --canary limit")
+                } else {
+                    None
+                } {
+                    return Err(ApplyError::NotStarting {
+                        node: node.name.clone(),
+                        why,
+                    });
+                }
+                if self.occupied >= self.budget {
+                    return Err(ApplyError::OverBudget {
+                        node: node.name.clone(),
+                        occupied: self.occupied + 1,
+                        budget: self.budget,
+                    });
+                }
+                self.nodes[i].phase = Phase::InFlight;
+                self.in_flight += 1;
+                self.started += 1;
+            }
+            Event::Upgraded { ready_at, .. } => {
+                if !matches!(self.nodes[i].phase, Phase::InFlight) {
+                    return Err(invalid(&self.nodes[i]));
+                }
+                self.in_flight -= 1;
+                self.nodes[i].ready = true;
+                if self.min_ready.is_zero() {
+                    self.nodes[i].phase = Phase::Upgraded;
+                } else {
+                    self.nodes[i].phase = Phase::Settling { ready_at };
+                    self.settling.insert(i);
+                }
+            }
+            Event::ReadyFor { duration, .. } => match self.nodes[i].phase {
+                Phase::Settling { .. } => {
+                    if duration >= self.min_ready {
+                        self.nodes[i].phase = Phase::Upgraded;
+                        self.settling.remove(&i);
+                    }
+                }
+                // A late report for a node already counted: harmless.
+                Phase::Upgraded => {}
+                _ => return Err(invalid(&self.nodes[i])),
+            },
+            Event::Failed(_) | Event::TimedOut(_) => {
+                let kind = if matches!(event, Event::Failed(_)) {
+                    FailKind::Failed
+                } else {
+                    FailKind::TimedOut
+                };
+                if !matches!(self.nodes[i].phase, Phase::InFlight) {
+                    return Err(invalid(&self.nodes[i]));
+                }
+                self.in_flight -= 1;
+                self.nodes[i].phase = Phase::Failed(kind);
+                self.failed.push(i);
+                if self.failed.len() > self.max_failures && self.halt.is_none() {
+                    self.halt = Some(HaltReason::TooManyFailures {
+                        failed: self
+                            .failed
+                            .iter()
+                            .map(|&f| self.nodes[f].name.clone())
+                            .collect(),
+                        max_failures: self.max_failures,
+                    });
+                }
+            }
+            Event::BecameNotReady(_) => {
+                self.nodes[i].ready = false;
+                match self.nodes[i].phase {
+                    Phase::Pending => {
+                        self.nodes[i].phase = Phase::Skipped(SkipReason::NotReady);
+                        self.unreported_skips.insert(i);
+                    }
+                    Phase::Settling { .. } | Phase::Upgraded => {
+                        self.settling.remove(&i);
+                        self.nodes[i].phase = Phase::Regressed;
+                        if self.halt.is_none() {
+                            self.halt = Some(HaltReason::UpgradedNodeNotReady {
+                                node: self.nodes[i].name.clone(),
+                            });
+                        }
+                    }
+                    // In flight: the upgrade's own result (or its timeout) decides.
+                    _ => {}
+                }
+            }
+            Event::BecameReady(_) => {
+                // A node skipped as NotReady stays skipped: a later run picks it up.
+                self.nodes[i].ready = true;
+            }
+            Event::Skipped(_) => {
+                if !matches!(self.nodes[i].phase, Phase::Skipped(_)) {
+                    return Err(invalid(&self.nodes[i]));
+                }
+                self.unreported_skips.remove(&i);
+            }
+        }
+        let after = self.nodes[i].occupies();
+        self.occupied = self.occupied + usize::from(after) - usize::from(before);
+        while self.cursor < self.order.len()
+            && self.nodes[self.order[self.cursor]].phase != Phase::Pending
+        {
+            self.cursor += 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+//! PURE static-pod rollout state machine: (node states, options) → next actions.
+//!
+//! No I/O, no async, no clocks: time is a [`LogicalTime`] the driver passes in. The app layer
+//! drives it with cluster events (Jobs, mirror pods, node readiness); tests and the
+//! `rollout_schedule` benchmark drive it with a discrete-event simulation.
+//!
+//! - [`budget`]: `--max-unavailable` / `--partition` (int or percent, OpenKruise rounding).
+//! - [`priority`]: `--priority LABEL=VALUE:WEIGHT` and the deterministic node order.
+//! - [`machine`]: the sliding-window state machine.
+
+pub mod budget;
+pub mod machine;
+pub mod priority;
+
+pub use budget::{BudgetFlag, BudgetParseError, IntOrPercent, MaxUnavailable, Partition};
+pub use machine::{
+    Action, ApplyError, Completion, Event, FailKind, HaltReason, LogicalTime, NodeInput, Options,
+    Phase, Rollout, SkipReason, Summary,
+};
+pub use priority::{Priority, PriorityParseError, PriorityTerm};
