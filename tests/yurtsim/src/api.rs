@@ -398,6 +398,7 @@ impl Api {
         if !causes.is_empty() {
             return Err(ApiError::invalid(res, &name, &causes));
         }
+        crate::admission::check(self, res, "CREATE", None, ns, &body)?;
         let schema = schema_for(res);
         let body = record_write(None, &body, &ctx.manager, None, schema.as_ref());
         let stored = self
@@ -468,6 +469,11 @@ impl Api {
         let key_ns = if res.namespaced { ns } else { "" };
         let schema = schema_for(res);
         let mut deleted = false;
+        // Webhooks are consulted outside the store's lock; the current object stands in for the
+        // new one in selectors (labels rarely change in the same write).
+        if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
+            crate::admission::check(self, res, "UPDATE", subresource, ns, &cur)?;
+        }
         let stored = self
             .store
             .write(&res.key(), key_ns, name, ctx.dry_run, |cur| {
@@ -756,6 +762,9 @@ impl Api {
         let is_ns = res.group.is_empty() && res.resource == "namespaces";
         let now = util::now();
         let mut finished = false;
+        if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
+            crate::admission::check(self, res, "DELETE", None, ns, &cur)?;
+        }
         // Looked up before taking the store's lock (the closure below runs under it).
         let has_dependents = self
             .store

@@ -4,6 +4,7 @@
 //! their own root file systems, and simulated kubelets that really run the pods bound to them.
 //! See `docs/yurtsim.md` for the contract and what is (and is not) modelled.
 
+pub mod admission;
 pub mod api;
 pub mod control;
 pub mod controllers;

@@ -613,3 +613,78 @@ async fn bootstrap_tokens_sign_cluster_info_and_expire() {
     .await;
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_without_ready_endpoints_refuse_matching_writes_when_they_must() {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Service;
+    let c = common::start(2, Layout::Kubeadm).await;
+    let hooks: Api<ValidatingWebhookConfiguration> = Api::all(c.client.clone());
+    let hook = |policy: &str| -> ValidatingWebhookConfiguration {
+        serde_json::from_value(json!({"metadata": {"name": format!("guard-{}", policy.to_lowercase())}, "webhooks": [{
+            "name": format!("{}.guard.example.io", policy.to_lowercase()), "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": policy,
+            "clientConfig": {"service": {"name": "guard", "namespace": "kube-system", "path": "/validate"}},
+            "objectSelector": {"matchLabels": {"guarded": policy.to_lowercase()}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]}]})).unwrap()
+    };
+    hooks
+        .create(&PostParams::default(), &hook("Fail"))
+        .await
+        .unwrap();
+    hooks
+        .create(&PostParams::default(), &hook("Ignore"))
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let e = api_err(
+        cms.create(&PostParams::default(), &cm("a", json!({"guarded": "fail"})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 500);
+    assert!(
+        e.message
+            .contains("failed calling webhook \"fail.guard.example.io\"")
+            && e.message.contains("service \"guard\" not found"),
+        "{}",
+        e.message
+    );
+    cms.create(
+        &PostParams::default(),
+        &cm("b", json!({"guarded": "ignore"})),
+    )
+    .await
+    .expect("Ignore lets it through");
+    cms.create(&PostParams::default(), &cm("c", json!({})))
+        .await
+        .expect("objects outside the selector are not sent");
+
+    let svcs: Api<Service> = Api::namespaced(c.client.clone(), "kube-system");
+    svcs.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "guard"}, "spec": {"selector": {"app": "guard"}, "ports": [{"port": 443, "targetPort": 9443}]}})).unwrap()).await.unwrap();
+    let e = api_err(
+        cms.create(&PostParams::default(), &cm("a", json!({"guarded": "fail"})))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        e.message
+            .contains("no endpoints available for service \"guard\""),
+        "{}",
+        e.message
+    );
+    let deploys: Api<Deployment> = Api::namespaced(c.client.clone(), "kube-system");
+    deploys.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "guard"}, "spec": {"selector": {"matchLabels": {"app": "guard"}},
+        "template": {"metadata": {"labels": {"app": "guard"}}, "spec": {"containers": [{"name": "guard", "image": "example.io/guard:v1"}]}}}})).unwrap()).await.unwrap();
+    common::eventually(
+        Duration::from_secs(10),
+        "the webhook's pod to be ready and the write admitted",
+        || async {
+            cms.create(&PostParams::default(), &cm("a", json!({"guarded": "fail"})))
+                .await
+                .ok()
+        },
+    )
+    .await;
+    c.sim.shutdown().await;
+}
