@@ -282,6 +282,7 @@ pub struct Rollout {
     in_flight: usize,
     settling: BTreeSet<usize>,
     started: usize,
+    pending: usize,
     canary: Option<usize>,
     max_failures: usize,
     min_ready: Duration,
@@ -318,6 +319,7 @@ impl Rollout {
             in_flight: 0,
             settling: BTreeSet::new(),
             started: 0,
+            pending: 0,
             canary: options.canary,
             max_failures: options.max_failures,
             min_ready: options.min_ready,
@@ -338,6 +340,7 @@ impl Rollout {
             let i = out.nodes.len();
             if phase == Phase::Pending {
                 out.order.push(i);
+                out.pending += 1;
             } else {
                 out.unreported_skips.insert(i);
             }
@@ -409,7 +412,18 @@ impl Rollout {
         s
     }
 
-    fn canary_left(&self) -> usize {
+    /// Nodes still waiting for their turn in this run.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Nodes this run has started.
+    pub fn started(&self) -> usize {
+        self.started
+    }
+
+    /// Starts left before the `--canary` limit (`usize::MAX` without one).
+    pub fn canary_left(&self) -> usize {
         self.canary
             .map_or(usize::MAX, |c| c.saturating_sub(self.started))
     }
@@ -438,9 +452,7 @@ impl Rollout {
             }
         }
         let busy = self.in_flight + self.settling.len() - freed;
-        let pending_left = self.order[self.cursor..]
-            .iter()
-            .any(|&i| self.nodes[i].phase == Phase::Pending);
+        let pending_left = self.pending > 0;
         if self.halt.is_none() {
             let occupied = self.occupied - freed;
             let mut slots = self.budget.saturating_sub(occupied).min(self.canary_left());
@@ -461,11 +473,9 @@ impl Rollout {
                 if !pending_left {
                     actions.push(Action::Done(Completion::All));
                 } else if self.canary_left() == 0 {
-                    let remaining = self.order[self.cursor..]
-                        .iter()
-                        .filter(|&&i| self.nodes[i].phase == Phase::Pending)
-                        .count();
-                    actions.push(Action::Done(Completion::Canary { remaining }));
+                    actions.push(Action::Done(Completion::Canary {
+                        remaining: self.pending,
+                    }));
                 } else {
                     actions.push(Action::Halt(HaltReason::NoBudget {
                         unavailable: occupied,
@@ -504,6 +514,7 @@ impl Rollout {
             phase: node.phase.name(),
         };
         let before = self.nodes[i].occupies();
+        let was_pending = self.nodes[i].phase == Phase::Pending;
         match event {
             Event::Started(_) => {
                 let node = &self.nodes[i];
@@ -612,6 +623,9 @@ impl Rollout {
             }
         }
         let after = self.nodes[i].occupies();
+        if was_pending && self.nodes[i].phase != Phase::Pending {
+            self.pending -= 1;
+        }
         self.occupied = self.occupied + usize::from(after) - usize::from(before);
         while self.cursor < self.order.len()
             && self.nodes[self.order[self.cursor]].phase != Phase::Pending

@@ -7,10 +7,12 @@
 //! - [`budget`]: `--max-unavailable` / `--partition` (int or percent, OpenKruise rounding).
 //! - [`priority`]: `--priority LABEL=VALUE:WEIGHT` and the deterministic node order.
 //! - [`machine`]: the sliding-window state machine.
+//! - [`sim`]: a discrete-event simulator driving the machine in logical time.
 
 pub mod budget;
 pub mod machine;
 pub mod priority;
+pub mod sim;
 
 pub use budget::{BudgetFlag, BudgetParseError, IntOrPercent, MaxUnavailable, Partition};
 pub use machine::{
