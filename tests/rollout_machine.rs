@@ -420,3 +420,48 @@ fn next_actions_is_pure() {
     assert_eq!(a, r.next_actions(T0));
     assert_eq!(starts(&a).len(), 5);
 }
+
+#[test]
+fn planned_windows_use_the_free_slots() {
+    let mut ns = nodes(7);
+    ns[6].ready = false;
+    let r = Rollout::new(ns, &opts("3"), NEW);
+    assert_eq!(
+        r.planned_windows(),
+        [vec!["n00", "n01"], vec!["n02", "n03"], vec!["n04", "n05"]]
+    );
+    let mut ns = nodes(3);
+    ns[0].ready = false;
+    assert!(
+        Rollout::new(ns, &opts("1"), NEW)
+            .planned_windows()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_skipped_node_coming_back_frees_its_slot_but_stays_skipped() {
+    let mut ns = nodes(3);
+    ns[0].ready = false;
+    let mut r = Rollout::new(ns, &opts("1"), NEW);
+    let first = r.next_actions(T0);
+    assert!(matches!(
+        first.last(),
+        Some(Action::Halt(HaltReason::NoBudget { .. }))
+    ));
+    r.apply(Event::BecameReady("n00".into())).unwrap();
+    let trace = simulate(&mut r, |_| NodeScript::ok(10), 0, false);
+    assert_eq!(trace.end, End::Done(Completion::All));
+    assert_eq!(r.phase("n00"), Some(Phase::Skipped(SkipReason::NotReady)));
+    assert_eq!(r.summary().upgraded, 2);
+}
+
+#[test]
+fn duplicate_names_are_ignored() {
+    let mut ns = nodes(2);
+    ns.push(node("n00", true, OLD));
+    let r = Rollout::new(ns, &opts("100%"), NEW);
+    assert_eq!(r.planned_order(), ["n00", "n01"]);
+    assert_eq!(r.summary().total, 2);
+    assert_eq!(r.budget(), 2);
+}

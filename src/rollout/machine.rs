@@ -18,7 +18,7 @@
 //! Cost. `next_actions` is O(unacknowledged skips + settling nodes + starts proposed); `apply` is
 //! O(1) amortised. A whole rollout of N nodes with budget k costs O(N·k) at worst, O(N) typically.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -292,10 +292,13 @@ pub struct Rollout {
 }
 
 impl Rollout {
-    /// Classifies the nodes: the order is the priority order with nodes already on `target`
+    /// Classifies the nodes (names must be unique; a repeated name is ignored): the order is the priority order with nodes already on `target`
     /// first (as OpenKruise's Advanced DaemonSet does), then the last `partition` nodes of that
     /// order are kept back. NotReady nodes are skipped (and use budget while NotReady).
     pub fn new(mut nodes: Vec<NodeInput>, options: &Options, target: &str) -> Self {
+        // Node names are unique in a cluster; keep the first of a repeated one.
+        let mut seen = HashSet::with_capacity(nodes.len());
+        nodes.retain(|n| seen.insert(n.name.clone()));
         options
             .priority
             .sort_by_priority(&mut nodes, |n| &n.name, |n| &n.labels);
@@ -380,6 +383,21 @@ impl Rollout {
         self.order[..n]
             .iter()
             .map(|&i| self.nodes[i].name.as_str())
+            .collect()
+    }
+
+    /// The planned windows of this run (for `--dry-run`): the planned order cut into groups of
+    /// the slots free at the start (budget minus already-unavailable nodes). With equal
+    /// durations the sliding window starts exactly these groups together; otherwise each node
+    /// starts as soon as any slot frees. Empty when no slot is free.
+    pub fn planned_windows(&self) -> Vec<Vec<&str>> {
+        let free = self.budget.saturating_sub(self.occupied);
+        if free == 0 {
+            return Vec::new();
+        }
+        self.planned_order()
+            .chunks(free)
+            .map(<[&str]>::to_vec)
             .collect()
     }
 
@@ -564,8 +582,9 @@ impl Rollout {
                         self.settling.remove(&i);
                     }
                 }
-                // A late report for a node already counted: harmless.
-                Phase::Upgraded => {}
+                // A late report for a node already counted, or one that went NotReady since:
+                // harmless.
+                Phase::Upgraded | Phase::Regressed => {}
                 _ => return Err(invalid(&self.nodes[i])),
             },
             Event::Failed(_) | Event::TimedOut(_) => {
