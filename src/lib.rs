@@ -4,6 +4,8 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod exit;
+pub mod output;
+pub mod plan;
 pub mod render;
 pub mod rollout;
 pub mod servant;

@@ -1,0 +1,264 @@
+//! Reporters and result printers (design §2, §6): progress goes to stderr as one plain line
+//! per event; results go to stdout (`-o json`). Only `app/` calls these.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
+
+pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
+
+/// Something worth a line on stderr.
+#[derive(Clone, Debug)]
+pub enum Event<'a> {
+    PhaseStarted(&'a str),
+    PhaseSkipped(&'a str),
+    PhaseDone(&'a str),
+    /// A free-form note within a phase.
+    Note {
+        phase: &'a str,
+        message: String,
+    },
+    /// Progress of a node Job.
+    Job {
+        phase: &'a str,
+        event: &'a JobEvent,
+    },
+}
+
+/// Where progress goes.
+pub trait Reporter: Send + Sync {
+    fn event(&self, e: Event<'_>);
+}
+
+/// One plain line per event (CI logs, pipes, and terminals until bars exist).
+pub struct PlainReporter {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl PlainReporter {
+    pub fn stderr() -> Self {
+        Self::to(Box::new(std::io::stderr()))
+    }
+
+    pub fn to(out: Box<dyn Write + Send>) -> Self {
+        PlainReporter {
+            out: Mutex::new(out),
+        }
+    }
+}
+
+/// The lines for one event (without trailing newlines).
+pub fn event_lines(e: &Event<'_>) -> Vec<String> {
+    match e {
+        Event::PhaseStarted(p) => vec![format!("[{p}] started")],
+        Event::PhaseSkipped(p) => vec![format!("[{p}] skipped (--skip-phases)")],
+        Event::PhaseDone(p) => vec![format!("[{p}] done")],
+        Event::Note { phase, message } => vec![format!("[{phase}] {message}")],
+        Event::Job { phase, event } => {
+            let head = format!("[{phase}] node {} (Job {}):", event.node, event.job);
+            match &event.phase {
+                JobPhase::Replacing { previous } => {
+                    vec![format!(
+                        "{head} replacing a {previous} Job from an earlier run"
+                    )]
+                }
+                JobPhase::Created => vec![format!("{head} created")],
+                JobPhase::Adopted => {
+                    vec![format!("{head} adopted a running Job of an earlier run")]
+                }
+                JobPhase::Running => vec![format!("{head} running")],
+                JobPhase::Succeeded { elapsed } => {
+                    vec![format!("{head} succeeded in {:.1}s", elapsed.as_secs_f64())]
+                }
+                JobPhase::Failed(f) => failure_lines(&format!("{head} FAILED"), f),
+                JobPhase::TimedOut(f) => failure_lines(&format!("{head} TIMED OUT"), f),
+                JobPhase::Error(err) => vec![format!("{head} error: {err}")],
+            }
+        }
+    }
+}
+
+fn failure_lines(head: &str, f: &JobFailure) -> Vec<String> {
+    let mut out = vec![format!("{head}: {}", failure_summary(f))];
+    if !f.logs_tail.trim().is_empty() {
+        out.push(format!(
+            "  log of pod {}:",
+            f.pod.as_deref().unwrap_or("(unknown)")
+        ));
+        out.extend(f.logs_tail.lines().map(|l| format!("    | {l}")));
+    }
+    if !f.events.is_empty() {
+        out.push("  events:".into());
+        out.extend(f.events.iter().map(|e| format!("    {e}")));
+    }
+    out
+}
+
+/// `BackoffLimitExceeded: … (exit code 1)`.
+pub fn failure_summary(f: &JobFailure) -> String {
+    let mut s = f.reason.clone();
+    if !f.message.is_empty() {
+        s.push_str(": ");
+        s.push_str(&f.message);
+    }
+    if let Some(c) = f.exit_code {
+        s.push_str(&format!(" (exit code {c})"));
+    }
+    s
+}
+
+impl Reporter for PlainReporter {
+    fn event(&self, e: Event<'_>) {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        for l in event_lines(&e) {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    }
+}
+
+/// How one node ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeOutcome {
+    Converted,
+    AlreadyConverted,
+    /// Not attempted this run (NotReady, or its phase skipped).
+    Skipped,
+    Failed,
+    TimedOut,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeResult {
+    pub name: String,
+    pub role: String,
+    pub result: NodeOutcome,
+    pub message: String,
+    /// The last lines of the node Job's log, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
+}
+
+/// `-o json` result of `yurtctl convert` (fields are only ever added).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConvertResult {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub profile: String,
+    /// `ok`, `partial`, `timeout`, … ([`crate::exit::Exit::reason`]).
+    pub result: String,
+    pub exit_code: u8,
+    pub message: String,
+    pub nodes: Vec<NodeResult>,
+}
+
+impl ConvertResult {
+    pub fn new(profile: &str) -> Self {
+        ConvertResult {
+            api_version: API_VERSION,
+            kind: "ConvertResult",
+            profile: profile.into(),
+            result: crate::exit::Exit::Ok.reason().into(),
+            exit_code: 0,
+            message: String::new(),
+            nodes: Vec::new(),
+        }
+    }
+}
+
+/// The closing summary on stderr: one line per node.
+pub fn summary_lines(r: &ConvertResult) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:<30} {:<6} {:<18} MESSAGE",
+        "NODE", "ROLE", "RESULT"
+    )];
+    for n in &r.nodes {
+        let result = serde_json::to_value(n.result)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        out.push(format!(
+            "{:<30} {:<6} {:<18} {}",
+            n.name, n.role, result, n.message
+        ));
+    }
+    out.push(r.message.clone());
+    out
+}
+
+/// Prints a result object as pretty JSON on stdout.
+pub fn print_json<T: Serialize>(v: &T) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn failed_job_lines_show_log_and_events() {
+        let ev = JobEvent {
+            node: "w1".into(),
+            job: "yurtctl-convert-w1".into(),
+            phase: JobPhase::Failed(Box::new(JobFailure {
+                reason: "BackoffLimitExceeded".into(),
+                message: "Job has reached the specified backoff limit".into(),
+                exit_code: Some(1),
+                pod: Some("yurtctl-convert-w1-abcde".into()),
+                logs_tail: "line one\nline two\n".into(),
+                events: vec!["Warning BackoffLimitExceeded: x".into()],
+            })),
+        };
+        let lines = event_lines(&Event::Job {
+            phase: "nodes/edge",
+            event: &ev,
+        });
+        assert_eq!(
+            lines,
+            vec![
+                "[nodes/edge] node w1 (Job yurtctl-convert-w1): FAILED: BackoffLimitExceeded: Job has reached the specified backoff limit (exit code 1)",
+                "  log of pod yurtctl-convert-w1-abcde:",
+                "    | line one",
+                "    | line two",
+                "  events:",
+                "    Warning BackoffLimitExceeded: x",
+            ]
+        );
+        let ok = JobEvent {
+            node: "w1".into(),
+            job: "j".into(),
+            phase: JobPhase::Succeeded {
+                elapsed: Duration::from_millis(1500),
+            },
+        };
+        assert_eq!(
+            event_lines(&Event::Job {
+                phase: "nodes/edge",
+                event: &ok
+            }),
+            vec!["[nodes/edge] node w1 (Job j): succeeded in 1.5s"]
+        );
+    }
+
+    #[test]
+    fn result_json_shape() {
+        let mut r = ConvertResult::new("openyurt-v1.6");
+        r.message = "converted 1 node".into();
+        r.nodes.push(NodeResult {
+            name: "w1".into(),
+            role: "edge".into(),
+            result: NodeOutcome::AlreadyConverted,
+            message: "already converted".into(),
+            logs: None,
+        });
+        insta::assert_json_snapshot!("convert_result", r);
+    }
+}

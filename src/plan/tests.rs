@@ -1,0 +1,308 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::cluster::journal::Journal;
+
+fn node(name: &str, control_plane: bool, ready: bool) -> NodeInfo {
+    let mut labels = BTreeMap::new();
+    if control_plane {
+        labels.insert(
+            "node-role.kubernetes.io/control-plane".into(),
+            String::new(),
+        );
+    }
+    NodeInfo {
+        name: name.into(),
+        labels,
+        annotations: BTreeMap::new(),
+        taints: Vec::new(),
+        ready,
+        roles: if control_plane {
+            vec!["control-plane".into()]
+        } else {
+            Vec::new()
+        },
+        internal_ip: None,
+        kubelet_version: "v1.30.2".into(),
+        kcm_static_pod: control_plane,
+    }
+}
+
+fn snap(nodes: Vec<NodeInfo>) -> ClusterSnapshot {
+    ClusterSnapshot {
+        server_version: "v1.30.2".into(),
+        server_major: "1".into(),
+        server_minor: "30".into(),
+        nodes,
+        managed_objects: Vec::new(),
+        jobs: Vec::new(),
+        lock: None,
+        journal: None,
+    }
+}
+
+fn three() -> ClusterSnapshot {
+    snap(vec![
+        node("cp-1", true, true),
+        node("worker-1", false, true),
+        node("worker-2", false, true),
+    ])
+}
+
+fn opts() -> ConvertOptions {
+    ConvertOptions {
+        profile: Profile::DEFAULT.into(),
+        concurrency: 10,
+        job_timeout: Duration::from_secs(300),
+        ..Default::default()
+    }
+}
+
+fn profile() -> Profile {
+    Profile::load(Profile::DEFAULT).unwrap()
+}
+
+fn roles(p: &Plan) -> Vec<(String, Role, NodeAction)> {
+    p.nodes
+        .iter()
+        .map(|n| (n.name.clone(), n.role, n.action))
+        .collect()
+}
+
+fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn node_selection_table() {
+    use NodeAction::Convert as C;
+    use Role::{Cloud, Edge};
+    struct Case {
+        name: &'static str,
+        cloud: &'static [&'static str],
+        edge: &'static [&'static str],
+        all_edge: bool,
+        want: Vec<(&'static str, Role, NodeAction)>,
+    }
+    let cases = [
+        Case {
+            name: "default: control plane cloud, workers edge",
+            cloud: &[],
+            edge: &[],
+            all_edge: false,
+            want: vec![
+                ("cp-1", Cloud, C),
+                ("worker-1", Edge, C),
+                ("worker-2", Edge, C),
+            ],
+        },
+        Case {
+            name: "--all-edge is the default made explicit",
+            cloud: &[],
+            edge: &[],
+            all_edge: true,
+            want: vec![
+                ("cp-1", Cloud, C),
+                ("worker-1", Edge, C),
+                ("worker-2", Edge, C),
+            ],
+        },
+        Case {
+            name: "--cloud-nodes takes a worker to the cloud",
+            cloud: &["worker-2"],
+            edge: &[],
+            all_edge: false,
+            want: vec![
+                ("cp-1", Cloud, C),
+                ("worker-1", Edge, C),
+                ("worker-2", Cloud, C),
+            ],
+        },
+        Case {
+            name: "--edge-nodes: only those are edge, others left alone",
+            cloud: &[],
+            edge: &["worker-1"],
+            all_edge: false,
+            want: vec![("cp-1", Cloud, C), ("worker-1", Edge, C)],
+        },
+        Case {
+            name: "a control plane named edge is edge",
+            cloud: &[],
+            edge: &["cp-1"],
+            all_edge: false,
+            want: vec![("cp-1", Edge, C)],
+        },
+    ];
+    for c in cases {
+        let mut o = opts();
+        o.cloud_nodes = names(c.cloud);
+        o.edge_nodes = names(c.edge);
+        o.all_edge = c.all_edge;
+        let p = plan_convert(&three(), &o, &profile()).unwrap();
+        let want: Vec<_> = c
+            .want
+            .into_iter()
+            .map(|(n, r, a)| (n.to_string(), r, a))
+            .collect();
+        assert_eq!(roles(&p), want, "{}", c.name);
+    }
+}
+
+#[test]
+fn usage_errors() {
+    let cases: Vec<(&str, ConvertOptions)> = vec![
+        ("both", {
+            let mut o = opts();
+            o.cloud_nodes = names(&["worker-1"]);
+            o.edge_nodes = names(&["worker-1"]);
+            o
+        }),
+        ("all-edge with edge-nodes", {
+            let mut o = opts();
+            o.all_edge = true;
+            o.edge_nodes = names(&["worker-1"]);
+            o
+        }),
+        ("unknown phase", {
+            let mut o = opts();
+            o.skip_phases.insert("nodes".into());
+            o
+        }),
+    ];
+    for (name, o) in cases {
+        assert!(
+            matches!(
+                plan_convert(&three(), &o, &profile()),
+                Err(PlanError::Usage(_))
+            ),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn preflight_reports_every_finding() {
+    let mut s = three();
+    s.server_version = "v1.33.1".into();
+    s.server_minor = "33".into();
+    let mut o = opts();
+    o.edge_nodes = names(&["ghost"]);
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
+        panic!("expected preflight findings")
+    };
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(f[0].contains("not supported"), "{f:?}");
+    assert!(f[1].contains("ghost"), "{f:?}");
+}
+
+#[test]
+fn minor_from_git_version_and_plus_suffix() {
+    let mut s = three();
+    s.server_minor = "30+".into();
+    assert!(plan_convert(&s, &opts(), &profile()).is_ok());
+    s.server_minor = String::new();
+    s.server_version = "v1.29.0-eks".into();
+    assert!(plan_convert(&s, &opts(), &profile()).is_ok());
+}
+
+#[test]
+fn converted_and_not_ready_nodes_are_skipped() {
+    let mut s = three();
+    // worker-1: labelled and journaled → already converted
+    s.nodes[1]
+        .labels
+        .insert("openyurt.io/is-edge-worker".into(), "true".into());
+    // worker-2: NotReady
+    s.nodes[2].ready = false;
+    // cp-1: labelled but the journal says its Job failed → converted again
+    s.nodes[0]
+        .labels
+        .insert("openyurt.io/is-edge-worker".into(), "false".into());
+    let mut j = Journal::new("convert", Profile::DEFAULT);
+    j.set_phase("worker-1", NODES_EDGE, PhaseState::Done, None);
+    j.set_phase("cp-1", NODES_CLOUD, PhaseState::Failed, Some("boom".into()));
+    s.journal = Some(j);
+    let p = plan_convert(&s, &opts(), &profile()).unwrap();
+    assert_eq!(
+        roles(&p),
+        vec![
+            ("cp-1".into(), Role::Cloud, NodeAction::Convert),
+            ("worker-1".into(), Role::Edge, NodeAction::AlreadyConverted),
+            ("worker-2".into(), Role::Edge, NodeAction::SkipNotReady),
+        ]
+    );
+    assert!(!p.nothing_to_do());
+    assert!(p.phase(NODES_EDGE).unwrap().steps.is_empty());
+    assert_eq!(p.phase(NODES_CLOUD).unwrap().steps.len(), 1);
+}
+
+#[test]
+fn label_without_journal_is_not_converted() {
+    let mut s = three();
+    s.nodes[1]
+        .labels
+        .insert("openyurt.io/is-edge-worker".into(), "true".into());
+    let p = plan_convert(&s, &opts(), &profile()).unwrap();
+    assert_eq!(p.nodes[1].action, NodeAction::Convert);
+}
+
+#[test]
+fn everything_converted_is_nothing_to_do() {
+    let mut s = three();
+    let mut j = Journal::new("convert", Profile::DEFAULT);
+    for n in &mut s.nodes {
+        n.labels
+            .insert("openyurt.io/is-edge-worker".into(), "true".into());
+        let phase = if n.is_control_plane() {
+            NODES_CLOUD
+        } else {
+            NODES_EDGE
+        };
+        j.set_phase(&n.name, phase, PhaseState::Done, None);
+    }
+    s.journal = Some(j);
+    let p = plan_convert(&s, &opts(), &profile()).unwrap();
+    assert!(p.nothing_to_do());
+    assert!(p.phase(COMPONENTS).unwrap().steps.is_empty());
+}
+
+#[test]
+fn skip_phases_mark_phases() {
+    let mut o = opts();
+    o.skip_phases.insert(VERIFY.into());
+    o.skip_phases.insert(NODES_CLOUD.into());
+    let p = plan_convert(&three(), &o, &profile()).unwrap();
+    let ids: Vec<_> = p.phases.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, CONVERT_PHASES);
+    assert!(!p.runs(VERIFY) && !p.runs(NODES_CLOUD) && p.runs(NODES_EDGE));
+}
+
+#[test]
+fn legacy_profile_plans_kcm_jobs() {
+    let legacy = Profile::load("legacy-v0.6").unwrap();
+    let mut s = three();
+    s.server_version = "v1.21.0".into();
+    s.server_minor = "21".into();
+    let p = plan_convert(&s, &opts(), &legacy).unwrap();
+    let kcm = p.phase(KCM).unwrap();
+    assert_eq!(kcm.steps.len(), 1);
+    assert_eq!(kcm.steps[0].target, "node/cp-1");
+    // without a kube-controller-manager static pod: a finding, unless kcm is skipped
+    for n in &mut s.nodes {
+        n.kcm_static_pod = false;
+    }
+    assert!(matches!(
+        plan_convert(&s, &opts(), &legacy),
+        Err(PlanError::Preflight(_))
+    ));
+    let mut o = opts();
+    o.skip_phases.insert(KCM.into());
+    assert!(plan_convert(&s, &o, &legacy).is_ok());
+}
+
+#[test]
+fn plan_for_three_nodes() {
+    let p = plan_convert(&three(), &opts(), &profile()).unwrap();
+    insta::assert_json_snapshot!("plan_three_nodes", p);
+    insta::assert_snapshot!("plan_three_nodes_text", render_text(&p));
+}
