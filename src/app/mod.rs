@@ -1,5 +1,6 @@
 //! One function per command; logging set-up. Below this layer nothing prints.
 
+pub mod convert;
 pub mod node;
 pub mod node_servant;
 
@@ -33,6 +34,7 @@ pub fn init_logging(g: &GlobalArgs) {
 pub fn run(cli: Cli) -> Exit {
     init_logging(&cli.global);
     match cli.command {
+        Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
     }
 }

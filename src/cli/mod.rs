@@ -1,11 +1,13 @@
 //! Command-line surface: clap derive only (flags, validation, help text). No behaviour here;
 //! `app/` runs what is parsed.
 
+mod convert;
 mod duration;
 mod servant;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+pub use convert::{ClusterArgs, ConvertCmd};
 pub use duration::parse_duration;
 pub use servant::{
     ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
@@ -89,7 +91,15 @@ impl DryRun {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    // `convert`, `revert`, `status`, `staticpod …`, `completion` and `man` go here.
+    /// Convert this Kubernetes cluster into an OpenYurt cluster
+    ///
+    /// Phases (ids for --skip-phases, in order): preflight, lock, label-nodes, components,
+    /// kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes, the
+    /// others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
+    /// success does nothing ("already converted"); after a failure it converts the nodes
+    /// still left.
+    Convert(Box<ConvertCmd>),
+    // `revert`, `status`, `staticpod …`, `completion` and `man` go here.
     /// The node-side half of yurtctl; runs inside the Jobs that convert, revert and
     /// static-pod rollouts launch on each node
     #[command(name = "node-servant", hide = true, subcommand_required = true)]

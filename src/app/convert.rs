@@ -1,0 +1,968 @@
+//! `yurtctl convert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
+//! result (design §2). Execution: lock → label nodes → components → node Jobs (edge, then
+//! cloud) → verify, with the journal written after every phase and the lock released at the
+//! end whatever happened.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PodTemplateSpec, Secret};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::core::DynamicObject;
+use serde_json::{Value, json};
+
+use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
+use crate::cluster::apply::{Applier, ApplyOptions};
+use crate::cluster::jobs::{JobOutcome, NodeJob, RunJobsOptions, run_jobs};
+use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
+use crate::cluster::lock::{self, LockOptions};
+use crate::cluster::snapshot::{SnapshotOptions, snapshot};
+use crate::cluster::{
+    ClientOptions, Cluster, ClusterError, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY,
+    SYSTEM_NAMESPACE, connect,
+};
+use crate::exit::Exit;
+use crate::output::{
+    ConvertResult, Event, NodeOutcome, NodeResult, PlainReporter, Reporter, failure_summary,
+};
+use crate::plan::{self, NodeAction, Plan, PlanError, Role};
+use crate::render::{
+    BootstrapTokenRef, Profile, RenderContext, TokenSecret, base64, render_cluster_objects,
+};
+
+/// The Secret that carries YurtHub's bootstrap kubeconfig into node Jobs (a volume, never an
+/// argument or an environment variable).
+pub const BOOTSTRAP_SECRET: &str = "yurtctl-yurthub-bootstrap";
+pub const BOOTSTRAP_KEY: &str = "bootstrap-hub.conf";
+const BOOTSTRAP_MOUNT: &str = "/etc/yurtctl/bootstrap";
+/// How long a new bootstrap token is valid.
+const TOKEN_TTL_HOURS: i64 = 24;
+
+/// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.
+pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
+    if let Err(m) = cmd.validate() {
+        eprintln!("error: {m}");
+        return Exit::Usage;
+    }
+    if g.dry_run == DryRun::Server {
+        eprintln!("error: --dry-run=server is not supported by convert yet; use --dry-run=client");
+        return Exit::Usage;
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return Exit::Unexpected;
+        }
+    };
+    let reporter = PlainReporter::stderr();
+    rt.block_on(convert(g, cmd, &reporter))
+}
+
+fn fail(e: &ClusterError) -> Exit {
+    eprintln!("error: {e}");
+    e.exit()
+}
+
+async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
+    let opts = cmd.options();
+    let profile = match Profile::load(&opts.profile) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let cluster = match connect(&ClientOptions {
+        kubeconfig: cmd.cluster.kubeconfig.clone(),
+        context: cmd.cluster.context.clone(),
+        ..Default::default()
+    })
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let plan = match plan::plan_convert(&snap, &opts, &profile) {
+        Ok(p) => p,
+        Err(e @ PlanError::Usage(_)) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+        Err(e @ PlanError::Preflight(_)) => {
+            eprintln!("error: [{}] {e}", plan::PREFLIGHT);
+            return Exit::Preflight;
+        }
+    };
+
+    if g.dry_run == DryRun::Client {
+        match g.output {
+            Some(OutputFormat::Json) => crate::output::print_json(&plan_object(&plan)),
+            Some(OutputFormat::Yaml) => print!(
+                "{}",
+                serde_saphyr::to_string(&plan_object(&plan)).unwrap_or_default()
+            ),
+            _ => print!("{}", plan::render_text(&plan)),
+        }
+        return Exit::Ok;
+    }
+
+    if plan.nothing_to_do() {
+        let mut result = ConvertResult::new(&plan.profile);
+        result.nodes = plan
+            .nodes
+            .iter()
+            .map(|n| skipped_result(n.name.clone(), n.role, n.action))
+            .collect();
+        let not_ready = result
+            .nodes
+            .iter()
+            .filter(|n| n.result == NodeOutcome::Skipped)
+            .count();
+        let exit = if not_ready > 0 {
+            result.message = format!(
+                "{not_ready} node(s) not Ready were skipped; the others are already converted"
+            );
+            Exit::Partial
+        } else {
+            result.message = "already converted: nothing to do".into();
+            Exit::Ok
+        };
+        return finish(g, result, exit);
+    }
+
+    if plan.profile != Profile::DEFAULT {
+        eprintln!(
+            "error: [{}] profile {} can be planned (--dry-run=client) but not executed yet; \
+             nothing changed",
+            plan::PREFLIGHT,
+            plan.profile
+        );
+        return Exit::Preflight;
+    }
+
+    eprint!("{}", plan::render_text(&plan));
+    if !cmd.cluster.yes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "error: refusing to change the cluster without confirmation: stdin is not a \
+                 terminal; pass -y/--yes"
+            );
+            return Exit::Declined;
+        }
+        let ok = dialoguer::Confirm::new()
+            .with_prompt("Convert this cluster?")
+            .default(false)
+            .interact()
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("declined; nothing changed");
+            return Exit::Declined;
+        }
+    }
+
+    let (result, exit) = execute(&cluster, &plan, &profile, &opts, snap.journal, rep).await;
+    finish(g, result, exit)
+}
+
+fn plan_object(plan: &Plan) -> Value {
+    let mut v = json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan"});
+    if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(plan)) {
+        m.extend(p);
+    }
+    v
+}
+
+fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {
+    let (result, message) = match action {
+        NodeAction::AlreadyConverted => (NodeOutcome::AlreadyConverted, "already converted"),
+        NodeAction::SkipNotReady => (
+            NodeOutcome::Skipped,
+            "NotReady: skipped; re-run convert once it is Ready",
+        ),
+        NodeAction::Convert => (NodeOutcome::Skipped, "its phase was skipped"),
+    };
+    NodeResult {
+        name,
+        role: role.as_str().into(),
+        result,
+        message: message.into(),
+        logs: None,
+    }
+}
+
+fn finish(g: &GlobalArgs, mut result: ConvertResult, exit: Exit) -> Exit {
+    result.result = exit.reason().into();
+    result.exit_code = exit.code();
+    for l in crate::output::summary_lines(&result) {
+        eprintln!("{l}");
+    }
+    match g.output {
+        Some(OutputFormat::Json) => crate::output::print_json(&result),
+        Some(OutputFormat::Yaml) => {
+            print!("{}", serde_saphyr::to_string(&result).unwrap_or_default())
+        }
+        _ => {}
+    }
+    exit
+}
+
+/// Lock, run the phases, release the lock (also after a failure).
+async fn execute(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: Option<Journal>,
+    rep: &dyn Reporter,
+) -> (ConvertResult, Exit) {
+    let mut result = ConvertResult::new(&plan.profile);
+    let guard = if plan.runs(plan::LOCK) {
+        rep.event(Event::PhaseStarted(plan::LOCK));
+        match lock::acquire(cluster, LockOptions::default()).await {
+            Ok(g) => {
+                rep.event(Event::PhaseDone(plan::LOCK));
+                Some(g)
+            }
+            Err(e) => {
+                result.message = format!("[{}] {e}", plan::LOCK);
+                eprintln!("error: {}", result.message);
+                return (result, e.exit());
+            }
+        }
+    } else {
+        rep.event(Event::PhaseSkipped(plan::LOCK));
+        None
+    };
+    let store = JournalStore::new(cluster);
+    let mut journal = journal.unwrap_or_else(|| Journal::new("convert", &plan.profile));
+    journal.command = "convert".into();
+    journal.profile = plan.profile.clone();
+    if let Ok(Value::Object(o)) = serde_json::to_value(opts) {
+        journal.options = o;
+    }
+    let exit = match phases(cluster, plan, profile, opts, &mut journal, &store, rep).await {
+        Ok(nodes) => {
+            result.nodes = nodes;
+            outcome_exit(&mut result)
+        }
+        Err((phase, e)) => {
+            result.message = format!("[{phase}] {e}");
+            eprintln!("error: {}", result.message);
+            e.exit()
+        }
+    };
+    if let Err(e) = store.save(&mut journal).await {
+        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
+    }
+    if let Some(g) = guard
+        && let Err(e) = g.release().await
+    {
+        eprintln!("warning: cannot release the lock kube-system/yurtctl-lock: {e}");
+    }
+    (result, exit)
+}
+
+/// The exit code and message from the per-node results.
+fn outcome_exit(result: &mut ConvertResult) -> Exit {
+    let count = |o: NodeOutcome| result.nodes.iter().filter(|n| n.result == o).count();
+    let (converted, failed, timed_out, skipped) = (
+        count(NodeOutcome::Converted),
+        count(NodeOutcome::Failed),
+        count(NodeOutcome::TimedOut),
+        count(NodeOutcome::Skipped),
+    );
+    let names = |o: NodeOutcome| {
+        result
+            .nodes
+            .iter()
+            .filter(|n| n.result == o)
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut msg = format!("converted {converted} node(s)");
+    if failed > 0 {
+        msg.push_str(&format!("; failed: {}", names(NodeOutcome::Failed)));
+    }
+    if timed_out > 0 {
+        msg.push_str(&format!("; timed out: {}", names(NodeOutcome::TimedOut)));
+    }
+    if skipped > 0 {
+        msg.push_str(&format!("; skipped: {}", names(NodeOutcome::Skipped)));
+    }
+    let exit = if failed > 0 {
+        Exit::Partial
+    } else if timed_out > 0 {
+        Exit::Timeout
+    } else if skipped > 0 {
+        Exit::Partial
+    } else {
+        Exit::Ok
+    };
+    if exit != Exit::Ok {
+        msg.push_str("; re-run convert to finish the rest");
+    }
+    result.message = msg;
+    exit
+}
+
+type PhaseResult<T> = Result<T, (&'static str, ClusterError)>;
+
+async fn phases(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: &mut Journal,
+    store: &JournalStore,
+    rep: &dyn Reporter,
+) -> PhaseResult<Vec<NodeResult>> {
+    let save = |j: &mut Journal, phase: &'static str| {
+        let store = store.clone();
+        let mut copy = j.clone();
+        async move {
+            store.save(&mut copy).await.map_err(|e| (phase, e))?;
+            Ok::<_, (&'static str, ClusterError)>(copy)
+        }
+    };
+    *journal = save(journal, plan::PREFLIGHT).await?;
+
+    // label-nodes
+    run_phase(plan, plan::LABEL_NODES, rep, async {
+        label_nodes(cluster, plan, profile)
+            .await
+            .map_err(|e| (plan::LABEL_NODES, e))
+    })
+    .await?;
+
+    // components
+    if plan.runs(plan::COMPONENTS) {
+        rep.event(Event::PhaseStarted(plan::COMPONENTS));
+        let created = apply_components(cluster, plan, profile, opts, journal, rep)
+            .await
+            .map_err(|e| (plan::COMPONENTS, e))?;
+        for r in created {
+            journal.record_created(r);
+        }
+        *journal = save(journal, plan::COMPONENTS).await?;
+        rep.event(Event::PhaseDone(plan::COMPONENTS));
+    } else {
+        rep.event(Event::PhaseSkipped(plan::COMPONENTS));
+    }
+
+    // kcm: the default profile leaves kube-controller-manager alone (legacy is refused
+    // before execution)
+    if plan.runs(plan::KCM) {
+        rep.event(Event::Note {
+            phase: plan::KCM,
+            message: format!(
+                "profile {} leaves kube-controller-manager unchanged",
+                profile.name
+            ),
+        });
+    }
+
+    let mut results: BTreeMap<String, NodeResult> = plan
+        .nodes
+        .iter()
+        .filter(|n| n.action != NodeAction::Convert)
+        .map(|n| {
+            (
+                n.name.clone(),
+                skipped_result(n.name.clone(), n.role, n.action),
+            )
+        })
+        .collect();
+    let servant_image = opts
+        .servant_image
+        .clone()
+        .unwrap_or_else(|| profile.images["servant"].clone());
+    let hub_image = profile.images.get("yurthub").cloned().unwrap_or_default();
+    for role in [Role::Edge, Role::Cloud] {
+        let phase = role.phase();
+        let nodes: Vec<_> = plan.to_convert(role).collect();
+        if !plan.runs(phase) {
+            rep.event(Event::PhaseSkipped(phase));
+            for n in nodes {
+                results.insert(
+                    n.name.clone(),
+                    skipped_result(n.name.clone(), role, n.action),
+                );
+            }
+            continue;
+        }
+        if nodes.is_empty() {
+            continue;
+        }
+        rep.event(Event::PhaseStarted(phase));
+        let specs: Vec<NodeJob> = nodes
+            .iter()
+            .map(|n| node_job(&n.name, role, &servant_image, &hub_image, opts.job_timeout))
+            .collect();
+        for n in &nodes {
+            journal.set_phase(&n.name, phase, PhaseState::Running, None);
+        }
+        *journal = save(journal, phase).await?;
+        let run_opts = RunJobsOptions {
+            concurrency: opts.concurrency.max(1),
+            per_job_timeout: opts.job_timeout,
+            ..Default::default()
+        };
+        let on_event = |e: crate::cluster::jobs::JobEvent| {
+            rep.event(Event::Job { phase, event: &e });
+        };
+        let outcomes = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event)
+            .await
+            .map_err(|e| (phase, e))?;
+        for r in outcomes {
+            let (result, state, message, logs) = match &r.outcome {
+                JobOutcome::Succeeded => (
+                    NodeOutcome::Converted,
+                    PhaseState::Done,
+                    format!("converted in {:.1}s", r.elapsed.as_secs_f64()),
+                    None,
+                ),
+                JobOutcome::Failed(f) => (
+                    NodeOutcome::Failed,
+                    PhaseState::Failed,
+                    format!("Job {} failed: {}", r.job, failure_summary(f)),
+                    Some(f.logs_tail.clone()),
+                ),
+                JobOutcome::TimedOut(f) => (
+                    NodeOutcome::TimedOut,
+                    PhaseState::Failed,
+                    format!("Job {} timed out: {}", r.job, failure_summary(f)),
+                    Some(f.logs_tail.clone()),
+                ),
+                JobOutcome::Error(e) => (
+                    NodeOutcome::Failed,
+                    PhaseState::Failed,
+                    format!("Job {}: {e}", r.job),
+                    None,
+                ),
+            };
+            let error = (state == PhaseState::Failed).then(|| message.clone());
+            journal.set_phase(&r.node, phase, state, error);
+            results.insert(
+                r.node.clone(),
+                NodeResult {
+                    name: r.node.clone(),
+                    role: role.as_str().into(),
+                    result,
+                    message,
+                    logs: logs.filter(|l| !l.trim().is_empty()),
+                },
+            );
+        }
+        *journal = save(journal, phase).await?;
+        rep.event(Event::PhaseDone(phase));
+    }
+
+    // verify: every node converted in this run is Ready
+    if plan.runs(plan::VERIFY) {
+        rep.event(Event::PhaseStarted(plan::VERIFY));
+        let converted: Vec<String> = results
+            .values()
+            .filter(|n| n.result == NodeOutcome::Converted)
+            .map(|n| n.name.clone())
+            .collect();
+        let not_ready = wait_ready(cluster, &converted, opts.job_timeout)
+            .await
+            .map_err(|e| (plan::VERIFY, e))?;
+        for n in not_ready {
+            if let Some(r) = results.get_mut(&n) {
+                r.result = NodeOutcome::TimedOut;
+                r.message = format!(
+                    "its Job succeeded but the node was not Ready within {}s",
+                    opts.job_timeout.as_secs()
+                );
+            }
+        }
+        rep.event(Event::PhaseDone(plan::VERIFY));
+    } else {
+        rep.event(Event::PhaseSkipped(plan::VERIFY));
+    }
+    Ok(results.into_values().collect())
+}
+
+async fn run_phase<F>(plan: &Plan, id: &'static str, rep: &dyn Reporter, f: F) -> PhaseResult<()>
+where
+    F: std::future::Future<Output = PhaseResult<()>>,
+{
+    if !plan.runs(id) {
+        rep.event(Event::PhaseSkipped(id));
+        return Ok(());
+    }
+    rep.event(Event::PhaseStarted(id));
+    f.await?;
+    rep.event(Event::PhaseDone(id));
+    Ok(())
+}
+
+/// Server-side applies the profile's edge-worker label (and, on edge nodes, the autonomy
+/// annotation) to every node this run converts.
+async fn label_nodes(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+) -> Result<(), ClusterError> {
+    let nodes: Api<Node> = Api::all(cluster.client().clone());
+    let pp = PatchParams::apply(FIELD_MANAGER);
+    let l = &profile.labels;
+    for n in plan
+        .nodes
+        .iter()
+        .filter(|n| n.action == NodeAction::Convert)
+    {
+        let value = match n.role {
+            Role::Edge => &l.edge_worker.edge,
+            Role::Cloud => &l.edge_worker.cloud,
+        };
+        let mut meta = json!({"name": n.name, "labels": {l.edge_worker.key.clone(): value}});
+        if n.role == Role::Edge {
+            meta["annotations"] = json!({l.autonomy.key.clone(): l.autonomy.value});
+        }
+        let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": meta});
+        let patch = Patch::Apply(&body);
+        cluster
+            .call(|| nodes.patch(&n.name, &pp, &patch))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("label Node {}", n.name), e))?;
+    }
+    Ok(())
+}
+
+/// `server` and `certificate-authority-data` of `kube-public/cluster-info`.
+async fn cluster_info(cluster: &Cluster) -> Result<(String, String), ClusterError> {
+    let cms: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), "kube-public");
+    let cm = cluster
+        .call(|| cms.get_opt("cluster-info"))
+        .await
+        .map_err(|e| ClusterError::from_kube("get ConfigMap kube-public/cluster-info", e))?;
+    let bad = |m: &str| ClusterError::InvalidObject {
+        object: "ConfigMap kube-public/cluster-info".into(),
+        message: m.into(),
+    };
+    let cm = cm.ok_or_else(|| bad("not found; YurtHub's bootstrap kubeconfig is built from it"))?;
+    let text = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get("kubeconfig"))
+        .ok_or_else(|| bad("has no kubeconfig key"))?;
+    let v: Value = serde_saphyr::from_str(text).map_err(|e| bad(&e.to_string()))?;
+    let c = &v["clusters"][0]["cluster"];
+    let server = c["server"]
+        .as_str()
+        .ok_or_else(|| bad("its kubeconfig names no server"))?;
+    let ca = c["certificate-authority-data"].as_str().unwrap_or_default();
+    Ok((server.to_owned(), ca.to_owned()))
+}
+
+/// `n` random characters from `[a-z0-9]` (from /dev/urandom).
+fn random_token_chars(n: usize) -> Result<String, ClusterError> {
+    use std::io::Read;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::with_capacity(n);
+    let mut f = std::fs::File::open("/dev/urandom").map_err(|e| ClusterError::InvalidObject {
+        object: "bootstrap token".into(),
+        message: format!("cannot read /dev/urandom: {e}"),
+    })?;
+    let mut buf = [0u8; 1];
+    while out.len() < n {
+        f.read_exact(&mut buf)
+            .map_err(|e| ClusterError::InvalidObject {
+                object: "bootstrap token".into(),
+                message: format!("cannot read /dev/urandom: {e}"),
+            })?;
+        // 252 = 7 × 36: reject the rest to stay uniform
+        if buf[0] < 252 {
+            out.push(ALPHABET[usize::from(buf[0] % 36)] as char);
+        }
+    }
+    Ok(out)
+}
+
+/// The token of an earlier run (journal) if its Secret still exists, else a new one.
+async fn bootstrap_token(
+    cluster: &Cluster,
+    journal: &Journal,
+) -> Result<(String, TokenSecret), ClusterError> {
+    let secrets: Api<Secret> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    if let Some(id) = &journal.token_id {
+        let name = format!("bootstrap-token-{id}");
+        let existing = cluster
+            .call(|| secrets.get_opt(&name))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get Secret kube-system/{name}"), e))?;
+        let secret = existing
+            .and_then(|s| s.data)
+            .and_then(|d| d.get("token-secret").cloned())
+            .and_then(|b| String::from_utf8(b.0).ok())
+            .and_then(|s| TokenSecret::new(s).ok());
+        if let Some(s) = secret {
+            return Ok((id.clone(), s));
+        }
+    }
+    let id = random_token_chars(6)?;
+    let secret =
+        TokenSecret::new(random_token_chars(16)?).map_err(|e| ClusterError::InvalidObject {
+            object: "bootstrap token".into(),
+            message: e.to_string(),
+        })?;
+    Ok((id, secret))
+}
+
+fn bootstrap_kubeconfig(server: &str, ca: &str, token: &str) -> String {
+    let ca_line = if ca.is_empty() {
+        String::new()
+    } else {
+        format!("    certificate-authority-data: {ca}\n")
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n{ca_line}    server: {server}\n  name: cluster\n\
+         contexts:\n- context:\n    cluster: cluster\n    user: yurthub-bootstrap\n  name: bootstrap\n\
+         current-context: bootstrap\nusers:\n- name: yurthub-bootstrap\n  user:\n    token: {token}\n"
+    )
+}
+
+fn render_err(e: crate::render::RenderError) -> ClusterError {
+    ClusterError::InvalidObject {
+        object: "rendered components".into(),
+        message: e.to_string(),
+    }
+}
+
+/// Renders the profile's components and the bootstrap Secret and applies them (server-side
+/// apply, field manager yurtctl); returns what was applied.
+async fn apply_components(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: &mut Journal,
+    rep: &dyn Reporter,
+) -> Result<Vec<ObjectRef>, ClusterError> {
+    let (server, ca) = cluster_info(cluster).await?;
+    let (token_id, token_secret) = bootstrap_token(cluster, journal).await?;
+    journal.token_id = Some(token_id.clone());
+    let expiration = k8s_openapi::jiff::Timestamp::now()
+        .checked_add(k8s_openapi::jiff::SignedDuration::from_hours(
+            TOKEN_TTL_HOURS,
+        ))
+        .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let token_ref = BootstrapTokenRef::new(&token_id, expiration).map_err(render_err)?;
+    let token = format!("{token_id}.{}", token_secret.expose());
+    let kubeconfig = bootstrap_kubeconfig(&server, &ca, &token);
+    let mut ctx = RenderContext::new(profile, &server, &ca, token_ref, token_secret);
+    if let Some(img) = &opts.servant_image {
+        ctx.servant_image = img.clone();
+    }
+    for n in &plan.nodes {
+        match n.role {
+            Role::Edge => ctx.edge_nodes.push(n.name.clone()),
+            Role::Cloud => ctx.cloud_nodes.push(n.name.clone()),
+        }
+    }
+    let rendered = render_cluster_objects(profile, &ctx).map_err(render_err)?;
+    let mut objects: Vec<DynamicObject> = rendered.into_iter().map(|r| r.object).collect();
+    let secret: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": BOOTSTRAP_SECRET,
+            "namespace": SYSTEM_NAMESPACE,
+            "labels": {LABEL_MANAGED_BY: MANAGED_BY, crate::render::PROFILE_LABEL: profile.name},
+        },
+        "type": "Opaque",
+        "data": {BOOTSTRAP_KEY: base64(kubeconfig.as_bytes())},
+    }))
+    .map_err(|e| ClusterError::InvalidObject {
+        object: format!("Secret {SYSTEM_NAMESPACE}/{BOOTSTRAP_SECRET}"),
+        message: e.to_string(),
+    })?;
+    objects.push(secret);
+
+    // Admission webhooks go last, once the Deployments that serve them are available: a
+    // webhook registered before its pods are ready refuses the writes it matches.
+    let is_webhook = |o: &DynamicObject| {
+        o.types.as_ref().is_some_and(|t| {
+            t.api_version == "admissionregistration.k8s.io/v1"
+                && t.kind.ends_with("WebhookConfiguration")
+        })
+    };
+    let (webhooks, mut objects): (Vec<_>, Vec<_>) = objects.into_iter().partition(is_webhook);
+    let first_batch = objects.len();
+    objects.extend(webhooks);
+
+    let applier = Applier::new(cluster.clone(), ApplyOptions::default());
+    let mut refs = Vec::with_capacity(objects.len());
+    let mut deployments = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        if i == first_batch && !deployments.is_empty() {
+            rep.event(Event::Note {
+                phase: plan::COMPONENTS,
+                message: format!(
+                    "waiting for Deployment(s) {} to be available before registering webhooks",
+                    deployments.join(", ")
+                ),
+            });
+            wait_available(cluster, &deployments, opts.job_timeout).await?;
+        }
+        let stored = apply_retrying_discovery(&applier, o).await?;
+        let types = o.types.clone().unwrap_or_default();
+        let r = ObjectRef {
+            api_version: types.api_version,
+            kind: types.kind,
+            namespace: stored.metadata.namespace.clone(),
+            name: stored.metadata.name.clone().unwrap_or_default(),
+        };
+        if r.kind == "Deployment" && r.api_version == "apps/v1" {
+            deployments.push(r.name.clone());
+        }
+        rep.event(Event::Note {
+            phase: plan::COMPONENTS,
+            message: format!(
+                "applied {}",
+                crate::cluster::apply::describe(&r.kind, r.namespace.as_deref(), &r.name)
+            ),
+        });
+        refs.push(r);
+    }
+    Ok(refs)
+}
+
+/// Applies `o`; a kind that is not served yet (a CRD applied a moment ago) is retried for a
+/// few seconds.
+async fn apply_retrying_discovery(
+    applier: &Applier,
+    o: &DynamicObject,
+) -> Result<DynamicObject, ClusterError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match applier.apply(o).await {
+            Err(ClusterError::UnknownKind { .. }) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
+/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token, the
+/// bootstrap kubeconfig from a Secret volume.
+pub fn node_job(
+    node: &str,
+    role: Role,
+    servant_image: &str,
+    hub_image: &str,
+    job_timeout: Duration,
+) -> NodeJob {
+    // leave the servant time to report before the Job's deadline
+    let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
+    let bootstrap = format!("{BOOTSTRAP_MOUNT}/{BOOTSTRAP_KEY}");
+    let command = [
+        "yurtctl",
+        "node-servant",
+        "convert",
+        "--host-root",
+        "/host",
+        "--working-mode",
+        role.as_str(),
+        "--yurthub-image",
+        hub_image,
+        "--bootstrap-file",
+        &bootstrap,
+        "--yurthub-timeout",
+        &hub_timeout,
+    ];
+    let template: PodTemplateSpec = serde_json::from_value(json!({
+        "spec": {
+            "restartPolicy": "Never",
+            "hostNetwork": true,
+            "hostPID": true,
+            "automountServiceAccountToken": false,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{
+                "name": "servant",
+                "image": servant_image,
+                "command": command,
+                "securityContext": {"privileged": true},
+                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "volumeMounts": [
+                    {"name": "host", "mountPath": "/host"},
+                    {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true}
+                ]
+            }],
+            "volumes": [
+                {"name": "host", "hostPath": {"path": "/"}},
+                {"name": "bootstrap", "secret": {"secretName": BOOTSTRAP_SECRET, "defaultMode": 0o400}}
+            ]
+        }
+    }))
+    .expect("a valid pod template");
+    let mut job = NodeJob::new(plan::CONVERT_ACTION, node, template);
+    job.backoff_limit = 0;
+    job.active_deadline = Some(job_timeout);
+    job
+}
+
+/// Waits (one Deployment list per half second) until every named Deployment in kube-system
+/// has an available replica.
+async fn wait_available(
+    cluster: &Cluster,
+    names: &[String],
+    timeout: Duration,
+) -> Result<(), ClusterError> {
+    let api: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let lp = ListParams::default().labels(&format!("{LABEL_MANAGED_BY}={MANAGED_BY}"));
+    loop {
+        let list = cluster
+            .call(|| api.list(&lp))
+            .await
+            .map_err(|e| ClusterError::from_kube("list Deployments in kube-system", e))?;
+        let missing: Vec<&String> = names
+            .iter()
+            .filter(|n| {
+                !list.items.iter().any(|d| {
+                    d.metadata.name.as_ref() == Some(*n)
+                        && d.status
+                            .as_ref()
+                            .and_then(|s| s.available_replicas)
+                            .unwrap_or(0)
+                            >= 1
+                })
+            })
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ClusterError::Timeout {
+                what: format!(
+                    "Deployment(s) {} in kube-system to become available",
+                    missing
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                after: timeout,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Waits (one node list per half second) until every node in `names` is Ready; returns those
+/// that were not by the deadline.
+async fn wait_ready(
+    cluster: &Cluster,
+    names: &[String],
+    timeout: Duration,
+) -> Result<Vec<String>, ClusterError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let api: Api<Node> = Api::all(cluster.client().clone());
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let lp = ListParams::default();
+        let list = cluster
+            .call(|| api.list(&lp))
+            .await
+            .map_err(|e| ClusterError::from_kube("list Nodes", e))?;
+        let ready: std::collections::HashSet<String> = list
+            .items
+            .into_iter()
+            .filter(|n| {
+                n.status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            })
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        let missing: Vec<String> = names
+            .iter()
+            .filter(|n| !ready.contains(*n))
+            .cloned()
+            .collect();
+        if missing.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Ok(missing);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_job_follows_the_contract() {
+        let j = node_job(
+            "worker-1",
+            Role::Edge,
+            "img:1",
+            "hub:1",
+            Duration::from_secs(300),
+        )
+        .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
+        let v = serde_json::to_value(&j).unwrap();
+        let spec = &v["spec"];
+        assert_eq!(spec["backoffLimit"], 0);
+        assert_eq!(spec["activeDeadlineSeconds"], 300);
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["nodeName"], "worker-1");
+        assert_eq!(pod["hostNetwork"], true);
+        assert_eq!(pod["hostPID"], true);
+        assert_eq!(pod["automountServiceAccountToken"], false);
+        assert_eq!(pod["restartPolicy"], "Never");
+        let c = &pod["containers"][0];
+        assert_eq!(c["securityContext"]["privileged"], true);
+        assert_eq!(
+            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+            "spec.nodeName"
+        );
+        assert_eq!(pod["volumes"][0]["hostPath"]["path"], "/");
+        assert_eq!(pod["volumes"][1]["secret"]["secretName"], BOOTSTRAP_SECRET);
+        let args = c["command"].to_string();
+        assert!(args.contains("--bootstrap-file"), "{args}");
+        assert!(!args.contains("token"), "no credential in args: {args}");
+        assert_eq!(v["metadata"]["name"], "yurtctl-convert-worker-1");
+    }
+
+    #[test]
+    fn bootstrap_kubeconfig_parses() {
+        let k = bootstrap_kubeconfig("https://10.0.0.1:6443", "Q0E=", "abcdef.0123456789abcdef");
+        let v: Value = serde_saphyr::from_str(&k).unwrap();
+        assert_eq!(
+            v["clusters"][0]["cluster"]["server"],
+            "https://10.0.0.1:6443"
+        );
+        assert_eq!(v["users"][0]["user"]["token"], "abcdef.0123456789abcdef");
+        assert_eq!(v["current-context"], "bootstrap");
+    }
+
+    #[test]
+    fn random_tokens_are_valid() {
+        let s = random_token_chars(16).unwrap();
+        assert!(TokenSecret::new(s.clone()).is_ok(), "{s}");
+        assert_ne!(s, random_token_chars(16).unwrap());
+    }
+}

@@ -1,0 +1,316 @@
+//! `yurtctl convert` end to end on yurtsim (kubeadm layout, 1 control plane + 2 workers): the
+//! real binary plans, labels, applies the openyurt-v1.6 components and runs node Jobs in which
+//! the sim runs `yurtctl node-servant convert` for real.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::api::{Api, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::Value;
+use yurtsim::{Layout, Sim, SimConfig};
+
+const HUB_SERVER: &str = "http://127.0.0.1:10261";
+const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
+const MANAGED: &str = "app.kubernetes.io/managed-by=yurtctl";
+
+struct Env {
+    sim: Sim,
+    client: Client,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = SimConfig::new(dir.path().join("state"));
+    cfg.nodes = 3;
+    cfg.control_planes = 1;
+    cfg.layout = Layout::Kubeadm;
+    cfg.kubernetes_version = "v1.30.2".into();
+    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
+    cfg.pod_ready_delay = Duration::from_millis(100);
+    cfg.node_monitor_grace = Duration::from_millis(600);
+    cfg.heartbeat_interval = Duration::from_millis(200);
+    cfg.static_pod_poll = Duration::from_millis(100);
+    cfg.job_backoff = Duration::from_millis(50);
+    let sim = Sim::start(cfg).await.unwrap();
+    let kc = Kubeconfig::read_from(sim.kubeconfig_path()).unwrap();
+    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    let client = Client::try_from(config).unwrap();
+    Env {
+        sim,
+        client,
+        _dir: dir,
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+async fn yurtctl(env: &Env, args: &[&str]) -> Run {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("convert")
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .args([
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .env_remove("KUBECONFIG")
+        .output()
+        .await
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    // shown when a test fails
+    eprintln!(
+        "--- yurtctl convert {args:?}: exit {}\n{}",
+        run.code, run.stderr
+    );
+    run
+}
+
+async fn node(env: &Env, name: &str) -> Node {
+    Api::<Node>::all(env.client.clone())
+        .get(name)
+        .await
+        .unwrap()
+}
+
+fn ready(n: &Node) -> bool {
+    n.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn label<'a>(n: &'a Node, key: &str) -> Option<&'a str> {
+    n.metadata.labels.as_ref()?.get(key).map(String::as_str)
+}
+
+fn annotation<'a>(n: &'a Node, key: &str) -> Option<&'a str> {
+    n.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+fn result_of<'a>(v: &'a Value, node: &str) -> &'a Value {
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .unwrap_or_else(|| panic!("{node} not in the result: {v:#}"))
+}
+
+async fn converted_through_yurthub(env: &Env, name: &str) {
+    // the kubelet restarts on its new kubeconfig; give the sim a few heartbeats
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let n = node(env, name).await;
+        if ready(&n) && annotation(&n, "yurtsim.openyurt.io/kubelet-server") == Some(HUB_SERVER) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{name} not Ready through YurtHub: {:?}",
+            n.metadata.annotations
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn convert_then_rerun_is_a_no_op() {
+    let env = start().await;
+
+    // dry run: a plan, nothing changed
+    let plan = yurtctl(&env, &["--dry-run=client", "-o", "json"]).await;
+    assert_eq!(plan.code, 0);
+    let p = plan.json();
+    assert_eq!(p["kind"], "Plan");
+    assert_eq!(p["phases"].as_array().unwrap().len(), 8);
+    assert!(label(&node(&env, "worker-1").await, EDGE_LABEL).is_none());
+
+    // without a terminal and without -y: refused, nothing changed
+    let refused = yurtctl(&env, &[]).await;
+    assert_eq!(refused.code, 10, "{}", refused.stderr);
+    assert!(label(&node(&env, "worker-1").await, EDGE_LABEL).is_none());
+
+    let run = yurtctl(&env, &["--all-edge", "-y", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["apiVersion"], "yurtctl.openyurt.io/v1alpha1");
+    assert_eq!(r["kind"], "ConvertResult");
+    for (name, role) in [
+        ("control-plane-1", "cloud"),
+        ("worker-1", "edge"),
+        ("worker-2", "edge"),
+    ] {
+        let n = result_of(&r, name);
+        assert_eq!(n["role"], role, "{r:#}");
+        assert_eq!(n["result"], "converted", "{r:#}");
+    }
+    for w in ["worker-1", "worker-2"] {
+        converted_through_yurthub(&env, w).await;
+        let n = node(&env, w).await;
+        assert_eq!(label(&n, EDGE_LABEL), Some("true"));
+        assert_eq!(
+            annotation(&n, "node.openyurt.io/autonomy-duration"),
+            Some("0")
+        );
+    }
+    let cp = node(&env, "control-plane-1").await;
+    assert_eq!(label(&cp, EDGE_LABEL), Some("false"));
+    assert!(ready(&cp));
+
+    // components: applied with our label
+    let lp = ListParams::default().labels(MANAGED);
+    let deployments = Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
+        .list(&lp)
+        .await
+        .unwrap();
+    assert!(
+        deployments
+            .items
+            .iter()
+            .any(|d| d.metadata.name.as_deref() == Some("yurt-manager")),
+        "yurt-manager Deployment missing"
+    );
+    let cms = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .list(&lp)
+        .await
+        .unwrap();
+    assert!(
+        cms.items
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some("yurt-hub-cfg"))
+    );
+    // the journal records every node, succeeded Jobs are gone, the lock is released
+    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .get("yurtctl-state")
+        .await
+        .unwrap();
+    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    assert_eq!(state["nodes"]["worker-1"]["nodes/edge"]["state"], "done");
+    assert!(state["tokenId"].is_string());
+    let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels("yurtctl.openyurt.io/action"))
+        .await
+        .unwrap();
+    assert!(jobs.items.is_empty(), "succeeded Jobs are deleted");
+
+    // re-run: nothing to do, no Job created
+    let jobs_before = env.sim.metrics().count("create", "jobs.batch");
+    assert_eq!(jobs_before, 3, "one Job per node");
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already converted"),
+        "{}",
+        again.stderr
+    );
+    let r = again.json();
+    for name in ["control-plane-1", "worker-1", "worker-2"] {
+        assert_eq!(result_of(&r, name)["result"], "already-converted");
+    }
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs_before);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
+    let env = start().await;
+    env.sim.faults().fail_jobs_on("worker-2", 1);
+
+    let run = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(run.stderr.contains("worker-2"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("injected failure on node worker-2"),
+        "the Job's log is shown:\n{}",
+        run.stderr
+    );
+    let r = run.json();
+    assert_eq!(r["result"], "partial");
+    assert_eq!(r["exitCode"], 4);
+    let failed = result_of(&r, "worker-2");
+    assert_eq!(failed["result"], "failed");
+    assert!(
+        failed["logs"]
+            .as_str()
+            .unwrap()
+            .contains("injected failure"),
+        "{r:#}"
+    );
+    assert_eq!(result_of(&r, "worker-1")["result"], "converted");
+    converted_through_yurthub(&env, "worker-1").await;
+
+    // once the fault is gone, the next run converts only worker-2
+    env.sim.faults().clear_failing_jobs("worker-2");
+    let jobs_before = env.sim.metrics().count("create", "jobs.batch");
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(result_of(&r, "worker-2")["result"], "converted");
+    assert_eq!(result_of(&r, "worker-1")["result"], "already-converted");
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "already-converted"
+    );
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs_before + 1
+    );
+    converted_through_yurthub(&env, "worker-2").await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn usage_errors_exit_2() {
+    let env = start().await;
+    let both = yurtctl(
+        &env,
+        &[
+            "--cloud-nodes",
+            "worker-1",
+            "--edge-nodes",
+            "worker-1",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(both.stderr.contains("worker-1"));
+    let bad = yurtctl(&env, &["--edge-nodes", "Worker_1", "-y"]).await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    let missing = yurtctl(&env, &["--edge-nodes", "ghost", "-y"]).await;
+    assert_eq!(missing.code, 3, "{}", missing.stderr);
+    assert!(missing.stderr.contains("ghost"));
+    env.sim.shutdown().await;
+}
