@@ -314,3 +314,70 @@ async fn usage_errors_exit_2() {
     assert!(missing.stderr.contains("ghost"));
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_lock_exits_6_naming_the_holder() {
+    use yurtctl::cluster::lock::{LockOptions, acquire};
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let env = start().await;
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    let guard = acquire(
+        &other,
+        LockOptions {
+            identity: "alice@ops-laptop/42#0badcafe".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let run = yurtctl(&env, &["-y"]).await;
+    assert_eq!(run.code, 6, "{}", run.stderr);
+    assert!(run.stderr.contains("alice@ops-laptop"), "{}", run.stderr);
+    assert!(run.stderr.contains("[lock]"), "{}", run.stderr);
+    assert!(
+        label(&node(&env, "worker-1").await, EDGE_LABEL).is_none(),
+        "nothing changed"
+    );
+    guard.release().await.unwrap();
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_not_ready_node_is_skipped_and_converted_later() {
+    let env = start().await;
+    env.sim.set_node_ready("worker-2", false).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while ready(&node(&env, "worker-2").await) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worker-2 stays Ready"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let run = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    let skipped = result_of(&r, "worker-2");
+    assert_eq!(skipped["result"], "skipped", "{r:#}");
+    assert!(skipped["message"].as_str().unwrap().contains("NotReady"));
+    assert_eq!(result_of(&r, "worker-1")["result"], "converted");
+    assert!(label(&node(&env, "worker-2").await, EDGE_LABEL).is_none());
+
+    env.sim.set_node_ready("worker-2", true).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !ready(&node(&env, "worker-2").await) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "worker-2 stays NotReady"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(result_of(&r, "worker-2")["result"], "converted");
+    assert_eq!(result_of(&r, "worker-1")["result"], "already-converted");
+    converted_through_yurthub(&env, "worker-2").await;
+    env.sim.shutdown().await;
+}
