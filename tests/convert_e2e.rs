@@ -381,3 +381,70 @@ async fn a_not_ready_node_is_skipped_and_converted_later() {
     converted_through_yurthub(&env, "worker-2").await;
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let env = start().await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("convert")
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .args(["--servant-image", "openyurt/yurtctl:test", "-y"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .env_remove("KUBECONFIG")
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("convert reaches nodes/edge")
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        // a node Job exists: the next run has to adopt or replace it
+        if line.contains("[nodes/edge]") && line.ends_with("): created") {
+            break;
+        }
+    }
+    let pid = child.id().unwrap().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    while let Ok(Some(l)) = lines.next_line().await {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- interrupted run:\n{seen}");
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("re-run convert to resume"), "{seen}");
+    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
+        env.client.clone(),
+        "kube-system",
+    )
+    .get_opt("yurtctl-lock")
+    .await
+    .unwrap();
+    assert!(lease.is_none(), "the lock is released");
+
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    for w in ["worker-1", "worker-2"] {
+        converted_through_yurthub(&env, w).await;
+    }
+    let third = yurtctl(&env, &["-y"]).await;
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(
+        third.stderr.contains("already converted"),
+        "{}",
+        third.stderr
+    );
+    env.sim.shutdown().await;
+}

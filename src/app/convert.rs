@@ -250,13 +250,36 @@ async fn execute(
     if let Ok(Value::Object(o)) = serde_json::to_value(opts) {
         journal.options = o;
     }
-    let exit = match phases(cluster, plan, profile, opts, &mut journal, &store, rep).await {
-        Ok(nodes) => {
+    let mut guard = guard;
+    let lost = async {
+        match guard.as_mut() {
+            Some(g) => g.wait_lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    // Ctrl-C or a lost lock stop the phases where they are; the journal keeps what was done
+    // (node Jobs still running are adopted by the next run) and the lock is released below.
+    let outcome = tokio::select! {
+        r = phases(cluster, plan, profile, opts, &mut journal, &store, rep) => Ok(r),
+        _ = tokio::signal::ctrl_c() => Err(None),
+        e = lost => Err(Some(e)),
+    };
+    let exit = match outcome {
+        Ok(Ok(nodes)) => {
             result.nodes = nodes;
             outcome_exit(&mut result)
         }
-        Err((phase, e)) => {
+        Ok(Err((phase, e))) => {
             result.message = format!("[{phase}] {e}");
+            eprintln!("error: {}", result.message);
+            e.exit()
+        }
+        Err(None) => {
+            result.message = "interrupted; progress is journaled: re-run convert to resume".into();
+            Exit::Interrupted
+        }
+        Err(Some(e)) => {
+            result.message = format!("stopped: {e}");
             eprintln!("error: {}", result.message);
             e.exit()
         }
