@@ -448,3 +448,61 @@ async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
     );
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transient_api_errors_and_conflicts_still_converge() {
+    use yurtsim::faults::RequestFault;
+    let env = start().await;
+    let fault = |verb: &str, resource: &str, count: u32, status: u16| RequestFault {
+        verb: verb.into(),
+        resource: resource.into(),
+        count,
+        status,
+        delay_ms: 0,
+        message: None,
+    };
+    for f in [
+        fault("patch", "nodes", 2, 500),
+        fault("patch", "configmaps", 2, 500),
+        fault("patch", "deployments.apps", 1, 503),
+        fault("create", "jobs.batch", 2, 500),
+        fault("update", "configmaps", 1, 409),
+        fault("list", "nodes", 1, 500),
+    ] {
+        env.sim.faults().add(f);
+    }
+    let run = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    for name in ["control-plane-1", "worker-1", "worker-2"] {
+        assert_eq!(result_of(&r, name)["result"], "converted", "{r:#}");
+    }
+    // every injected fault was hit (and survived)
+    for (verb, group, resource) in [
+        ("patch", "", "nodes"),
+        ("patch", "", "configmaps"),
+        ("patch", "apps", "deployments"),
+        ("create", "batch", "jobs"),
+        ("update", "", "configmaps"),
+        ("list", "", "nodes"),
+    ] {
+        assert!(
+            matches!(
+                env.sim.faults().decide(verb, group, resource, None),
+                yurtsim::faults::Decision::Pass
+            ),
+            "fault {verb} {resource} was not reached"
+        );
+    }
+    for w in ["worker-1", "worker-2"] {
+        converted_through_yurthub(&env, w).await;
+    }
+    let again = yurtctl(&env, &["-y"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already converted"),
+        "{}",
+        again.stderr
+    );
+    env.sim.shutdown().await;
+}
