@@ -494,6 +494,8 @@ async fn transient_api_errors_and_conflicts_still_converge() {
             "fault {verb} {resource} was not reached"
         );
     }
+    // one Job per node: 3 creates that succeeded and the 2 answered 500 (counted too)
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 5);
     for w in ["worker-1", "worker-2"] {
         converted_through_yurthub(&env, w).await;
     }
