@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PodTemplateSpec, Secret};
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
@@ -499,9 +499,7 @@ async fn phases(
             .filter(|n| n.result == NodeOutcome::Converted)
             .map(|n| n.name.clone())
             .collect();
-        let not_ready = wait_ready(cluster, &converted, opts.job_timeout)
-            .await
-            .map_err(|e| (plan::VERIFY, e))?;
+        let not_ready = wait_ready(cluster, &converted, opts.job_timeout).await;
         for n in not_ready {
             if let Some(r) = results.get_mut(&n) {
                 r.result = NodeOutcome::TimedOut;
@@ -842,8 +840,55 @@ pub fn node_job(
     job
 }
 
-/// Waits (one Deployment list per half second) until every named Deployment in kube-system
-/// has an available replica.
+/// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in
+/// `names` satisfies `done` at the same time; returns the names that did not by `timeout`.
+async fn wait_all<K>(
+    api: Api<K>,
+    labels: Option<&str>,
+    names: &[String],
+    timeout: Duration,
+    done: impl Fn(&K) -> bool,
+) -> Vec<String>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    use futures::StreamExt;
+    use kube::runtime::WatchStreamExt;
+    use kube::runtime::watcher::{self, watcher};
+    let mut state: BTreeMap<String, bool> = names.iter().map(|n| (n.clone(), false)).collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut cfg = watcher::Config::default();
+    if let Some(l) = labels {
+        cfg = cfg.labels(l);
+    }
+    let mut stream = watcher(api, cfg)
+        .default_backoff()
+        .touched_objects()
+        .boxed();
+    let watch = async {
+        while let Some(ev) = stream.next().await {
+            // errors are retried by the watcher's back-off; the deadline bounds the wait
+            let Ok(obj) = ev else { continue };
+            let name = obj.meta().name.clone().unwrap_or_default();
+            if let Some(v) = state.get_mut(&name) {
+                *v = done(&obj);
+            }
+            if state.values().all(|v| *v) {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(timeout, watch).await;
+    state
+        .into_iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Waits until every named Deployment (ours, in kube-system) has an available replica.
 async fn wait_available(
     cluster: &Cluster,
     names: &[String],
@@ -851,85 +896,40 @@ async fn wait_available(
 ) -> Result<(), ClusterError> {
     let api: Api<k8s_openapi::api::apps::v1::Deployment> =
         Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
-    let deadline = tokio::time::Instant::now() + timeout;
-    let lp = ListParams::default().labels(&format!("{LABEL_MANAGED_BY}={MANAGED_BY}"));
-    loop {
-        let list = cluster
-            .call(|| api.list(&lp))
-            .await
-            .map_err(|e| ClusterError::from_kube("list Deployments in kube-system", e))?;
-        let missing: Vec<&String> = names
-            .iter()
-            .filter(|n| {
-                !list.items.iter().any(|d| {
-                    d.metadata.name.as_ref() == Some(*n)
-                        && d.status
-                            .as_ref()
-                            .and_then(|s| s.available_replicas)
-                            .unwrap_or(0)
-                            >= 1
-                })
-            })
-            .collect();
-        if missing.is_empty() {
-            return Ok(());
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(ClusterError::Timeout {
-                what: format!(
-                    "Deployment(s) {} in kube-system to become available",
-                    missing
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                after: timeout,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+    cluster.throttle().await;
+    let selector = format!("{LABEL_MANAGED_BY}={MANAGED_BY}");
+    let missing = wait_all(api, Some(&selector), names, timeout, |d| {
+        d.status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0)
+            >= 1
+    })
+    .await;
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ClusterError::Timeout {
+            what: format!(
+                "Deployment(s) {} in kube-system to become available",
+                missing.join(", ")
+            ),
+            after: timeout,
+        })
     }
 }
 
-/// Waits (one node list per half second) until every node in `names` is Ready; returns those
-/// that were not by the deadline.
-async fn wait_ready(
-    cluster: &Cluster,
-    names: &[String],
-    timeout: Duration,
-) -> Result<Vec<String>, ClusterError> {
-    if names.is_empty() {
-        return Ok(Vec::new());
-    }
+/// Waits until every node in `names` is Ready; returns those that were not by the deadline.
+async fn wait_ready(cluster: &Cluster, names: &[String], timeout: Duration) -> Vec<String> {
     let api: Api<Node> = Api::all(cluster.client().clone());
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let lp = ListParams::default();
-        let list = cluster
-            .call(|| api.list(&lp))
-            .await
-            .map_err(|e| ClusterError::from_kube("list Nodes", e))?;
-        let ready: std::collections::HashSet<String> = list
-            .items
-            .into_iter()
-            .filter(|n| {
-                n.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-            })
-            .filter_map(|n| n.metadata.name)
-            .collect();
-        let missing: Vec<String> = names
-            .iter()
-            .filter(|n| !ready.contains(*n))
-            .cloned()
-            .collect();
-        if missing.is_empty() || tokio::time::Instant::now() >= deadline {
-            return Ok(missing);
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    cluster.throttle().await;
+    wait_all(api, None, names, timeout, |n| {
+        n.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    })
+    .await
 }
 
 #[cfg(test)]
