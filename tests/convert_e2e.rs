@@ -508,3 +508,34 @@ async fn transient_api_errors_and_conflicts_still_converge() {
     );
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn missing_permissions_fail_preflight_with_nothing_changed() {
+    let env = start().await;
+    env.sim.faults().deny("create", "jobs.batch");
+    env.sim.faults().deny("patch", "nodes");
+    let run = yurtctl(&env, &["-y"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("[preflight]"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("not allowed to create jobs.batch in kube-system"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("not allowed to patch nodes"),
+        "{}",
+        run.stderr
+    );
+    assert!(label(&node(&env, "worker-1").await, EDGE_LABEL).is_none());
+    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
+        env.client.clone(),
+        "kube-system",
+    )
+    .get_opt("yurtctl-lock")
+    .await
+    .unwrap();
+    assert!(lease.is_none(), "no lock taken");
+    env.sim.shutdown().await;
+}

@@ -150,6 +150,17 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         return Exit::Preflight;
     }
 
+    if plan.runs(plan::PREFLIGHT) {
+        match access_findings(&cluster).await {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
+                return Exit::Preflight;
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+
     eprint!("{}", plan::render_text(&plan));
     if !cmd.cluster.yes {
         if !std::io::stdin().is_terminal() {
@@ -528,6 +539,146 @@ where
     f.await?;
     rep.event(Event::PhaseDone(id));
     Ok(())
+}
+
+/// Every (verb, group, resource, namespace) convert uses on the openyurt-v1.6 path.
+const ACCESS: &[(&str, &str, &str, Option<&str>)] = &[
+    ("list", "", "nodes", None),
+    ("watch", "", "nodes", None),
+    ("patch", "", "nodes", None),
+    ("create", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("delete", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("list", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("watch", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("list", "", "pods", Some(SYSTEM_NAMESPACE)),
+    ("list", "", "events", Some(SYSTEM_NAMESPACE)),
+    (
+        "get",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "create",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "update",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "delete",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    ("get", "", "configmaps", Some("kube-public")),
+    ("get", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("create", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("update", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("patch", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("get", "", "secrets", Some(SYSTEM_NAMESPACE)),
+    ("patch", "", "secrets", Some(SYSTEM_NAMESPACE)),
+    ("patch", "", "serviceaccounts", Some(SYSTEM_NAMESPACE)),
+    ("patch", "", "services", Some(SYSTEM_NAMESPACE)),
+    ("patch", "apps", "deployments", Some(SYSTEM_NAMESPACE)),
+    ("watch", "apps", "deployments", Some(SYSTEM_NAMESPACE)),
+    (
+        "patch",
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        None,
+    ),
+    ("patch", "rbac.authorization.k8s.io", "clusterroles", None),
+    (
+        "patch",
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        None,
+    ),
+    (
+        "patch",
+        "rbac.authorization.k8s.io",
+        "roles",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "patch",
+        "rbac.authorization.k8s.io",
+        "rolebindings",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "patch",
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        None,
+    ),
+    (
+        "patch",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        None,
+    ),
+    (
+        "patch",
+        "apps.openyurt.io",
+        "yurtstaticsets",
+        Some(SYSTEM_NAMESPACE),
+    ),
+];
+
+/// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything
+/// convert does; one finding per denied permission.
+async fn access_findings(cluster: &Cluster) -> Result<Vec<String>, ClusterError> {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    };
+    let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client().clone());
+    let checks = ACCESS.iter().map(|(verb, group, resource, ns)| {
+        let api = api.clone();
+        async move {
+            let review = SelfSubjectAccessReview {
+                spec: SelfSubjectAccessReviewSpec {
+                    resource_attributes: Some(ResourceAttributes {
+                        verb: Some((*verb).into()),
+                        group: Some((*group).into()),
+                        resource: Some((*resource).into()),
+                        namespace: ns.map(str::to_owned),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let pp = kube::api::PostParams::default();
+            let answer = cluster
+                .call(|| api.create(&pp, &review))
+                .await
+                .map_err(|e| ClusterError::from_kube("create SelfSubjectAccessReview", e))?;
+            let status = answer.status.unwrap_or_default();
+            let what = if group.is_empty() {
+                (*resource).to_string()
+            } else {
+                format!("{resource}.{group}")
+            };
+            let scope = ns.map(|n| format!(" in {n}")).unwrap_or_default();
+            Ok::<_, ClusterError>((!status.allowed).then(|| {
+                let why = status
+                    .reason
+                    .filter(|r| !r.is_empty())
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                format!("not allowed to {verb} {what}{scope}{why}")
+            }))
+        }
+    });
+    let answers = futures::future::try_join_all(checks).await?;
+    Ok(answers.into_iter().flatten().collect())
 }
 
 /// Server-side applies the profile's edge-worker label (and, on edge nodes, the autonomy
