@@ -382,10 +382,10 @@ async fn a_not_ready_node_is_skipped_and_converted_later() {
     env.sim.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
+/// Runs `convert -y`, sends SIGINT once a stderr line satisfies `at`, and returns the exit
+/// code and the whole stderr.
+async fn interrupted_run(env: &Env, at: impl Fn(&str) -> bool) -> (Option<i32>, String) {
     use tokio::io::{AsyncBufReadExt, BufReader};
-    let env = start().await;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
         .arg("convert")
         .arg("--kubeconfig")
@@ -406,8 +406,7 @@ async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
             .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
         seen.push_str(&line);
         seen.push('\n');
-        // a node Job exists: the next run has to adopt or replace it
-        if line.contains("[nodes/edge]") && line.ends_with("): created") {
+        if at(&line) {
             break;
         }
     }
@@ -423,7 +422,18 @@ async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
     }
     let status = child.wait().await.unwrap();
     eprintln!("--- interrupted run:\n{seen}");
-    assert_eq!(status.code(), Some(130), "{seen}");
+    (status.code(), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
+    let env = start().await;
+    // a node Job exists: the next run has to adopt or replace it
+    let (code, seen) = interrupted_run(&env, |l| {
+        l.contains("[nodes/edge]") && l.ends_with("): created")
+    })
+    .await;
+    assert_eq!(code, Some(130), "{seen}");
     assert!(seen.contains("re-run convert to resume"), "{seen}");
     let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
         env.client.clone(),
@@ -537,5 +547,41 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
     .await
     .unwrap();
     assert!(lease.is_none(), "no lock taken");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
+    let env = start().await;
+    let (code, seen) = interrupted_run(&env, |l| {
+        l.contains("[nodes/edge]") && l.contains("): succeeded in")
+    })
+    .await;
+    assert_eq!(code, Some(130), "{seen}");
+    let done = seen
+        .lines()
+        .find(|l| l.contains("): succeeded in"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .to_string();
+    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .get("yurtctl-state")
+        .await
+        .unwrap();
+    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    assert_eq!(
+        state["nodes"][&done]["nodes/edge"]["state"], "done",
+        "{state:#}"
+    );
+
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(result_of(&r, &done)["result"], "already-converted", "{r:#}");
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "converted",
+        "{r:#}"
+    );
     env.sim.shutdown().await;
 }

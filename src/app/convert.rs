@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
-use crate::cluster::jobs::{JobOutcome, NodeJob, RunJobsOptions, run_jobs};
+use crate::cluster::jobs::{JobOutcome, JobPhase, NodeJob, RunJobsOptions, run_jobs};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
@@ -452,12 +452,43 @@ async fn phases(
             per_job_timeout: opts.job_timeout,
             ..Default::default()
         };
-        let on_event = |e: crate::cluster::jobs::JobEvent| {
+        // Each node's end is journaled as it happens (batched while a save is in flight), so
+        // an interrupted run resumes exactly where it stopped.
+        let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+        let on_event = move |e: crate::cluster::jobs::JobEvent| {
             rep.event(Event::Job { phase, event: &e });
+            let end = match &e.phase {
+                JobPhase::Succeeded { .. } => Some((PhaseState::Done, None)),
+                JobPhase::Failed(f) | JobPhase::TimedOut(f) => {
+                    Some((PhaseState::Failed, Some(failure_summary(f))))
+                }
+                JobPhase::Error(err) => Some((PhaseState::Failed, Some(err.to_string()))),
+                _ => None,
+            };
+            if let Some((state, error)) = end {
+                let _ = done_tx.send((e.node.clone(), state, error));
+            }
         };
-        let outcomes = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event)
-            .await
-            .map_err(|e| (phase, e))?;
+        let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
+        tokio::pin!(jobs);
+        let outcomes = loop {
+            tokio::select! {
+                r = &mut jobs => break r.map_err(|e| (phase, e))?,
+                Some((node, state, error)) = done_rx.recv() => {
+                    journal.set_phase(&node, phase, state, error);
+                    while let Ok((node, state, error)) = done_rx.try_recv() {
+                        journal.set_phase(&node, phase, state, error);
+                    }
+                    match save(journal, phase).await {
+                        Ok(saved) => *journal = saved,
+                        Err((_, e)) => rep.event(Event::Note {
+                            phase,
+                            message: format!("warning: cannot save the journal yet: {e}"),
+                        }),
+                    }
+                }
+            }
+        };
         for r in outcomes {
             let (result, state, message, logs) = match &r.outcome {
                 JobOutcome::Succeeded => (
