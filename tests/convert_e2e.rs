@@ -155,6 +155,35 @@ async fn convert_then_rerun_is_a_no_op() {
     let p = plan.json();
     assert_eq!(p["kind"], "Plan");
     assert_eq!(p["phases"].as_array().unwrap().len(), 8);
+    let objects = p["objects"].as_array().unwrap();
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "yurt-manager")
+    );
+    for secret in objects.iter().filter(|o| o["kind"] == "Secret") {
+        for v in secret["data"]
+            .as_object()
+            .into_iter()
+            .flat_map(|d| d.values())
+        {
+            assert_eq!(v, "REDACTED", "{secret:#}");
+        }
+    }
+    assert!(objects.iter().any(|o| {
+        o["metadata"]["name"] == "yurtctl-yurthub-bootstrap"
+            && o["data"]["bootstrap-hub.conf"] == "REDACTED"
+    }));
+    assert!(!plan.stdout.contains("0000000000000000"));
+    let yaml = yurtctl(&env, &["--dry-run=client", "-o", "yaml"]).await;
+    assert_eq!(yaml.code, 0, "{}", yaml.stderr);
+    assert!(yaml.stdout.contains("kind: Plan"), "{}", yaml.stdout);
+    assert!(yaml.stdout.contains("yurt-manager"));
+    let managed = Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels(MANAGED))
+        .await
+        .unwrap();
+    assert!(managed.items.is_empty(), "a dry run changes nothing");
     assert!(label(&node(&env, "worker-1").await, EDGE_LABEL).is_none());
 
     // without a terminal and without -y: refused, nothing changed

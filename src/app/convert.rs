@@ -105,12 +105,19 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     };
 
     if g.dry_run == DryRun::Client {
+        let structured = matches!(g.output, Some(OutputFormat::Json | OutputFormat::Yaml));
+        let mut obj = plan_object(&plan);
+        if structured && plan.runs(plan::COMPONENTS) && !plan.nothing_to_do() {
+            match dry_run_objects(&cluster, &plan, &profile, &opts).await {
+                Ok(objects) => obj["objects"] = Value::Array(objects),
+                Err(e) => return fail(&e),
+            }
+        }
         match g.output {
-            Some(OutputFormat::Json) => crate::output::print_json(&plan_object(&plan)),
-            Some(OutputFormat::Yaml) => print!(
-                "{}",
-                serde_saphyr::to_string(&plan_object(&plan)).unwrap_or_default()
-            ),
+            Some(OutputFormat::Json) => crate::output::print_json(&obj),
+            Some(OutputFormat::Yaml) => {
+                print!("{}", serde_saphyr::to_string(&obj).unwrap_or_default())
+            }
             _ => print!("{}", plan::render_text(&plan)),
         }
         return Exit::Ok;
@@ -845,19 +852,16 @@ fn render_err(e: crate::render::RenderError) -> ClusterError {
     }
 }
 
-/// Renders the profile's components and the bootstrap Secret and applies them (server-side
-/// apply, field manager yurtctl); returns what was applied.
-async fn apply_components(
-    cluster: &Cluster,
+/// The profile's rendered objects plus the bootstrap Secret, in declaration order.
+fn render_objects(
     plan: &Plan,
     profile: &Profile,
     opts: &plan::ConvertOptions,
-    journal: &mut Journal,
-    rep: &dyn Reporter,
-) -> Result<Vec<ObjectRef>, ClusterError> {
-    let (server, ca) = cluster_info(cluster).await?;
-    let (token_id, token_secret) = bootstrap_token(cluster, journal).await?;
-    journal.token_id = Some(token_id.clone());
+    server: &str,
+    ca: &str,
+    token_id: &str,
+    token_secret: TokenSecret,
+) -> Result<Vec<DynamicObject>, ClusterError> {
     let expiration = k8s_openapi::jiff::Timestamp::now()
         .checked_add(k8s_openapi::jiff::SignedDuration::from_hours(
             TOKEN_TTL_HOURS,
@@ -865,10 +869,10 @@ async fn apply_components(
         .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    let token_ref = BootstrapTokenRef::new(&token_id, expiration).map_err(render_err)?;
+    let token_ref = BootstrapTokenRef::new(token_id, expiration).map_err(render_err)?;
     let token = format!("{token_id}.{}", token_secret.expose());
-    let kubeconfig = bootstrap_kubeconfig(&server, &ca, &token);
-    let mut ctx = RenderContext::new(profile, &server, &ca, token_ref, token_secret);
+    let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
+    let mut ctx = RenderContext::new(profile, server, ca, token_ref, token_secret);
     if let Some(img) = &opts.servant_image {
         ctx.servant_image = img.clone();
     }
@@ -896,6 +900,51 @@ async fn apply_components(
         message: e.to_string(),
     })?;
     objects.push(secret);
+    Ok(objects)
+}
+
+/// The objects convert would apply, for `--dry-run=client -o json|yaml`: rendered with the
+/// cluster's real server address and CA and a placeholder token; every Secret value redacted.
+async fn dry_run_objects(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+) -> Result<Vec<Value>, ClusterError> {
+    let (server, ca) = cluster_info(cluster).await?;
+    let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
+    let objects = render_objects(plan, profile, opts, &server, &ca, "000000", secret)?;
+    Ok(objects
+        .into_iter()
+        .map(|o| {
+            let mut v = serde_json::to_value(&o).unwrap_or_default();
+            if v["kind"] == "Secret"
+                && v["apiVersion"] == "v1"
+                && let Some(Value::Object(data)) = v.get_mut("data")
+            {
+                for val in data.values_mut() {
+                    *val = Value::String(crate::render::REDACTED.into());
+                }
+            }
+            v
+        })
+        .collect())
+}
+
+/// Renders the profile's components and the bootstrap Secret and applies them (server-side
+/// apply, field manager yurtctl); returns what was applied.
+async fn apply_components(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: &mut Journal,
+    rep: &dyn Reporter,
+) -> Result<Vec<ObjectRef>, ClusterError> {
+    let (server, ca) = cluster_info(cluster).await?;
+    let (token_id, token_secret) = bootstrap_token(cluster, journal).await?;
+    journal.token_id = Some(token_id.clone());
+    let objects = render_objects(plan, profile, opts, &server, &ca, &token_id, token_secret)?;
 
     // Admission webhooks go last, once the Deployments that serve them are available: a
     // webhook registered before its pods are ready refuses the writes it matches.
