@@ -614,3 +614,38 @@ async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
     );
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn skipped_phases_are_not_run_and_not_a_failure() {
+    let env = start().await;
+    let run = yurtctl(
+        &env,
+        &["--skip-phases", "nodes/cloud,verify", "-y", "-o", "json"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[nodes/cloud] skipped"),
+        "{}",
+        run.stderr
+    );
+    let r = run.json();
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "phase-skipped",
+        "{r:#}"
+    );
+    assert_eq!(result_of(&r, "worker-1")["result"], "converted");
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 2);
+    // the skipped node is converted by a later run without the skip
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "converted",
+        "{r:#}"
+    );
+    assert_eq!(result_of(&r, "worker-2")["result"], "already-converted");
+    env.sim.shutdown().await;
+}

@@ -207,7 +207,10 @@ fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {
             NodeOutcome::Skipped,
             "NotReady: skipped; re-run convert once it is Ready",
         ),
-        NodeAction::Convert => (NodeOutcome::Skipped, "its phase was skipped"),
+        NodeAction::Convert => (
+            NodeOutcome::PhaseSkipped,
+            "not converted: its phase is in --skip-phases",
+        ),
     };
     NodeResult {
         name,

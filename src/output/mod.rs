@@ -126,8 +126,10 @@ impl Reporter for PlainReporter {
 pub enum NodeOutcome {
     Converted,
     AlreadyConverted,
-    /// Not attempted this run (NotReady, or its phase skipped).
+    /// Not attempted this run because it is NotReady (the run counts as partial).
     Skipped,
+    /// Not attempted this run because its phase was named in `--skip-phases`.
+    PhaseSkipped,
     Failed,
     TimedOut,
 }
