@@ -46,11 +46,12 @@ pub fn probe_healthz(port: u16, timeout: Duration) -> Result<(), String> {
     s.set_write_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
     // HTTP/1.0: no chunked encoding, the server closes after the response
-    write!(
-        s,
+    // One write: a request split over several segments can race a server that answers early.
+    let request = format!(
         "GET {YURTHUB_HEALTHZ_PATH} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n"
-    )
-    .map_err(|e| format!("{addr}: {e}"))?;
+    );
+    s.write_all(request.as_bytes())
+        .map_err(|e| format!("{addr}: {e}"))?;
     let mut buf = Vec::new();
     s.take(64 * 1024)
         .read_to_end(&mut buf)
@@ -253,8 +254,15 @@ mod tests {
         let port = l.local_addr().unwrap().port();
         std::thread::spawn(move || {
             let (mut c, _) = l.accept().unwrap();
+            // Read the whole request first: closing with unread data resets the connection.
+            let mut req = Vec::new();
             let mut buf = [0u8; 1024];
-            let _ = c.read(&mut buf);
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
             c.write_all(response.as_bytes()).unwrap();
         });
         port
