@@ -1,5 +1,7 @@
 //! Server-side apply, the lock, the journal and the snapshot against yurtsim.
 
+mod support;
+
 use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
@@ -16,7 +18,7 @@ use yurtctl::cluster::lock::{self, LockOptions};
 use yurtctl::cluster::snapshot::{SnapshotOptions, snapshot};
 use yurtctl::cluster::{Cluster, ClusterError};
 use yurtctl::exit::Exit;
-use yurtsim::{Layout, Sim, SimConfig};
+use yurtsim::{Layout, Sim};
 
 struct T {
     sim: Sim,
@@ -25,24 +27,15 @@ struct T {
 }
 
 async fn start(nodes: usize) -> T {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SimConfig::new(dir.path().join("state"));
-    cfg.nodes = nodes;
-    cfg.layout = Layout::Kubeadm;
-    cfg.pod_ready_delay = Duration::from_millis(50);
-    cfg.static_pod_poll = Duration::from_millis(50);
-    let sim = Sim::start(cfg).await.expect("sim starts");
-    let opts = ClientOptions {
-        kubeconfig: Some(sim.kubeconfig_path()),
-        ..Default::default()
-    };
-    let cluster = connect_with_env(&opts, &ConfigEnv::default())
-        .await
-        .expect("connects");
+    let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
+        cfg.pod_ready_delay = Duration::from_millis(50)
+    })
+    .await;
+    let cluster = support::yurtctl_cluster(&env.sim).await;
     T {
-        sim,
+        sim: env.sim,
         cluster,
-        _dir: dir,
+        _dir: env.dir,
     }
 }
 

@@ -2,6 +2,8 @@
 //! with logs, timeouts, leftovers from earlier runs, injected API faults, dropped watches and
 //! the request budget per node.
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,13 +13,12 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 use yurtctl::cluster::Cluster;
-use yurtctl::cluster::client::{ClientOptions, ConfigEnv, connect_with_env};
 use yurtctl::cluster::jobs::{
     JobEvent, JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
 };
 use yurtsim::faults::RequestFault;
 use yurtsim::store::EventType;
-use yurtsim::{Layout, Sim, SimConfig};
+use yurtsim::{Layout, Sim};
 
 const NS: &str = "kube-system";
 
@@ -28,26 +29,16 @@ struct T {
 }
 
 async fn start(nodes: usize) -> T {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SimConfig::new(dir.path().join("state"));
-    cfg.nodes = nodes;
-    cfg.layout = Layout::Kubeadm;
-    cfg.pod_ready_delay = Duration::from_millis(50);
-    cfg.job_backoff = Duration::from_millis(50);
-    cfg.heartbeat_interval = Duration::from_secs(5);
-    let sim = Sim::start(cfg).await.expect("sim starts");
-    let opts = ClientOptions {
-        kubeconfig: Some(sim.kubeconfig_path()),
-        qps: 0.0,
-        ..Default::default()
-    };
-    let cluster = connect_with_env(&opts, &ConfigEnv::default())
-        .await
-        .expect("connects");
+    let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
+        cfg.pod_ready_delay = Duration::from_millis(50);
+        cfg.heartbeat_interval = Duration::from_secs(5);
+    })
+    .await;
+    let cluster = support::yurtctl_cluster(&env.sim).await;
     T {
-        sim,
+        sim: env.sim,
         cluster,
-        _dir: dir,
+        _dir: env.dir,
     }
 }
 

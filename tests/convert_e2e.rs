@@ -2,17 +2,17 @@
 //! real binary plans, labels, applies the openyurt-v1.6 components and runs node Jobs in which
 //! the sim runs `yurtctl node-servant convert` for real.
 
-use std::path::PathBuf;
+mod support;
+
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::Client;
 use kube::api::{Api, ListParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde_json::Value;
-use yurtsim::{Layout, Sim, SimConfig};
+use yurtsim::{Layout, Sim};
 
 const HUB_SERVER: &str = "http://127.0.0.1:10261";
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
@@ -25,28 +25,15 @@ struct Env {
 }
 
 async fn start() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SimConfig::new(dir.path().join("state"));
-    cfg.nodes = 3;
-    cfg.control_planes = 1;
-    cfg.layout = Layout::Kubeadm;
-    cfg.kubernetes_version = "v1.30.2".into();
-    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
-    cfg.pod_ready_delay = Duration::from_millis(100);
-    cfg.node_monitor_grace = Duration::from_millis(600);
-    cfg.heartbeat_interval = Duration::from_millis(200);
-    cfg.static_pod_poll = Duration::from_millis(100);
-    cfg.job_backoff = Duration::from_millis(50);
-    let sim = Sim::start(cfg).await.unwrap();
-    let kc = Kubeconfig::read_from(sim.kubeconfig_path()).unwrap();
-    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .unwrap();
-    let client = Client::try_from(config).unwrap();
+    let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await;
+    let client = support::kube_client(&env.sim).await;
     Env {
-        sim,
+        sim: env.sim,
         client,
-        _dir: dir,
+        _dir: env.dir,
     }
 }
 

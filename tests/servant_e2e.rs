@@ -3,19 +3,20 @@
 //! sim's nsenter/systemctl), and the cluster shows the effect: node readiness, the
 //! kubelet's effective kubeconfig, the YurtHub mirror pod, and node roots byte for byte.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod, Secret};
+use kube::Client;
 use kube::api::{Api, ListParams, LogParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde_json::{Value, json};
 use yurtsim::layout::Role;
-use yurtsim::{Layout, Sim, SimConfig};
+use yurtsim::{Layout, Sim};
 
 const NS: &str = "kube-system";
 const HUB_IMAGE: &str = "openyurt/yurthub:v1.6.1";
@@ -32,28 +33,13 @@ struct Cluster {
 }
 
 async fn start(layout: Layout) -> Cluster {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SimConfig::new(dir.path().join("state"));
-    cfg.nodes = 2;
-    cfg.control_planes = 1;
-    cfg.layout = layout;
-    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
-    cfg.pod_ready_delay = Duration::from_millis(100);
-    cfg.node_monitor_grace = Duration::from_millis(600);
-    cfg.heartbeat_interval = Duration::from_millis(200);
-    cfg.static_pod_poll = Duration::from_millis(100);
-    cfg.job_backoff = Duration::from_millis(50);
-    let sim = Sim::start(cfg).await.unwrap();
-    let kc = Kubeconfig::read_from(sim.kubeconfig_path()).unwrap();
-    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .unwrap();
-    let client = Client::try_from(config).unwrap();
+    let env = support::start_sim(2, layout, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
     bootstrap_secret(&client).await;
     Cluster {
-        sim,
+        sim: env.sim,
         client,
-        _dir: dir,
+        _dir: env.dir,
     }
 }
 

@@ -39,6 +39,19 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
+    /// Timings for tests: pods start in 100 ms, a silent node goes Unknown after 600 ms, and
+    /// kubelets and controllers react within ~100 ms, so end-to-end tests take seconds.
+    pub fn for_tests(state_dir: impl Into<PathBuf>) -> Self {
+        SimConfig {
+            pod_ready_delay: Duration::from_millis(100),
+            node_monitor_grace: Duration::from_millis(600),
+            heartbeat_interval: Duration::from_millis(200),
+            static_pod_poll: Duration::from_millis(100),
+            job_backoff: Duration::from_millis(50),
+            ..SimConfig::new(state_dir)
+        }
+    }
+
     pub fn new(state_dir: impl Into<PathBuf>) -> Self {
         SimConfig {
             nodes: 3,

@@ -24,13 +24,9 @@ pub async fn start_with(
     tweak: impl FnOnce(&mut SimConfig),
 ) -> TestCluster {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cfg = SimConfig::new(dir.path().join("state"));
+    let mut cfg = SimConfig::for_tests(dir.path().join("state"));
     cfg.nodes = nodes;
     cfg.layout = layout;
-    cfg.pod_ready_delay = Duration::from_millis(100);
-    cfg.node_monitor_grace = Duration::from_millis(600);
-    cfg.heartbeat_interval = Duration::from_millis(300);
-    cfg.static_pod_poll = Duration::from_millis(100);
     tweak(&mut cfg);
     let sim = Sim::start(cfg).await.expect("sim starts");
     let client = client_for(&sim).await;
