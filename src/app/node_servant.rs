@@ -657,19 +657,31 @@ fn simple(
     nothing: &str,
 ) -> Result<()> {
     let changes = plan(planner(root))?;
+    finish_changes(r, root, &changes, dry_run, nothing.into(), done)
+}
+
+/// The shared tail of the file-editing subcommands: nothing to do, a dry run, or apply.
+fn finish_changes(
+    r: &mut ServantResult,
+    root: &Path,
+    changes: &NodeChanges,
+    dry_run: bool,
+    nothing: String,
+    done: &str,
+) -> Result<()> {
     if changes.is_empty() {
-        r.message = nothing.into();
+        r.message = nothing;
         return Ok(());
     }
     if dry_run {
-        record_plan(r, &changes);
+        record_plan(r, changes);
         r.message = format!(
             "dry run: {} file changes planned; nothing was written",
             changes.len()
         );
         return Ok(());
     }
-    apply(r, root, &changes, "Fix the cause and re-run this command")?;
+    apply(r, root, changes, "Fix the cause and re-run this command")?;
     r.message = format!("{done} ({} changes)", r.changes.len());
     Ok(())
 }
@@ -687,34 +699,22 @@ fn static_pod(r: &mut ServantResult, a: &StaticPodArgs, dry_run: bool) -> Result
         }
         _ => plan(servant::static_pod_restore(root, &a.name))?,
     };
-    let verb = if a.restore { "restored" } else { "installed" };
-    if changes.is_empty() {
-        r.message = if a.restore {
+    let (nothing, done) = if a.restore {
+        (
             format!(
                 "nothing to do: no upgrade of static pod {} is recorded on this node",
                 a.name
-            )
-        } else {
+            ),
+            format!("static pod {} manifest restored", a.name),
+        )
+    } else {
+        (
             format!(
                 "nothing to do: the manifest of static pod {} is already this one",
                 a.name
-            )
-        };
-        return Ok(());
-    }
-    if dry_run {
-        record_plan(r, &changes);
-        r.message = format!(
-            "dry run: {} file changes planned; nothing was written",
-            changes.len()
-        );
-        return Ok(());
-    }
-    apply(r, root, &changes, "Fix the cause and re-run this command")?;
-    r.message = format!(
-        "static pod {} manifest {verb} ({} changes)",
-        a.name,
-        r.changes.len()
-    );
-    Ok(())
+            ),
+            format!("static pod {} manifest installed", a.name),
+        )
+    };
+    finish_changes(r, root, &changes, dry_run, nothing, &done)
 }
