@@ -111,6 +111,24 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `node-servant convert` for an edge node with a bootstrap file: the arguments most cases share.
+fn edge_convert<'a>(root: &'a Path, bootstrap: &'a Path, node: &'a str) -> Vec<&'a str> {
+    vec![
+        "node-servant",
+        "convert",
+        "--host-root",
+        s(root),
+        "--working-mode",
+        "edge",
+        "--yurthub-image",
+        "openyurt/yurthub:v1.6.1",
+        "--bootstrap-file",
+        s(bootstrap),
+        "--node-name",
+        node,
+    ]
+}
+
 fn is_root() -> bool {
     fs::read_to_string("/proc/self/status")
         .unwrap()
@@ -166,20 +184,7 @@ fn unknown_flags_bad_durations_and_traversal_are_usage_errors_and_change_nothing
     let secrets = tempfile::tempdir().unwrap();
     let boot = bootstrap_file(secrets.path());
     let before = tree(root.path());
-    let base = [
-        "node-servant",
-        "convert",
-        "--host-root",
-        s(root.path()),
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        "openyurt/yurthub:v1.6.1",
-        "--bootstrap-file",
-        s(&boot),
-        "--node-name",
-        &node,
-    ];
+    let base = edge_convert(root.path(), &boot, &node);
     let with = |extra: &[&str]| {
         let mut v: Vec<&str> = base.to_vec();
         v.extend_from_slice(extra);
@@ -280,22 +285,9 @@ fn bad_input_found_while_planning_exits_3_and_changes_nothing() {
     // not a kubeconfig
     let junk = secrets.path().join("junk");
     fs::write(&junk, "hello: world\n").unwrap();
-    let o = yurtctl(&[
-        "node-servant",
-        "convert",
-        "--host-root",
-        s(root.path()),
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        "openyurt/yurthub:v1.6.1",
-        "--bootstrap-file",
-        s(&junk),
-        "--node-name",
-        &node,
-        "--yurthub-timeout",
-        "100ms",
-    ]);
+    let mut args = edge_convert(root.path(), &junk, &node);
+    args.extend(["--yurthub-timeout", "100ms"]);
+    let o = yurtctl(&args);
     assert_eq!(o.code, 3, "{}", o.stderr);
     assert!(
         o.stderr.contains(s(&junk)) && o.stderr.contains("kind: Config"),
@@ -375,21 +367,8 @@ fn dry_runs_print_the_plan_and_write_nothing() {
     let secrets = tempfile::tempdir().unwrap();
     let boot = bootstrap_file(secrets.path());
     let before = tree(root.path());
-    let args = [
-        "node-servant",
-        "convert",
-        "--dry-run",
-        "--host-root",
-        s(root.path()),
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        "openyurt/yurthub:v1.6.1",
-        "--bootstrap-file",
-        s(&boot),
-        "--node-name",
-        &node,
-    ];
+    let mut args = edge_convert(root.path(), &boot, &node);
+    args.push("--dry-run");
     let o = yurtctl(&args);
     assert_eq!(o.code, 0, "{}", o.stderr);
     for line in [
