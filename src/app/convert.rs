@@ -4,7 +4,6 @@
 //! end whatever happened.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PodTemplateSpec, Secret};
@@ -12,6 +11,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
+use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{JobOutcome, JobPhase, NodeJob, RunJobsOptions, run_jobs};
@@ -19,8 +19,7 @@ use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
 use crate::cluster::{
-    ClientOptions, Cluster, ClusterError, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY,
-    SYSTEM_NAMESPACE, connect,
+    Cluster, ClusterError, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY, SYSTEM_NAMESPACE,
 };
 use crate::exit::Exit;
 use crate::output::{
@@ -49,24 +48,8 @@ pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
         eprintln!("error: --dry-run=server is not supported by convert yet; use --dry-run=client");
         return Exit::Usage;
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return Exit::Unexpected;
-        }
-    };
     let reporter = PlainReporter::stderr();
-    rt.block_on(convert(g, cmd, &reporter))
-}
-
-fn fail(e: &ClusterError) -> Exit {
-    eprintln!("error: {e}");
-    e.exit()
+    block_on(convert(g, cmd, &reporter))
 }
 
 async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
@@ -78,15 +61,9 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
             return Exit::Usage;
         }
     };
-    let cluster = match connect(&ClientOptions {
-        kubeconfig: cmd.cluster.kubeconfig.clone(),
-        context: cmd.cluster.context.clone(),
-        ..Default::default()
-    })
-    .await
-    {
+    let cluster = match connect_from(g).await {
         Ok(c) => c,
-        Err(e) => return fail(&e),
+        Err(exit) => return exit,
     };
     let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
         Ok(s) => s,
@@ -113,12 +90,8 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
                 Err(e) => return fail(&e),
             }
         }
-        match g.output {
-            Some(OutputFormat::Json) => crate::output::print_json(&obj),
-            Some(OutputFormat::Yaml) => {
-                print!("{}", serde_saphyr::to_string(&obj).unwrap_or_default())
-            }
-            _ => print!("{}", plan::render_text(&plan)),
+        if !print_structured(g, &obj) {
+            print!("{}", plan::render_text(&plan));
         }
         return Exit::Ok;
     }
@@ -169,23 +142,8 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     }
 
     eprint!("{}", plan::render_text(&plan));
-    if !cmd.cluster.yes {
-        if !std::io::stdin().is_terminal() {
-            eprintln!(
-                "error: refusing to change the cluster without confirmation: stdin is not a \
-                 terminal; pass -y/--yes"
-            );
-            return Exit::Declined;
-        }
-        let ok = dialoguer::Confirm::new()
-            .with_prompt("Convert this cluster?")
-            .default(false)
-            .interact()
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("declined; nothing changed");
-            return Exit::Declined;
-        }
+    if let Err(exit) = confirm(g, "Convert this cluster?") {
+        return exit;
     }
 
     let (result, exit) = execute(&cluster, &plan, &profile, &opts, snap.journal, rep).await;
@@ -227,13 +185,7 @@ fn finish(g: &GlobalArgs, mut result: ConvertResult, exit: Exit) -> Exit {
     for l in crate::output::summary_lines(&result) {
         eprintln!("{l}");
     }
-    match g.output {
-        Some(OutputFormat::Json) => crate::output::print_json(&result),
-        Some(OutputFormat::Yaml) => {
-            print!("{}", serde_saphyr::to_string(&result).unwrap_or_default())
-        }
-        _ => {}
-    }
+    print_structured(g, &result);
     exit
 }
 

@@ -1,5 +1,6 @@
 //! One function per command; logging set-up. Below this layer nothing prints.
 
+pub mod common;
 pub mod convert;
 pub mod node;
 pub mod node_servant;

@@ -1,33 +1,11 @@
 //! `yurtctl convert`: flags, validation at the edge and help text.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
 use super::duration::parse_duration;
-
-/// A node name: a DNS-1123 subdomain (lower-case alphanumerics, `-` and `.`, at most 253
-/// characters, alphanumeric at both ends of every label).
-pub fn node_name(s: &str) -> Result<String, String> {
-    let ok = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        });
-    if ok {
-        Ok(s.to_owned())
-    } else {
-        Err(format!(
-            "{s:?} is not a valid node name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')"
-        ))
-    }
-}
+use super::values::{node_name, positive};
 
 fn phase_id(s: &str) -> Result<String, String> {
     if crate::plan::CONVERT_PHASES.contains(&s) {
@@ -40,35 +18,9 @@ fn phase_id(s: &str) -> Result<String, String> {
     }
 }
 
-fn positive(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("{s:?} is not a positive integer")),
-    }
-}
-
-/// Where the cluster is and whether to ask (kubectl-style).
-#[derive(Debug, Clone, Default, Args)]
-pub struct ClusterArgs {
-    /// Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context to use
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// Do not ask for confirmation (required when stdin is not a terminal)
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
 /// Flags of `yurtctl convert` (the help text is on the subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct ConvertCmd {
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-
     /// Nodes that become cloud nodes (comma-separated; control-plane nodes are cloud nodes
     /// unless named in --edge-nodes)
     #[arg(long, value_name = "NODES", value_delimiter = ',', value_parser = node_name)]
@@ -142,21 +94,6 @@ impl ConvertCmd {
             concurrency: self.concurrency,
             job_timeout: self.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn node_names() {
-        for ok in ["a", "node-1", "n1.example.com", &"a".repeat(63)] {
-            assert!(node_name(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "Node", "-a", "a-", "a..b", "a_b", &"a".repeat(64)] {
-            assert!(node_name(bad).is_err(), "{bad}");
         }
     }
 }

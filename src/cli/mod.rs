@@ -4,14 +4,18 @@
 mod convert;
 mod duration;
 mod servant;
+mod values;
+
+use std::path::PathBuf;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
-pub use convert::{ClusterArgs, ConvertCmd};
+pub use convert::ConvertCmd;
 pub use duration::parse_duration;
 pub use servant::{
     ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
 };
+pub use values::{node_name, positive};
 
 /// Convert Kubernetes clusters to OpenYurt and roll out static pods, from the client side.
 #[derive(Debug, Parser)]
@@ -32,7 +36,7 @@ pub struct Cli {
 }
 
 /// Flags every command accepts (kubectl-style, design §1).
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// More log detail on stderr (-v debug, -vv trace)
@@ -62,6 +66,30 @@ pub struct GlobalArgs {
         hide_default_value = true
     )]
     pub dry_run: DryRun,
+
+    /// Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Namespace of namespaced objects a command names (static pods)
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short = 'y', long, global = true)]
+    pub yes: bool,
+
+    /// Client-side limit of API requests per second (0: no limit)
+    #[arg(long, global = true, value_name = "QPS", default_value = "50")]
+    pub qps: f64,
+
+    /// API requests allowed in a burst above --qps
+    #[arg(long, global = true, value_name = "N", default_value = "100")]
+    pub burst: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,0 +1,89 @@
+//! What every cluster-facing command does the same way: the async runtime, the connection
+//! (kubectl's kubeconfig precedence from the global flags), the confirmation gate and the
+//! printing of `-o json|yaml` results.
+
+use std::io::IsTerminal;
+
+use serde::Serialize;
+
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::cluster::{ClientOptions, Cluster, ClusterError, connect};
+use crate::exit::Exit;
+
+/// Runs `f` to completion on a small multi-threaded runtime.
+pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(f),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            Exit::Unexpected
+        }
+    }
+}
+
+/// The client options the global flags ask for.
+pub fn client_options(g: &GlobalArgs) -> ClientOptions {
+    ClientOptions {
+        kubeconfig: g.kubeconfig.clone(),
+        context: g.context.clone(),
+        qps: g.qps,
+        burst: g.burst,
+        ..Default::default()
+    }
+}
+
+/// Connects as the global flags say; on failure prints the error and returns its exit code.
+pub async fn connect_from(g: &GlobalArgs) -> Result<Cluster, Exit> {
+    connect(&client_options(g)).await.map_err(|e| fail(&e))
+}
+
+/// Prints a cluster error and maps it to its exit code.
+pub fn fail(e: &ClusterError) -> Exit {
+    eprintln!("error: {e}");
+    e.exit()
+}
+
+/// The confirmation gate of mutating commands: `-y` passes; without a terminal the command
+/// refuses (it must never hang on a prompt); otherwise the user is asked.
+pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
+    if g.yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        eprintln!(
+            "error: refusing to change the cluster without confirmation: no terminal to ask \
+             on; pass -y/--yes"
+        );
+        return Err(Exit::Declined);
+    }
+    let ok = dialoguer::Confirm::new()
+        .with_prompt(prompt)
+        .default(false)
+        .interact()
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        eprintln!("declined; nothing changed");
+        Err(Exit::Declined)
+    }
+}
+
+/// Prints a result object on stdout when `-o json|yaml` asks for one; returns whether it did.
+pub fn print_structured<T: Serialize>(g: &GlobalArgs, v: &T) -> bool {
+    match g.output {
+        Some(OutputFormat::Json) => {
+            crate::output::print_json(v);
+            true
+        }
+        Some(OutputFormat::Yaml) => {
+            print!("{}", serde_saphyr::to_string(v).unwrap_or_default());
+            true
+        }
+        _ => false,
+    }
+}
