@@ -247,9 +247,34 @@ fn legacy_node_manifest_reads_the_join_token_from_a_file() {
         yaml.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"),
         "{yaml}"
     );
-    assert!(yaml.contains("--node-name=worker-2"));
+    // the node name comes from the downward API, so one manifest serves every node of a mode
+    assert!(yaml.contains("--node-name=$(NODE_NAME)"), "{yaml}");
+    assert!(yaml.contains("fieldPath: spec.nodeName"), "{yaml}");
     assert!(yaml.contains(&format!("--server-addr={API}")));
     assert!(!yaml.contains(TOKEN_SECRET) && !yaml.contains(TOKEN_ID));
+}
+
+#[test]
+fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
+    for name in Profile::names() {
+        let p = profile(&name);
+        let ctx = context(&p);
+        let objs = render::render_cluster_objects(&p, &ctx).unwrap();
+        for mode in [WorkingMode::Edge, WorkingMode::Cloud] {
+            let cm = find(&objs, "ConfigMap", p.yurthub_manifest_config_map(mode));
+            let v = cm.object.data.clone();
+            let text = v["data"][&p.yurthub.manifest_name]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name}: no key {} in {v}", p.yurthub.manifest_name));
+            assert_eq!(
+                text,
+                render::yurthub_manifest(&p, &ctx, mode).unwrap(),
+                "{name} {mode:?}"
+            );
+            let pod: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+            assert_eq!(pod["metadata"]["name"], p.yurthub_pod_name(mode), "{name}");
+        }
+    }
 }
 
 fn find<'a>(objs: &'a [RenderedObject], kind: &str, name: &str) -> &'a RenderedObject {

@@ -30,6 +30,8 @@ impl Out {
     }
 }
 
+mod support;
+
 fn yurtctl(args: &[&str]) -> Out {
     let o = Command::new(BIN)
         .args(args)
@@ -97,7 +99,18 @@ fn changed(
         .collect()
 }
 
+/// Writes the bootstrap kubeconfig and, beside it, the YurtHub manifest (as a node Job gets
+/// them from its Secret and ConfigMap volumes); returns the bootstrap file's path.
 fn bootstrap_file(dir: &Path) -> PathBuf {
+    fs::write(
+        hub_manifest(dir),
+        support::yurthub_manifest(
+            "openyurt-v1.6",
+            "https://10.0.0.1:6443",
+            yurtctl::render::WorkingMode::Edge,
+        ),
+    )
+    .unwrap();
     let p = dir.join("bootstrap-hub.conf");
     fs::write(
         &p,
@@ -105,6 +118,17 @@ fn bootstrap_file(dir: &Path) -> PathBuf {
     )
     .unwrap();
     p
+}
+
+/// The manifest beside a bootstrap file, as an argument.
+fn manifest_beside(bootstrap: &Path) -> &'static str {
+    let p = hub_manifest(bootstrap.parent().unwrap());
+    Box::leak(p.into_os_string().into_string().unwrap().into_boxed_str())
+}
+
+/// The manifest file [`bootstrap_file`] writes beside the bootstrap file.
+fn hub_manifest(dir: &Path) -> PathBuf {
+    dir.join("yurthub.yaml")
 }
 
 fn s(p: &Path) -> &str {
@@ -118,10 +142,8 @@ fn edge_convert<'a>(root: &'a Path, bootstrap: &'a Path, node: &'a str) -> Vec<&
         "convert",
         "--host-root",
         s(root),
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        "openyurt/yurthub:v1.6.1",
+        "--yurthub-manifest",
+        manifest_beside(bootstrap),
         "--bootstrap-file",
         s(bootstrap),
         "--node-name",
@@ -213,8 +235,9 @@ fn unknown_flags_bad_durations_and_traversal_are_usage_errors_and_change_nothing
         );
     }
 
-    let o = with(&["--working-mode", "fog"]);
+    let o = with(&["--manifest-file", "../yurthub.yaml"]);
     assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("../yurthub.yaml"), "{}", o.stderr);
 
     // both credentials, or none
     let o = with(&["--join-token-file", s(&boot)]);
@@ -280,6 +303,7 @@ fn unknown_flags_bad_durations_and_traversal_are_usage_errors_and_change_nothing
 fn bad_input_found_while_planning_exits_3_and_changes_nothing() {
     let (root, node) = seeded(Layout::Kind, Role::Worker);
     let secrets = tempfile::tempdir().unwrap();
+    bootstrap_file(secrets.path()); // and the manifest beside it
     let before = tree(root.path());
 
     // not a kubeconfig
@@ -303,17 +327,19 @@ fn bad_input_found_while_planning_exits_3_and_changes_nothing() {
             "convert",
             "--host-root",
             s(root.path()),
-            "--working-mode",
-            "cloud",
-            "--yurthub-image",
-            "openyurt/yurthub:v1.6.1",
+            "--yurthub-manifest",
+            s(&hub_manifest(secrets.path())),
             "--bootstrap-file",
             s(&boot),
         ])
         .env("NODE_NAME", "Not_A_Node")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a usage error, before anything is read"
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("Not_A_Node"));
 
     // no kube-controller-manager on a worker
@@ -373,7 +399,7 @@ fn dry_runs_print_the_plan_and_write_nothing() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     for line in [
         "create\t/var/lib/yurthub/bootstrap-hub.conf",
-        "create\t/etc/kubernetes/manifests/yurt-hub.yaml",
+        "create\t/etc/kubernetes/manifests/yurthub.yaml",
         "create\t/var/lib/openyurt/kubelet.conf",
         "create\t/var/lib/yurtctl/backup/convert.json",
     ] {
@@ -560,10 +586,8 @@ fn a_hub_that_never_gets_healthy_times_out_with_exit_5_and_the_kubelet_untouched
         "json",
         "--host-root",
         s(root.path()),
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        "openyurt/yurthub:v1.6.1",
+        "--yurthub-manifest",
+        s(&hub_manifest(secrets.path())),
         "--bootstrap-file",
         s(&boot),
         "--node-name",
@@ -577,7 +601,7 @@ fn a_hub_that_never_gets_healthy_times_out_with_exit_5_and_the_kubelet_untouched
             && o.stderr.contains("NOT redirected")
             && o.stderr.contains("/etc/kubernetes/kubelet.conf")
             && o.stderr
-                .contains("/etc/kubernetes/manifests/yurt-hub.yaml stays installed"),
+                .contains("/etc/kubernetes/manifests/yurthub.yaml stays installed"),
         "{}",
         o.stderr
     );
@@ -589,7 +613,7 @@ fn a_hub_that_never_gets_healthy_times_out_with_exit_5_and_the_kubelet_untouched
     for k in changed(&before, &after) {
         assert!(!before.contains_key(&k), "{k} changed");
         assert!(
-            k.starts_with("etc/kubernetes/manifests/yurt-hub.yaml")
+            k.starts_with("etc/kubernetes/manifests/yurthub.yaml")
                 || k.starts_with("var/lib/yurthub")
                 || k.starts_with("var/lib/yurtctl"),
             "unexpected {k}"

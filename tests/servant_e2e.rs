@@ -20,6 +20,7 @@ use yurtsim::{Layout, Sim};
 
 const NS: &str = "kube-system";
 const HUB_IMAGE: &str = "openyurt/yurthub:v1.6.1";
+const BROKEN_HUB_IMAGE: &str = "openyurt/yurthub:broken";
 const OURS: &str = "/var/lib/openyurt/kubelet.conf";
 const ORIGINAL: &str = "/etc/kubernetes/kubelet.conf";
 const HUB_SERVER: &str = "http://127.0.0.1:10261";
@@ -70,6 +71,33 @@ async fn bootstrap_secret(client: &Client) {
         );
     }
     secrets.create(&PostParams::default(), &s).await.unwrap();
+    // the YurtHub manifests, as convert's ConfigMap volume carries them: the profile's, and
+    // one per test image
+    let manifest = support::yurthub_manifest(
+        "openyurt-v1.6",
+        "https://10.0.0.1:6443",
+        yurtctl::render::WorkingMode::Edge,
+    );
+    assert!(manifest.contains(HUB_IMAGE), "{manifest}");
+    let data: serde_json::Map<String, Value> = [HUB_IMAGE, BROKEN_HUB_IMAGE]
+        .iter()
+        .map(|i| {
+            (
+                manifest_key(i),
+                Value::String(manifest.replace(HUB_IMAGE, i)),
+            )
+        })
+        .collect();
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), NS);
+    let cm =
+        serde_json::from_value(json!({"metadata": {"name": "yurthub-manifests"}, "data": data}))
+            .unwrap();
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+}
+
+/// The key of the manifest for `image` in the yurthub-manifests ConfigMap.
+fn manifest_key(image: &str) -> String {
+    image.replace(['/', ':'], "-") + ".yaml"
 }
 
 /// A node Job as convert/revert launch them (design §3): pinned, privileged, hostPID,
@@ -87,10 +115,12 @@ fn servant_job(name: &str, node: &str, args: &[&str]) -> Job {
                 "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
                 "volumeMounts": [
                     {"name": "host", "mountPath": "/host"},
-                    {"name": "bootstrap", "mountPath": "/etc/yurtctl/bootstrap", "readOnly": true}]}],
+                    {"name": "bootstrap", "mountPath": "/etc/yurtctl/bootstrap", "readOnly": true},
+                    {"name": "manifests", "mountPath": "/etc/yurtctl/yurthub", "readOnly": true}]}],
             "volumes": [
                 {"name": "host", "hostPath": {"path": "/"}},
-                {"name": "bootstrap", "secret": {"secretName": "yurthub-bootstrap", "defaultMode": 0o400}}]}}}
+                {"name": "bootstrap", "secret": {"secretName": "yurthub-bootstrap", "defaultMode": 0o400}},
+                {"name": "manifests", "configMap": {"name": "yurthub-manifests"}}]}}}
     }))
     .unwrap()
 }
@@ -270,14 +300,16 @@ fn diff(a: &Tree, b: &Tree) -> Vec<String> {
 }
 
 fn convert_args(timeout: &str, image: &str) -> Vec<String> {
+    assert!(
+        [HUB_IMAGE, BROKEN_HUB_IMAGE].contains(&image),
+        "{image} has no manifest"
+    );
     [
         "convert",
         "--host-root",
         "/host",
-        "--working-mode",
-        "edge",
-        "--yurthub-image",
-        image,
+        "--yurthub-manifest",
+        &format!("/etc/yurtctl/yurthub/{}", manifest_key(image)),
         "--bootstrap-file",
         "/etc/yurtctl/bootstrap/bootstrap-hub.conf",
         "--yurthub-timeout",
@@ -357,7 +389,7 @@ async fn convert_and_revert_a_worker(layout: Layout) {
     // the hub was healthy before the kubelet was redirected: the log says so, in order
     let at = |s: &str| f.log.find(s).unwrap_or_else(|| panic!("{s:?} not logged"));
     assert!(
-        at("create /etc/kubernetes/manifests/yurt-hub.yaml") < at("YurtHub is healthy")
+        at("create /etc/kubernetes/manifests/yurthub.yaml") < at("YurtHub is healthy")
             && at("YurtHub is healthy") < at(&format!("create {OURS}"))
             && at(&format!("create {OURS}")) < at("systemctl daemon-reload")
             && at("systemctl daemon-reload") < at("systemctl restart kubelet"),
@@ -663,7 +695,7 @@ async fn nodelifecycle_and_static_pods_on_the_control_plane() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hub_that_never_gets_healthy_times_out_and_the_kubelet_stays_put() {
     let c = start(Layout::Kind).await;
-    let bad = "openyurt/yurthub:broken";
+    let bad = BROKEN_HUB_IMAGE;
     c.sim.faults().never_ready(bad);
     let node = node_named(Layout::Kind, Role::Worker);
     let root = c.sim.node_root(&node);
@@ -689,7 +721,7 @@ async fn a_hub_that_never_gets_healthy_times_out_and_the_kubelet_stays_put() {
     assert!(
         msg.contains("NOT redirected")
             && msg.contains(ORIGINAL)
-            && msg.contains("yurt-hub.yaml stays installed")
+            && msg.contains("yurthub.yaml stays installed")
             && msg.contains(&format!("yurt-hub-{node}")),
         "{msg}"
     );
@@ -709,7 +741,7 @@ async fn a_hub_that_never_gets_healthy_times_out_and_the_kubelet_stays_put() {
         assert!(
             d.starts_with("added ")
                 && [
-                    "etc/kubernetes/manifests/yurt-hub.yaml",
+                    "etc/kubernetes/manifests/yurthub.yaml",
                     "var/lib/yurthub",
                     "var/lib/yurtctl"
                 ]

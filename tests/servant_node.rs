@@ -11,6 +11,8 @@ use yurtctl::servant::{
 };
 use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
+mod support;
+
 const OURS: &str = "/var/lib/openyurt/kubelet.conf";
 const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
 
@@ -115,19 +117,16 @@ fn bootstrap_file(dir: &Path) -> PathBuf {
 }
 
 fn hub(n: &NodeSeed, cred: HubCredential) -> YurtHubOptions {
-    YurtHubOptions {
-        image: "openyurt/yurthub:v1.6.1".into(),
-        working_mode: if n.role == Role::ControlPlane {
-            WorkingMode::Cloud
-        } else {
-            WorkingMode::Edge
-        },
-        node_name: n.name.clone(),
-        nodepool_name: Some("pool-a".into()),
-        namespace: "kube-system".into(),
-        server_addr: None,
-        credential: cred,
-    }
+    let profile = match cred {
+        HubCredential::BootstrapFile { .. } => "openyurt-v1.6",
+        HubCredential::JoinTokenFile { .. } => "legacy-v0.6",
+    };
+    let mode = if n.role == Role::ControlPlane {
+        WorkingMode::Cloud
+    } else {
+        WorkingMode::Edge
+    };
+    support::hub_options(profile, &n.api_server, mode, cred)
 }
 
 fn full(n: &NodeSeed, secrets: &Path) -> ConvertOptions {
@@ -291,16 +290,16 @@ fn convert_and_revert_every_layout() {
                             p.starts_with("var/lib/yurtctl")
                                 || p.starts_with("var/lib/openyurt")
                                 || p.starts_with("var/lib/yurthub")
-                                || p == "etc/kubernetes/manifests/yurt-hub.yaml",
+                                || p == "etc/kubernetes/manifests/yurthub.yaml",
                             "{ctx}: unexpected new {p}"
                         ),
                         other => panic!("{ctx} {p}: {other:?}"),
                     }
                 }
-                let hubm = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml"))
-                    .unwrap();
+                let hubm =
+                    fs::read_to_string(root.join("etc/kubernetes/manifests/yurthub.yaml")).unwrap();
                 assert!(
-                    hubm.contains(&format!("--server-addr={}\"", n.api_server)),
+                    hubm.contains(&format!("--server-addr={}", n.api_server)),
                     "{ctx}"
                 );
                 assert!(hubm.contains("--bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf"));
@@ -379,7 +378,7 @@ fn two_step_convert_hub_first_then_kubelet() {
     );
     opts.redirect_kubelet = true;
     let c = run(root, servant::convert(root, &opts));
-    assert!(c.get("/etc/kubernetes/manifests/yurt-hub.yaml").is_none());
+    assert!(c.get("/etc/kubernetes/manifests/yurthub.yaml").is_none());
     assert_eq!(oracle(root).kubeconfig.as_deref(), Some(OURS));
     run(root, servant::revert(root));
     assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
@@ -426,7 +425,7 @@ fn modern_manifest_parses_and_carries_the_flags() {
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
     run(root, servant::convert(root, &full(&n, secrets.path())));
-    let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
+    let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurthub.yaml")).unwrap();
     let v: serde_json::Value = serde_saphyr::from_str(&m).unwrap();
     assert_eq!(v["kind"], "Pod");
     assert_eq!(v["metadata"]["labels"]["k8s-app"], "yurt-hub");
@@ -443,8 +442,7 @@ fn modern_manifest_parses_and_carries_the_flags() {
             "--v=2",
             "--bind-address=127.0.0.1",
             "--server-addr=https://10.0.0.1:6443",
-            "--node-name=worker-1",
-            "--nodepool-name=pool-a",
+            "--node-name=$(NODE_NAME)",
             "--bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf",
             "--working-mode=edge",
             "--namespace=kube-system",

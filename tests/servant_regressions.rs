@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use yurtctl::servant::{self, ConvertOptions, NodeChanges, ServantError};
 use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
+mod support;
+
 const OURS: &str = "/var/lib/openyurt/kubelet.conf";
 const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
 const DROPIN: &str = "etc/systemd/system/kubelet.service.d/10-kubeadm.conf";
@@ -394,128 +396,46 @@ fn api_server_follows_the_current_context_among_several_clusters() {
 }
 
 #[test]
-fn re_convert_never_feeds_yurthub_its_own_address() {
-    // #338: after the redirect, the API server must still be the real one
+fn re_convert_after_the_redirect_keeps_the_manifest_and_the_redirect() {
+    // #338: YurtHub's upstream comes from the client's cluster-info, so a convert after the
+    // redirect (kubelet already on YurtHub's kubeconfig) installs the same manifest again
     let secrets = tempfile::tempdir().unwrap();
     let (dir, n) = seed(Layout::Minikube, Role::Worker, &SeedOptions::default());
     let root = dir.path();
     fs::write(secrets.path().join("b"), "apiVersion: v1\nkind: Config\n").unwrap();
-    let hub = yurtctl::servant::YurtHubOptions {
-        image: "openyurt/yurthub:v1.6.1".into(),
-        working_mode: yurtctl::servant::WorkingMode::Edge,
-        node_name: n.name.clone(),
-        nodepool_name: None,
-        namespace: "kube-system".into(),
-        server_addr: None,
-        credential: yurtctl::servant::HubCredential::BootstrapFile {
-            source: secrets.path().join("b"),
-        },
-    };
+    let hub = hub_options(&n, secrets.path());
     run(root, servant::convert(root, &redirect()));
     let opts = ConvertOptions {
-        yurthub: Some(hub),
+        yurthub: Some(hub.clone()),
         redirect_kubelet: true,
     };
     run(root, servant::convert(root, &opts));
-    let m = read(root, "etc/kubernetes/manifests/yurt-hub.yaml");
-    assert!(
-        m.contains("--server-addr=https://control-plane.minikube.internal:8443"),
-        "{m}"
-    );
-    // and an http kubeconfig is refused as an upstream
-    let r = servant::preflight(root).unwrap();
-    assert!(r.converted);
-    assert_eq!(r.kubeconfig.as_deref(), Some(OURS));
-}
-
-// ---------------------------------------------------------------------------------------
-// §4 / §7.2 (9): layouts upstream got wrong
-
-#[test]
-fn minikube_is_really_redirected() {
-    let (dir, _) = seed(Layout::Minikube, Role::Worker, &SeedOptions::default());
-    let root = dir.path();
-    let flags_before = read(root, FLAGS_ENV);
-    let dropin_before = read(root, DROPIN);
-    run(root, servant::convert(root, &redirect()));
-    assert_eq!(kubeconfig(root).as_deref(), Some(OURS));
     assert_eq!(
-        read(root, FLAGS_ENV),
-        flags_before,
-        "kubeadm-flags.env is not sourced"
+        read(root, "etc/kubernetes/manifests/yurthub.yaml"),
+        hub.manifest
     );
-    assert_eq!(
-        read(root, DROPIN),
-        dropin_before
-            .replace(
-                "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
-                "--bootstrap-kubeconfig="
-            )
-            .replace(
-                "--kubeconfig=/etc/kubernetes/kubelet.conf",
-                "--kubeconfig=/var/lib/openyurt/kubelet.conf"
-            )
-    );
-}
-
-#[test]
-fn kubeconfig_in_extra_args_is_the_one_edited() {
-    for layout in [Layout::Kubeadm, Layout::Kind] {
-        let opts = SeedOptions {
-            extra_args: Some("--kubeconfig=/etc/kubernetes/kubelet.conf".into()),
-            ..Default::default()
-        };
-        let (dir, _) = seed(layout, Role::Worker, &opts);
-        let root = dir.path();
-        let dropin = read(root, DROPIN);
-        run(root, servant::convert(root, &redirect()));
-        assert_eq!(kubeconfig(root).as_deref(), Some(OURS), "{layout}");
-        assert_eq!(
-            read(root, "etc/default/kubelet"),
-            format!("KUBELET_EXTRA_ARGS=--kubeconfig={OURS}\n")
-        );
-        // the drop-in only loses bootstrap; its --kubeconfig does not win anyway
-        assert!(read(root, DROPIN).contains("--kubeconfig=/etc/kubernetes/kubelet.conf"));
-        assert_ne!(read(root, DROPIN), dropin);
-    }
-}
-
-#[test]
-fn etc_dropin_masks_the_package_one_and_is_the_one_edited() {
-    // §6.2 (e): both /etc and /usr/lib drop-ins exist: systemd uses the /etc one only
-    let (dir, _) = seed(Layout::KubeadmUsr, Role::Worker, &SeedOptions::default());
-    let root = dir.path();
-    let pkg = "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf";
-    let pkg_text = read(root, pkg);
-    write(
-        root,
-        DROPIN,
-        &pkg_text.replace(
-            "/etc/kubernetes/kubelet.conf",
-            "/etc/kubernetes/kubelet.conf ",
-        ),
-    );
-    run(root, servant::convert(root, &redirect()));
-    assert_eq!(read(root, pkg), pkg_text, "masked drop-in untouched");
     assert!(read(root, DROPIN).contains(OURS));
     assert_eq!(kubeconfig(root).as_deref(), Some(OURS));
+    // and a third run changes nothing
+    assert!(servant::convert(root, &opts).unwrap().is_empty());
+}
+
+fn hub_options(n: &NodeSeed, secrets: &Path) -> yurtctl::servant::YurtHubOptions {
+    support::hub_options(
+        "openyurt-v1.6",
+        &n.api_server,
+        yurtctl::render::WorkingMode::Edge,
+        yurtctl::servant::HubCredential::BootstrapFile {
+            source: secrets.join("b"),
+        },
+    )
 }
 
 #[test]
 fn pod_manifest_path_and_static_pod_path_are_honoured() {
     let secrets = tempfile::tempdir().unwrap();
     fs::write(secrets.path().join("b"), "apiVersion: v1\nkind: Config\n").unwrap();
-    let hub = |n: &NodeSeed| yurtctl::servant::YurtHubOptions {
-        image: "openyurt/yurthub:v1.6.1".into(),
-        working_mode: yurtctl::servant::WorkingMode::Edge,
-        node_name: n.name.clone(),
-        nodepool_name: None,
-        namespace: "kube-system".into(),
-        server_addr: None,
-        credential: yurtctl::servant::HubCredential::BootstrapFile {
-            source: secrets.path().join("b"),
-        },
-    };
+    let hub = |n: &NodeSeed| hub_options(n, secrets.path());
     // --pod-manifest-path wins over the config file
     let opts = SeedOptions {
         extra_args: Some("--pod-manifest-path=/etc/kubelet.d".into()),
@@ -528,7 +448,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
         redirect_kubelet: false,
     };
     run(root, servant::convert(root, &o));
-    assert!(root.join("etc/kubelet.d/yurt-hub.yaml").is_file());
+    assert!(root.join("etc/kubelet.d/yurthub.yaml").is_file());
     // staticPodPath from the kubelet config, relative to the config file
     let (dir, n) = seed(Layout::Kind, Role::Worker, &SeedOptions::default());
     let root = dir.path();
@@ -542,7 +462,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
         redirect_kubelet: false,
     };
     run(root, servant::convert(root, &o));
-    assert!(root.join("var/lib/kubelet/static/yurt-hub.yaml").is_file());
+    assert!(root.join("var/lib/kubelet/static/yurthub.yaml").is_file());
 }
 
 // ---------------------------------------------------------------------------------------

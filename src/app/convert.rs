@@ -27,14 +27,18 @@ use crate::output::{
 };
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
 use crate::render::{
-    BootstrapTokenRef, Profile, RenderContext, TokenSecret, base64, render_cluster_objects,
+    BootstrapTokenRef, Profile, RenderContext, TokenSecret, YurtHubCredential, base64,
+    render_cluster_objects,
 };
 
 /// The Secret that carries YurtHub's bootstrap kubeconfig into node Jobs (a volume, never an
 /// argument or an environment variable).
 pub const BOOTSTRAP_SECRET: &str = "yurtctl-yurthub-bootstrap";
 pub const BOOTSTRAP_KEY: &str = "bootstrap-hub.conf";
+/// The key of the same Secret holding the bare token, for YurtHub's legacy `--join-token`.
+pub const JOIN_TOKEN_KEY: &str = "join-token";
 const BOOTSTRAP_MOUNT: &str = "/etc/yurtctl/bootstrap";
+const MANIFEST_MOUNT: &str = "/etc/yurtctl/yurthub";
 /// How long a new bootstrap token is valid.
 const TOKEN_TTL_HOURS: i64 = 24;
 
@@ -383,7 +387,6 @@ async fn phases(
         .servant_image
         .clone()
         .unwrap_or_else(|| profile.images["servant"].clone());
-    let hub_image = profile.images.get("yurthub").cloned().unwrap_or_default();
     for role in [Role::Edge, Role::Cloud] {
         let phase = role.phase();
         let nodes: Vec<_> = plan.to_convert(role).collect();
@@ -403,7 +406,7 @@ async fn phases(
         rep.event(Event::PhaseStarted(phase));
         let specs: Vec<NodeJob> = nodes
             .iter()
-            .map(|n| node_job(&n.name, role, &servant_image, &hub_image, opts.job_timeout))
+            .map(|n| node_job(&n.name, role, &servant_image, profile, opts.job_timeout))
             .collect();
         for n in &nodes {
             journal.set_phase(&n.name, phase, PhaseState::Running, None);
@@ -848,7 +851,10 @@ fn render_objects(
             "labels": {LABEL_MANAGED_BY: MANAGED_BY, crate::render::PROFILE_LABEL: profile.name},
         },
         "type": "Opaque",
-        "data": {BOOTSTRAP_KEY: base64(kubeconfig.as_bytes())},
+        "data": match profile.yurthub.credential {
+            YurtHubCredential::BootstrapFile => json!({BOOTSTRAP_KEY: base64(kubeconfig.as_bytes())}),
+            YurtHubCredential::JoinToken => json!({JOIN_TOKEN_KEY: base64(token.as_bytes())}),
+        },
     }))
     .map_err(|e| ClusterError::InvalidObject {
         object: format!("Secret {SYSTEM_NAMESPACE}/{BOOTSTRAP_SECRET}"),
@@ -968,30 +974,38 @@ async fn apply_retrying_discovery(
 }
 
 /// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
-/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token, the
-/// bootstrap kubeconfig from a Secret volume.
+/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; the YurtHub
+/// manifest from the profile's ConfigMap for the node's working mode, the credential from the
+/// bootstrap Secret (volumes, never arguments or environment variables).
 pub fn node_job(
     node: &str,
     role: Role,
     servant_image: &str,
-    hub_image: &str,
+    profile: &Profile,
     job_timeout: Duration,
 ) -> NodeJob {
     // leave the servant time to report before the Job's deadline
     let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
-    let bootstrap = format!("{BOOTSTRAP_MOUNT}/{BOOTSTRAP_KEY}");
+    let mode = role.working_mode();
+    let hub = &profile.yurthub;
+    let (credential_flag, credential_key) = match hub.credential {
+        YurtHubCredential::BootstrapFile => ("--bootstrap-file", BOOTSTRAP_KEY),
+        YurtHubCredential::JoinToken => ("--join-token-file", JOIN_TOKEN_KEY),
+    };
+    let credential = format!("{BOOTSTRAP_MOUNT}/{credential_key}");
+    let manifest = format!("{MANIFEST_MOUNT}/{}", hub.manifest_file);
     let command = [
         "yurtctl",
         "node-servant",
         "convert",
         "--host-root",
         "/host",
-        "--working-mode",
-        role.as_str(),
-        "--yurthub-image",
-        hub_image,
-        "--bootstrap-file",
-        &bootstrap,
+        "--yurthub-manifest",
+        &manifest,
+        "--manifest-file",
+        &hub.manifest_file,
+        credential_flag,
+        &credential,
         "--yurthub-timeout",
         &hub_timeout,
     ];
@@ -1010,12 +1024,21 @@ pub fn node_job(
                 "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
                 "volumeMounts": [
                     {"name": "host", "mountPath": "/host"},
-                    {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true}
+                    {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true},
+                    {"name": "yurthub-manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}
                 ]
             }],
             "volumes": [
                 {"name": "host", "hostPath": {"path": "/"}},
-                {"name": "bootstrap", "secret": {"secretName": BOOTSTRAP_SECRET, "defaultMode": 0o400}}
+                {"name": "bootstrap", "secret": {
+                    "secretName": BOOTSTRAP_SECRET,
+                    "defaultMode": 0o400,
+                    "items": [{"key": credential_key, "path": credential_key}]
+                }},
+                {"name": "yurthub-manifest", "configMap": {
+                    "name": profile.yurthub_manifest_config_map(mode),
+                    "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
+                }}
             ]
         }
     }))
@@ -1124,11 +1147,12 @@ mod tests {
 
     #[test]
     fn node_job_follows_the_contract() {
+        let profile = Profile::load(Profile::DEFAULT).unwrap();
         let j = node_job(
             "worker-1",
             Role::Edge,
             "img:1",
-            "hub:1",
+            &profile,
             Duration::from_secs(300),
         )
         .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));

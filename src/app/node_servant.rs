@@ -13,7 +13,6 @@ use serde::Serialize;
 use super::node::{self, HostCommandError, YURTHUB_HEALTHZ_PORT, YURTHUB_PORTS};
 use crate::cli::{
     ConvertArgs, GlobalArgs, HostArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
-    WorkingModeArg,
 };
 use crate::exit::Exit;
 use crate::servant::edit::ChangeSummary;
@@ -21,10 +20,9 @@ use crate::servant::hostfs::HostFs;
 use crate::servant::journal::Journal;
 use crate::servant::kubelet::{DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG};
 use crate::servant::plan::CONVERT_OPERATION;
-use crate::servant::yurthub::MANIFEST_FILE;
 use crate::servant::{
     self, Change, ConvertOptions, HubCredential, NodeChanges, PreflightReport, ServantError,
-    WorkingMode, YurtHubOptions,
+    YurtHubOptions,
 };
 
 pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
@@ -437,40 +435,33 @@ fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
     }
 }
 
-fn hub_options(a: &ConvertArgs) -> YurtHubOptions {
+fn hub_options(a: &ConvertArgs) -> Result<YurtHubOptions> {
     let credential = match (&a.credential.bootstrap_file, &a.credential.join_token_file) {
         (Some(p), _) => HubCredential::BootstrapFile { source: p.clone() },
         (None, Some(p)) => HubCredential::JoinTokenFile { source: p.clone() },
         (None, None) => unreachable!("clap requires one credential flag"),
     };
-    YurtHubOptions {
-        image: a.yurthub_image.clone(),
-        working_mode: match a.working_mode {
-            WorkingModeArg::Edge => WorkingMode::Edge,
-            WorkingModeArg::Cloud => WorkingMode::Cloud,
-        },
-        node_name: a.node_name.clone(),
-        nodepool_name: a.nodepool_name.clone(),
-        namespace: a.yurthub_namespace.clone(),
-        server_addr: a.server_addr.clone(),
+    plan(YurtHubOptions::from_file(
+        a.manifest_file.clone(),
+        &a.yurthub_manifest,
         credential,
-    }
+    ))
 }
 
-fn hub_manifest_path(root: &Path) -> String {
+fn hub_manifest_path(root: &Path, file: &str) -> String {
     HostFs::new(root)
         .and_then(|fs| {
             let argv = servant::kubelet::effective_argv(&fs)?;
             servant::kubelet::static_pod_dir(&fs, &argv)
         })
-        .map(|d| format!("{}/{MANIFEST_FILE}", d.trim_end_matches('/')))
-        .unwrap_or_else(|_| format!("<static-pod directory>/{MANIFEST_FILE}"))
+        .map(|d| format!("{}/{file}", d.trim_end_matches('/')))
+        .unwrap_or_else(|_| format!("<static-pod directory>/{file}"))
 }
 
 fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> {
     let root = a.host.host_root.as_path();
     r.node = Some(a.node_name.clone());
-    let hub = hub_options(a);
+    let hub = hub_options(a)?;
     let full = ConvertOptions {
         yurthub: Some(hub.clone()),
         redirect_kubelet: true,
@@ -518,7 +509,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             waited: a.yurthub_timeout,
             last,
             kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
-            manifest: hub_manifest_path(root),
+            manifest: hub_manifest_path(root, &a.manifest_file),
         }
     })?;
     tracing::info!("YurtHub is healthy (after {:.1}s)", took.as_secs_f64());

@@ -12,9 +12,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 pub use convert::ConvertCmd;
 pub use duration::parse_duration;
-pub use servant::{
-    ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
-};
+pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use values::{node_name, positive};
 
 /// Convert Kubernetes clusters to OpenYurt and roll out static pods, from the client side.

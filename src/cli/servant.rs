@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use super::duration::parse_duration;
 
@@ -50,42 +50,26 @@ pub struct HostArgs {
     pub host_root: PathBuf,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WorkingModeArg {
-    Edge,
-    Cloud,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct ConvertArgs {
     #[command(flatten)]
     pub host: HostArgs,
 
-    /// YurtHub's working mode on this node
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub working_mode: WorkingModeArg,
+    /// The YurtHub static-pod manifest to install, as `yurtctl convert` rendered it from the
+    /// profile (in a node Job: a key of the mounted yurt-static-set ConfigMap)
+    #[arg(long, value_name = "FILE")]
+    pub yurthub_manifest: PathBuf,
 
-    /// YurtHub container image
-    #[arg(long, value_name = "IMAGE")]
-    pub yurthub_image: String,
-
-    /// Namespace YurtHub reads its configuration from
-    #[arg(long, value_name = "NAMESPACE", default_value = "kube-system")]
-    pub yurthub_namespace: String,
-
-    /// Node pool this node belongs to (passed to YurtHub as --nodepool-name)
-    #[arg(long, value_name = "NAME")]
-    pub nodepool_name: Option<String>,
-
-    /// API server URL YurtHub talks to [default: the server in the kubelet's kubeconfig]
-    #[arg(long, value_name = "URL")]
-    pub server_addr: Option<String>,
+    /// The manifest's file name in the kubelet's static-pod directory (the profile's; a
+    /// YurtStaticSet manages the file of that name)
+    #[arg(long, value_name = "NAME", default_value = "yurthub.yaml", value_parser = static_pod_name)]
+    pub manifest_file: String,
 
     #[command(flatten)]
     pub credential: CredentialArgs,
 
     /// This node's name
-    #[arg(long, env = "NODE_NAME", value_name = "NAME")]
+    #[arg(long, env = "NODE_NAME", value_name = "NAME", value_parser = super::values::node_name)]
     pub node_name: String,
 
     /// How long to wait for YurtHub to report healthy before giving up (the kubelet is

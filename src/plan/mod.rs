@@ -70,6 +70,14 @@ impl Role {
         }
     }
 
+    /// YurtHub's working mode on nodes of this role.
+    pub fn working_mode(self) -> crate::render::WorkingMode {
+        match self {
+            Role::Edge => crate::render::WorkingMode::Edge,
+            Role::Cloud => crate::render::WorkingMode::Cloud,
+        }
+    }
+
     /// The phase that converts nodes of this role.
     pub fn phase(self) -> &'static str {
         match self {

@@ -32,6 +32,10 @@ pub(crate) static FILES: &[(&str, &str)] = &[
         include_str!("../../templates/legacy-v0.6/yurthub-cluster.yaml.hbs"),
     ),
     (
+        "legacy-v0.6/yurthub-manifests.yaml.hbs",
+        include_str!("../../templates/legacy-v0.6/yurthub-manifests.yaml.hbs"),
+    ),
+    (
         "legacy-v0.6/yurthub-node.yaml.hbs",
         include_str!("../../templates/legacy-v0.6/yurthub-node.yaml.hbs"),
     ),

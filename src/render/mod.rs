@@ -179,6 +179,21 @@ pub fn render_node_manifest(
     node_pod(profile, ctx, node).map(|v| to_yaml(&v))
 }
 
+/// The node-independent YurtHub manifest of a working mode (the node name left to the
+/// downward API): what the profile's manifest ConfigMaps hold and node Jobs install.
+pub fn yurthub_manifest(
+    profile: &Profile,
+    ctx: &RenderContext,
+    mode: WorkingMode,
+) -> Result<String> {
+    ctx.check(profile)?;
+    node_pod(profile, ctx, &any_node(profile, ctx, mode)).map(|v| to_yaml(&v))
+}
+
+fn any_node(profile: &Profile, ctx: &RenderContext, mode: WorkingMode) -> NodeContext {
+    NodeContext::new(profile, ctx, "$(NODE_NAME)", mode)
+}
+
 /// The YurtHub static pod for one node, as JSON.
 fn node_pod(profile: &Profile, ctx: &RenderContext, node: &NodeContext) -> Result<Value> {
     let t = &profile.yurthub.node_template;
@@ -237,9 +252,7 @@ fn cluster_data(profile: &Profile, ctx: &RenderContext) -> Result<Value> {
     let mut manifests = Map::new();
     let mut templates = Map::new();
     for mode in [WorkingMode::Edge, WorkingMode::Cloud] {
-        let mut node = NodeContext::new(profile, ctx, "$(NODE_NAME)", mode);
-        node.node_name = "$(NODE_NAME)".into();
-        let pod = node_pod(profile, ctx, &node)?;
+        let pod = node_pod(profile, ctx, &any_node(profile, ctx, mode))?;
         manifests.insert(mode.as_str().into(), Value::String(to_yaml(&pod)));
         templates.insert(
             mode.as_str().into(),

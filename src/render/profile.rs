@@ -83,6 +83,9 @@ pub struct YurtHubDecl {
     pub manifest_file: String,
     /// Static pod name per working mode (with `yurt-static-set`, also the YurtStaticSet names).
     pub pod_name: PerMode,
+    /// The ConfigMap (in the profile's namespace) per working mode whose key `manifest_name`
+    /// holds the rendered manifest; node Jobs mount it and install that text.
+    pub manifest_config_map: PerMode,
     /// `manifest_file` without `.yaml`: the YurtStaticSet's `staticPodManifest` and the key of
     /// its ConfigMap. Derived on load.
     #[serde(default, skip_deserializing)]
@@ -239,9 +242,20 @@ impl Profile {
 
     /// The static pod name for a working mode.
     pub fn yurthub_pod_name(&self, mode: super::WorkingMode) -> &str {
+        self.yurthub.pod_name.get(mode)
+    }
+
+    /// The ConfigMap holding the YurtHub manifest for a working mode (key: `manifest_name`).
+    pub fn yurthub_manifest_config_map(&self, mode: super::WorkingMode) -> &str {
+        self.yurthub.manifest_config_map.get(mode)
+    }
+}
+
+impl PerMode {
+    pub fn get(&self, mode: super::WorkingMode) -> &str {
         match mode {
-            super::WorkingMode::Edge => &self.yurthub.pod_name.edge,
-            super::WorkingMode::Cloud => &self.yurthub.pod_name.cloud,
+            super::WorkingMode::Edge => &self.edge,
+            super::WorkingMode::Cloud => &self.cloud,
         }
     }
 }

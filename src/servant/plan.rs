@@ -16,14 +16,12 @@ use super::error::{Result, ServantError};
 use super::hostfs::HostFs;
 use super::journal::{Journal, Recorder, plan_revert};
 use super::kcm::{KCM_FILE, KCM_OPERATION};
-use super::kubeconfig::{ServerUrl, api_server, parse_server_url, render_yurthub_kubeconfig};
+use super::kubeconfig::{ServerUrl, api_server, render_yurthub_kubeconfig};
 use super::kubelet::{
     DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG, effective_argv, plan_redirect, static_pod_dir,
 };
 use super::systemd::{EffectiveArgv, SourceKind, load_unit};
-use super::yurthub::{
-    HUB_CACHE_DIR, HUB_DIR, MANIFEST_FILE, YurtHubOptions, credential_file, render_manifest,
-};
+use super::yurthub::{HUB_CACHE_DIR, HUB_DIR, YurtHubOptions, credential_file};
 
 pub const CONVERT_OPERATION: &str = "convert";
 
@@ -55,23 +53,14 @@ pub fn convert(host_root: &Path, opts: &ConvertOptions) -> Result<NodeChanges> {
     let fs = HostFs::new(host_root)?;
     let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
     let argv = effective_argv(&rec.fs)?;
-    let kubeconfig = original_kubeconfig(&argv, Some(&rec.journal));
     if let Some(hub) = &opts.yurthub {
         hub.validate()?;
-        let server = match &hub.server_addr {
-            Some(s) => parse_server_url(s).map_err(|m| ServantError::Kubeconfig {
-                path: "(server address option)".into(),
-                message: m,
-            })?,
-            None => api_server(&rec.fs, &kubeconfig)?,
-        };
         let dir = static_pod_dir(&rec.fs, &argv)?;
         let (cred_path, cred) = credential_file(&hub.credential)?;
         rec.create(cred_path, cred, 0o600)?;
-        let manifest = render_manifest(hub, &server)?;
         rec.create(
-            &format!("{}/{MANIFEST_FILE}", dir.trim_end_matches('/')),
-            manifest.into_bytes(),
+            &format!("{}/{}", dir.trim_end_matches('/'), hub.manifest_file),
+            hub.manifest.clone().into_bytes(),
             0o600,
         )?;
         for d in [HUB_DIR, HUB_CACHE_DIR] {

@@ -1,7 +1,9 @@
 //! The YurtHub static pod and its credential file.
 //!
-//! Credentials never appear in the manifest or in any argument: modern profiles install a
-//! bootstrap kubeconfig as `/var/lib/yurthub/bootstrap-hub.conf` and pass `--bootstrap-file`;
+//! The manifest is rendered by the client from the profile's node template (the same text as
+//! the profile's `yurt-static-set-*` ConfigMap, so a YurtStaticSet later manages this very
+//! file); the servant checks and installs it. Credentials never appear in the manifest or in
+//! any argument: modern profiles install a bootstrap kubeconfig as `/var/lib/yurthub/bootstrap-hub.conf` and pass `--bootstrap-file`;
 //! the legacy profile (yurthub ≤ v0.6, which only knows `--join-token`) gets the token in a
 //! 0600 file that the container reads at start.
 
@@ -11,13 +13,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::{Result, ServantError};
-use super::kubeconfig::ServerUrl;
 
 pub const HUB_DIR: &str = "/var/lib/yurthub";
 pub const HUB_CACHE_DIR: &str = "/etc/kubernetes/cache";
 pub const BOOTSTRAP_FILE: &str = "/var/lib/yurthub/bootstrap-hub.conf";
 pub const JOIN_TOKEN_FILE: &str = "/var/lib/yurthub/join-token";
-pub const MANIFEST_FILE: &str = "yurt-hub.yaml";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -45,17 +45,15 @@ pub enum HubCredential {
     JoinTokenFile { source: PathBuf },
 }
 
-/// Inputs for the YurtHub static pod on one node.
+/// The YurtHub static pod for one node: the manifest the client rendered from the profile
+/// (node-independent; the node name comes from the downward API) and the credential.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct YurtHubOptions {
-    pub image: String,
-    pub working_mode: WorkingMode,
-    pub node_name: String,
-    pub nodepool_name: Option<String>,
-    /// Namespace YurtHub reads its ConfigMaps from (modern profiles).
-    pub namespace: String,
-    /// API server URL; None = from the kubelet's kubeconfig.
-    pub server_addr: Option<String>,
+    /// File name in the kubelet's static-pod directory (the profile's, e.g. `yurthub.yaml`);
+    /// a YurtStaticSet manages the file of that name.
+    pub manifest_file: String,
+    /// The manifest to install, as rendered.
+    pub manifest: String,
     pub credential: HubCredential,
 }
 
@@ -71,37 +69,53 @@ fn is_dns_subdomain(s: &str) -> bool {
         })
 }
 
-/// YAML double-quoted scalar (a JSON string is one).
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("string serialises")
-}
-
 impl YurtHubOptions {
+    /// Reads the manifest from `path` (in this process's file system, e.g. a mounted
+    /// ConfigMap).
+    pub fn from_file(
+        manifest_file: impl Into<String>,
+        path: &std::path::Path,
+        credential: HubCredential,
+    ) -> Result<Self> {
+        let manifest = std::fs::read_to_string(path)
+            .map_err(|e| ServantError::io(path.display().to_string(), "read", e))?;
+        Ok(YurtHubOptions {
+            manifest_file: manifest_file.into(),
+            manifest,
+            credential,
+        })
+    }
+
+    /// The file name is a plain manifest name and the manifest one v1 Pod with a container.
     pub fn validate(&self) -> Result<()> {
-        let bad = |name: &str, reason: &str| {
+        super::hostfs::validate_file_name(&self.manifest_file)?;
+        let bad = |reason: String| {
             Err(ServantError::InvalidName {
-                name: name.into(),
-                reason: reason.into(),
+                name: format!("YurtHub manifest {}", self.manifest_file),
+                reason,
             })
         };
-        if self.image.is_empty()
-            || self
-                .image
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\'')
+        if !(self.manifest_file.ends_with(".yaml") || self.manifest_file.ends_with(".yml")) {
+            return bad("the file name must end in .yaml or .yml".into());
+        }
+        let pod: Value = match serde_saphyr::from_str(&self.manifest) {
+            Ok(v) => v,
+            Err(e) => return bad(format!("is not YAML: {e}")),
+        };
+        if pod["apiVersion"] != "v1" || pod["kind"] != "Pod" {
+            return bad("is not a v1 Pod".into());
+        }
+        if !pod["metadata"]["name"]
+            .as_str()
+            .is_some_and(is_dns_subdomain)
         {
-            return bad(&self.image, "not a container image reference");
+            return bad("metadata.name is missing or not a DNS subdomain".into());
         }
-        if !is_dns_subdomain(&self.node_name) {
-            return bad(&self.node_name, "node name must be a DNS subdomain");
-        }
-        if let Some(p) = &self.nodepool_name
-            && !is_dns_subdomain(p)
+        if pod["spec"]["containers"]
+            .as_array()
+            .is_none_or(|c| c.is_empty())
         {
-            return bad(p, "node pool name must be a DNS subdomain");
-        }
-        if !is_dns_subdomain(&self.namespace) {
-            return bad(&self.namespace, "namespace must be a DNS label");
+            return bad("has no containers".into());
         }
         Ok(())
     }
@@ -150,64 +164,45 @@ pub fn credential_file(c: &HubCredential) -> Result<(&'static str, Vec<u8>)> {
     }
 }
 
-/// Renders the YurtHub static-pod manifest.
-pub fn render_manifest(o: &YurtHubOptions, server: &ServerUrl) -> Result<String> {
-    o.validate()?;
-    let legacy = matches!(o.credential, HubCredential::JoinTokenFile { .. });
-    let mut flags = vec![
-        "--v=2".to_owned(),
-        "--bind-address=127.0.0.1".to_owned(),
-        format!("--server-addr={}", server.url),
-        format!("--node-name={}", o.node_name),
-    ];
-    if let Some(p) = &o.nodepool_name {
-        flags.push(format!("--nodepool-name={p}"));
-    }
-    if legacy {
-        flags.retain(|f| !f.starts_with("--bind-address"));
-        flags.push(format!("--join-token=$$(cat {JOIN_TOKEN_FILE})"));
-        flags.push(format!("--working-mode={}", o.working_mode.as_str()));
-    } else {
-        flags.push(format!("--bootstrap-file={BOOTSTRAP_FILE}"));
-        flags.push(format!("--working-mode={}", o.working_mode.as_str()));
-        flags.push(format!("--namespace={}", o.namespace));
-    }
-    let mut s = String::from(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    k8s-app: yurt-hub\n  name: yurt-hub\n  namespace: kube-system\nspec:\n  containers:\n  - command:\n",
-    );
-    if legacy {
-        // the token is read from the 0600 file when the container starts; `$$` keeps the
-        // kubelet from treating `$(…)` as a variable reference
-        let line = format!("exec yurthub {}", flags.join(" "));
-        s.push_str(&format!("    - /bin/sh\n    - -c\n    - {}\n", q(&line)));
-    } else {
-        s.push_str("    - yurthub\n");
-        for f in &flags {
-            s.push_str(&format!("    - {}\n", q(f)));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(file: &str, manifest: &str) -> YurtHubOptions {
+        YurtHubOptions {
+            manifest_file: file.into(),
+            manifest: manifest.into(),
+            credential: HubCredential::BootstrapFile {
+                source: "/dev/null".into(),
+            },
         }
     }
-    s.push_str(&format!(
-        "    image: {}\n    imagePullPolicy: IfNotPresent\n",
-        q(&o.image)
-    ));
-    s.push_str("    livenessProbe:\n      failureThreshold: 3\n      httpGet:\n        host: 127.0.0.1\n        path: /v1/healthz\n        port: 10267\n      initialDelaySeconds: 120\n      periodSeconds: 10\n");
-    s.push_str("    name: yurt-hub\n");
-    if !legacy {
-        s.push_str("    readinessProbe:\n      httpGet:\n        host: 127.0.0.1\n        path: /v1/readyz\n        port: 10267\n      initialDelaySeconds: 30\n      periodSeconds: 15\n");
+
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\nspec:\n  containers:\n  - name: yurt-hub\n    image: openyurt/yurthub:v1.6.1\n";
+
+    #[test]
+    fn manifests_are_checked_before_anything_is_written() {
+        assert!(opts("yurthub.yaml", POD).validate().is_ok());
+        for (file, manifest, why) in [
+            ("..yurthub.yaml", POD, "'..'"),
+            ("sub/yurthub.yaml", POD, "not a path"),
+            (".yurthub.yaml", POD, "dot files"),
+            ("yurthub.conf", POD, ".yaml"),
+            ("yurthub.yaml", "a: [", "not YAML"),
+            ("yurthub.yaml", "apiVersion: v1\nkind: ConfigMap\n", "v1 Pod"),
+            (
+                "yurthub.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: Bad_Name\nspec:\n  containers: [{name: a}]\n",
+                "metadata.name",
+            ),
+            (
+                "yurthub.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: hub\nspec:\n  containers: []\n",
+                "no containers",
+            ),
+        ] {
+            let e = opts(file, manifest).validate().unwrap_err().to_string();
+            assert!(e.contains(why), "{file}: {e}");
+        }
     }
-    s.push_str("    resources:\n      limits:\n        memory: 300Mi\n      requests:\n        cpu: 150m\n        memory: 150Mi\n");
-    s.push_str("    securityContext:\n      capabilities:\n        add:\n        - NET_ADMIN\n        - NET_RAW\n");
-    s.push_str("    volumeMounts:\n    - mountPath: /var/lib/yurthub\n      name: hub-dir\n    - mountPath: /etc/kubernetes\n      name: kubernetes\n");
-    if legacy {
-        s.push_str("    - mountPath: /var/lib/kubelet/pki\n      name: pem-dir\n");
-    }
-    s.push_str("  hostNetwork: true\n  priority: 2000001000\n  priorityClassName: system-node-critical\n  volumes:\n");
-    s.push_str("  - hostPath:\n      path: /var/lib/yurthub\n      type: DirectoryOrCreate\n    name: hub-dir\n");
-    s.push_str(
-        "  - hostPath:\n      path: /etc/kubernetes\n      type: Directory\n    name: kubernetes\n",
-    );
-    if legacy {
-        s.push_str("  - hostPath:\n      path: /var/lib/kubelet/pki\n      type: Directory\n    name: pem-dir\n");
-    }
-    Ok(s)
 }

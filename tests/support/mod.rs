@@ -45,3 +45,33 @@ pub async fn yurtctl_cluster(sim: &Sim) -> yurtctl::cluster::Cluster {
         .await
         .expect("connects")
 }
+
+/// The YurtHub manifest `yurtctl convert` would hand a node of `mode` with `profile`, for an
+/// API server at `api_server` (node tests install it with the servant).
+pub fn yurthub_manifest(
+    profile: &str,
+    api_server: &str,
+    mode: yurtctl::render::WorkingMode,
+) -> String {
+    use yurtctl::render::{BootstrapTokenRef, Profile, RenderContext, TokenSecret};
+    let p = Profile::load(profile).expect("profile");
+    let token = BootstrapTokenRef::new("abcdef", "2030-01-01T00:00:00Z").expect("token");
+    let secret = TokenSecret::new("0123456789abcdef").expect("secret");
+    let ctx = RenderContext::new(&p, api_server, "", token, secret);
+    yurtctl::render::yurthub_manifest(&p, &ctx, mode).expect("manifest renders")
+}
+
+/// The servant's YurtHub options for that manifest (file name from the profile).
+pub fn hub_options(
+    profile: &str,
+    api_server: &str,
+    mode: yurtctl::render::WorkingMode,
+    credential: yurtctl::servant::HubCredential,
+) -> yurtctl::servant::YurtHubOptions {
+    let p = yurtctl::render::Profile::load(profile).expect("profile");
+    yurtctl::servant::YurtHubOptions {
+        manifest_file: p.yurthub.manifest_file.clone(),
+        manifest: yurthub_manifest(profile, api_server, mode),
+        credential,
+    }
+}

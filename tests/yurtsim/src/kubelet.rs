@@ -1491,10 +1491,22 @@ fn prepare_volumes(
             match src["items"].as_array() {
                 Some(items) => {
                     for it in items {
-                        write(
-                            it["path"].as_str().unwrap_or_default(),
-                            &decode(&obj["data"][it["key"].as_str().unwrap_or_default()]),
-                        )?;
+                        let key = it["key"].as_str().unwrap_or_default();
+                        let Some(v) = obj["data"].get(key) else {
+                            if src["optional"] == json!(true) {
+                                continue;
+                            }
+                            // the kubelet's own wording
+                            let what = if kind == "secrets" {
+                                "references non-existent secret key"
+                            } else {
+                                "configmap references non-existent config key"
+                            };
+                            return Err(format!(
+                                "MountVolume.SetUp failed for volume \"{name}\" : {what}: {key}"
+                            ));
+                        };
+                        write(it["path"].as_str().unwrap_or_default(), &decode(v))?;
                     }
                 }
                 None => {

@@ -344,55 +344,116 @@ struct Prepared {
 /// Mount targets this machine did not have, created for containers and removed again when the
 /// last container using them ends (only while empty), so running pods leave no `/host` or
 /// `/etc/yurtctl/...` behind on the real file system.
+///
+/// Within this process, paths are reference-counted by the claims that use them. Containers of
+/// other processes (parallel test binaries, several sims) use the same paths without seeing
+/// these counts, so a process with live claims holds a shared `flock` on a machine-wide lock
+/// file, and a path is removed only while that lock can be made exclusive (no other process has
+/// containers). Paths whose removal had to wait are retried whenever a claim ends.
 #[derive(Debug, Default)]
 struct MountPointClaims {
     paths: Vec<PathBuf>,
 }
 
-fn created_mount_points() -> &'static Mutex<HashMap<PathBuf, usize>> {
-    static CREATED: OnceLock<Mutex<HashMap<PathBuf, usize>>> = OnceLock::new();
-    CREATED.get_or_init(Default::default)
+#[derive(Default)]
+struct MountPointRegistry {
+    /// Created path → claims using it.
+    paths: HashMap<PathBuf, usize>,
+    /// Live claims in this process.
+    active: usize,
+    /// The lock file, held shared while `active > 0`.
+    lock: Option<std::fs::File>,
+}
+
+fn mount_point_registry() -> std::sync::MutexGuard<'static, MountPointRegistry> {
+    static REGISTRY: OnceLock<Mutex<MountPointRegistry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+fn flock(f: &std::fs::File, op: libc::c_int) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on an open descriptor.
+    unsafe { libc::flock(f.as_raw_fd(), op) == 0 }
 }
 
 impl MountPointClaims {
-    /// Claims `path` and its missing ancestors (shallowest first) if they were created by us.
-    fn claim(&mut self, created: Vec<PathBuf>, target: &Path) {
-        let mut map = created_mount_points().lock().unwrap();
-        for p in created {
-            map.insert(p.clone(), 0);
+    /// A claim; the process holds the shared lock from now until its last claim ends.
+    fn begin() -> Self {
+        let mut r = mount_point_registry();
+        if r.active == 0 {
+            r.lock = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(std::env::temp_dir().join("yurtsim-mount-points.lock"))
+                .ok()
+                .filter(|f| flock(f, libc::LOCK_SH));
+        }
+        r.active += 1;
+        MountPointClaims::default()
+    }
+
+    /// Creates `target` if missing and claims it and the ancestors we created (shallowest
+    /// first); atomic with respect to other claims ending.
+    fn create(&mut self, target: &Path, dir: bool) -> Result<(), RuntimeError> {
+        let mut r = mount_point_registry();
+        for p in create_target(target, dir)? {
+            r.paths.insert(p, 0);
         }
         let mut chain: Vec<PathBuf> = target
             .ancestors()
-            .filter(|a| map.contains_key(*a))
+            .filter(|a| r.paths.contains_key(*a))
             .map(Path::to_path_buf)
             .collect();
         chain.reverse();
         for p in chain {
-            *map.get_mut(&p).unwrap() += 1;
+            *r.paths.get_mut(&p).unwrap() += 1;
             self.paths.push(p);
         }
+        Ok(())
     }
 }
 
 impl Drop for MountPointClaims {
     fn drop(&mut self) {
-        let mut map = created_mount_points().lock().unwrap();
-        // Deepest first, so a parent can go once its child has.
-        for p in self.paths.iter().rev() {
-            let Some(n) = map.get_mut(p) else { continue };
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                map.remove(p);
-                match std::fs::symlink_metadata(p) {
+        let mut r = mount_point_registry();
+        for p in &self.paths {
+            if let Some(n) = r.paths.get_mut(p) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        r.active = r.active.saturating_sub(1);
+        let mut unused: Vec<PathBuf> = r
+            .paths
+            .iter()
+            .filter(|(_, n)| **n == 0)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let active = r.active;
+        let Some(lock) = r.lock.take() else { return };
+        if !unused.is_empty() && flock(&lock, libc::LOCK_EX | libc::LOCK_NB) {
+            // Deepest first, so a parent can go once its child has.
+            unused.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+            for p in unused {
+                r.paths.remove(&p);
+                match std::fs::symlink_metadata(&p) {
                     Ok(m) if m.is_dir() => {
-                        let _ = std::fs::remove_dir(p);
+                        let _ = std::fs::remove_dir(&p);
                     }
                     Ok(m) if m.is_file() && m.len() == 0 => {
-                        let _ = std::fs::remove_file(p);
+                        let _ = std::fs::remove_file(&p);
                     }
                     _ => {}
                 }
             }
+        }
+        // Converting a flock may drop it on the way: take it shared again while claims live.
+        if active > 0 && flock(&lock, libc::LOCK_SH) {
+            r.lock = Some(lock);
         }
     }
 }
@@ -446,7 +507,7 @@ impl Prepared {
         }
         mounts.sort_by_key(|m| m.target.components().count());
 
-        let mut claims = MountPointClaims::default();
+        let mut claims = MountPointClaims::begin();
         for (i, m) in mounts.iter().enumerate() {
             let source_meta = std::fs::metadata(&m.source)
                 .map_err(prepare_err(format!("mount source {}", m.source.display())))?;
@@ -464,11 +525,12 @@ impl Prepared {
                             .join(m.target.strip_prefix(&outer.target).unwrap_or(&m.target))
                     },
                 );
-            let created = create_target(&host_target, source_meta.is_dir())?;
             // A target inside another mount's source is created there for good, as runc does
             // on a real node; only the sim's own traces on this machine are cleaned up.
             if host_target == m.target {
-                claims.claim(created, &host_target);
+                claims.create(&host_target, source_meta.is_dir())?;
+            } else {
+                create_target(&host_target, source_meta.is_dir())?;
             }
         }
         Ok(Prepared { mounts, claims })
