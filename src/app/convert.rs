@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
-use crate::cluster::jobs::{JobOutcome, JobPhase, NodeJob, RunJobsOptions, run_jobs};
+use crate::cluster::jobs::{
+    JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
+};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
@@ -39,17 +41,11 @@ pub const BOOTSTRAP_KEY: &str = "bootstrap-hub.conf";
 pub const JOIN_TOKEN_KEY: &str = "join-token";
 const BOOTSTRAP_MOUNT: &str = "/etc/yurtctl/bootstrap";
 const MANIFEST_MOUNT: &str = "/etc/yurtctl/yurthub";
-/// How long a new bootstrap token is valid.
-const TOKEN_TTL_HOURS: i64 = 24;
 
 /// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.
 pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
     if let Err(m) = cmd.validate() {
         eprintln!("error: {m}");
-        return Exit::Usage;
-    }
-    if g.dry_run == DryRun::Server {
-        eprintln!("error: --dry-run=server is not supported by convert yet; use --dry-run=client");
         return Exit::Usage;
     }
     let reporter = PlainReporter::stderr();
@@ -85,7 +81,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         }
     };
 
-    if g.dry_run == DryRun::Client {
+    if g.dry_run.enabled() {
         let structured = matches!(g.output, Some(OutputFormat::Json | OutputFormat::Yaml));
         let mut obj = plan_object(&plan);
         if structured && plan.runs(plan::COMPONENTS) && !plan.nothing_to_do() {
@@ -94,10 +90,41 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
                 Err(e) => return fail(&e),
             }
         }
+        let mut exit = Exit::Ok;
+        let mut refused = Vec::new();
+        if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+            match server_dry_run(&cluster, &plan, &profile, &opts).await {
+                Ok(writes) => {
+                    refused = writes
+                        .iter()
+                        .filter(|w| w["result"] == "refused")
+                        .map(|w| format!("{} {}: {}", w["verb"], w["object"], w["message"]))
+                        .collect();
+                    obj["serverDryRun"] = Value::Array(writes);
+                }
+                Err(e) => return fail(&e),
+            }
+            if !refused.is_empty() {
+                exit = Exit::Preflight;
+            }
+        }
         if !print_structured(g, &obj) {
             print!("{}", plan::render_text(&plan));
+            if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+                let n = obj["serverDryRun"].as_array().map_or(0, Vec::len);
+                println!(
+                    "server dry run: {} of {n} writes accepted (dryRun=All: nothing was stored)",
+                    n - refused.len()
+                );
+            }
         }
-        return Exit::Ok;
+        for r in &refused {
+            eprintln!(
+                "error: [{}] the API server would refuse {r}",
+                plan::PREFLIGHT
+            );
+        }
+        return exit;
     }
 
     if plan.nothing_to_do() {
@@ -124,18 +151,8 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         return finish(g, result, exit);
     }
 
-    if plan.profile != Profile::DEFAULT {
-        eprintln!(
-            "error: [{}] profile {} can be planned (--dry-run=client) but not executed yet; \
-             nothing changed",
-            plan::PREFLIGHT,
-            plan.profile
-        );
-        return Exit::Preflight;
-    }
-
     if plan.runs(plan::PREFLIGHT) {
-        match access_findings(&cluster).await {
+        match access_findings(&cluster, &access_checks(&profile, &opts)).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
                 eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
@@ -150,7 +167,16 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         return exit;
     }
 
-    let (result, exit) = execute(&cluster, &plan, &profile, &opts, snap.journal, rep).await;
+    let (result, exit) = execute(
+        &cluster,
+        &plan,
+        &profile,
+        &opts,
+        cmd.force_unlock,
+        snap.journal,
+        rep,
+    )
+    .await;
     finish(g, result, exit)
 }
 
@@ -199,10 +225,25 @@ async fn execute(
     plan: &Plan,
     profile: &Profile,
     opts: &plan::ConvertOptions,
+    force_unlock: bool,
     journal: Option<Journal>,
     rep: &dyn Reporter,
 ) -> (ConvertResult, Exit) {
     let mut result = ConvertResult::new(&plan.profile);
+    if force_unlock {
+        match lock::force_unlock(cluster, SYSTEM_NAMESPACE).await {
+            Ok(Some(h)) => rep.event(Event::Note {
+                phase: plan::LOCK,
+                message: format!("--force-unlock: removed the lock held by {}", h.identity),
+            }),
+            Ok(None) => {}
+            Err(e) => {
+                result.message = format!("[{}] --force-unlock: {e}", plan::LOCK);
+                eprintln!("error: {}", result.message);
+                return (result, e.exit());
+            }
+        }
+    }
     let guard = if plan.runs(plan::LOCK) {
         rep.event(Event::PhaseStarted(plan::LOCK));
         match lock::acquire(cluster, LockOptions::default()).await {
@@ -339,7 +380,7 @@ async fn phases(
 
     // label-nodes
     run_phase(plan, plan::LABEL_NODES, rep, async {
-        label_nodes(cluster, plan, profile)
+        label_nodes(cluster, plan, profile, false)
             .await
             .map_err(|e| (plan::LABEL_NODES, e))
     })
@@ -360,18 +401,6 @@ async fn phases(
         rep.event(Event::PhaseSkipped(plan::COMPONENTS));
     }
 
-    // kcm: the default profile leaves kube-controller-manager alone (legacy is refused
-    // before execution)
-    if plan.runs(plan::KCM) {
-        rep.event(Event::Note {
-            phase: plan::KCM,
-            message: format!(
-                "profile {} leaves kube-controller-manager unchanged",
-                profile.name
-            ),
-        });
-    }
-
     let mut results: BTreeMap<String, NodeResult> = plan
         .nodes
         .iter()
@@ -383,10 +412,62 @@ async fn phases(
             )
         })
         .collect();
-    let servant_image = opts
-        .servant_image
-        .clone()
-        .unwrap_or_else(|| profile.images["servant"].clone());
+    let servant_image = opts.images(profile)["servant"].clone();
+
+    // kcm: nodelifecycle off in kube-controller-manager before nodes go autonomous; a failure
+    // here stops the run (the nodes are left as they are for the next run)
+    if !plan.kcm_nodes.is_empty() && plan.runs(plan::KCM) {
+        rep.event(Event::PhaseStarted(plan::KCM));
+        let specs = plan
+            .kcm_nodes
+            .iter()
+            .map(|n| kcm_job(n, &servant_image, opts.job_timeout))
+            .collect();
+        let outcomes = run_node_jobs(cluster, plan::KCM, specs, opts, journal, store, rep).await?;
+        let failed: Vec<NodeResult> = outcomes
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| job_result(r, Role::Cloud, "kube-controller-manager: "))
+            .collect();
+        if !failed.is_empty() {
+            for n in plan
+                .nodes
+                .iter()
+                .filter(|n| n.action == NodeAction::Convert)
+            {
+                results.insert(
+                    n.name.clone(),
+                    NodeResult {
+                        name: n.name.clone(),
+                        role: n.role.as_str().into(),
+                        result: NodeOutcome::PhaseSkipped,
+                        message: format!("not converted: phase {} failed", plan::KCM),
+                        logs: None,
+                    },
+                );
+            }
+            for f in failed {
+                results.insert(f.name.clone(), f);
+            }
+            return Ok(results.into_values().collect());
+        }
+        rep.event(Event::PhaseDone(plan::KCM));
+    } else if plan.runs(plan::KCM) {
+        rep.event(Event::Note {
+            phase: plan::KCM,
+            message: if opts.disables_nodelifecycle(profile) {
+                "kube-controller-manager already has nodelifecycle disabled".into()
+            } else {
+                format!(
+                    "kube-controller-manager is left unchanged (profile {} does not need it)",
+                    profile.name
+                )
+            },
+        });
+    } else {
+        rep.event(Event::PhaseSkipped(plan::KCM));
+    }
+
     for role in [Role::Edge, Role::Cloud] {
         let phase = role.phase();
         let nodes: Vec<_> = plan.to_convert(role).collect();
@@ -408,93 +489,10 @@ async fn phases(
             .iter()
             .map(|n| node_job(&n.name, role, &servant_image, profile, opts.job_timeout))
             .collect();
-        for n in &nodes {
-            journal.set_phase(&n.name, phase, PhaseState::Running, None);
+        let outcomes = run_node_jobs(cluster, phase, specs, opts, journal, store, rep).await?;
+        for r in &outcomes {
+            results.insert(r.node.clone(), job_result(r, role, ""));
         }
-        *journal = save(journal, phase).await?;
-        let run_opts = RunJobsOptions {
-            concurrency: opts.concurrency.max(1),
-            per_job_timeout: opts.job_timeout,
-            ..Default::default()
-        };
-        // Each node's end is journaled as it happens (batched while a save is in flight), so
-        // an interrupted run resumes exactly where it stopped.
-        let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
-        let on_event = move |e: crate::cluster::jobs::JobEvent| {
-            rep.event(Event::Job { phase, event: &e });
-            let end = match &e.phase {
-                JobPhase::Succeeded { .. } => Some((PhaseState::Done, None)),
-                JobPhase::Failed(f) | JobPhase::TimedOut(f) => {
-                    Some((PhaseState::Failed, Some(failure_summary(f))))
-                }
-                JobPhase::Error(err) => Some((PhaseState::Failed, Some(err.to_string()))),
-                _ => None,
-            };
-            if let Some((state, error)) = end {
-                let _ = done_tx.send((e.node.clone(), state, error));
-            }
-        };
-        let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
-        tokio::pin!(jobs);
-        let outcomes = loop {
-            tokio::select! {
-                r = &mut jobs => break r.map_err(|e| (phase, e))?,
-                Some((node, state, error)) = done_rx.recv() => {
-                    journal.set_phase(&node, phase, state, error);
-                    while let Ok((node, state, error)) = done_rx.try_recv() {
-                        journal.set_phase(&node, phase, state, error);
-                    }
-                    match save(journal, phase).await {
-                        Ok(saved) => *journal = saved,
-                        Err((_, e)) => rep.event(Event::Note {
-                            phase,
-                            message: format!("warning: cannot save the journal yet: {e}"),
-                        }),
-                    }
-                }
-            }
-        };
-        for r in outcomes {
-            let (result, state, message, logs) = match &r.outcome {
-                JobOutcome::Succeeded => (
-                    NodeOutcome::Converted,
-                    PhaseState::Done,
-                    format!("converted in {:.1}s", r.elapsed.as_secs_f64()),
-                    None,
-                ),
-                JobOutcome::Failed(f) => (
-                    NodeOutcome::Failed,
-                    PhaseState::Failed,
-                    format!("Job {} failed: {}", r.job, failure_summary(f)),
-                    Some(f.logs_tail.clone()),
-                ),
-                JobOutcome::TimedOut(f) => (
-                    NodeOutcome::TimedOut,
-                    PhaseState::Failed,
-                    format!("Job {} timed out: {}", r.job, failure_summary(f)),
-                    Some(f.logs_tail.clone()),
-                ),
-                JobOutcome::Error(e) => (
-                    NodeOutcome::Failed,
-                    PhaseState::Failed,
-                    format!("Job {}: {e}", r.job),
-                    None,
-                ),
-            };
-            let error = (state == PhaseState::Failed).then(|| message.clone());
-            journal.set_phase(&r.node, phase, state, error);
-            results.insert(
-                r.node.clone(),
-                NodeResult {
-                    name: r.node.clone(),
-                    role: role.as_str().into(),
-                    result,
-                    message,
-                    logs: logs.filter(|l| !l.trim().is_empty()),
-                },
-            );
-        }
-        *journal = save(journal, phase).await?;
         rep.event(Event::PhaseDone(phase));
     }
 
@@ -523,6 +521,107 @@ async fn phases(
     Ok(results.into_values().collect())
 }
 
+/// Runs one phase's node Jobs in the sliding window, journaling each node's start and end as
+/// they happen (saves are batched while one is in flight), so an interrupted run resumes
+/// exactly where it stopped.
+async fn run_node_jobs(
+    cluster: &Cluster,
+    phase: &'static str,
+    specs: Vec<NodeJob>,
+    opts: &plan::ConvertOptions,
+    journal: &mut Journal,
+    store: &JournalStore,
+    rep: &dyn Reporter,
+) -> PhaseResult<Vec<NodeJobResult>> {
+    for s in &specs {
+        journal.set_phase(&s.node, phase, PhaseState::Running, None);
+    }
+    store.save(journal).await.map_err(|e| (phase, e))?;
+    let run_opts = RunJobsOptions {
+        concurrency: opts.concurrency.max(1),
+        per_job_timeout: opts.job_timeout,
+        ..Default::default()
+    };
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let on_event = move |e: crate::cluster::jobs::JobEvent| {
+        rep.event(Event::Job { phase, event: &e });
+        let end = match &e.phase {
+            JobPhase::Succeeded { .. } => Some((PhaseState::Done, None)),
+            JobPhase::Failed(f) | JobPhase::TimedOut(f) => {
+                Some((PhaseState::Failed, Some(failure_summary(f))))
+            }
+            JobPhase::Error(err) => Some((PhaseState::Failed, Some(err.to_string()))),
+            _ => None,
+        };
+        if let Some((state, error)) = end {
+            let _ = done_tx.send((e.node.clone(), state, error));
+        }
+    };
+    let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
+    tokio::pin!(jobs);
+    let outcomes = loop {
+        tokio::select! {
+            r = &mut jobs => break r.map_err(|e| (phase, e))?,
+            Some((node, state, error)) = done_rx.recv() => {
+                journal.set_phase(&node, phase, state, error);
+                while let Ok((node, state, error)) = done_rx.try_recv() {
+                    journal.set_phase(&node, phase, state, error);
+                }
+                if let Err(e) = store.save(journal).await {
+                    rep.event(Event::Note {
+                        phase,
+                        message: format!("warning: cannot save the journal yet: {e}"),
+                    });
+                }
+            }
+        }
+    };
+    for r in &outcomes {
+        let error = (!r.succeeded()).then(|| job_result(r, Role::Cloud, "").message);
+        let state = if r.succeeded() {
+            PhaseState::Done
+        } else {
+            PhaseState::Failed
+        };
+        journal.set_phase(&r.node, phase, state, error);
+    }
+    store.save(journal).await.map_err(|e| (phase, e))?;
+    Ok(outcomes)
+}
+
+/// A node's result from its Job's outcome (`prefix` says which part of the node it was).
+fn job_result(r: &NodeJobResult, role: Role, prefix: &str) -> NodeResult {
+    let (result, message, logs) = match &r.outcome {
+        JobOutcome::Succeeded => (
+            NodeOutcome::Converted,
+            format!("{prefix}converted in {:.1}s", r.elapsed.as_secs_f64()),
+            None,
+        ),
+        JobOutcome::Failed(f) => (
+            NodeOutcome::Failed,
+            format!("{prefix}Job {} failed: {}", r.job, failure_summary(f)),
+            Some(f.logs_tail.clone()),
+        ),
+        JobOutcome::TimedOut(f) => (
+            NodeOutcome::TimedOut,
+            format!("{prefix}Job {} timed out: {}", r.job, failure_summary(f)),
+            Some(f.logs_tail.clone()),
+        ),
+        JobOutcome::Error(e) => (
+            NodeOutcome::Failed,
+            format!("{prefix}Job {}: {e}", r.job),
+            None,
+        ),
+    };
+    NodeResult {
+        name: r.node.clone(),
+        role: role.as_str().into(),
+        result,
+        message,
+        logs: logs.filter(|l| !l.trim().is_empty()),
+    }
+}
+
 async fn run_phase<F>(plan: &Plan, id: &'static str, rep: &dyn Reporter, f: F) -> PhaseResult<()>
 where
     F: std::future::Future<Output = PhaseResult<()>>,
@@ -537,8 +636,40 @@ where
     Ok(())
 }
 
-/// Every (verb, group, resource, namespace) convert uses on the openyurt-v1.6 path.
-const ACCESS: &[(&str, &str, &str, Option<&str>)] = &[
+type Access = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+);
+
+/// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
+fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access> {
+    let mut checks = ACCESS.to_vec();
+    if profile.yurthub.mode == crate::render::YurtHubMode::YurtStaticSet {
+        checks.push((
+            "patch",
+            "apps.openyurt.io",
+            "yurtstaticsets",
+            Some(SYSTEM_NAMESPACE),
+        ));
+    }
+    if profile
+        .enabled_components(&opts.features)
+        .flat_map(|c| &c.templates)
+        .any(|t| {
+            profile
+                .template_text(t)
+                .is_some_and(|x| x.contains("kind: DaemonSet"))
+        })
+    {
+        checks.push(("patch", "apps", "daemonsets", Some(SYSTEM_NAMESPACE)));
+    }
+    checks
+}
+
+/// What convert uses whatever the profile.
+const ACCESS: &[Access] = &[
     ("list", "", "nodes", None),
     ("watch", "", "nodes", None),
     ("patch", "", "nodes", None),
@@ -620,22 +751,19 @@ const ACCESS: &[(&str, &str, &str, Option<&str>)] = &[
         "validatingwebhookconfigurations",
         None,
     ),
-    (
-        "patch",
-        "apps.openyurt.io",
-        "yurtstaticsets",
-        Some(SYSTEM_NAMESPACE),
-    ),
 ];
 
 /// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything
 /// convert does; one finding per denied permission.
-async fn access_findings(cluster: &Cluster) -> Result<Vec<String>, ClusterError> {
+async fn access_findings(
+    cluster: &Cluster,
+    access: &[Access],
+) -> Result<Vec<String>, ClusterError> {
     use k8s_openapi::api::authorization::v1::{
         ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
     };
     let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client().clone());
-    let checks = ACCESS.iter().map(|(verb, group, resource, ns)| {
+    let checks = access.iter().map(|(verb, group, resource, ns)| {
         let api = api.clone();
         async move {
             let review = SelfSubjectAccessReview {
@@ -683,9 +811,11 @@ async fn label_nodes(
     cluster: &Cluster,
     plan: &Plan,
     profile: &Profile,
+    dry_run: bool,
 ) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(cluster.client().clone());
-    let pp = PatchParams::apply(FIELD_MANAGER);
+    let mut pp = PatchParams::apply(FIELD_MANAGER);
+    pp.dry_run = dry_run;
     let l = &profile.labels;
     for n in plan
         .nodes
@@ -697,7 +827,7 @@ async fn label_nodes(
             Role::Cloud => &l.edge_worker.cloud,
         };
         let mut meta = json!({"name": n.name, "labels": {l.edge_worker.key.clone(): value}});
-        if n.role == Role::Edge {
+        if n.autonomous {
             meta["annotations"] = json!({l.autonomy.key.clone(): l.autonomy.value});
         }
         let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": meta});
@@ -820,10 +950,9 @@ fn render_objects(
     token_id: &str,
     token_secret: TokenSecret,
 ) -> Result<Vec<DynamicObject>, ClusterError> {
+    let ttl = k8s_openapi::jiff::SignedDuration::try_from(opts.token_ttl).unwrap_or_default();
     let expiration = k8s_openapi::jiff::Timestamp::now()
-        .checked_add(k8s_openapi::jiff::SignedDuration::from_hours(
-            TOKEN_TTL_HOURS,
-        ))
+        .checked_add(ttl)
         .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
@@ -831,9 +960,9 @@ fn render_objects(
     let token = format!("{token_id}.{}", token_secret.expose());
     let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
     let mut ctx = RenderContext::new(profile, server, ca, token_ref, token_secret);
-    if let Some(img) = &opts.servant_image {
-        ctx.servant_image = img.clone();
-    }
+    ctx.images = opts.images(profile);
+    ctx.servant_image = ctx.images["servant"].clone();
+    ctx.features = opts.features.clone();
     for n in &plan.nodes {
         match n.role {
             Role::Edge => ctx.edge_nodes.push(n.name.clone()),
@@ -892,6 +1021,93 @@ async fn dry_run_objects(
         .collect())
 }
 
+/// `--dry-run=server`: every write convert would make, sent with `dryRun=All` (components,
+/// node labels, node Jobs); one entry per write with the server's answer. Objects of kinds whose
+/// CRD this very run installs cannot be checked before the CRD exists and say so.
+async fn server_dry_run(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+) -> Result<Vec<Value>, ClusterError> {
+    let entry = |verb: &str, object: String, r: Result<(), ClusterError>| match r {
+        Ok(()) => json!({"verb": verb, "object": object, "result": "accepted"}),
+        Err(ClusterError::UnknownKind { .. }) => json!({"verb": verb, "object": object,
+            "result": "unchecked", "message": "its kind comes from a CRD this run installs"}),
+        Err(e) => json!({"verb": verb, "object": object, "result": "refused",
+            "message": e.to_string()}),
+    };
+    let mut writes = Vec::new();
+    if plan.runs(plan::COMPONENTS) {
+        let (server, ca) = cluster_info(cluster).await?;
+        let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
+        let objects = render_objects(plan, profile, opts, &server, &ca, "000000", secret)?;
+        let applier = Applier::new(
+            cluster.clone(),
+            ApplyOptions {
+                force: opts.force_conflicts,
+                dry_run: true,
+                ..Default::default()
+            },
+        );
+        for o in &objects {
+            let t = o.types.clone().unwrap_or_default();
+            let what = crate::cluster::apply::describe(
+                &t.kind,
+                o.metadata.namespace.as_deref(),
+                o.metadata.name.as_deref().unwrap_or_default(),
+            );
+            writes.push(entry("apply", what, applier.apply(o).await.map(drop)));
+        }
+    }
+    if plan.runs(plan::LABEL_NODES) {
+        let r = label_nodes(cluster, plan, profile, true).await;
+        writes.push(entry("patch", "node labels and annotations".into(), r));
+    }
+    let servant_image = opts.images(profile)["servant"].clone();
+    let mut jobs: Vec<NodeJob> = Vec::new();
+    if plan.runs(plan::KCM) {
+        jobs.extend(
+            plan.kcm_nodes
+                .iter()
+                .map(|n| kcm_job(n, &servant_image, opts.job_timeout)),
+        );
+    }
+    for role in [Role::Edge, Role::Cloud] {
+        if plan.runs(role.phase()) {
+            jobs.extend(
+                plan.to_convert(role)
+                    .map(|n| node_job(&n.name, role, &servant_image, profile, opts.job_timeout)),
+            );
+        }
+    }
+    let api: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    let pp = kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    for j in jobs {
+        let job = j.to_job(SYSTEM_NAMESPACE, opts.job_timeout);
+        let what = format!("Job {SYSTEM_NAMESPACE}/{}", j.name());
+        let r = cluster
+            .call(|| api.create(&pp, &job))
+            .await
+            .map(drop)
+            .map_err(|e| ClusterError::from_kube(format!("create {what}"), e));
+        // a leftover of an earlier run: the real run waits for it or replaces it
+        let r = r.or_else(|e| {
+            if e.status_code() == Some(409) {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        });
+        writes.push(entry("create", what, r));
+    }
+    Ok(writes)
+}
+
 /// Renders the profile's components and the bootstrap Secret and applies them (server-side
 /// apply, field manager yurtctl); returns what was applied.
 async fn apply_components(
@@ -919,7 +1135,13 @@ async fn apply_components(
     let first_batch = objects.len();
     objects.extend(webhooks);
 
-    let applier = Applier::new(cluster.clone(), ApplyOptions::default());
+    let applier = Applier::new(
+        cluster.clone(),
+        ApplyOptions {
+            force: opts.force_conflicts,
+            ..Default::default()
+        },
+    );
     let mut refs = Vec::with_capacity(objects.len());
     let mut deployments = Vec::new();
     for (i, o) in objects.iter().enumerate() {
@@ -1009,7 +1231,60 @@ pub fn node_job(
         "--yurthub-timeout",
         &hub_timeout,
     ];
-    let template: PodTemplateSpec = serde_json::from_value(json!({
+    let template = servant_template(
+        servant_image,
+        &command,
+        json!([
+            {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true},
+            {"name": "yurthub-manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}
+        ]),
+        json!([
+            {"name": "bootstrap", "secret": {
+                "secretName": BOOTSTRAP_SECRET,
+                "defaultMode": 0o400,
+                "items": [{"key": credential_key, "path": credential_key}]
+            }},
+            {"name": "yurthub-manifest", "configMap": {
+                "name": profile.yurthub_manifest_config_map(mode),
+                "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
+            }}
+        ]),
+    );
+    let mut job = NodeJob::new(plan::CONVERT_ACTION, node, template);
+    job.backoff_limit = 0;
+    job.active_deadline = Some(job_timeout);
+    job
+}
+
+/// The node Job that disables nodelifecycle in the node's kube-controller-manager manifest.
+pub fn kcm_job(node: &str, servant_image: &str, job_timeout: Duration) -> NodeJob {
+    let command = [
+        "yurtctl",
+        "node-servant",
+        plan::KCM_ACTION,
+        "--host-root",
+        "/host",
+    ];
+    let template = servant_template(servant_image, &command, json!([]), json!([]));
+    let mut job = NodeJob::new(plan::KCM_ACTION, node, template);
+    job.backoff_limit = 0;
+    job.active_deadline = Some(job_timeout);
+    job
+}
+
+/// The pod of every node Job (design §3): privileged, hostPID, hostNetwork, host `/` at
+/// /host, no service-account token, NODE_NAME from the downward API, plus `mounts`/`volumes`.
+fn servant_template(
+    servant_image: &str,
+    command: &[&str],
+    mounts: Value,
+    volumes: Value,
+) -> PodTemplateSpec {
+    let mut volume_mounts = vec![json!({"name": "host", "mountPath": "/host"})];
+    volume_mounts.extend(mounts.as_array().cloned().unwrap_or_default());
+    let mut all_volumes = vec![json!({"name": "host", "hostPath": {"path": "/"}})];
+    all_volumes.extend(volumes.as_array().cloned().unwrap_or_default());
+    serde_json::from_value(json!({
         "spec": {
             "restartPolicy": "Never",
             "hostNetwork": true,
@@ -1022,31 +1297,12 @@ pub fn node_job(
                 "command": command,
                 "securityContext": {"privileged": true},
                 "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-                "volumeMounts": [
-                    {"name": "host", "mountPath": "/host"},
-                    {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true},
-                    {"name": "yurthub-manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}
-                ]
+                "volumeMounts": volume_mounts
             }],
-            "volumes": [
-                {"name": "host", "hostPath": {"path": "/"}},
-                {"name": "bootstrap", "secret": {
-                    "secretName": BOOTSTRAP_SECRET,
-                    "defaultMode": 0o400,
-                    "items": [{"key": credential_key, "path": credential_key}]
-                }},
-                {"name": "yurthub-manifest", "configMap": {
-                    "name": profile.yurthub_manifest_config_map(mode),
-                    "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
-                }}
-            ]
+            "volumes": all_volumes
         }
     }))
-    .expect("a valid pod template");
-    let mut job = NodeJob::new(plan::CONVERT_ACTION, node, template);
-    job.backoff_limit = 0;
-    job.active_deadline = Some(job_timeout);
-    job
+    .expect("a valid pod template")
 }
 
 /// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in

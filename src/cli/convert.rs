@@ -18,6 +18,52 @@ fn phase_id(s: &str) -> Result<String, String> {
     }
 }
 
+/// `COMPONENT=IMAGE`; which components exist is the profile's to say (checked in `validate`).
+fn component_image(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((c, i)) if !c.is_empty() && !i.is_empty() => Ok((c.to_owned(), i.to_owned())),
+        _ => Err(format!(
+            "{s:?} is not COMPONENT=IMAGE (for example yurthub=registry.example.com/openyurt/yurthub:v1.6.1)"
+        )),
+    }
+}
+
+/// `vMAJOR.MINOR.PATCH`.
+fn openyurt_version(s: &str) -> Result<String, String> {
+    let ok = s
+        .strip_prefix('v')
+        .map(|v| v.split('.').collect::<Vec<_>>())
+        .is_some_and(|p| {
+            p.len() == 3
+                && p.iter()
+                    .all(|x| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()))
+        });
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!("{s:?} is not an OpenYurt release like v1.6.1"))
+    }
+}
+
+/// `--provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderArg {
+    /// Whatever the nodes say (kind's provider ID, minikube's labels, kubeadm's annotation)
+    Auto,
+    Kubeadm,
+    Kind,
+    Minikube,
+}
+
+/// `--disable-nodelifecycle`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Toggle {
+    /// What the profile needs
+    Auto,
+    True,
+    False,
+}
+
 /// Flags of `yurtctl convert` (the help text is on the subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct ConvertCmd {
@@ -59,6 +105,52 @@ pub struct ConvertCmd {
     /// Phases to skip (comma-separated ids)
     #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
     pub skip_phases: Vec<String>,
+
+    /// Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]
+    #[arg(long, value_name = "NODES", value_delimiter = ',', value_parser = node_name)]
+    pub autonomous_nodes: Vec<String>,
+
+    /// The kind of cluster; convert refuses when the nodes say otherwise
+    #[arg(long, value_enum, value_name = "PROVIDER", default_value = "auto")]
+    pub provider: ProviderArg,
+
+    /// Another patch release of the profile's OpenYurt version (sets the OpenYurt image tags)
+    #[arg(long, value_name = "VERSION", value_parser = openyurt_version)]
+    pub openyurt_version: Option<String>,
+
+    /// Use IMAGE for COMPONENT (repeatable; components are the profile's image keys)
+    #[arg(long = "image", value_name = "COMPONENT=IMAGE", value_parser = component_image)]
+    pub images: Vec<(String, String)>,
+
+    /// Disable kube-controller-manager's nodelifecycle controller on control-plane nodes
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub disable_nodelifecycle: Toggle,
+
+    /// Refuse to start while any selected node is NotReady (by default such a node is only
+    /// skipped and reported)
+    #[arg(long)]
+    pub require_all_ready: bool,
+
+    /// Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)
+    #[arg(long)]
+    pub deploy_yurttunnel: bool,
+
+    /// Deploy yurt-app-manager (profiles that have it)
+    #[arg(long)]
+    pub enable_app_manager: bool,
+
+    /// Lifetime of the bootstrap token convert creates for YurtHub
+    #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration)]
+    pub token_ttl: Duration,
+
+    /// Take over fields of our objects that other field managers own (server-side apply)
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is
+    /// known to be dead)
+    #[arg(long)]
+    pub force_unlock: bool,
 }
 
 impl ConvertCmd {
@@ -80,6 +172,22 @@ impl ConvertCmd {
                 crate::render::Profile::names().join(", ")
             ));
         }
+        if let Some(n) = self
+            .autonomous_nodes
+            .iter()
+            .find(|n| self.cloud_nodes.contains(n))
+        {
+            return Err(format!(
+                "node {n} is named in --autonomous-nodes and --cloud-nodes; only edge nodes \
+                 are autonomous"
+            ));
+        }
+        if self.token_ttl < Duration::from_secs(10 * 60) {
+            return Err(format!(
+                "--token-ttl {}s is too short for nodes to join; use at least 10m",
+                self.token_ttl.as_secs()
+            ));
+        }
         Ok(())
     }
 
@@ -94,6 +202,31 @@ impl ConvertCmd {
             concurrency: self.concurrency,
             job_timeout: self.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
+            autonomous_nodes: self.autonomous_nodes.clone(),
+            provider: match self.provider {
+                ProviderArg::Auto => None,
+                ProviderArg::Kubeadm => Some(crate::plan::Provider::Kubeadm),
+                ProviderArg::Kind => Some(crate::plan::Provider::Kind),
+                ProviderArg::Minikube => Some(crate::plan::Provider::Minikube),
+            },
+            openyurt_version: self.openyurt_version.clone(),
+            images: self.images.iter().cloned().collect(),
+            disable_nodelifecycle: match self.disable_nodelifecycle {
+                Toggle::Auto => None,
+                Toggle::True => Some(true),
+                Toggle::False => Some(false),
+            },
+            require_all_ready: self.require_all_ready,
+            features: [
+                (self.deploy_yurttunnel, "deploy-yurttunnel"),
+                (self.enable_app_manager, "enable-app-manager"),
+            ]
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, f)| f.to_owned())
+            .collect(),
+            token_ttl: self.token_ttl,
+            force_conflicts: self.force_conflicts,
         }
     }
 }

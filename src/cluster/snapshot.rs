@@ -39,6 +39,9 @@ pub struct NodeInfo {
     pub kubelet_version: String,
     /// A `kube-controller-manager-<node>` mirror pod (static pod from a file) runs here.
     pub kcm_static_pod: bool,
+    /// `spec.providerID` (kind: `kind://…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
 }
 
 impl NodeInfo {
@@ -128,6 +131,7 @@ fn node_info(n: Node, kcm_nodes: &std::collections::HashSet<String>) -> NodeInfo
     let status = n.status.unwrap_or_default();
     NodeInfo {
         kcm_static_pod: kcm_nodes.contains(&name),
+        provider_id: spec.provider_id.clone(),
         name,
         labels,
         annotations: n.metadata.annotations.unwrap_or_default(),

@@ -2,7 +2,7 @@
 //! [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the executor
 //! (`app::convert`) runs it. Nothing here talks to the API or prints.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -34,6 +34,8 @@ pub const VERIFY: &str = "verify";
 
 /// The Job action of node conversion (`yurtctl-convert-<node>`).
 pub const CONVERT_ACTION: &str = "convert";
+/// The Job action that disables nodelifecycle in kube-controller-manager's manifest.
+pub const KCM_ACTION: &str = "disable-nodelifecycle";
 
 /// What the user asked for, validated at the CLI edge.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -48,6 +50,90 @@ pub struct ConvertOptions {
     #[serde(serialize_with = "ser_duration")]
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,
+    /// Edge nodes that get the autonomy annotation; empty: every edge node.
+    pub autonomous_nodes: Vec<String>,
+    /// `--provider`: None = auto (whatever the nodes say).
+    pub provider: Option<Provider>,
+    /// `--openyurt-version`: another patch release of the profile's OpenYurt minor.
+    pub openyurt_version: Option<String>,
+    /// `--image COMPONENT=IMAGE`, by the profile's image keys.
+    pub images: BTreeMap<String, String>,
+    /// `--disable-nodelifecycle`: None = what the profile needs.
+    pub disable_nodelifecycle: Option<bool>,
+    /// A NotReady node blocks the whole run instead of only itself.
+    pub require_all_ready: bool,
+    /// Optional components (`deploy-yurttunnel`, `enable-app-manager`).
+    pub features: BTreeSet<String>,
+    /// Lifetime of the bootstrap token convert creates.
+    #[serde(serialize_with = "ser_duration")]
+    pub token_ttl: Duration,
+    /// Take over fields other managers own (server-side apply `force`).
+    pub force_conflicts: bool,
+}
+
+/// The kind of cluster (`--provider`); nodes tell which one it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Kubeadm,
+    Kind,
+    Minikube,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Kubeadm => "kubeadm",
+            Provider::Kind => "kind",
+            Provider::Minikube => "minikube",
+        }
+    }
+
+    /// What a node's object says about the tool that made it: kind sets `providerID kind://…`,
+    /// minikube labels `minikube.k8s.io/name`, kubeadm annotates the CRI socket.
+    pub fn of_node(n: &NodeInfo) -> Option<Provider> {
+        if n.provider_id
+            .as_deref()
+            .is_some_and(|p| p.starts_with("kind://"))
+        {
+            Some(Provider::Kind)
+        } else if n.labels.contains_key("minikube.k8s.io/name") {
+            Some(Provider::Minikube)
+        } else if n
+            .annotations
+            .contains_key("kubeadm.alpha.kubernetes.io/cri-socket")
+        {
+            Some(Provider::Kubeadm)
+        } else {
+            None
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// The profile's images with `--openyurt-version`, `--image` and `--servant-image` applied.
+    pub fn images(&self, profile: &Profile) -> BTreeMap<String, String> {
+        let mut images = profile.images.clone();
+        if let Some(v) = &self.openyurt_version {
+            let old = format!(":{}", profile.openyurt_version);
+            for image in images.values_mut() {
+                if let Some(repo) = image.strip_suffix(&old) {
+                    *image = format!("{repo}:{v}");
+                }
+            }
+        }
+        images.extend(self.images.clone());
+        if let Some(s) = &self.servant_image {
+            images.insert("servant".into(), s.clone());
+        }
+        images
+    }
+
+    /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
+    pub fn disables_nodelifecycle(&self, profile: &Profile) -> bool {
+        self.disable_nodelifecycle
+            .unwrap_or(profile.disable_node_lifecycle)
+    }
 }
 
 fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -111,6 +197,8 @@ pub struct NodeDecision {
     pub name: String,
     pub role: Role,
     pub action: NodeAction,
+    /// Gets the profile's autonomy annotation (edge nodes only).
+    pub autonomous: bool,
 }
 
 /// One step of a phase: what is done, to what.
@@ -149,6 +237,8 @@ pub struct Plan {
     pub profile: String,
     pub server_version: String,
     pub nodes: Vec<NodeDecision>,
+    /// Control-plane nodes whose kube-controller-manager gets nodelifecycle disabled this run.
+    pub kcm_nodes: Vec<String>,
     pub phases: Vec<Phase>,
 }
 
@@ -160,9 +250,10 @@ impl Plan {
             .filter(move |n| n.role == role && n.action == NodeAction::Convert)
     }
 
-    /// No node needs converting: the cluster is already converted (or nothing was selected).
+    /// No node needs converting and no kube-controller-manager needs changing: the cluster is
+    /// already converted (or nothing was selected).
     pub fn nothing_to_do(&self) -> bool {
-        !self.nodes.iter().any(|n| n.action == NodeAction::Convert)
+        !self.nodes.iter().any(|n| n.action == NodeAction::Convert) && self.kcm_nodes.is_empty()
     }
 
     pub fn phase(&self, id: &str) -> Option<&Phase> {
@@ -241,6 +332,49 @@ pub fn plan_convert(
             "--all-edge and --edge-nodes exclude each other".into(),
         ));
     }
+    let known = profile.flags();
+    if let Some(f) = opts.features.iter().find(|f| !known.contains(f.as_str())) {
+        return Err(PlanError::Usage(format!(
+            "--{f}: profile {} has no such component{}",
+            profile.name,
+            if known.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (it knows --{})",
+                    known.into_iter().collect::<Vec<_>>().join(", --")
+                )
+            }
+        )));
+    }
+    if let Some(c) = opts
+        .images
+        .keys()
+        .find(|c| !profile.images.contains_key(*c))
+    {
+        return Err(PlanError::Usage(format!(
+            "--image {c}=…: profile {} has no component {c:?}; its components are {}",
+            profile.name,
+            profile
+                .images
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if let Some(v) = &opts.openyurt_version {
+        let minor = |s: &str| s.rsplit_once('.').map(|(m, _)| m.to_owned());
+        if minor(v) != minor(&profile.openyurt_version) {
+            return Err(PlanError::Usage(format!(
+                "--openyurt-version {v}: profile {} is for OpenYurt {}; pick a patch release of \
+                 {} or another profile",
+                profile.name,
+                profile.openyurt_version,
+                minor(&profile.openyurt_version).unwrap_or_default()
+            )));
+        }
+    }
 
     let mut findings = Vec::new();
     match server_minor(snap) {
@@ -262,20 +396,36 @@ pub fn plan_convert(
             findings.push(format!("node {n} does not exist"));
         }
     }
-    if profile.disable_node_lifecycle
+    if let Some(want) = opts.provider {
+        for n in &snap.nodes {
+            if let Some(is) = Provider::of_node(n).filter(|is| *is != want) {
+                findings.push(format!(
+                    "node {} looks like a {} node, not {} (--provider); leave --provider at auto \
+                     or point --kubeconfig at the right cluster",
+                    n.name,
+                    is.as_str(),
+                    want.as_str()
+                ));
+            }
+        }
+    }
+    for n in &opts.autonomous_nodes {
+        if !snap.nodes.iter().any(|x| &x.name == n) {
+            findings.push(format!("node {n} (--autonomous-nodes) does not exist"));
+        }
+    }
+    if opts.disables_nodelifecycle(profile)
         && !opts.skip_phases.contains(KCM)
         && !snap.nodes.iter().any(|n| n.kcm_static_pod)
     {
         findings.push(format!(
-            "profile {} disables kube-controller-manager's nodelifecycle controller, but no \
-             kube-controller-manager static pod was found; skip phase {KCM} to go on without it",
+            "nodelifecycle is to be disabled in kube-controller-manager (profile {}, \
+             --disable-nodelifecycle), but no kube-controller-manager static pod was found: \
+             disable it where your kube-controller-manager is configured, then re-run with \
+             --disable-nodelifecycle=false or --skip-phases {KCM}",
             profile.name
         ));
     }
-    if !findings.is_empty() {
-        return Err(PlanError::Preflight(findings));
-    }
-
     let edge_key = &profile.labels.edge_worker.key;
     let nodes: Vec<NodeDecision> = snap
         .nodes
@@ -293,22 +443,63 @@ pub fn plan_convert(
                 name: n.name.clone(),
                 role,
                 action,
+                autonomous: role == Role::Edge
+                    && (opts.autonomous_nodes.is_empty()
+                        || opts.autonomous_nodes.contains(&n.name)),
             })
         })
         .collect();
+    for n in &opts.autonomous_nodes {
+        if nodes.iter().any(|d| &d.name == n && d.role != Role::Edge) {
+            findings.push(format!(
+                "node {n} (--autonomous-nodes) is not an edge node in this conversion"
+            ));
+        }
+    }
+    if opts.require_all_ready {
+        for n in nodes
+            .iter()
+            .filter(|n| n.action == NodeAction::SkipNotReady)
+        {
+            findings.push(format!(
+                "node {} is NotReady (--require-all-ready); bring it back or leave the flag \
+                 out to skip it",
+                n.name
+            ));
+        }
+    }
+    if !findings.is_empty() {
+        return Err(PlanError::Preflight(findings));
+    }
+    let kcm_done = |node: &str| {
+        snap.journal
+            .as_ref()
+            .and_then(|j| j.phase(node, KCM))
+            .is_some_and(|s| s.state == PhaseState::Done)
+    };
+    let kcm_nodes: Vec<String> = if opts.disables_nodelifecycle(profile) {
+        snap.nodes
+            .iter()
+            .filter(|n| n.kcm_static_pod && n.ready && !kcm_done(&n.name))
+            .map(|n| n.name.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     let phases = CONVERT_PHASES
         .iter()
         .map(|id| Phase {
             id: (*id).to_string(),
             skipped: opts.skip_phases.contains(*id),
-            steps: steps(id, snap, opts, profile, &nodes),
+            steps: steps(id, snap, opts, profile, &nodes, &kcm_nodes),
         })
         .collect();
     Ok(Plan {
         profile: profile.name.clone(),
         server_version: snap.server_version.clone(),
         nodes,
+        kcm_nodes,
         phases,
     })
 }
@@ -332,6 +523,7 @@ fn steps(
     opts: &ConvertOptions,
     profile: &Profile,
     nodes: &[NodeDecision],
+    kcm_nodes: &[String],
 ) -> Vec<Step> {
     let converting = || nodes.iter().filter(|n| n.action == NodeAction::Convert);
     let labels = &profile.labels;
@@ -367,7 +559,7 @@ fn steps(
                     Role::Cloud => &labels.edge_worker.cloud,
                 };
                 let mut d = format!("label {}={value}", labels.edge_worker.key);
-                if n.role == Role::Edge {
+                if n.autonomous {
                     d.push_str(&format!(
                         ", annotate {}={}",
                         labels.autonomy.key, labels.autonomy.value
@@ -380,9 +572,8 @@ fn steps(
             if converting().next().is_none() {
                 return Vec::new();
             }
-            let features = BTreeSet::new();
             let mut s: Vec<Step> = profile
-                .enabled_components(&features)
+                .enabled_components(&opts.features)
                 .map(|c| Step::new("apply", c.id.clone(), c.templates.join(", ")))
                 .collect();
             s.push(Step::new(
@@ -392,22 +583,19 @@ fn steps(
             ));
             s
         }
-        KCM => {
-            if !profile.disable_node_lifecycle {
-                return Vec::new();
-            }
-            snap.nodes
-                .iter()
-                .filter(|n| n.kcm_static_pod)
-                .map(|n| {
-                    Step::new(
-                        "job",
-                        format!("node/{}", n.name),
-                        "node-servant disable-nodelifecycle",
-                    )
-                })
-                .collect()
-        }
+        KCM => kcm_nodes
+            .iter()
+            .map(|n| {
+                Step::new(
+                    "job",
+                    format!("node/{n}"),
+                    format!(
+                        "Job {}: node-servant disable-nodelifecycle",
+                        crate::cluster::jobs::job_name(KCM_ACTION, n)
+                    ),
+                )
+            })
+            .collect(),
         NODES_EDGE | NODES_CLOUD => {
             let role = if id == NODES_EDGE {
                 Role::Edge

@@ -25,6 +25,7 @@ fn node(name: &str, control_plane: bool, ready: bool) -> NodeInfo {
         internal_ip: None,
         kubelet_version: "v1.30.2".into(),
         kcm_static_pod: control_plane,
+        provider_id: None,
     }
 }
 
@@ -305,4 +306,206 @@ fn plan_for_three_nodes() {
     let p = plan_convert(&three(), &opts(), &profile()).unwrap();
     insta::assert_json_snapshot!("plan_three_nodes", p);
     insta::assert_snapshot!("plan_three_nodes_text", render_text(&p));
+}
+
+fn legacy_snap() -> ClusterSnapshot {
+    let mut s = three();
+    s.server_version = "v1.20.15".into();
+    s.server_minor = "20".into();
+    s
+}
+
+#[test]
+fn nodelifecycle_follows_the_profile_and_the_flag() {
+    let legacy = Profile::load("legacy-v0.6").unwrap();
+    let mut done = Journal::new("convert", "legacy-v0.6");
+    done.set_phase("cp-1", KCM, PhaseState::Done, None);
+    for (name, profile, snap, flag, want) in [
+        (
+            "legacy disables it",
+            &legacy,
+            legacy_snap(),
+            None,
+            vec!["cp-1"],
+        ),
+        (
+            "legacy, turned off",
+            &legacy,
+            legacy_snap(),
+            Some(false),
+            vec![],
+        ),
+        ("default leaves it", &profile(), three(), None, vec![]),
+        (
+            "default, turned on",
+            &profile(),
+            three(),
+            Some(true),
+            vec!["cp-1"],
+        ),
+        (
+            "already done by an earlier run",
+            &legacy,
+            ClusterSnapshot {
+                journal: Some(done.clone()),
+                ..legacy_snap()
+            },
+            None,
+            vec![],
+        ),
+    ] {
+        let mut o = opts();
+        o.profile = profile.name.clone();
+        o.disable_nodelifecycle = flag;
+        let p = plan_convert(&snap, &o, profile).unwrap();
+        assert_eq!(p.kcm_nodes, names(&want), "{name}");
+        assert_eq!(p.phase(KCM).unwrap().steps.len(), want.len(), "{name}");
+    }
+}
+
+#[test]
+fn a_pending_kcm_change_is_something_to_do() {
+    let legacy = Profile::load("legacy-v0.6").unwrap();
+    let mut j = Journal::new("convert", "legacy-v0.6");
+    for n in ["cp-1", "worker-1", "worker-2"] {
+        let phase = if n == "cp-1" { NODES_CLOUD } else { NODES_EDGE };
+        j.set_phase(n, phase, PhaseState::Done, None);
+    }
+    let mut s = legacy_snap();
+    for n in &mut s.nodes {
+        n.labels
+            .insert(legacy.labels.edge_worker.key.clone(), "true".into());
+    }
+    s.journal = Some(j.clone());
+    let mut o = opts();
+    o.profile = legacy.name.clone();
+    let p = plan_convert(&s, &o, &legacy).unwrap();
+    assert!(
+        p.nodes
+            .iter()
+            .all(|n| n.action == NodeAction::AlreadyConverted)
+    );
+    assert!(
+        !p.nothing_to_do(),
+        "kube-controller-manager still needs its change"
+    );
+    j.set_phase("cp-1", KCM, PhaseState::Done, None);
+    s.journal = Some(j);
+    assert!(plan_convert(&s, &o, &legacy).unwrap().nothing_to_do());
+}
+
+#[test]
+fn autonomy_goes_to_the_named_edge_nodes_only() {
+    let mut o = opts();
+    let all = plan_convert(&three(), &o, &profile()).unwrap();
+    let autonomous = |p: &Plan| {
+        p.nodes
+            .iter()
+            .filter(|n| n.autonomous)
+            .map(|n| n.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(autonomous(&all), names(&["worker-1", "worker-2"]));
+    o.autonomous_nodes = names(&["worker-2"]);
+    let some = plan_convert(&three(), &o, &profile()).unwrap();
+    assert_eq!(autonomous(&some), names(&["worker-2"]));
+    let label = &some.phase(LABEL_NODES).unwrap().steps;
+    assert!(!label[1].detail.contains("annotate"), "{label:?}");
+    assert!(label[2].detail.contains("annotate"), "{label:?}");
+}
+
+#[test]
+fn option_errors_name_what_is_wrong() {
+    let legacy = Profile::load("legacy-v0.6").unwrap();
+    type Tweak = fn(&mut ConvertOptions);
+    let cases: [(&str, Tweak, bool, &str); 8] = [
+        (
+            "unknown feature",
+            |o| {
+                o.features.insert("deploy-yurttunnel".into());
+            },
+            false,
+            "--deploy-yurttunnel",
+        ),
+        (
+            "unknown image component",
+            |o| {
+                o.images.insert("yurt-tunnel".into(), "x:1".into());
+            },
+            false,
+            "no component \"yurt-tunnel\"",
+        ),
+        (
+            "another OpenYurt minor",
+            |o| o.openyurt_version = Some("v1.5.0".into()),
+            false,
+            "v1.5.0",
+        ),
+        (
+            "autonomous cloud node",
+            |o| o.autonomous_nodes = vec!["cp-1".into()],
+            true,
+            "cp-1",
+        ),
+        (
+            "autonomous ghost",
+            |o| o.autonomous_nodes = vec!["ghost".into()],
+            true,
+            "ghost",
+        ),
+        (
+            "wrong provider",
+            |o| o.provider = Some(Provider::Minikube),
+            true,
+            "not minikube",
+        ),
+        (
+            "not ready, all required",
+            |o| o.require_all_ready = true,
+            true,
+            "worker-2 is NotReady",
+        ),
+        (
+            "no kcm static pod",
+            |o| o.disable_nodelifecycle = Some(true),
+            true,
+            "no kube-controller-manager static pod",
+        ),
+    ];
+    for (name, tweak, preflight, want) in cases {
+        let mut s = three();
+        s.nodes[2].ready = false;
+        for n in &mut s.nodes {
+            n.annotations.insert(
+                "kubeadm.alpha.kubernetes.io/cri-socket".into(),
+                "unix:///run/containerd/containerd.sock".into(),
+            );
+        }
+        if name == "no kcm static pod" {
+            s.nodes[0].kcm_static_pod = false;
+        }
+        let mut o = opts();
+        tweak(&mut o);
+        let e = plan_convert(&s, &o, &profile()).unwrap_err();
+        assert_eq!(
+            matches!(e, PlanError::Preflight(_)),
+            preflight,
+            "{name}: {e}"
+        );
+        assert!(e.to_string().contains(want), "{name}: {e}");
+    }
+    // the legacy profile knows its optional components and its image keys
+    let mut o = opts();
+    o.profile = legacy.name.clone();
+    o.features.insert("deploy-yurttunnel".into());
+    o.images
+        .insert("yurt-tunnel-agent".into(), "x/agent:1".into());
+    o.openyurt_version = Some("v0.6.0".into());
+    assert!(plan_convert(&legacy_snap(), &o, &legacy).is_ok());
+    assert_eq!(o.images(&legacy)["yurthub"], "openyurt/yurthub:v0.6.0");
+    assert_eq!(o.images(&legacy)["yurt-tunnel-agent"], "x/agent:1");
+    assert_eq!(
+        o.images(&legacy)["yurt-app-manager"],
+        "openyurt/yurt-app-manager:v0.4.0"
+    );
 }

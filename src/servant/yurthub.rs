@@ -189,7 +189,11 @@ mod tests {
             (".yurthub.yaml", POD, "dot files"),
             ("yurthub.conf", POD, ".yaml"),
             ("yurthub.yaml", "a: [", "not YAML"),
-            ("yurthub.yaml", "apiVersion: v1\nkind: ConfigMap\n", "v1 Pod"),
+            (
+                "yurthub.yaml",
+                "apiVersion: v1\nkind: ConfigMap\n",
+                "v1 Pod",
+            ),
             (
                 "yurthub.yaml",
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: Bad_Name\nspec:\n  containers: [{name: a}]\n",

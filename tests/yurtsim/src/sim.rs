@@ -354,9 +354,16 @@ fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
             vec![]
         };
         let now = crate::util::now();
+        // kubeadm (which kind and minikube run too) records the CRI socket; kind's nodes carry
+        // its provider ID
+        let mut spec = json!({"podCIDR": format!("10.244.{}.0/24", i % 256), "taints": taints});
+        if cfg.layout == Layout::Kind {
+            spec["providerID"] = json!(format!("kind://docker/kind/{name}"));
+        }
         let node = json!({"metadata": {"name": name, "labels": labels, "annotations": {
+                "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///var/run/containerd/containerd.sock",
                 "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-            "spec": {"podCIDR": format!("10.244.{}.0/24", i % 256), "taints": taints},
+            "spec": spec,
             "status": {
                 "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
                 "capacity": {"cpu": "4", "memory": "8148828Ki", "pods": "110", "ephemeral-storage": "102626232Ki"},
