@@ -1,0 +1,366 @@
+//! `yurtctl convert` end to end on yurtsim beyond the default path: the legacy-v0.6 profile
+//! (nodelifecycle disabled in kube-controller-manager, YurtHub with a join token, yurt-tunnel),
+//! `--dry-run=server`, `--force-unlock`, `--token-ttl` and image overrides.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+use kube::Client;
+use kube::api::{Api, ListParams, PostParams};
+use serde_json::{Value, json};
+use yurtsim::{Layout, Sim};
+
+const HUB_SERVER: &str = "http://127.0.0.1:10261";
+const MANAGED: &str = "app.kubernetes.io/managed-by=yurtctl";
+const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
+
+struct Env {
+    sim: Sim,
+    client: Client,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(version: &str) -> Env {
+    let version = version.to_owned();
+    let env = support::start_sim(3, Layout::Kubeadm, |cfg| cfg.kubernetes_version = version).await;
+    let client = support::kube_client(&env.sim).await;
+    Env {
+        sim: env.sim,
+        client,
+        _dir: env.dir,
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+async fn convert(env: &Env, args: &[&str]) -> Run {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("convert")
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .args([
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .env_remove("KUBECONFIG")
+        .output()
+        .await
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!(
+        "--- yurtctl convert {args:?}: exit {}\n{}",
+        run.code, run.stderr
+    );
+    run
+}
+
+async fn kubelet_server(env: &Env, node: &str) -> Option<String> {
+    let n = Api::<Node>::all(env.client.clone())
+        .get(node)
+        .await
+        .unwrap();
+    n.metadata
+        .annotations?
+        .get("yurtsim.openyurt.io/kubelet-server")
+        .cloned()
+}
+
+async fn through_yurthub(env: &Env, node: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while kubelet_server(env, node).await.as_deref() != Some(HUB_SERVER) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{node}'s kubelet does not talk through YurtHub"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn controllers_flag(manifest: &str) -> Option<String> {
+    manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("- --controllers="))
+        .map(str::to_owned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_profile_disables_nodelifecycle_and_joins_with_a_token() {
+    let env = start("v1.20.15").await;
+    let cp = env.sim.node_root("control-plane-1");
+    let kcm_before = std::fs::read_to_string(cp.join(KCM)).unwrap();
+    assert!(
+        !controllers_flag(&kcm_before).is_some_and(|c| c.contains("nodelifecycle")),
+        "{kcm_before}"
+    );
+
+    let run = convert(
+        &env,
+        &[
+            "--profile",
+            "legacy-v0.6",
+            "--deploy-yurttunnel",
+            "-y",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert!(
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["result"] == "converted"),
+        "{r:#}"
+    );
+    for w in ["worker-1", "worker-2"] {
+        through_yurthub(&env, w).await;
+    }
+
+    // kube-controller-manager: `-nodelifecycle` added, nothing else changed
+    let kcm_after = std::fs::read_to_string(cp.join(KCM)).unwrap();
+    let flag = controllers_flag(&kcm_after).expect("--controllers present");
+    assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
+    let changed: Vec<_> = kcm_before
+        .lines()
+        .zip(kcm_after.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert!(
+        changed.len() <= 1,
+        "only the --controllers line: {changed:?}"
+    );
+
+    // YurtHub v0.6 reads its join token from a 0600 file; the manifest never holds it
+    let worker = env.sim.node_root("worker-1");
+    let manifest = std::fs::read_to_string(worker.join("etc/kubernetes/manifests/yurt-hub.yaml"))
+        .expect("the legacy profile's manifest file name");
+    assert!(
+        manifest.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"),
+        "{manifest}"
+    );
+    let token_file = worker.join("var/lib/yurthub/join-token");
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let token = token.trim();
+    assert_eq!(token.len(), 23, "id.secret");
+    assert!(!manifest.contains(token.split('.').nth(1).unwrap()));
+
+    // the journal records the kcm phase; the optional tunnel was installed
+    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .get("yurtctl-state")
+        .await
+        .unwrap();
+    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    assert_eq!(state["nodes"]["control-plane-1"]["kcm"]["state"], "done");
+    assert_eq!(state["profile"], "legacy-v0.6");
+    let ds = Api::<DaemonSet>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels(MANAGED))
+        .await
+        .unwrap();
+    assert!(
+        ds.items
+            .iter()
+            .any(|d| d.metadata.name.as_deref() == Some("yurt-tunnel-agent")),
+        "yurt-tunnel-agent"
+    );
+
+    // a re-run is a no-op: no Job, kube-controller-manager untouched
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    assert_eq!(jobs, 4, "3 node Jobs and 1 kube-controller-manager Job");
+    let again = convert(
+        &env,
+        &["--profile", "legacy-v0.6", "--deploy-yurttunnel", "-y"],
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already converted"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_eq!(std::fs::read_to_string(cp.join(KCM)).unwrap(), kcm_after);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn server_dry_run_sends_every_write_with_dry_run_and_stores_nothing() {
+    let env = start("v1.30.2").await;
+    let run = convert(&env, &["--dry-run=server", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = run.json();
+    assert_eq!(p["kind"], "Plan");
+    let writes = p["serverDryRun"].as_array().unwrap();
+    let count = |verb: &str| writes.iter().filter(|w| w["verb"] == verb).count();
+    assert_eq!(count("create"), 3, "one node Job per node: {writes:#?}");
+    assert_eq!(count("patch"), 1);
+    assert!(count("apply") > 20, "{writes:#?}");
+    for w in writes {
+        assert!(
+            w["result"] == "accepted"
+                || (w["result"] == "unchecked"
+                    && w["object"].as_str().unwrap().contains("YurtStaticSet")),
+            "{w}"
+        );
+    }
+    // nothing was stored
+    let cms = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels(MANAGED))
+        .await
+        .unwrap();
+    assert!(cms.items.is_empty(), "{:?}", cms.items);
+    let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(jobs.items.is_empty());
+    let w = Api::<Node>::all(env.client.clone())
+        .get("worker-1")
+        .await
+        .unwrap();
+    assert!(
+        !w.metadata
+            .labels
+            .unwrap()
+            .contains_key("openyurt.io/is-edge-worker")
+    );
+
+    // a write the server refuses fails the dry run with exit 3, naming it
+    env.sim.faults().deny("create", "jobs.batch");
+    let refused = convert(&env, &["--dry-run=server"]).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("Job kube-system/yurtctl-convert-worker-1"),
+        "{}",
+        refused.stderr
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stale_foreign_lock_is_named_and_force_unlock_takes_it() {
+    let env = start("v1.30.2").await;
+    let leases: Api<Lease> = Api::namespaced(env.client.clone(), "kube-system");
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let lease: Lease = serde_json::from_value(json!({
+        "metadata": {"name": "yurtctl-lock"},
+        "spec": {"holderIdentity": "ops-laptop-4711", "leaseDurationSeconds": 3600,
+                 "acquireTime": now.to_string(), "renewTime": now.to_string()}
+    }))
+    .unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+
+    let held = convert(&env, &["-y"]).await;
+    assert_eq!(held.code, 6, "{}", held.stderr);
+    assert!(held.stderr.contains("ops-laptop-4711"), "{}", held.stderr);
+
+    let forced = convert(
+        &env,
+        &["-y", "--force-unlock", "--token-ttl", "2h", "-o", "json"],
+    )
+    .await;
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert!(
+        forced.stderr.contains("ops-laptop-4711"),
+        "{}",
+        forced.stderr
+    );
+    assert!(
+        leases.get_opt("yurtctl-lock").await.unwrap().is_none(),
+        "released at the end"
+    );
+
+    // the bootstrap token expires --token-ttl after the run
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "kube-system");
+    let tokens = secrets
+        .list(&ListParams::default().fields("type=bootstrap.kubernetes.io/token"))
+        .await
+        .unwrap();
+    assert_eq!(tokens.items.len(), 1);
+    let exp = tokens.items[0].data.as_ref().unwrap()["expiration"]
+        .0
+        .clone();
+    let exp: k8s_openapi::jiff::Timestamp = String::from_utf8(exp).unwrap().parse().unwrap();
+    let left = exp.duration_since(k8s_openapi::jiff::Timestamp::now());
+    assert!(
+        left.as_secs() > 7000 && left.as_secs() <= 7200,
+        "expires in {}s",
+        left.as_secs()
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn image_overrides_reach_the_manifests_nodes_install() {
+    let env = start("v1.30.2").await;
+    let hub = "registry.example.com/openyurt/yurthub:v1.6.1-patched";
+    let run = convert(
+        &env,
+        &[
+            "--image",
+            &format!("yurthub={hub}"),
+            "--openyurt-version",
+            "v1.6.0",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = run.json();
+    let objects = p["objects"].as_array().unwrap();
+    let cm = objects
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "yurt-static-set-yurt-hub")
+        .unwrap();
+    assert!(
+        cm["data"]["yurthub"].as_str().unwrap().contains(hub),
+        "{cm:#}"
+    );
+    let manager = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "yurt-manager")
+        .unwrap();
+    assert_eq!(
+        manager["spec"]["template"]["spec"]["containers"][0]["image"],
+        "openyurt/yurt-manager:v1.6.0"
+    );
+    let bad = convert(&env, &["--image", "tunnel=x:1", "-y"]).await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("tunnel"), "{}", bad.stderr);
+    env.sim.shutdown().await;
+}
