@@ -443,6 +443,8 @@ fn fault(verb: &str, resource: &str, count: u32, status: u16) -> RequestFault {
         status,
         delay_ms: 0,
         message: None,
+        probability: None,
+        after: false,
     }
 }
 

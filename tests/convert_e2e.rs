@@ -486,6 +486,8 @@ async fn transient_api_errors_and_conflicts_still_converge() {
         status,
         delay_ms: 0,
         message: None,
+        probability: None,
+        after: false,
     };
     for f in [
         fault("patch", "nodes", 2, 500),

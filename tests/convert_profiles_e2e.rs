@@ -364,3 +364,66 @@ async fn image_overrides_reach_the_manifests_nodes_install() {
     assert!(bad.stderr.contains("tunnel"), "{}", bad.stderr);
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn random_write_errors_and_lost_answers_still_converge_without_duplicates() {
+    use yurtsim::faults::RequestFault;
+    let env = start("v1.30.2").await;
+    let fault = |verb: &str, status: u16, probability: f64, after: bool| RequestFault {
+        verb: verb.into(),
+        resource: String::new(),
+        count: u32::MAX,
+        status,
+        delay_ms: 0,
+        message: None,
+        probability: Some(probability),
+        after,
+    };
+    // 10% of writes answered 500 before anything happens, 5% after the write was stored (the
+    // answer is lost), and some updates refused with 409
+    env.sim.faults().add(fault("write", 500, 0.10, false));
+    env.sim.faults().add(fault("write", 500, 0.05, true));
+    env.sim.faults().add(fault("update", 409, 0.2, false));
+    let run = convert(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert!(
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["result"] == "converted"),
+        "{r:#}"
+    );
+    env.sim.faults().clear();
+    for w in ["worker-1", "worker-2"] {
+        through_yurthub(&env, w).await;
+    }
+    // no duplicates: one bootstrap token, one journal, the Jobs gone
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "kube-system");
+    let tokens = secrets
+        .list(&ListParams::default().fields("type=bootstrap.kubernetes.io/token"))
+        .await
+        .unwrap();
+    assert_eq!(tokens.items.len(), 1, "one bootstrap token");
+    let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        jobs.items.is_empty(),
+        "{:?}",
+        jobs.items
+            .iter()
+            .map(|j| &j.metadata.name)
+            .collect::<Vec<_>>()
+    );
+    let again = convert(&env, &["-y"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already converted"),
+        "{}",
+        again.stderr
+    );
+    env.sim.shutdown().await;
+}

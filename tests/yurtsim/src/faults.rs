@@ -7,11 +7,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// "Fail (or delay) the next `count` requests matching verb and resource."
+/// "Fail (or delay) the next `count` requests matching verb and resource" — or, with a
+/// `probability`, each matching request with that chance until `count` have been hit.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestFault {
-    /// get, list, watch, create, update, patch, delete, deletecollection; empty = any.
+    /// get, list, watch, create, update, patch, delete, deletecollection; `write` = any of
+    /// create, update, patch, delete; empty = any.
     #[serde(default)]
     pub verb: String,
     /// `pods`, `jobs.batch`, `pods/log`; empty = any.
@@ -25,6 +27,19 @@ pub struct RequestFault {
     pub delay_ms: u64,
     #[serde(default)]
     pub message: Option<String>,
+    /// Chance (0..=1) that a matching request is hit; absent = every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// Carry the request out, then answer with the error anyway (a lost response, as when
+    /// etcd commits but the API server times out).
+    #[serde(default)]
+    pub after: bool,
+}
+
+fn verb_matches(rule: &str, verb: &str) -> bool {
+    rule.is_empty()
+        || rule == verb
+        || (rule == "write" && matches!(verb, "create" | "update" | "patch" | "delete"))
 }
 
 #[derive(Default)]
@@ -43,6 +58,7 @@ pub enum Decision {
         status: u16,
         message: Option<String>,
         delay: Duration,
+        after: bool,
     },
 }
 
@@ -74,8 +90,9 @@ impl Faults {
         let mut rules = self.rules.lock().unwrap();
         for rule in rules.iter_mut() {
             if rule.count == 0
-                || !(rule.verb.is_empty() || rule.verb == verb)
+                || !verb_matches(&rule.verb, verb)
                 || !resource_matches(&rule.resource, resource, group, sub)
+                || rule.probability.is_some_and(|p| rand::random::<f64>() >= p)
             {
                 continue;
             }
@@ -88,6 +105,7 @@ impl Faults {
                     status: rule.status,
                     message: rule.message.clone(),
                     delay,
+                    after: rule.after,
                 }
             };
             rules.retain(|r| r.count > 0);
@@ -222,6 +240,8 @@ mod tests {
             status: 500,
             delay_ms: 0,
             message: None,
+            probability: None,
+            after: false,
         });
         assert!(matches!(
             f.decide("get", "batch", "jobs", None),
@@ -255,6 +275,8 @@ mod tests {
             status: 429,
             delay_ms: 0,
             message: None,
+            probability: None,
+            after: false,
         });
         assert!(matches!(f.decide("get", "", "pods", None), Decision::Pass));
         assert!(matches!(

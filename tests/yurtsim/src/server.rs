@@ -349,8 +349,12 @@ pub async fn handle(
             status,
             message,
             delay,
+            after,
         } => {
             tokio::time::sleep(delay).await;
+            if after {
+                let _ = dispatch(&shared, req, &t, verb, &q).await;
+            }
             let reason = match status {
                 409 => "Conflict",
                 429 => "TooManyRequests",

@@ -354,6 +354,8 @@ async fn dry_run_writes_nothing_and_injected_faults_answer_with_status() {
         status: 500,
         delay_ms: 0,
         message: None,
+        probability: None,
+        after: false,
     });
     let e = api_err(
         cms.create(&PostParams::default(), &cm("f", json!({})))
