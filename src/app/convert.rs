@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Node, PodTemplateSpec, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
@@ -887,7 +887,7 @@ async fn dry_run_objects(
 }
 
 /// Renders the profile's components and the bootstrap Secret and applies them (server-side
-/// apply, field manager yurtctl); returns what was applied.
+/// apply, field manager yurtctl); returns what this or an earlier run created.
 async fn apply_components(
     cluster: &Cluster,
     plan: &Plan,
@@ -927,6 +927,13 @@ async fn apply_components(
             });
             wait_available(cluster, &deployments, opts.job_timeout).await?;
         }
+        // Revert deletes only what convert created: an object that was there before (and
+        // is not ours from an earlier run) is journaled as adopted, at once, so an
+        // interrupted run still tells revert.
+        let before = match applier.get_opt(o).await {
+            Err(ClusterError::UnknownKind { .. }) => None,
+            other => other?,
+        };
         let stored = apply_retrying_discovery(&applier, o).await?;
         let types = o.types.clone().unwrap_or_default();
         let r = ObjectRef {
@@ -935,6 +942,19 @@ async fn apply_components(
             namespace: stored.metadata.namespace.clone(),
             name: stored.metadata.name.clone().unwrap_or_default(),
         };
+        let ours = before.is_none_or(|b| {
+            journal.created_objects.contains(&r)
+                || b.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(LABEL_MANAGED_BY))
+                    .is_some_and(|v| v == MANAGED_BY)
+        });
+        if ours {
+            journal.record_created(r.clone());
+        } else {
+            journal.record_adopted(r.clone());
+        }
         if r.kind == "Deployment" && r.api_version == "apps/v1" {
             deployments.push(r.name.clone());
         }
@@ -945,7 +965,9 @@ async fn apply_components(
                 crate::cluster::apply::describe(&r.kind, r.namespace.as_deref(), &r.name)
             ),
         });
-        refs.push(r);
+        if ours {
+            refs.push(r);
+        }
     }
     Ok(refs)
 }
@@ -980,12 +1002,7 @@ pub fn node_job(
     // leave the servant time to report before the Job's deadline
     let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
     let bootstrap = format!("{BOOTSTRAP_MOUNT}/{BOOTSTRAP_KEY}");
-    let command = [
-        "yurtctl",
-        "node-servant",
-        "convert",
-        "--host-root",
-        "/host",
+    let args = [
         "--working-mode",
         role.as_str(),
         "--yurthub-image",
@@ -995,35 +1012,18 @@ pub fn node_job(
         "--yurthub-timeout",
         &hub_timeout,
     ];
-    let template: PodTemplateSpec = serde_json::from_value(json!({
-        "spec": {
-            "restartPolicy": "Never",
-            "hostNetwork": true,
-            "hostPID": true,
-            "automountServiceAccountToken": false,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [{
-                "name": "servant",
-                "image": servant_image,
-                "command": command,
-                "securityContext": {"privileged": true},
-                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-                "volumeMounts": [
-                    {"name": "host", "mountPath": "/host"},
-                    {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true}
-                ]
-            }],
-            "volumes": [
-                {"name": "host", "hostPath": {"path": "/"}},
-                {"name": "bootstrap", "secret": {"secretName": BOOTSTRAP_SECRET, "defaultMode": 0o400}}
-            ]
-        }
-    }))
-    .expect("a valid pod template");
-    let mut job = NodeJob::new(plan::CONVERT_ACTION, node, template);
-    job.backoff_limit = 0;
-    job.active_deadline = Some(job_timeout);
-    job
+    crate::app::servant_job::servant_job(
+        plan::CONVERT_ACTION,
+        node,
+        servant_image,
+        "convert",
+        &args,
+        job_timeout,
+        Some(crate::app::servant_job::SecretMount {
+            secret: BOOTSTRAP_SECRET,
+            mount_path: BOOTSTRAP_MOUNT,
+        }),
+    )
 }
 
 /// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in
@@ -1106,7 +1106,11 @@ async fn wait_available(
 }
 
 /// Waits until every node in `names` is Ready; returns those that were not by the deadline.
-async fn wait_ready(cluster: &Cluster, names: &[String], timeout: Duration) -> Vec<String> {
+pub(crate) async fn wait_ready(
+    cluster: &Cluster,
+    names: &[String],
+    timeout: Duration,
+) -> Vec<String> {
     let api: Api<Node> = Api::all(cluster.client().clone());
     cluster.throttle().await;
     wait_all(api, None, names, timeout, |n| {

@@ -12,6 +12,8 @@ use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
 
+pub mod revert;
+
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
 pub const CONVERT_PHASES: [&str; 8] = [
     PREFLIGHT,
