@@ -203,7 +203,8 @@ pub fn plan_revert(
             || n.annotations.contains_key(&labels.autonomy.key);
         let job = convert_jobs.contains_key(n.name.as_str());
         let mut found_by = Vec::new();
-        if touched(edge) || touched(cloud) || kcm {
+        let revert = journal_has(snap, &n.name, REVERTED);
+        if touched(edge) || touched(cloud) || kcm || revert.is_some() {
             found_by.push("journal");
         }
         if labelled {
@@ -224,11 +225,8 @@ pub fn plan_revert(
         } else {
             Role::Cloud
         };
-        let reverted = journal_has(snap, &n.name, REVERTED) == Some(PhaseState::Done)
-            && !touched(edge)
-            && !touched(cloud)
-            && !kcm
-            && !job;
+        let reverted =
+            revert == Some(PhaseState::Done) && !touched(edge) && !touched(cloud) && !kcm && !job;
         let action = if reverted {
             RevertAction::AlreadyReverted
         } else if !n.ready {
