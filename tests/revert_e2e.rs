@@ -295,6 +295,11 @@ async fn round_trip(layout: Layout) {
 
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs + env.sim.node_names().len() as u64,
+        "one revert Job per node"
+    );
     let r = rev.json();
     assert_eq!(r["kind"], "RevertResult");
     assert_eq!(r["apiVersion"], "yurtctl.openyurt.io/v1alpha1");

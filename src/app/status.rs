@@ -38,7 +38,8 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
 /// YurtHub mirror pods in kube-system: (node, Ready).
 async fn yurthub_pods(cluster: &Cluster) -> Result<Vec<(String, bool)>, ClusterError> {
     let api: Api<Pod> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
-    let lp = ListParams::default();
+    // the label of YurtHub's static-pod manifests (templates/*/yurthub-node.yaml.hbs)
+    let lp = ListParams::default().labels("k8s-app in (yurt-hub,yurt-hub-cloud)");
     let pods = cluster
         .call(|| api.list(&lp))
         .await
