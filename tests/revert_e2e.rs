@@ -617,3 +617,40 @@ fn revert_help() {
     assert!(out.status.success());
     insta::assert_snapshot!("revert_help", String::from_utf8_lossy(&out.stdout));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn missing_permissions_fail_preflight_with_nothing_changed() {
+    let env = start(Layout::Kubeadm).await;
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    env.sim.faults().deny("delete", "deployments.apps");
+    env.sim
+        .faults()
+        .deny("delete", "customresourcedefinitions.apiextensions.k8s.io");
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 3, "{}", rev.stderr);
+    assert!(rev.stderr.contains("[preflight]"), "{}", rev.stderr);
+    for denied in [
+        "not allowed to delete deployments.apps in kube-system",
+        "not allowed to delete customresourcedefinitions.apiextensions.k8s.io",
+    ] {
+        assert!(rev.stderr.contains(denied), "{denied}: {}", rev.stderr);
+    }
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs,
+        "no Job"
+    );
+    let w1 = Api::<Node>::all(env.client.clone())
+        .get("worker-1")
+        .await
+        .unwrap();
+    assert!(
+        w1.metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key(EDGE_LABEL)
+    );
+    env.sim.shutdown().await;
+}

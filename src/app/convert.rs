@@ -131,7 +131,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     }
 
     if plan.runs(plan::PREFLIGHT) {
-        match access_findings(&cluster).await {
+        match access_findings(&cluster, ACCESS).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
                 eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
@@ -625,14 +625,20 @@ const ACCESS: &[(&str, &str, &str, Option<&str>)] = &[
     ),
 ];
 
-/// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything
-/// convert does; one finding per denied permission.
-async fn access_findings(cluster: &Cluster) -> Result<Vec<String>, ClusterError> {
+/// One permission: (verb, group, resource, namespace).
+pub(crate) type Access<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
+
+/// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything in
+/// `access`; one finding per denied permission.
+pub(crate) async fn access_findings(
+    cluster: &Cluster,
+    access: &[Access<'_>],
+) -> Result<Vec<String>, ClusterError> {
     use k8s_openapi::api::authorization::v1::{
         ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
     };
     let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client().clone());
-    let checks = ACCESS.iter().map(|(verb, group, resource, ns)| {
+    let checks = access.iter().map(|(verb, group, resource, ns)| {
         let api = api.clone();
         async move {
             let review = SelfSubjectAccessReview {

@@ -103,12 +103,100 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
         return finish(g, result, Exit::Ok);
     }
 
+    if plan.runs(plan::PREFLIGHT) {
+        match access(&cluster, &plan).await {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
+                return Exit::Preflight;
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+
     eprint!("{}", render_text(&plan));
     if let Err(exit) = confirm(g, "Revert this cluster?") {
         return exit;
     }
     let (result, exit) = execute(&cluster, &plan, &opts, snap.journal, rep).await;
     finish(g, result, exit)
+}
+
+/// What revert always does (verb, group, resource, namespace).
+const ACCESS: &[crate::app::convert::Access<'static>] = &[
+    ("list", "", "nodes", None),
+    ("watch", "", "nodes", None),
+    ("patch", "", "nodes", None),
+    ("create", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("delete", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("list", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("watch", "batch", "jobs", Some(SYSTEM_NAMESPACE)),
+    ("list", "", "pods", Some(SYSTEM_NAMESPACE)),
+    ("list", "", "events", Some(SYSTEM_NAMESPACE)),
+    (
+        "get",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "create",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "update",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    (
+        "delete",
+        "coordination.k8s.io",
+        "leases",
+        Some(SYSTEM_NAMESPACE),
+    ),
+    ("get", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("create", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("update", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+    ("delete", "", "configmaps", Some(SYSTEM_NAMESPACE)),
+];
+
+/// Preflight permissions: [`ACCESS`] plus get and delete of every kind of object the plan
+/// deletes (patch for the ones it keeps), resources as the server names them.
+async fn access(cluster: &Cluster, plan: &RevertPlan) -> Result<Vec<String>, ClusterError> {
+    use std::collections::BTreeSet;
+    let applier = Applier::new(cluster.clone(), ApplyOptions::default());
+    let mut wanted: BTreeSet<(&'static str, String, String, Option<String>)> = BTreeSet::new();
+    let kinds = plan
+        .objects
+        .iter()
+        .map(|r| (r, ["get", "delete"].as_slice()))
+        .chain(
+            plan.adopted_objects
+                .iter()
+                .map(|r| (r, ["get", "patch"].as_slice())),
+        );
+    for (r, verbs) in kinds {
+        let gvk = crate::cluster::apply::gvk_of(&dynamic(r)?)?;
+        let (ar, _) = match applier.resource(&gvk).await {
+            Ok(found) => found,
+            // its CRD is gone: nothing of that kind is left to delete
+            Err(ClusterError::UnknownKind { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        for v in verbs {
+            wanted.insert((v, ar.group.clone(), ar.plural.clone(), r.namespace.clone()));
+        }
+    }
+    let mut table: Vec<crate::app::convert::Access<'_>> = ACCESS.to_vec();
+    table.extend(
+        wanted
+            .iter()
+            .map(|(v, g, p, ns)| (*v, g.as_str(), p.as_str(), ns.as_deref())),
+    );
+    crate::app::convert::access_findings(cluster, &table).await
 }
 
 fn finish(g: &GlobalArgs, mut result: RevertResult, exit: Exit) -> Exit {
