@@ -293,8 +293,17 @@ async fn round_trip(layout: Layout) {
     let refused = yurtctl(&env, "revert", &[]).await;
     assert_eq!(refused.code, 10, "no terminal, no -y: {}", refused.stderr);
 
+    let m = env.sim.metrics();
+    let (requests, writes) = (m.total(None, false), m.total(None, true));
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);
+    // shown with --nocapture: the cost of a revert (nothing else talks to the sim meanwhile)
+    println!(
+        "measure: revert of {} nodes on {layout:?}: {} API requests, {} writes",
+        env.sim.node_names().len(),
+        m.total(None, false) - requests,
+        m.total(None, true) - writes
+    );
     assert_eq!(
         env.sim.metrics().count("create", "jobs.batch"),
         jobs + env.sim.node_names().len() as u64,

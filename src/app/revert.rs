@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
 use crate::app::servant_job::servant_job;
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
-use crate::cluster::apply::{Applier, ApplyOptions, describe};
+use crate::cluster::apply::{Applier, ApplyOptions, Deleted, describe};
 use crate::cluster::jobs::{JobOutcome, JobPhase, NodeJob, RunJobsOptions, run_jobs};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
@@ -736,15 +736,25 @@ async fn delete_components(
             }
         }
         let obj = dynamic(r)?;
-        let live = match applier.get_opt(&obj).await {
-            Ok(l) => l,
+        // custom resources are waited for (by uid) before their CRDs go; the rest are just
+        // deleted, gone already being fine
+        let live = if rank == 1 {
+            match applier.get_opt(&obj).await {
+                Ok(Some(l)) => Some(l),
+                Ok(None) | Err(ClusterError::UnknownKind { .. }) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let deleted = match applier.delete(&obj).await {
+            Ok(d) => d == Deleted::Deleted,
             // its CRD is gone already: so is the object
-            Err(ClusterError::UnknownKind { .. }) => None,
+            Err(ClusterError::UnknownKind { .. }) => false,
             Err(e) => return Err(e),
         };
-        if let Some(live) = live {
-            applier.delete(&obj).await?;
-            if rank == 1 {
+        if deleted {
+            if let Some(live) = live {
                 let (ar, caps) = applier
                     .resource(&crate::cluster::apply::gvk_of(&obj)?)
                     .await?;
