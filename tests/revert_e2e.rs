@@ -663,3 +663,45 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
     );
     env.sim.shutdown().await;
 }
+
+/// Where the journal records nodelifecycle disabled (what the legacy profile does on
+/// control-plane nodes), revert's `kcm` phase re-enables it with a node Job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
+    use yurtctl::cluster::journal::{JournalStore, PhaseState};
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    // stand-in for a legacy convert's kcm phase (it runs before the node phases, so its
+    // record owns the backup directory): the servant edit now, its journal entry below
+    let cp = env.sim.node_root("control-plane-1");
+    let changes = yurtctl::servant::disable_nodelifecycle(&cp).unwrap();
+    assert!(!changes.is_empty());
+    yurtctl::servant::apply(&cp, &changes).unwrap();
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cluster = support::yurtctl_cluster(&env.sim).await;
+    let store = JournalStore::new(&cluster);
+    let mut j = store.load().await.unwrap().unwrap();
+    j.set_phase("control-plane-1", "kcm", PhaseState::Done, None);
+    store.save(&mut j).await.unwrap();
+
+    let plan = yurtctl(&env, "revert", &["--dry-run=client"]).await;
+    assert!(
+        plan.stdout
+            .contains("Job yurtctl-enable-nodelifecycle-control-plane-1"),
+        "{}",
+        plan.stdout
+    );
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    assert!(
+        rev.stderr
+            .contains("[kcm] node control-plane-1 (Job yurtctl-enable-nodelifecycle-control-plane-1): succeeded"),
+        "{}",
+        rev.stderr
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
