@@ -525,8 +525,15 @@ async fn sigint_during_revert_then_revert_again_finishes() {
         .await
         .expect("the journal is kept after an interrupted revert");
 
-    let again = yurtctl(&env, "revert", &["-y"]).await;
+    // it resumes: the cloud node reverted before the interrupt is not reverted again
+    let again = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "already-reverted",
+        "{r:#}"
+    );
     all_ready(&env).await;
     assert_same_trees(&before, &trees(&env));
     assert_clean(&env).await;

@@ -441,23 +441,23 @@ async fn phases(
             journal.set_phase(&n.name, REVERTED, PhaseState::Running, None);
         }
         save_journal(store, journal, phase).await?;
-        let ended = node_jobs(cluster, specs, opts, phase, rep).await?;
+        let ended = node_jobs(
+            cluster,
+            specs,
+            opts,
+            phase,
+            rep,
+            journal,
+            store,
+            mark_reverted,
+        )
+        .await?;
         for (node, r) in ended {
-            match r.result {
-                NodeOutcome::Reverted => {
-                    // convert's entries become "not converted" (Pending): a newer entry wins
-                    // any merge, so a conflicting save cannot resurrect them
-                    for p in [plan::NODES_EDGE, plan::NODES_CLOUD] {
-                        if journal.phase(&node, p).is_some() {
-                            journal.set_phase(&node, p, PhaseState::Pending, None);
-                        }
-                    }
-                    journal.set_phase(&node, REVERTED, PhaseState::Done, None);
-                }
-                _ => {
-                    journal.set_phase(&node, REVERTED, PhaseState::Failed, Some(r.message.clone()))
-                }
-            }
+            mark_reverted(
+                journal,
+                &node,
+                (r.result != NodeOutcome::Reverted).then(|| r.message.clone()),
+            );
             results.insert(node, r);
         }
         save_journal(store, journal, phase).await?;
@@ -493,16 +493,21 @@ async fn phases(
                 )
             })
             .collect();
-        for (node, r) in node_jobs(cluster, specs, opts, plan::KCM, rep).await? {
-            if r.result == NodeOutcome::Reverted {
-                journal.set_phase(&node, plan::KCM, PhaseState::Pending, None);
-            } else {
-                journal.set_phase(
-                    &node,
-                    plan::KCM,
-                    PhaseState::Failed,
-                    Some(r.message.clone()),
-                );
+        for (node, r) in node_jobs(
+            cluster,
+            specs,
+            opts,
+            plan::KCM,
+            rep,
+            journal,
+            store,
+            mark_kcm,
+        )
+        .await?
+        {
+            let failed = r.result != NodeOutcome::Reverted;
+            mark_kcm(journal, &node, failed.then(|| r.message.clone()));
+            if failed {
                 results.insert(node, r);
             }
         }
@@ -594,23 +599,63 @@ async fn phases(
     Ok(())
 }
 
+/// Journals a node's revert Job's end (`Some(error)` when it failed). On success convert's
+/// entries become "not converted" (Pending): a newer entry wins any merge, so a conflicting
+/// save cannot resurrect them.
+fn mark_reverted(journal: &mut Journal, node: &str, error: Option<String>) {
+    match error {
+        None => {
+            for p in [plan::NODES_EDGE, plan::NODES_CLOUD] {
+                if journal.phase(node, p).is_some() {
+                    journal.set_phase(node, p, PhaseState::Pending, None);
+                }
+            }
+            journal.set_phase(node, REVERTED, PhaseState::Done, None);
+        }
+        Some(e) => journal.set_phase(node, REVERTED, PhaseState::Failed, Some(e)),
+    }
+}
+
+/// Journals the end of an `enable-nodelifecycle` Job.
+fn mark_kcm(journal: &mut Journal, node: &str, error: Option<String>) {
+    match error {
+        None => journal.set_phase(node, plan::KCM, PhaseState::Pending, None),
+        Some(e) => journal.set_phase(node, plan::KCM, PhaseState::Failed, Some(e)),
+    }
+}
+
 /// Runs one Job per spec (sliding window, one watch) and maps the outcomes to node results
-/// (`Reverted` for success).
+/// (`Reverted` for success). Each node's end is journaled with `mark` as it happens (saved
+/// in batches), so an interrupted revert resumes exactly where it stopped.
+#[allow(clippy::too_many_arguments)]
 async fn node_jobs(
     cluster: &Cluster,
     specs: Vec<NodeJob>,
     opts: &RevertOptions,
     phase: &'static str,
     rep: &dyn Reporter,
+    journal: &mut Journal,
+    store: &JournalStore,
+    mark: fn(&mut Journal, &str, Option<String>),
 ) -> PhaseResult<Vec<(String, NodeResult)>> {
     let run_opts = RunJobsOptions {
         concurrency: opts.concurrency.max(1),
         per_job_timeout: opts.job_timeout,
         ..Default::default()
     };
-    let on_event = |e: crate::cluster::jobs::JobEvent| {
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let on_event = move |e: crate::cluster::jobs::JobEvent| {
         if !matches!(e.phase, JobPhase::Running) {
             rep.event(Event::Job { phase, event: &e });
+        }
+        let end = match &e.phase {
+            JobPhase::Succeeded { .. } => Some(None),
+            JobPhase::Failed(f) | JobPhase::TimedOut(f) => Some(Some(failure_summary(f))),
+            JobPhase::Error(err) => Some(Some(err.to_string())),
+            _ => None,
+        };
+        if let Some(error) = end {
+            let _ = done_tx.send((e.node.clone(), error));
         }
     };
     let role = if phase == plan::NODES_EDGE {
@@ -618,9 +663,25 @@ async fn node_jobs(
     } else {
         "cloud"
     };
-    let outcomes = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event)
-        .await
-        .map_err(|e| (phase, e))?;
+    let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
+    tokio::pin!(jobs);
+    let outcomes = loop {
+        tokio::select! {
+            r = &mut jobs => break r.map_err(|e| (phase, e))?,
+            Some((node, error)) = done_rx.recv() => {
+                mark(journal, &node, error);
+                while let Ok((node, error)) = done_rx.try_recv() {
+                    mark(journal, &node, error);
+                }
+                if let Err(e) = store.save(journal).await {
+                    rep.event(Event::Note {
+                        phase,
+                        message: format!("warning: cannot save the journal yet: {e}"),
+                    });
+                }
+            }
+        }
+    };
     Ok(outcomes
         .into_iter()
         .map(|r| {
