@@ -712,3 +712,54 @@ async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transient_api_errors_and_conflicts_still_revert_everything() {
+    use yurtsim::faults::RequestFault;
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let faults = [
+        ("delete", "clusterroles.rbac.authorization.k8s.io", 2, 500),
+        (
+            "delete",
+            "customresourcedefinitions.apiextensions.k8s.io",
+            1,
+            503,
+        ),
+        ("delete", "jobs.batch", 1, 500),
+        ("patch", "nodes", 2, 500),
+        ("create", "jobs.batch", 1, 500),
+        ("update", "configmaps", 1, 409),
+    ];
+    for (verb, resource, count, status) in faults {
+        env.sim.faults().add(RequestFault {
+            verb: verb.into(),
+            resource: resource.into(),
+            count,
+            status,
+            delay_ms: 0,
+            message: None,
+        });
+    }
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    for (verb, resource, _, _) in faults {
+        let (group, res) = match resource.split_once('.') {
+            Some((r, g)) => (g, r),
+            None => ("", resource),
+        };
+        assert!(
+            matches!(
+                env.sim.faults().decide(verb, group, res, None),
+                yurtsim::faults::Decision::Pass
+            ),
+            "fault {verb} {resource} was not reached"
+        );
+    }
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
