@@ -89,6 +89,9 @@ pub struct RevertPlan {
     pub server_version: String,
     /// All nodes: the components, the journal and the lock go at the end.
     pub complete: bool,
+    /// A complete revert with a journal: it is deleted at the end (even when nothing else
+    /// is left, for example after a run that could not delete it).
+    pub delete_journal: bool,
     pub nodes: Vec<RevertNode>,
     /// Leftover node Jobs of convert, deleted first.
     pub leftover_jobs: Vec<String>,
@@ -111,7 +114,8 @@ impl RevertPlan {
 
     /// Nothing of ours was found.
     pub fn nothing_to_do(&self) -> bool {
-        self.nodes.is_empty()
+        !self.delete_journal
+            && self.nodes.is_empty()
             && self.leftover_jobs.is_empty()
             && self.objects.is_empty()
             && self.adopted_objects.is_empty()
@@ -274,6 +278,7 @@ pub fn plan_revert(
         profile: profile.name.clone(),
         server_version: snap.server_version.clone(),
         complete,
+        delete_journal: complete && snap.journal.is_some(),
         nodes,
         leftover_jobs,
         objects,
@@ -399,7 +404,7 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
             let mut s: Vec<Step> = reverting()
                 .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
                 .collect();
-            if plan.complete {
+            if plan.delete_journal {
                 s.push(Step::new(
                     "delete",
                     format!("configmap/kube-system/{JOURNAL_NAME}"),

@@ -257,6 +257,23 @@ fn node_selection_table() {
 fn nothing_to_revert_without_journal_or_labels() {
     let p = plan_revert(&snap(three(false), None), &opts(), &profile()).unwrap();
     assert!(p.nothing_to_do());
+    // an empty journal left behind is still removed
+    let empty = Journal::new("revert", Profile::DEFAULT);
+    let p = plan_revert(
+        &snap(three(false), Some(empty.clone())),
+        &opts(),
+        &profile(),
+    )
+    .unwrap();
+    assert!(!p.nothing_to_do());
+    assert!(p.delete_journal);
+    let mut o = opts();
+    o.nodes = vec!["worker-1".into()];
+    let p = plan_revert(&snap(three(false), Some(empty)), &o, &profile()).unwrap();
+    assert!(
+        p.nothing_to_do(),
+        "a partial revert never deletes the journal"
+    );
     let p = plan_revert(&snap(three(false), Some(converted())), &opts(), &profile()).unwrap();
     assert!(!p.nothing_to_do(), "objects are still there");
 }
