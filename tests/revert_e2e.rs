@@ -550,18 +550,23 @@ async fn an_object_that_existed_before_convert_survives_revert() {
     .unwrap();
     sas.create(&PostParams::default(), &mine).await.unwrap();
 
+    // two converts that both apply the components (the first one fails on a node): the
+    // second sees the object with our label on it and must still know it is not ours
+    env.sim.faults().fail_jobs_on("worker-2", 1);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    env.sim.faults().clear_failing_jobs("worker-2");
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let status = yurtctl(&env, "status", &["-o", "json"]).await;
     let s = status.json();
-    assert!(
-        s["adoptedObjects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|o| o["name"] == "yurt-manager-csr-approver-controller"),
-        "{s:#}"
-    );
+    let named = |list: &str| {
+        s[list].as_array().unwrap().iter().any(|o| {
+            o["kind"] == "ServiceAccount" && o["name"] == "yurt-manager-csr-approver-controller"
+        })
+    };
+    assert!(named("adoptedObjects"), "{s:#}");
+    assert!(!named("createdObjects"), "{s:#}");
 
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);

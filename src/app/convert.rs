@@ -948,14 +948,15 @@ async fn apply_components(
             namespace: stored.metadata.namespace.clone(),
             name: stored.metadata.name.clone().unwrap_or_default(),
         };
-        let ours = before.is_none_or(|b| {
-            journal.created_objects.contains(&r)
-                || b.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(LABEL_MANAGED_BY))
-                    .is_some_and(|v| v == MANAGED_BY)
-        });
+        let ours = !journal.adopted_objects.contains(&r)
+            && before.is_none_or(|b| {
+                journal.created_objects.contains(&r)
+                    || b.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(LABEL_MANAGED_BY))
+                        .is_some_and(|v| v == MANAGED_BY)
+            });
         if ours {
             journal.record_created(r.clone());
         } else {
