@@ -768,3 +768,66 @@ async fn transient_api_errors_and_conflicts_still_revert_everything() {
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
+
+/// Cost at a larger size (ignored by default; run with
+/// `cargo test --test revert_e2e revert_cost_at_scale -- --ignored --nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore]
+async fn revert_cost_at_scale() {
+    let nodes = std::env::var("REVERT_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60usize);
+    let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await;
+    let client = support::kube_client(&env.sim).await;
+    let env = Env {
+        sim: env.sim,
+        client,
+        _dir: env.dir,
+    };
+    let before = trees(&env);
+    let run = yurtctl(
+        &env,
+        "convert",
+        &["-y", "--concurrency", "20", "--qps", "0"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m = env.sim.metrics();
+    let (requests, writes) = (m.total(None, false), m.total(None, true));
+    let started = std::time::Instant::now();
+    let mut child = command(&env, "revert")
+        .args(["-y", "--concurrency", "20", "--qps", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        while let Ok(Some(l)) = lines.next_line().await {
+            // phase boundaries with their time, for where the makespan goes
+            if l.starts_with('[') && !l.contains("node ") && !l.contains("deleted ") {
+                println!("{:>6.2}s {l}", started.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let code = child.wait().await.unwrap().code();
+    let took = started.elapsed();
+    assert_eq!(code, Some(0));
+    let (r, w) = (
+        m.total(None, false) - requests,
+        m.total(None, true) - writes,
+    );
+    println!(
+        "measure: revert of {nodes} nodes (--concurrency 20): {:.1}s, {r} API requests ({:.1}/node), {w} writes",
+        took.as_secs_f64(),
+        r as f64 / nodes as f64
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
