@@ -831,3 +831,32 @@ async fn revert_cost_at_scale() {
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
+    use yurtctl::cluster::lock::{LockOptions, acquire};
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let env = start(Layout::Kubeadm).await;
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let after_convert = trees(&env);
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    let guard = acquire(
+        &other,
+        LockOptions {
+            identity: "bob@ops-laptop/7#feedbeef".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 6, "{}", rev.stderr);
+    assert!(rev.stderr.contains("bob@ops-laptop"), "{}", rev.stderr);
+    assert!(rev.stderr.contains("[lock]"), "{}", rev.stderr);
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_same_trees(&after_convert, &trees(&env));
+    guard.release().await.unwrap();
+    env.sim.shutdown().await;
+}
