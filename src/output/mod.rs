@@ -311,4 +311,21 @@ mod tests {
         });
         insta::assert_json_snapshot!("convert_result", r);
     }
+
+    #[test]
+    fn revert_result_json_shape() {
+        let mut r = RevertResult::new("openyurt-v1.6");
+        r.message = "reverted 1 node(s), deleted 1 object(s)".into();
+        r.complete = true;
+        r.deleted_objects
+            .push("Secret kube-system/yurtctl-yurthub-bootstrap".into());
+        r.nodes.push(NodeResult {
+            name: "w1".into(),
+            role: "edge".into(),
+            result: NodeOutcome::Reverted,
+            message: "reverted in 0.4s".into(),
+            logs: None,
+        });
+        insta::assert_json_snapshot!("revert_result", r);
+    }
 }
