@@ -436,16 +436,7 @@ async fn leftovers_are_replaced_when_finished_and_adopted_while_running() {
 }
 
 fn fault(verb: &str, resource: &str, count: u32, status: u16) -> RequestFault {
-    RequestFault {
-        verb: verb.into(),
-        resource: resource.into(),
-        count,
-        status,
-        delay_ms: 0,
-        message: None,
-        probability: None,
-        after: false,
-    }
+    RequestFault::fail(verb, resource, count, status)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -479,16 +479,7 @@ async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
 async fn transient_api_errors_and_conflicts_still_converge() {
     use yurtsim::faults::RequestFault;
     let env = start().await;
-    let fault = |verb: &str, resource: &str, count: u32, status: u16| RequestFault {
-        verb: verb.into(),
-        resource: resource.into(),
-        count,
-        status,
-        delay_ms: 0,
-        message: None,
-        probability: None,
-        after: false,
-    };
+    let fault = RequestFault::fail;
     for f in [
         fault("patch", "nodes", 2, 500),
         fault("patch", "configmaps", 2, 500),

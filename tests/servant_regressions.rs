@@ -677,3 +677,63 @@ fn separate_form_bootstrap_flag_is_removed_with_one_separator() {
     run(root, servant::revert(root));
     assert_eq!(read(root, DROPIN), sep);
 }
+
+// ---------------------------------------------------------------------------------------
+// A convert Job killed mid-apply (revert deletes a running convert Job of an interrupted run)
+
+#[test]
+fn revert_cleans_up_after_a_convert_killed_mid_apply() {
+    const RECORD: &str = "/var/lib/yurtctl/backup/convert.json";
+    for layout in [Layout::Kubeadm, Layout::Minikube] {
+        // killed before the record was stored: backups and the record's temp file are left
+        let (dir, _) = seed(layout, Role::Worker, &SeedOptions::default());
+        let root = dir.path();
+        let before = tree(root);
+        let changes = servant::convert(root, &redirect()).unwrap();
+        let backups: Vec<_> = changes
+            .changes
+            .iter()
+            .take_while(|c| c.path() != RECORD)
+            .cloned()
+            .collect();
+        assert!(!backups.is_empty(), "{layout:?}: convert backs files up");
+        servant::apply(root, &NodeChanges { changes: backups }).unwrap();
+        write(
+            root,
+            "var/lib/yurtctl/backup/.convert.json.yurtctl-tmp",
+            "{\"vers",
+        );
+        assert_ne!(tree(root), before);
+        run(root, servant::revert(root));
+        assert_eq!(tree(root), before, "{layout:?}: killed before the record");
+        assert!(servant::revert(root).unwrap().is_empty(), "idempotent");
+
+        // killed after the record, while writing a file: its temp file is left
+        let changes = servant::convert(root, &redirect()).unwrap();
+        let upto = changes
+            .changes
+            .iter()
+            .position(|c| c.path() == RECORD)
+            .unwrap();
+        let first_file = changes.changes[upto + 1].path().to_string();
+        servant::apply(
+            root,
+            &NodeChanges {
+                changes: changes.changes[..=upto].to_vec(),
+            },
+        )
+        .unwrap();
+        let (d, name) = first_file.rsplit_once('/').unwrap();
+        write(
+            root,
+            &format!("{}/.{name}.yurtctl-tmp", d.trim_start_matches('/')),
+            "partial",
+        );
+        run(root, servant::revert(root));
+        assert_eq!(
+            tree(root),
+            before,
+            "{layout:?}: killed while writing {first_file}"
+        );
+    }
+}

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Node, PodTemplateSpec, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
+use crate::app::servant_job::{ServantVolume, servant_job};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{
@@ -636,15 +637,8 @@ where
     Ok(())
 }
 
-type Access = (
-    &'static str,
-    &'static str,
-    &'static str,
-    Option<&'static str>,
-);
-
 /// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
-fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access> {
+fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'static>> {
     let mut checks = ACCESS.to_vec();
     if profile.yurthub.mode == crate::render::YurtHubMode::YurtStaticSet {
         checks.push((
@@ -669,7 +663,7 @@ fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access> 
 }
 
 /// What convert uses whatever the profile.
-const ACCESS: &[Access] = &[
+const ACCESS: &[Access<'static>] = &[
     ("list", "", "nodes", None),
     ("watch", "", "nodes", None),
     ("patch", "", "nodes", None),
@@ -753,11 +747,14 @@ const ACCESS: &[Access] = &[
     ),
 ];
 
-/// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything
-/// convert does; one finding per denied permission.
-async fn access_findings(
+/// One permission: (verb, group, resource, namespace).
+pub(crate) type Access<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
+
+/// Asks the server (SelfSubjectAccessReview, concurrently) whether we may do everything in
+/// `access`; one finding per denied permission.
+pub(crate) async fn access_findings(
     cluster: &Cluster,
-    access: &[Access],
+    access: &[Access<'_>],
 ) -> Result<Vec<String>, ClusterError> {
     use k8s_openapi::api::authorization::v1::{
         ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
@@ -1109,7 +1106,7 @@ async fn server_dry_run(
 }
 
 /// Renders the profile's components and the bootstrap Secret and applies them (server-side
-/// apply, field manager yurtctl); returns what was applied.
+/// apply, field manager yurtctl); returns what this or an earlier run created.
 async fn apply_components(
     cluster: &Cluster,
     plan: &Plan,
@@ -1155,6 +1152,13 @@ async fn apply_components(
             });
             wait_available(cluster, &deployments, opts.job_timeout).await?;
         }
+        // Revert deletes only what convert created: an object that was there before (and
+        // is not ours from an earlier run) is journaled as adopted, at once, so an
+        // interrupted run still tells revert.
+        let before = match applier.get_opt(o).await {
+            Err(ClusterError::UnknownKind { .. }) => None,
+            other => other?,
+        };
         let stored = apply_retrying_discovery(&applier, o).await?;
         let types = o.types.clone().unwrap_or_default();
         let r = ObjectRef {
@@ -1163,6 +1167,20 @@ async fn apply_components(
             namespace: stored.metadata.namespace.clone(),
             name: stored.metadata.name.clone().unwrap_or_default(),
         };
+        let ours = !journal.adopted_objects.contains(&r)
+            && before.is_none_or(|b| {
+                journal.created_objects.contains(&r)
+                    || b.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(LABEL_MANAGED_BY))
+                        .is_some_and(|v| v == MANAGED_BY)
+            });
+        if ours {
+            journal.record_created(r.clone());
+        } else {
+            journal.record_adopted(r.clone());
+        }
         if r.kind == "Deployment" && r.api_version == "apps/v1" {
             deployments.push(r.name.clone());
         }
@@ -1173,7 +1191,9 @@ async fn apply_components(
                 crate::cluster::apply::describe(&r.kind, r.namespace.as_deref(), &r.name)
             ),
         });
-        refs.push(r);
+        if ours {
+            refs.push(r);
+        }
     }
     Ok(refs)
 }
@@ -1216,12 +1236,7 @@ pub fn node_job(
     };
     let credential = format!("{BOOTSTRAP_MOUNT}/{credential_key}");
     let manifest = format!("{MANIFEST_MOUNT}/{}", hub.manifest_file);
-    let command = [
-        "yurtctl",
-        "node-servant",
-        "convert",
-        "--host-root",
-        "/host",
+    let args = [
         "--yurthub-manifest",
         &manifest,
         "--manifest-file",
@@ -1231,78 +1246,46 @@ pub fn node_job(
         "--yurthub-timeout",
         &hub_timeout,
     ];
-    let template = servant_template(
+    servant_job(
+        plan::CONVERT_ACTION,
+        node,
         servant_image,
-        &command,
-        json!([
-            {"name": "bootstrap", "mountPath": BOOTSTRAP_MOUNT, "readOnly": true},
-            {"name": "yurthub-manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}
-        ]),
-        json!([
-            {"name": "bootstrap", "secret": {
-                "secretName": BOOTSTRAP_SECRET,
-                "defaultMode": 0o400,
-                "items": [{"key": credential_key, "path": credential_key}]
-            }},
-            {"name": "yurthub-manifest", "configMap": {
-                "name": profile.yurthub_manifest_config_map(mode),
-                "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
-            }}
-        ]),
-    );
-    let mut job = NodeJob::new(plan::CONVERT_ACTION, node, template);
-    job.backoff_limit = 0;
-    job.active_deadline = Some(job_timeout);
-    job
+        "convert",
+        &args,
+        job_timeout,
+        &[
+            ServantVolume {
+                name: "bootstrap",
+                mount_path: BOOTSTRAP_MOUNT,
+                source: json!({"secret": {
+                    "secretName": BOOTSTRAP_SECRET,
+                    "defaultMode": 0o400,
+                    "items": [{"key": credential_key, "path": credential_key}]
+                }}),
+            },
+            ServantVolume {
+                name: "yurthub-manifest",
+                mount_path: MANIFEST_MOUNT,
+                source: json!({"configMap": {
+                    "name": profile.yurthub_manifest_config_map(mode),
+                    "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
+                }}),
+            },
+        ],
+    )
 }
 
 /// The node Job that disables nodelifecycle in the node's kube-controller-manager manifest.
 pub fn kcm_job(node: &str, servant_image: &str, job_timeout: Duration) -> NodeJob {
-    let command = [
-        "yurtctl",
-        "node-servant",
+    servant_job(
         plan::KCM_ACTION,
-        "--host-root",
-        "/host",
-    ];
-    let template = servant_template(servant_image, &command, json!([]), json!([]));
-    let mut job = NodeJob::new(plan::KCM_ACTION, node, template);
-    job.backoff_limit = 0;
-    job.active_deadline = Some(job_timeout);
-    job
-}
-
-/// The pod of every node Job (design §3): privileged, hostPID, hostNetwork, host `/` at
-/// /host, no service-account token, NODE_NAME from the downward API, plus `mounts`/`volumes`.
-fn servant_template(
-    servant_image: &str,
-    command: &[&str],
-    mounts: Value,
-    volumes: Value,
-) -> PodTemplateSpec {
-    let mut volume_mounts = vec![json!({"name": "host", "mountPath": "/host"})];
-    volume_mounts.extend(mounts.as_array().cloned().unwrap_or_default());
-    let mut all_volumes = vec![json!({"name": "host", "hostPath": {"path": "/"}})];
-    all_volumes.extend(volumes.as_array().cloned().unwrap_or_default());
-    serde_json::from_value(json!({
-        "spec": {
-            "restartPolicy": "Never",
-            "hostNetwork": true,
-            "hostPID": true,
-            "automountServiceAccountToken": false,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [{
-                "name": "servant",
-                "image": servant_image,
-                "command": command,
-                "securityContext": {"privileged": true},
-                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-                "volumeMounts": volume_mounts
-            }],
-            "volumes": all_volumes
-        }
-    }))
-    .expect("a valid pod template")
+        node,
+        servant_image,
+        plan::KCM_ACTION,
+        &[],
+        job_timeout,
+        &[],
+    )
 }
 
 /// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in
@@ -1385,7 +1368,11 @@ async fn wait_available(
 }
 
 /// Waits until every node in `names` is Ready; returns those that were not by the deadline.
-async fn wait_ready(cluster: &Cluster, names: &[String], timeout: Duration) -> Vec<String> {
+pub(crate) async fn wait_ready(
+    cluster: &Cluster,
+    names: &[String],
+    timeout: Duration,
+) -> Vec<String> {
     let api: Api<Node> = Api::all(cluster.client().clone());
     cluster.throttle().await;
     wait_all(api, None, names, timeout, |n| {

@@ -4,6 +4,9 @@ pub mod common;
 pub mod convert;
 pub mod node;
 pub mod node_servant;
+pub mod revert;
+pub mod servant_job;
+pub mod status;
 
 use std::io::IsTerminal;
 
@@ -36,6 +39,8 @@ pub fn run(cli: Cli) -> Exit {
     init_logging(&cli.global);
     match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
+        Command::Revert(cmd) => revert::run(&cli.global, &cmd),
+        Command::Status(cmd) => status::run(&cli.global, &cmd),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
     }
 }

@@ -3,6 +3,7 @@
 
 mod convert;
 mod duration;
+mod revert;
 mod servant;
 mod values;
 
@@ -12,6 +13,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 pub use convert::ConvertCmd;
 pub use duration::parse_duration;
+pub use revert::{RevertCmd, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use values::{node_name, positive};
 
@@ -125,6 +127,26 @@ pub enum Command {
     /// success does nothing ("already converted"); after a failure it converts the nodes
     /// still left.
     Convert(Box<ConvertCmd>),
+    /// Turn an OpenYurt cluster made by convert back into the original cluster
+    ///
+    /// Phases (ids for --skip-phases, in order): preflight, lock, cleanup-jobs, nodes/cloud,
+    /// nodes/edge, kcm, components, label-nodes, verify. Works from any state convert left:
+    /// after success, after a failed node, after Ctrl-C, with or without the journal
+    /// (kube-system/yurtctl-state). Every node the journal names, every node carrying the
+    /// edge-worker label or autonomy annotation, and every node with a leftover convert Job
+    /// gets a `node-servant revert` Job (a no-op where nothing was changed). Then the objects
+    /// convert created are deleted (webhooks first, CRDs last); objects that existed before
+    /// are kept. Only the labels and annotations yurtctl set are removed. A revert of all
+    /// nodes ends by deleting the journal and the lock; with --nodes the components stay.
+    /// Nothing of ours found: "nothing to revert", exit 0.
+    Revert(Box<RevertCmd>),
+    /// Show what convert did and where each node stands (read-only)
+    ///
+    /// From the journal (profile, options, when, objects created) and the cluster: per node
+    /// its role, whether it is converted, whether its YurtHub mirror pod runs and is Ready,
+    /// whether the node is Ready, and its last result. A table on stdout; -o json|yaml print
+    /// a `kind: Status` object.
+    Status(StatusCmd),
     // `revert`, `status`, `staticpod …`, `completion` and `man` go here.
     /// The node-side half of yurtctl; runs inside the Jobs that convert, revert and
     /// static-pod rollouts launch on each node

@@ -60,7 +60,8 @@ pub fn describe(kind: &str, ns: Option<&str>, name: &str) -> String {
     }
 }
 
-fn gvk_of(obj: &DynamicObject) -> Result<GroupVersionKind, ClusterError> {
+/// The GroupVersionKind an object names.
+pub fn gvk_of(obj: &DynamicObject) -> Result<GroupVersionKind, ClusterError> {
     let name = obj.metadata.name.clone().unwrap_or_default();
     let tm = obj
         .types
@@ -296,6 +297,20 @@ impl Applier {
             }
             Err(e) => Err(ClusterError::from_kube(format!("create {what}"), e)),
         }
+    }
+
+    /// The stored object of `obj`'s kind and name, if any.
+    pub async fn get_opt(
+        &self,
+        obj: &DynamicObject,
+    ) -> Result<Option<DynamicObject>, ClusterError> {
+        let name = Self::name_of(obj)?;
+        let (api, ns, ar) = self.api_for(obj).await?;
+        let what = describe(&ar.kind, ns.as_deref(), &name);
+        self.cluster
+            .call(|| api.get_opt(&name))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get {what}"), e))
     }
 
     /// Deletes with Background propagation; an object already gone counts as success.

@@ -71,6 +71,10 @@ pub struct Journal {
     pub options: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     pub created_objects: Vec<ObjectRef>,
+    /// Objects convert applied that existed before it ran: revert leaves them in place and
+    /// only gives up the fields it applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted_objects: Vec<ObjectRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_id: Option<String>,
     /// node → phase id → status.
@@ -90,6 +94,7 @@ impl Journal {
             profile: profile.into(),
             options: Default::default(),
             created_objects: Vec::new(),
+            adopted_objects: Vec::new(),
             token_id: None,
             nodes: BTreeMap::new(),
             updated_at: now(),
@@ -140,6 +145,14 @@ impl Journal {
         }
     }
 
+    /// Adds an object that existed before convert applied it, once (unless it is recorded as
+    /// created by us).
+    pub fn record_adopted(&mut self, r: ObjectRef) {
+        if !self.created_objects.contains(&r) && !self.adopted_objects.contains(&r) {
+            self.adopted_objects.push(r);
+        }
+    }
+
     /// Folds the server's copy into ours after a conflict: per node and phase the entry
     /// updated last wins; created objects are the union; our top-level fields win.
     pub fn merge_from(&mut self, server: &Journal) {
@@ -156,6 +169,9 @@ impl Journal {
         }
         for r in &server.created_objects {
             self.record_created(r.clone());
+        }
+        for r in &server.adopted_objects {
+            self.record_adopted(r.clone());
         }
         if self.token_id.is_none() {
             self.token_id = server.token_id.clone();

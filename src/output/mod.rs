@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
 
+pub mod status;
+
 pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
 
 /// Something worth a line on stderr.
@@ -132,6 +134,10 @@ pub enum NodeOutcome {
     PhaseSkipped,
     Failed,
     TimedOut,
+    /// Revert: the node's Job undid convert's changes.
+    Reverted,
+    /// Revert: the journal records the node reverted by an earlier run.
+    AlreadyReverted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -173,13 +179,55 @@ impl ConvertResult {
     }
 }
 
+/// `-o json` result of `yurtctl revert` (fields are only ever added).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertResult {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub profile: String,
+    /// `ok`, `partial`, `timeout`, … ([`crate::exit::Exit::reason`]).
+    pub result: String,
+    pub exit_code: u8,
+    pub message: String,
+    pub nodes: Vec<NodeResult>,
+    /// Objects deleted (`Kind ns/name`).
+    pub deleted_objects: Vec<String>,
+    /// Objects that existed before convert and were kept.
+    pub kept_objects: Vec<String>,
+    /// The journal and the lock were deleted: nothing of the conversion is left.
+    pub complete: bool,
+}
+
+impl RevertResult {
+    pub fn new(profile: &str) -> Self {
+        RevertResult {
+            api_version: API_VERSION,
+            kind: "RevertResult",
+            profile: profile.into(),
+            result: crate::exit::Exit::Ok.reason().into(),
+            exit_code: 0,
+            message: String::new(),
+            nodes: Vec::new(),
+            deleted_objects: Vec::new(),
+            kept_objects: Vec::new(),
+            complete: false,
+        }
+    }
+}
+
 /// The closing summary on stderr: one line per node.
 pub fn summary_lines(r: &ConvertResult) -> Vec<String> {
+    node_summary_lines(&r.nodes, &r.message)
+}
+
+/// A NODE / ROLE / RESULT / MESSAGE table, then `message`.
+pub fn node_summary_lines(nodes: &[NodeResult], message: &str) -> Vec<String> {
     let mut out = vec![format!(
         "{:<30} {:<6} {:<18} MESSAGE",
         "NODE", "ROLE", "RESULT"
     )];
-    for n in &r.nodes {
+    for n in nodes {
         let result = serde_json::to_value(n.result)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
@@ -189,7 +237,7 @@ pub fn summary_lines(r: &ConvertResult) -> Vec<String> {
             n.name, n.role, result, n.message
         ));
     }
-    out.push(r.message.clone());
+    out.push(message.to_string());
     out
 }
 
@@ -262,5 +310,22 @@ mod tests {
             logs: None,
         });
         insta::assert_json_snapshot!("convert_result", r);
+    }
+
+    #[test]
+    fn revert_result_json_shape() {
+        let mut r = RevertResult::new("openyurt-v1.6");
+        r.message = "reverted 1 node(s), deleted 1 object(s)".into();
+        r.complete = true;
+        r.deleted_objects
+            .push("Secret kube-system/yurtctl-yurthub-bootstrap".into());
+        r.nodes.push(NodeResult {
+            name: "w1".into(),
+            role: "edge".into(),
+            result: NodeOutcome::Reverted,
+            message: "reverted in 0.4s".into(),
+            logs: None,
+        });
+        insta::assert_json_snapshot!("revert_result", r);
     }
 }

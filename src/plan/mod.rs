@@ -12,6 +12,8 @@ use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
 
+pub mod revert;
+
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
 pub const CONVERT_PHASES: [&str; 8] = [
     PREFLIGHT,
@@ -609,9 +611,10 @@ fn steps(
                         "job",
                         format!("node/{}", n.name),
                         format!(
-                            "Job {}: node-servant convert --working-mode {role} (timeout {}s, \
-                             {} at a time)",
+                            "Job {}: node-servant convert, YurtHub from ConfigMap {} \
+                             (timeout {}s, {} at a time)",
                             crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
+                            profile.yurthub_manifest_config_map(role.working_mode()),
                             opts.job_timeout.as_secs(),
                             opts.concurrency.max(1)
                         ),

@@ -322,6 +322,40 @@ impl<'a> Recorder<'a> {
     }
 }
 
+/// The temporary file an atomic write of `host_path` uses; a writer killed between writing
+/// it and the rename leaves it behind.
+pub fn temp_path(host_path: &str) -> Option<String> {
+    let (dir, name) = host_path.rsplit_once('/')?;
+    (!name.is_empty()).then(|| format!("{dir}/.{name}.yurtctl-tmp"))
+}
+
+/// What an apply of `operation` killed before its record was stored leaves: backup copies
+/// and the record's temporary file. Backups are written before the record and the files
+/// only after it, so without a record nothing else changed and these are safe to remove.
+pub fn plan_orphans(fs: &HostFs, operation: &str) -> Result<NodeChanges> {
+    check_operation(operation)?;
+    let mut out = NodeChanges::default();
+    let tree = format!("{BACKUP_DIR}/{operation}");
+    if fs.is_dir(&tree)? {
+        out.push(Change::RemoveTree { path: tree });
+    }
+    if let Some(tmp) = temp_path(&journal_path(operation))
+        && let Some(old) = fs.read(&tmp)?
+    {
+        out.push(Change::Remove { path: tmp, old });
+    }
+    if !out.changes.is_empty() {
+        // best effort: only when empty (another operation may keep its records there)
+        out.push(Change::RemoveEmptyDir {
+            path: BACKUP_DIR.into(),
+        });
+        out.push(Change::RemoveEmptyDir {
+            path: "/var/lib/yurtctl".into(),
+        });
+    }
+    Ok(out)
+}
+
 /// Plans the revert of everything `journal` records. `inverse` lets an operation supply
 /// its own (semantic) inverse for a file that changed since we wrote it; the default is
 /// to re-apply the inverse of the recorded text edits.
@@ -331,6 +365,14 @@ pub fn plan_revert(
     inverse: &dyn Fn(&FileRecord, &str) -> Option<Result<String>>,
 ) -> Result<NodeChanges> {
     let mut out = NodeChanges::default();
+    // temporary files of a write that was killed before its rename
+    for r in &journal.files {
+        if let Some(tmp) = temp_path(&r.path)
+            && let Some(old) = fs.read(&tmp)?
+        {
+            out.push(Change::Remove { path: tmp, old });
+        }
+    }
     for r in journal.files.iter().rev() {
         let current = fs.read(&r.path)?;
         if r.created {

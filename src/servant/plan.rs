@@ -100,7 +100,7 @@ pub fn convert(host_root: &Path, opts: &ConvertOptions) -> Result<NodeChanges> {
 pub fn revert(host_root: &Path) -> Result<NodeChanges> {
     let mut fs = HostFs::new(host_root)?;
     let Some(journal) = Journal::load(&fs, CONVERT_OPERATION)? else {
-        return Ok(NodeChanges::default());
+        return super::journal::plan_orphans(&fs, CONVERT_OPERATION);
     };
     let changes = plan_revert(&fs, &journal, &|_, _| None)?;
     // verify in memory: afterwards the kubelet must not use YurtHub's kubeconfig

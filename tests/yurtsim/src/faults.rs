@@ -36,6 +36,22 @@ pub struct RequestFault {
     pub after: bool,
 }
 
+impl RequestFault {
+    /// Fail the next `count` requests matching `verb` and `resource` with `status`.
+    pub fn fail(verb: &str, resource: &str, count: u32, status: u16) -> Self {
+        RequestFault {
+            verb: verb.into(),
+            resource: resource.into(),
+            count,
+            status,
+            delay_ms: 0,
+            message: None,
+            probability: None,
+            after: false,
+        }
+    }
+}
+
 fn verb_matches(rule: &str, verb: &str) -> bool {
     rule.is_empty()
         || rule == verb

@@ -1,0 +1,136 @@
+//! `yurtctl status`: what the journal recorded and where each node stands; read-only.
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+
+use crate::app::common::{block_on, connect_from, fail, print_structured};
+use crate::cli::{GlobalArgs, StatusCmd};
+use crate::cluster::journal::{Journal, PhaseState};
+use crate::cluster::snapshot::{ClusterSnapshot, SnapshotOptions, snapshot};
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::exit::Exit;
+use crate::output::status::{NodeStatus, Status, status_table};
+use crate::plan;
+
+/// Runs `yurtctl status`.
+pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
+    block_on(async {
+        let cluster = match connect_from(g).await {
+            Ok(c) => c,
+            Err(exit) => return exit,
+        };
+        let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        };
+        let hubs = match yurthub_pods(&cluster).await {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        let status = build(&snap, &hubs);
+        if !print_structured(g, &status) {
+            print!("{}", status_table(&status));
+        }
+        Exit::Ok
+    })
+}
+
+/// YurtHub mirror pods in kube-system: (node, Ready).
+async fn yurthub_pods(cluster: &Cluster) -> Result<Vec<(String, bool)>, ClusterError> {
+    let api: Api<Pod> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    // the label of YurtHub's static-pod manifests (templates/*/yurthub-node.yaml.hbs)
+    let lp = ListParams::default().labels("k8s-app in (yurt-hub,yurt-hub-cloud)");
+    let pods = cluster
+        .call(|| api.list(&lp))
+        .await
+        .map_err(|e| ClusterError::from_kube("list Pods in kube-system", e))?;
+    Ok(pods
+        .items
+        .into_iter()
+        .filter_map(|p| {
+            let node = p.spec.as_ref()?.node_name.clone()?;
+            let name = p.metadata.name.as_deref()?;
+            let mirror = p
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
+            let hub =
+                name == format!("yurt-hub-{node}") || name == format!("yurt-hub-cloud-{node}");
+            if !(mirror && hub) {
+                return None;
+            }
+            let ready = p
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            Some((node, ready))
+        })
+        .collect())
+}
+
+fn state_word(s: PhaseState) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The status object from the snapshot and the YurtHub pods (pure).
+pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)]) -> Status {
+    let j: Option<&Journal> = snap.journal.as_ref();
+    let nodes = snap
+        .nodes
+        .iter()
+        .map(|n| {
+            let phases = j.and_then(|j| j.nodes.get(&n.name));
+            let entry = |p: &str| phases.and_then(|m| m.get(p));
+            let role = if entry(plan::NODES_EDGE).is_some() {
+                "edge"
+            } else if entry(plan::NODES_CLOUD).is_some() {
+                "cloud"
+            } else {
+                ""
+            };
+            let converted = [plan::NODES_EDGE, plan::NODES_CLOUD]
+                .iter()
+                .any(|p| entry(p).is_some_and(|s| s.state == PhaseState::Done));
+            let last = phases.and_then(|m| m.values().max_by_key(|s| s.updated_at));
+            let hub = hubs.iter().find(|(h, _)| h == &n.name);
+            NodeStatus {
+                name: n.name.clone(),
+                role: role.into(),
+                converted,
+                yurthub: hub.is_some(),
+                yurthub_ready: hub.is_some_and(|(_, r)| *r),
+                ready: n.ready,
+                last_result: last.map(|s| state_word(s.state)).unwrap_or_default(),
+                last_error: last.and_then(|s| s.last_error.clone()),
+            }
+        })
+        .collect();
+    Status {
+        api_version: crate::output::API_VERSION,
+        kind: "Status",
+        converted: j.is_some(),
+        message: match j {
+            Some(j) => format!(
+                "converted by yurtctl with profile {} (journal kube-system/yurtctl-state)",
+                j.profile
+            ),
+            None => {
+                "this cluster was not converted by yurtctl (no journal kube-system/yurtctl-state)"
+                    .into()
+            }
+        },
+        profile: j.map(|j| j.profile.clone()),
+        last_command: j.map(|j| j.command.clone()),
+        updated_at: j.map(|j| j.updated_at.to_string()),
+        options: j.map(|j| j.options.clone()).unwrap_or_default(),
+        created_objects: j.map(|j| j.created_objects.clone()).unwrap_or_default(),
+        adopted_objects: j.map(|j| j.adopted_objects.clone()).unwrap_or_default(),
+        locked_by: snap.lock.as_ref().map(|l| l.identity.clone()),
+        nodes,
+    }
+}

@@ -1,0 +1,57 @@
+//! `yurtctl revert` and `yurtctl status`: flags, validation at the edge and help text.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::duration::parse_duration;
+use super::values::{node_name, positive};
+
+fn phase_id(s: &str) -> Result<String, String> {
+    use crate::plan::revert::REVERT_PHASES;
+    if REVERT_PHASES.contains(&s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "unknown phase {s:?}; phases are {}",
+            REVERT_PHASES.join(", ")
+        ))
+    }
+}
+
+/// Flags of `yurtctl revert` (the help text is on the subcommand).
+#[derive(Debug, Clone, Args)]
+pub struct RevertCmd {
+    /// Only these nodes (comma-separated); the components, the journal and the lock stay
+    /// until a revert of all nodes
+    #[arg(long, value_name = "NODES", value_delimiter = ',', value_parser = node_name)]
+    pub nodes: Vec<String>,
+
+    /// Node Jobs running at once
+    #[arg(long, value_name = "N", default_value = "10", value_parser = positive)]
+    pub concurrency: usize,
+
+    /// Time allowed for each node's Job
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub job_timeout: Duration,
+
+    /// Phases to skip (comma-separated ids)
+    #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
+    pub skip_phases: Vec<String>,
+}
+
+impl RevertCmd {
+    /// The planner's view of these flags.
+    pub fn options(&self) -> crate::plan::revert::RevertOptions {
+        crate::plan::revert::RevertOptions {
+            nodes: self.nodes.clone(),
+            concurrency: self.concurrency,
+            job_timeout: self.job_timeout,
+            skip_phases: self.skip_phases.iter().cloned().collect(),
+        }
+    }
+}
+
+/// Flags of `yurtctl status` (only the global ones: -o json|yaml).
+#[derive(Debug, Clone, Args)]
+pub struct StatusCmd {}

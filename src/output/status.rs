@@ -1,0 +1,100 @@
+//! `yurtctl status`: the `kind: Status` object and its kubectl-style table.
+
+use serde::Serialize;
+
+use crate::cluster::journal::ObjectRef;
+
+/// One node as `status` sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    pub name: String,
+    /// `edge`, `cloud`, or empty when convert never chose one.
+    pub role: String,
+    /// The journal records the node converted (its node phase done).
+    pub converted: bool,
+    /// A YurtHub mirror pod (`yurt-hub-<node>`) exists.
+    pub yurthub: bool,
+    pub yurthub_ready: bool,
+    pub ready: bool,
+    /// The state of the node's latest journal entry: `done`, `failed`, `running`, … or empty.
+    pub last_result: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// `-o json|yaml` of `yurtctl status` (fields are only ever added).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// A journal exists: the cluster was converted (at least in part) by yurtctl.
+    pub converted: bool,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The command that last wrote the journal (`convert`, `revert`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    pub options: serde_json::Map<String, serde_json::Value>,
+    pub created_objects: Vec<ObjectRef>,
+    pub adopted_objects: Vec<ObjectRef>,
+    /// Holder of the lock, when a run is active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked_by: Option<String>,
+    pub nodes: Vec<NodeStatus>,
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// The table printed on stdout without `-o`.
+pub fn status_table(s: &Status) -> String {
+    let mut out = String::new();
+    if !s.converted {
+        out.push_str(&s.message);
+        out.push('\n');
+        return out;
+    }
+    out.push_str(&format!(
+        "Profile:  {}\nCommand:  {} (updated {})\nObjects:  {} created, {} adopted\n",
+        s.profile.as_deref().unwrap_or(""),
+        s.last_command.as_deref().unwrap_or(""),
+        s.updated_at.as_deref().unwrap_or(""),
+        s.created_objects.len(),
+        s.adopted_objects.len()
+    ));
+    if let Some(h) = &s.locked_by {
+        out.push_str(&format!("Lock:     held by {h}\n"));
+    }
+    out.push_str(&format!(
+        "\n{:<30} {:<6} {:<10} {:<8} {:<6} {:<8} {}\n",
+        "NODE", "ROLE", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"
+    ));
+    for n in &s.nodes {
+        let hub = match (n.yurthub, n.yurthub_ready) {
+            (false, _) => "-",
+            (true, true) => "Ready",
+            (true, false) => "NotReady",
+        };
+        out.push_str(&format!(
+            "{:<30} {:<6} {:<10} {:<8} {:<6} {:<8} {}\n",
+            n.name,
+            if n.role.is_empty() { "-" } else { &n.role },
+            yes_no(n.converted),
+            hub,
+            yes_no(n.ready),
+            if n.last_result.is_empty() {
+                "-"
+            } else {
+                &n.last_result
+            },
+            n.last_error.as_deref().unwrap_or("")
+        ));
+    }
+    out
+}

@@ -1,0 +1,857 @@
+//! `yurtctl revert` end to end on yurtsim: for every layout, convert → re-run (no-op) →
+//! revert → every node's root file tree byte-identical to the original, nothing of yurtctl's
+//! left in the cluster; and revert after a failed node Job, after Ctrl-C during convert, run
+//! twice, and with an object that existed before convert.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, ServiceAccount};
+use kube::Client;
+use kube::api::{Api, PostParams};
+use kube::core::GroupVersionKind;
+use serde_json::Value;
+use yurtctl::cluster::snapshot::{SnapshotOptions, snapshot};
+use yurtsim::{Layout, Sim};
+
+const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
+const AUTONOMY: &str = "node.openyurt.io/autonomy-duration";
+
+struct Env {
+    sim: Sim,
+    client: Client,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(layout: Layout) -> Env {
+    let env = support::start_sim(3, layout, |cfg| cfg.kubernetes_version = "v1.30.2".into()).await;
+    let client = support::kube_client(&env.sim).await;
+    Env {
+        sim: env.sim,
+        client,
+        _dir: env.dir,
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+fn command(env: &Env, cmd: &str) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
+    c.arg(cmd)
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .env_remove("KUBECONFIG");
+    if cmd == "convert" {
+        c.args(["--servant-image", "openyurt/yurtctl:test"]);
+    }
+    if cmd != "status" {
+        c.args(["--job-timeout", "60s"]);
+    }
+    c
+}
+
+async fn yurtctl(env: &Env, cmd: &str, args: &[&str]) -> Run {
+    let out = command(env, cmd).args(args).output().await.unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!(
+        "--- yurtctl {cmd} {args:?}: exit {}\n{}",
+        run.code, run.stderr
+    );
+    run
+}
+
+fn result_of<'a>(v: &'a Value, node: &str) -> &'a Value {
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .unwrap_or_else(|| panic!("{node} not in the result: {v:#}"))
+}
+
+/// Every file, directory and symlink under a node's root: path → (kind, mode, bytes).
+type Tree = BTreeMap<String, (char, u32, Vec<u8>)>;
+
+/// Paths the simulator itself writes at runtime, not yurtctl: the `systemctl` stub's call
+/// log (`/var/log/yurtsim/`, created the first time a Job pod runs on the node).
+const SIM_RUNTIME: &[&str] = &["var/log/yurtsim"];
+
+fn tree(root: &Path) -> Tree {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(root: &Path, dir: &Path, out: &mut Tree) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let path = e.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if SIM_RUNTIME
+                .iter()
+                .any(|p| rel == *p || rel.starts_with(&format!("{p}/")))
+            {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(
+                    rel,
+                    (
+                        'l',
+                        mode,
+                        target.to_string_lossy().into_owned().into_bytes(),
+                    ),
+                );
+            } else if meta.is_dir() {
+                out.insert(rel, ('d', mode, Vec::new()));
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, ('f', mode, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Tree::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn trees(env: &Env) -> BTreeMap<String, Tree> {
+    env.sim
+        .node_names()
+        .into_iter()
+        .map(|n| {
+            let t = tree(&env.sim.node_root(&n));
+            (n, t)
+        })
+        .collect()
+}
+
+fn assert_same_trees(before: &BTreeMap<String, Tree>, after: &BTreeMap<String, Tree>) {
+    for (node, b) in before {
+        let a = &after[node];
+        let mut diffs = Vec::new();
+        for (p, v) in b {
+            match a.get(p) {
+                None => diffs.push(format!("missing {p}")),
+                Some(x) if x != v => diffs.push(format!(
+                    "changed {p}: {:?} {:o} → {:?} {:o}\n--- before\n{}\n--- after\n{}",
+                    v.0,
+                    v.1,
+                    x.0,
+                    x.1,
+                    String::from_utf8_lossy(&v.2),
+                    String::from_utf8_lossy(&x.2)
+                )),
+                _ => {}
+            }
+        }
+        for p in a.keys().filter(|p| !b.contains_key(*p)) {
+            diffs.push(format!("added {p}"));
+        }
+        assert!(
+            diffs.is_empty(),
+            "node {node}'s root differs from the original:\n{}",
+            diffs.join("\n")
+        );
+    }
+}
+
+/// Nothing of yurtctl's left: no object labelled managed-by=yurtctl (built-in kinds, CRDs,
+/// webhooks), no journal, no lock, no Job, no label or annotation of ours on any node.
+async fn assert_clean(env: &Env) {
+    let cluster = support::yurtctl_cluster(&env.sim).await;
+    let mut opts = SnapshotOptions::default();
+    for (g, v, k) in [
+        ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+        ),
+    ] {
+        opts.managed_kinds.push(GroupVersionKind::gvk(g, v, k));
+    }
+    let snap = snapshot(&cluster, &opts).await.unwrap();
+    assert!(
+        snap.managed_objects.is_empty(),
+        "objects of ours left: {:#?}",
+        snap.managed_objects
+    );
+    assert!(snap.journal.is_none(), "the journal is deleted");
+    assert!(snap.lock.is_none(), "the lock is released");
+    assert!(snap.jobs.is_empty(), "Jobs left: {:?}", snap.jobs);
+    for n in Api::<Node>::all(env.client.clone())
+        .list(&Default::default())
+        .await
+        .unwrap()
+    {
+        let labels = n.metadata.labels.clone().unwrap_or_default();
+        let annotations = n.metadata.annotations.clone().unwrap_or_default();
+        assert!(!labels.contains_key(EDGE_LABEL), "{:?}", n.metadata.name);
+        assert!(!annotations.contains_key(AUTONOMY), "{:?}", n.metadata.name);
+        let mf = serde_json::to_string(&n.metadata.managed_fields).unwrap();
+        assert!(
+            !mf.contains("\"manager\":\"yurtctl\""),
+            "yurtctl still owns fields of {:?}: {mf}",
+            n.metadata.name
+        );
+    }
+}
+
+/// The sim's kubelets heartbeat: wait until every node is Ready (after a revert restarted
+/// the kubelets).
+async fn all_ready(env: &Env) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let nodes = Api::<Node>::all(env.client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap();
+        let ready = nodes.items.iter().all(|n| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        });
+        if ready {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "nodes not Ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn round_trip(layout: Layout) {
+    let env = start(layout).await;
+    let before = trees(&env);
+
+    let dry = yurtctl(&env, "revert", &["--dry-run=client"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let nothing = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(nothing.code, 0, "{}", nothing.stderr);
+    assert!(
+        nothing.stderr.contains("nothing to revert"),
+        "{}",
+        nothing.stderr
+    );
+
+    let run = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let again = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already converted"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs,
+        "no-op"
+    );
+    assert_ne!(trees(&env), before, "convert changed the nodes");
+
+    // the dry run prints the plan and changes nothing
+    let plan = yurtctl(&env, "revert", &["--dry-run=client", "-o", "json"]).await;
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    let p = plan.json();
+    assert_eq!(p["kind"], "Plan");
+    assert_eq!(p["nodes"].as_array().unwrap().len(), 3, "{p:#}");
+    assert!(!p["objects"].as_array().unwrap().is_empty());
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+
+    let refused = yurtctl(&env, "revert", &[]).await;
+    assert_eq!(refused.code, 10, "no terminal, no -y: {}", refused.stderr);
+
+    let m = env.sim.metrics();
+    let (requests, writes) = (m.total(None, false), m.total(None, true));
+    let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    // shown with --nocapture: the cost of a revert (nothing else talks to the sim meanwhile)
+    println!(
+        "measure: revert of {} nodes on {layout:?}: {} API requests, {} writes",
+        env.sim.node_names().len(),
+        m.total(None, false) - requests,
+        m.total(None, true) - writes
+    );
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs + env.sim.node_names().len() as u64,
+        "one revert Job per node"
+    );
+    let r = rev.json();
+    assert_eq!(r["kind"], "RevertResult");
+    assert_eq!(r["apiVersion"], "yurtctl.openyurt.io/v1alpha1");
+    assert_eq!(r["complete"], true);
+    for n in env.sim.node_names() {
+        assert_eq!(result_of(&r, &n)["result"], "reverted", "{r:#}");
+    }
+    let deleted = r["deletedObjects"].as_array().unwrap();
+    assert!(
+        deleted
+            .iter()
+            .any(|o| o == "Secret kube-system/yurtctl-yurthub-bootstrap"),
+        "{r:#}"
+    );
+    assert!(
+        deleted.iter().any(|o| o
+            .as_str()
+            .unwrap()
+            .starts_with("Secret kube-system/bootstrap-token-")),
+        "{r:#}"
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+
+    // a second revert finds nothing and changes nothing
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let twice = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert!(
+        twice.stderr.contains("nothing to revert"),
+        "{}",
+        twice.stderr
+    );
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_same_trees(&before, &trees(&env));
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trip_kubeadm() {
+    round_trip(Layout::Kubeadm).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trip_kubeadm_usr() {
+    round_trip(Layout::KubeadmUsr).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trip_kind() {
+    round_trip(Layout::Kind).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trip_minikube() {
+    round_trip(Layout::Minikube).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    env.sim.faults().fail_jobs_on("worker-2", 1);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+
+    // worker-2's revert Job fails too: exit 4 with its log, components and journal kept
+    let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(rev.code, 4, "{}", rev.stderr);
+    assert!(
+        rev.stderr.contains("injected failure on node worker-2"),
+        "{}",
+        rev.stderr
+    );
+    let r = rev.json();
+    assert_eq!(result_of(&r, "worker-2")["result"], "failed", "{r:#}");
+    assert!(result_of(&r, "worker-2")["logs"].is_string(), "{r:#}");
+    assert_eq!(result_of(&r, "worker-1")["result"], "reverted", "{r:#}");
+    assert_eq!(r["complete"], false);
+    Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
+        .get("yurt-manager")
+        .await
+        .expect("components are kept while a node is not reverted");
+    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .get("yurtctl-state")
+        .await
+        .expect("the journal is kept");
+    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    assert_eq!(
+        state["nodes"]["worker-2"]["revert"]["state"], "failed",
+        "{state:#}"
+    );
+    assert_eq!(
+        state["nodes"]["worker-1"]["revert"]["state"], "done",
+        "{state:#}"
+    );
+
+    // once the fault is gone the next revert finishes: worker-1 is not reverted again
+    env.sim.faults().clear_failing_jobs("worker-2");
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let again = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(result_of(&r, "worker-2")["result"], "reverted", "{r:#}");
+    assert_eq!(
+        result_of(&r, "worker-1")["result"],
+        "already-reverted",
+        "{r:#}"
+    );
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs + 1,
+        "one Job, for worker-2"
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+/// Runs `convert -y`, sends SIGINT once a stderr line satisfies `at`; returns the exit code.
+async fn interrupted_convert(env: &Env, at: impl Fn(&str) -> bool) -> Option<i32> {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = command(env, "convert")
+        .arg("-y")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("convert reaches the point")
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if at(&line) {
+            break;
+        }
+    }
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    while let Ok(Some(l)) = lines.next_line().await {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- interrupted convert:\n{seen}");
+    status.code()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revert_after_sigint_during_convert() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    let code = interrupted_convert(&env, |l| {
+        l.contains("[nodes/edge]") && l.ends_with("): created")
+    })
+    .await;
+    assert_eq!(code, Some(130));
+
+    let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigint_during_revert_then_revert_again_finishes() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let mut child = command(&env, "revert")
+        .arg("-y")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        loop {
+            let l = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("revert reaches nodes/edge")
+                .unwrap()
+                .expect("stderr open");
+            if l.contains("[nodes/edge]") && l.ends_with("): created") {
+                break;
+            }
+        }
+        let pid = child.id().unwrap().to_string();
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap();
+        while let Ok(Some(_)) = lines.next_line().await {}
+    }
+    assert_eq!(child.wait().await.unwrap().code(), Some(130));
+    Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .get("yurtctl-state")
+        .await
+        .expect("the journal is kept after an interrupted revert");
+
+    // it resumes: the cloud node reverted before the interrupt is not reverted again
+    let again = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(
+        result_of(&r, "control-plane-1")["result"],
+        "already-reverted",
+        "{r:#}"
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_object_that_existed_before_convert_survives_revert() {
+    let env = start(Layout::Kubeadm).await;
+    let sas = Api::<ServiceAccount>::namespaced(env.client.clone(), "kube-system");
+    let mine: ServiceAccount = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "yurt-manager-csr-approver-controller", "labels": {"team": "ops"}}
+    }))
+    .unwrap();
+    sas.create(&PostParams::default(), &mine).await.unwrap();
+
+    // two converts that both apply the components (the first one fails on a node): the
+    // second sees the object with our label on it and must still know it is not ours
+    env.sim.faults().fail_jobs_on("worker-2", 1);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    env.sim.faults().clear_failing_jobs("worker-2");
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let status = yurtctl(&env, "status", &["-o", "json"]).await;
+    let s = status.json();
+    let named = |list: &str| {
+        s[list].as_array().unwrap().iter().any(|o| {
+            o["kind"] == "ServiceAccount" && o["name"] == "yurt-manager-csr-approver-controller"
+        })
+    };
+    assert!(named("adoptedObjects"), "{s:#}");
+    assert!(!named("createdObjects"), "{s:#}");
+
+    let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    let kept = sas
+        .get("yurt-manager-csr-approver-controller")
+        .await
+        .expect("the pre-existing ServiceAccount survives");
+    let labels = kept.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("ops"));
+    assert!(
+        !labels.contains_key("app.kubernetes.io/managed-by"),
+        "yurtctl's label is given up: {labels:?}"
+    );
+    // its siblings that convert created are gone
+    assert!(sas.get_opt("yurt-manager").await.unwrap().is_none());
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revert_of_selected_nodes_keeps_the_components() {
+    let env = start(Layout::Kubeadm).await;
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rev = yurtctl(&env, "revert", &["--nodes", "worker-1", "-y", "-o", "json"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    let r = rev.json();
+    assert_eq!(r["nodes"].as_array().unwrap().len(), 1, "{r:#}");
+    assert_eq!(result_of(&r, "worker-1")["result"], "reverted");
+    assert_eq!(r["complete"], false);
+    Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
+        .get("yurt-manager")
+        .await
+        .expect("components stay");
+    let w1 = Api::<Node>::all(env.client.clone())
+        .get("worker-1")
+        .await
+        .unwrap();
+    assert!(
+        !w1.metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key(EDGE_LABEL)
+    );
+    let w2 = Api::<Node>::all(env.client.clone())
+        .get("worker-2")
+        .await
+        .unwrap();
+    assert_eq!(
+        w2.metadata
+            .labels
+            .unwrap_or_default()
+            .get(EDGE_LABEL)
+            .map(String::as_str),
+        Some("true")
+    );
+    let missing = yurtctl(&env, "revert", &["--nodes", "ghost", "-y"]).await;
+    assert_eq!(missing.code, 3, "{}", missing.stderr);
+    env.sim.shutdown().await;
+}
+
+#[test]
+fn revert_help() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .args(["revert", "--help"])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    insta::assert_snapshot!("revert_help", String::from_utf8_lossy(&out.stdout));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn missing_permissions_fail_preflight_with_nothing_changed() {
+    let env = start(Layout::Kubeadm).await;
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    env.sim.faults().deny("delete", "deployments.apps");
+    env.sim
+        .faults()
+        .deny("delete", "customresourcedefinitions.apiextensions.k8s.io");
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 3, "{}", rev.stderr);
+    assert!(rev.stderr.contains("[preflight]"), "{}", rev.stderr);
+    for denied in [
+        "not allowed to delete deployments.apps in kube-system",
+        "not allowed to delete customresourcedefinitions.apiextensions.k8s.io",
+    ] {
+        assert!(rev.stderr.contains(denied), "{denied}: {}", rev.stderr);
+    }
+    assert_eq!(
+        env.sim.metrics().count("create", "jobs.batch"),
+        jobs,
+        "no Job"
+    );
+    let w1 = Api::<Node>::all(env.client.clone())
+        .get("worker-1")
+        .await
+        .unwrap();
+    assert!(
+        w1.metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key(EDGE_LABEL)
+    );
+    env.sim.shutdown().await;
+}
+
+/// Where the journal records nodelifecycle disabled (what the legacy profile does on
+/// control-plane nodes), revert's `kcm` phase re-enables it with a node Job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
+    use yurtctl::cluster::journal::{JournalStore, PhaseState};
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    // stand-in for a legacy convert's kcm phase (it runs before the node phases, so its
+    // record owns the backup directory): the servant edit now, its journal entry below
+    let cp = env.sim.node_root("control-plane-1");
+    let changes = yurtctl::servant::disable_nodelifecycle(&cp).unwrap();
+    assert!(!changes.is_empty());
+    yurtctl::servant::apply(&cp, &changes).unwrap();
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cluster = support::yurtctl_cluster(&env.sim).await;
+    let store = JournalStore::new(&cluster);
+    let mut j = store.load().await.unwrap().unwrap();
+    j.set_phase("control-plane-1", "kcm", PhaseState::Done, None);
+    store.save(&mut j).await.unwrap();
+
+    let plan = yurtctl(&env, "revert", &["--dry-run=client"]).await;
+    assert!(
+        plan.stdout
+            .contains("Job yurtctl-enable-nodelifecycle-control-plane-1"),
+        "{}",
+        plan.stdout
+    );
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    assert!(
+        rev.stderr
+            .contains("[kcm] node control-plane-1 (Job yurtctl-enable-nodelifecycle-control-plane-1): succeeded"),
+        "{}",
+        rev.stderr
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transient_api_errors_and_conflicts_still_revert_everything() {
+    use yurtsim::faults::RequestFault;
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env);
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let faults = [
+        ("delete", "clusterroles.rbac.authorization.k8s.io", 2, 500),
+        (
+            "delete",
+            "customresourcedefinitions.apiextensions.k8s.io",
+            1,
+            503,
+        ),
+        ("delete", "jobs.batch", 1, 500),
+        ("patch", "nodes", 2, 500),
+        ("create", "jobs.batch", 1, 500),
+        ("update", "configmaps", 1, 409),
+    ];
+    for (verb, resource, count, status) in faults {
+        env.sim
+            .faults()
+            .add(RequestFault::fail(verb, resource, count, status));
+    }
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 0, "{}", rev.stderr);
+    for (verb, resource, _, _) in faults {
+        let (group, res) = match resource.split_once('.') {
+            Some((r, g)) => (g, r),
+            None => ("", resource),
+        };
+        assert!(
+            matches!(
+                env.sim.faults().decide(verb, group, res, None),
+                yurtsim::faults::Decision::Pass
+            ),
+            "fault {verb} {resource} was not reached"
+        );
+    }
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+/// Cost at a larger size (ignored by default; run with
+/// `cargo test --test revert_e2e revert_cost_at_scale -- --ignored --nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore]
+async fn revert_cost_at_scale() {
+    let nodes = std::env::var("REVERT_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60usize);
+    let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await;
+    let client = support::kube_client(&env.sim).await;
+    let env = Env {
+        sim: env.sim,
+        client,
+        _dir: env.dir,
+    };
+    let before = trees(&env);
+    let run = yurtctl(
+        &env,
+        "convert",
+        &["-y", "--concurrency", "20", "--qps", "0"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m = env.sim.metrics();
+    let (requests, writes) = (m.total(None, false), m.total(None, true));
+    let started = std::time::Instant::now();
+    let mut child = command(&env, "revert")
+        .args(["-y", "--concurrency", "20", "--qps", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        while let Ok(Some(l)) = lines.next_line().await {
+            // phase boundaries with their time, for where the makespan goes
+            if l.starts_with('[') && !l.contains("node ") && !l.contains("deleted ") {
+                println!("{:>6.2}s {l}", started.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let code = child.wait().await.unwrap().code();
+    let took = started.elapsed();
+    assert_eq!(code, Some(0));
+    let (r, w) = (
+        m.total(None, false) - requests,
+        m.total(None, true) - writes,
+    );
+    println!(
+        "measure: revert of {nodes} nodes (--concurrency 20): {:.1}s, {r} API requests ({:.1}/node), {w} writes",
+        took.as_secs_f64(),
+        r as f64 / nodes as f64
+    );
+    all_ready(&env).await;
+    assert_same_trees(&before, &trees(&env));
+    assert_clean(&env).await;
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
+    use yurtctl::cluster::lock::{LockOptions, acquire};
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let env = start(Layout::Kubeadm).await;
+    let run = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let after_convert = trees(&env);
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    let guard = acquire(
+        &other,
+        LockOptions {
+            identity: "bob@ops-laptop/7#feedbeef".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let rev = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(rev.code, 6, "{}", rev.stderr);
+    assert!(rev.stderr.contains("bob@ops-laptop"), "{}", rev.stderr);
+    assert!(rev.stderr.contains("[lock]"), "{}", rev.stderr);
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_same_trees(&after_convert, &trees(&env));
+    guard.release().await.unwrap();
+    env.sim.shutdown().await;
+}
