@@ -9,6 +9,8 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::cluster::{ClientOptions, Cluster, ClusterError, connect};
 use crate::exit::Exit;
+use crate::output::Reporter;
+use crate::output::terminal::{Display, Surroundings, resolve};
 
 /// Runs `f` to completion on a small multi-threaded runtime.
 pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
@@ -45,6 +47,16 @@ pub async fn connect_from(g: &GlobalArgs) -> Result<Cluster, Exit> {
 pub fn fail(e: &ClusterError) -> Exit {
     eprintln!("error: {e}");
     e.exit()
+}
+
+/// The progress reporter every command uses: bars on a terminal, plain lines in CI and pipes,
+/// nothing with `--progress=none` or `-q` (the table is at `output::terminal::resolve`).
+pub fn reporter(g: &GlobalArgs) -> Box<dyn Reporter> {
+    match resolve(g.progress, g.quiet, Surroundings::of_process()) {
+        Display::Bars => Box::new(crate::output::TtyReporter::stderr()),
+        Display::Lines => Box::new(crate::output::PlainReporter::stderr()),
+        Display::Silent => Box::new(crate::output::SilentReporter),
+    }
 }
 
 /// The confirmation gate of mutating commands: `-y` passes; without a terminal the command
