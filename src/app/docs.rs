@@ -22,10 +22,27 @@ pub const SHELLS: [Shell; 5] = [
 
 /// The completion script for `shell`.
 pub fn completion_script(shell: Shell) -> Vec<u8> {
-    let mut cmd = Cli::command();
+    let mut cmd = without_hidden_commands(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "yurtctl", &mut out);
     out
+}
+
+/// Some generators (bash) complete hidden commands too; node-servant is not for people.
+fn without_hidden_commands(full: clap::Command) -> clap::Command {
+    let visible: Vec<clap::Command> = full
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let mut cmd = clap::Command::new("yurtctl")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(full.get_arguments().cloned())
+        .subcommands(visible);
+    if let Some(a) = full.get_about() {
+        cmd = cmd.about(a.clone());
+    }
+    cmd
 }
 
 /// The file name a script is committed and installed under (`yurtctl.bash`, `_yurtctl`, …).
