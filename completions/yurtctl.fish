@@ -36,15 +36,15 @@ complete -c yurtctl -n "__fish_yurtctl_needs_command" -l context -d 'The kubecon
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_needs_command" -l progress -d 'How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto), or always bars, plain lines, or nothing' -r -f -a "auto\t'Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes'
-bars\t'Progress bars and spinners'
-plain\t'One line per event'
-none\t'No progress (results and errors only)'"
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s q -l quiet -d 'Only warnings and errors on stderr'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
-complete -c yurtctl -n "__fish_yurtctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s h -l help -d 'Print help'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s V -l version -d 'Print version'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "completion" -d 'Print a shell completion script'
@@ -70,10 +70,10 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l context -d '
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l progress -d 'How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto), or always bars, plain lines, or nothing' -r -f -a "auto\t'Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes'
-bars\t'Progress bars and spinners'
-plain\t'One line per event'
-none\t'No progress (results and errors only)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l all-edge -d 'Every node that is not a cloud node becomes an edge node (the default)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s q -l quiet -d 'Only warnings and errors on stderr'
@@ -92,10 +92,10 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l context -
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l progress -d 'How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto), or always bars, plain lines, or nothing' -r -f -a "auto\t'Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes'
-bars\t'Progress bars and spinners'
-plain\t'One line per event'
-none\t'No progress (results and errors only)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s q -l quiet -d 'Only warnings and errors on stderr'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
@@ -114,20 +114,20 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l context -d 'The 
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l progress -d 'How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto), or always bars, plain lines, or nothing' -r -f -a "auto\t'Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes'
-bars\t'Progress bars and spinners'
-plain\t'One line per event'
-none\t'No progress (results and errors only)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s q -l quiet -d 'Only warnings and errors on stderr'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s h -l help -d 'Print help'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l nodes -d 'Nodes of the simulated cluster (one of them the control plane)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l layout -d 'What the nodes\' disks look like (kubelet unit files, kubeadm-flags.env, …)' -r -f -a "kubeadm\t'kubeadm from deb packages (drop-in /etc/systemd/system/kubelet.service.d, /etc/default/kubelet)'
-kubeadm-usr\t'kubeadm from pkgs.k8s.io / rpm packages (unit and drop-in under /usr/lib/systemd/system)'
-kind\t'kind node containers'
-minikube\t'minikube (flags inline in ExecStart, no kubeadm-flags.env)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l layout -d 'What the nodes\' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube' -r -f -a "kubeadm\t''
+kubeadm-usr\t''
+kind\t''
+minikube\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l profile -d 'Component set convert installs' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l state-dir -d 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
@@ -142,10 +142,10 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l context -
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l progress -d 'How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto), or always bars, plain lines, or nothing' -r -f -a "auto\t'Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes'
-bars\t'Progress bars and spinners'
-plain\t'One line per event'
-none\t'No progress (results and errors only)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l keep -d 'Keep the cluster running after the last step until Ctrl-C [default: when stdin is a terminal]'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-keep -d 'Shut the cluster down after the last step'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'

@@ -99,14 +99,15 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "N", default_value = "100")]
     pub burst: u32,
 
-    /// How progress is shown on stderr: bars on a terminal and plain lines otherwise (auto),
-    /// or always bars, plain lines, or nothing
+    /// Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars,
+    /// plain or none
     #[arg(
         long,
         global = true,
         value_enum,
         value_name = "MODE",
-        default_value = "auto"
+        default_value = "auto",
+        hide_possible_values = true
     )]
     pub progress: Progress,
 
@@ -118,14 +119,14 @@ pub struct GlobalArgs {
 /// `--progress`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Progress {
-    /// Bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes
+    // bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes
     #[default]
     Auto,
-    /// Progress bars and spinners
+    // spinners and bars
     Bars,
-    /// One line per event
+    // one line per event
     Plain,
-    /// No progress (results and errors only)
+    // no progress (results and errors only)
     None,
 }
 

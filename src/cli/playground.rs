@@ -13,8 +13,15 @@ pub struct PlaygroundCmd {
     #[arg(long, value_name = "N", default_value = "4", value_parser = positive)]
     pub nodes: usize,
 
-    /// What the nodes' disks look like (kubelet unit files, kubeadm-flags.env, …)
-    #[arg(long, value_enum, value_name = "LAYOUT", default_value = "kubeadm")]
+    /// What the nodes' disks look like (kubelet unit files, kubeadm-flags.env, …):
+    /// kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LAYOUT",
+        default_value = "kubeadm",
+        hide_possible_values = true
+    )]
     pub layout: PlaygroundLayout,
 
     /// Component set convert installs
@@ -39,12 +46,12 @@ pub struct PlaygroundCmd {
 /// `--layout` (the layouts yurtsim seeds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlaygroundLayout {
-    /// kubeadm from deb packages (drop-in /etc/systemd/system/kubelet.service.d, /etc/default/kubelet)
+    // kubeadm from deb packages (drop-in /etc/systemd/system/kubelet.service.d, /etc/default/kubelet)
     Kubeadm,
-    /// kubeadm from pkgs.k8s.io / rpm packages (unit and drop-in under /usr/lib/systemd/system)
+    // kubeadm from pkgs.k8s.io / rpm packages (unit and drop-in under /usr/lib/systemd/system)
     KubeadmUsr,
-    /// kind node containers
+    // kind node containers
     Kind,
-    /// minikube (flags inline in ExecStart, no kubeadm-flags.env)
+    // minikube (flags inline in ExecStart, no kubeadm-flags.env)
     Minikube,
 }
