@@ -53,7 +53,7 @@ pub fn fail(e: &ClusterError) -> Exit {
 /// nothing with `--progress=none` or `-q` (the table is at `output::terminal::resolve`).
 pub fn reporter(g: &GlobalArgs) -> Box<dyn Reporter> {
     match resolve(g.progress, g.quiet, Surroundings::of_process()) {
-        Display::Bars => Box::new(crate::output::TtyReporter::stderr()),
+        Display::Bars => Box::new(crate::output::TtyReporter::stderr(g.verbose > 0)),
         Display::Lines => Box::new(crate::output::PlainReporter::stderr()),
         Display::Silent => Box::new(crate::output::SilentReporter),
     }

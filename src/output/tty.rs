@@ -17,6 +17,9 @@ const TICK: Duration = Duration::from_millis(100);
 pub struct TtyReporter {
     bars: MultiProgress,
     state: Mutex<BTreeMap<String, PhaseBars>>,
+    /// Keep every note as a line (`-v`); otherwise notes of a running phase only pass
+    /// through its spinner, except warnings.
+    all_notes: bool,
 }
 
 struct PhaseBars {
@@ -57,11 +60,12 @@ fn node_style() -> ProgressStyle {
 
 impl TtyReporter {
     /// Draws on stderr (even when it is not a terminal: `--progress=bars` asked for it).
-    pub fn stderr() -> Self {
+    pub fn stderr(all_notes: bool) -> Self {
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(Term::stderr()), 10);
         TtyReporter {
             bars: MultiProgress::with_draw_target(target),
             state: Mutex::new(BTreeMap::new()),
+            all_notes,
         }
     }
 
@@ -169,9 +173,17 @@ impl Reporter for TtyReporter {
                 state.remove(id);
             }
             Event::Note { phase, ref message } => {
-                let p = self.phase(&mut state, phase);
-                p.bar.set_message(message.clone());
-                self.println(format!("  {}", style(format!("[{phase}] {message}")).dim()));
+                // a note may come from a phase that never starts (nothing to do)
+                let running = state.get(phase);
+                if let Some(p) = running {
+                    p.bar.set_message(message.clone());
+                }
+                if running.is_none() || self.all_notes || message.starts_with("warning") {
+                    self.println(format!(
+                        "  {}",
+                        style(format!("[{phase}] {message}")).dim().for_stderr()
+                    ));
+                }
             }
             Event::Job { phase, event } => self.job(&mut state, phase, event),
         }
@@ -208,6 +220,7 @@ mod tests {
         let r = TtyReporter {
             bars: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
             state: Mutex::new(BTreeMap::new()),
+            all_notes: false,
         };
         let ev = |node: &str, phase| JobEvent {
             node: node.into(),
@@ -237,6 +250,12 @@ mod tests {
             assert_eq!(p.counts(), "1 running, 1 succeeded");
         }
         r.event(Event::PhaseDone("nodes/edge"));
+        assert!(r.state.lock().unwrap().is_empty());
+        // a note outside a running phase draws no bar that would outlive the run
+        r.event(Event::Note {
+            phase: "kcm",
+            message: "nothing to do".into(),
+        });
         assert!(r.state.lock().unwrap().is_empty());
     }
 }
