@@ -159,3 +159,55 @@ async fn no_color_flag_and_plain_progress_in_a_terminal() {
     );
     assert!(text.contains("[nodes/edge] node worker-1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = sim().await;
+    let cmd = format!(
+        "exec {BIN} --kubeconfig {} convert",
+        env.sim.kubeconfig_path().display()
+    );
+    // stdin stays open (a pipe we type into), so the prompt waits for a key
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) is installed");
+    let mut stdin = script.stdin.take().unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let prompt = "Convert this cluster?";
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while !String::from_utf8_lossy(&seen).contains(prompt) {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(
+                n > 0,
+                "ended before asking:\n{}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(
+        asked.is_ok(),
+        "no prompt:\n{}",
+        String::from_utf8_lossy(&seen)
+    );
+    let at_prompt = seen.len();
+    // the user presses Ctrl-C
+    stdin.write_all(b"\x03").await.unwrap();
+    stdin.flush().await.unwrap();
+    stdout.read_to_end(&mut seen).await.unwrap();
+    let status = script.wait().await.unwrap();
+    let after = String::from_utf8_lossy(&seen[at_prompt..]).into_owned();
+    eprintln!("--- after the prompt: {after:?}");
+    assert_eq!(status.code(), Some(130), "interrupted");
+    assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
+}

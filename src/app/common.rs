@@ -72,16 +72,27 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
         );
         return Err(Exit::Declined);
     }
-    let ok = dialoguer::Confirm::new()
+    match dialoguer::Confirm::new()
         .with_prompt(prompt)
         .default(false)
         .interact()
-        .unwrap_or(false);
-    if ok {
-        Ok(())
-    } else {
-        eprintln!("declined; nothing changed");
-        Err(Exit::Declined)
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            eprintln!("declined; nothing changed");
+            Err(Exit::Declined)
+        }
+        // Ctrl-C at the prompt: dialoguer returns without showing the cursor again
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            let _ = console::Term::stderr().show_cursor();
+            eprintln!("\ninterrupted; nothing changed");
+            Err(Exit::Interrupted)
+        }
+        Err(e) => {
+            let _ = console::Term::stderr().show_cursor();
+            eprintln!("error: cannot ask for confirmation ({e}); nothing changed; pass -y/--yes");
+            Err(Exit::Declined)
+        }
     }
 }
 
