@@ -115,7 +115,12 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
         kubeconfig.display()
     ));
 
-    let exit = tour(g, cmd, &exe, &kubeconfig).await;
+    // from here on Ctrl-C ends the tour where it is and still shuts the cluster down
+    let _handled = crate::output::terminal::handles_interrupt();
+    let exit = tokio::select! {
+        exit = tour(g, cmd, &exe, &kubeconfig) => exit,
+        () = interrupted() => Exit::Interrupted,
+    };
 
     let keep = if cmd.no_keep {
         false
@@ -127,8 +132,7 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
             "==> the cluster keeps running (export KUBECONFIG={}); press Ctrl-C to stop it",
             kubeconfig.display()
         ));
-        let _handled = crate::output::terminal::handles_interrupt();
-        let _ = tokio::signal::ctrl_c().await;
+        interrupted().await;
     }
     say("==> shutting the simulated cluster down");
     sim.shutdown().await;
@@ -177,8 +181,8 @@ async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path
             args.join(" ")
         ));
         let status = {
-            let _handled = crate::output::terminal::handles_interrupt();
             let mut child = match tokio::process::Command::new(exe)
+                .kill_on_drop(true)
                 .arg("--kubeconfig")
                 .arg(kubeconfig)
                 .args(passed_on_flags(g))
@@ -194,14 +198,9 @@ async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path
                     return Exit::Unexpected;
                 }
             };
-            // Ctrl-C reaches the child too (same process group): let it finish its way
-            tokio::select! {
-                s = child.wait() => s,
-                _ = tokio::signal::ctrl_c() => {
-                    let _ = child.wait().await;
-                    return Exit::Interrupted;
-                }
-            }
+            // kill_on_drop: if Ctrl-C ends the tour, the step goes too (on a terminal it got
+            // the SIGINT itself and stops its own way first)
+            child.wait().await
         };
         match status {
             Ok(s) if s.success() => show_nodes(g, kubeconfig, "after this step").await,
@@ -223,6 +222,12 @@ async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path
     }
     say("==> done: every step succeeded");
     Exit::Ok
+}
+
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// The global flags a step inherits from the playground's own command line.
@@ -304,4 +309,75 @@ pub fn node_table(nodes: &[NodeInfo]) -> Vec<String> {
         ]));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn node(name: &str, roles: &[&str], edge: Option<&str>, server: Option<&str>) -> NodeInfo {
+        let mut labels = BTreeMap::new();
+        if let Some(e) = edge {
+            labels.insert(EDGE_LABEL.to_owned(), e.to_owned());
+        }
+        let mut annotations = BTreeMap::new();
+        if let Some(s) = server {
+            annotations.insert(KUBELET_SERVER.to_owned(), s.to_owned());
+        }
+        NodeInfo {
+            name: name.into(),
+            labels,
+            annotations,
+            taints: vec![],
+            ready: true,
+            roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+            internal_ip: None,
+            kubelet_version: "v1.30.2".into(),
+            kcm_static_pod: false,
+        }
+    }
+
+    #[test]
+    fn the_node_table_shows_role_edge_label_and_kubelet_server() {
+        let t = node_table(&[
+            node(
+                "cp-1",
+                &["control-plane"],
+                Some("false"),
+                Some("http://127.0.0.1:10261"),
+            ),
+            node("w-1", &[], None, None),
+        ]);
+        assert_eq!(t.len(), 3);
+        assert!(t[0].starts_with("NAME"));
+        let cols = |l: &str| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            cols(&t[1]),
+            [
+                "cp-1",
+                "control-plane",
+                "True",
+                "false",
+                "http://127.0.0.1:10261",
+                "-"
+            ]
+        );
+        assert_eq!(cols(&t[2]), ["w-1", "worker", "True", "-", "-", "-"]);
+    }
+
+    #[test]
+    fn steps_pass_on_the_display_flags() {
+        let cli = <crate::cli::Cli as clap::Parser>::parse_from([
+            "yurtctl",
+            "--progress=plain",
+            "--no-color",
+            "-vv",
+            "playground",
+        ]);
+        assert_eq!(
+            passed_on_flags(&cli.global),
+            ["--progress=plain", "--no-color", "-vv"]
+        );
+    }
 }
