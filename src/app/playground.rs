@@ -39,6 +39,8 @@ pub const STEPS: &[Step] = &[Step {
 const KUBELET_SERVER: &str = "yurtsim.openyurt.io/kubelet-server";
 const KUBELET_KUBECONFIG: &str = "yurtsim.openyurt.io/kubelet-kubeconfig";
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
+/// How long an interrupted step may take to stop by itself.
+const STEP_GRACE: Duration = Duration::from_secs(15);
 
 pub fn run(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     if !Profile::names().contains(&cmd.profile) {
@@ -117,10 +119,12 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
 
     // from here on Ctrl-C ends the tour where it is and still shuts the cluster down
     let _handled = crate::output::terminal::handles_interrupt();
-    let exit = tokio::select! {
-        exit = tour(g, cmd, &exe, &kubeconfig) => exit,
-        () = interrupted() => Exit::Interrupted,
-    };
+    let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        interrupted().await;
+        let _ = stop_tx.send(true);
+    });
+    let exit = tour(g, cmd, &exe, &kubeconfig, &mut stop).await;
 
     let keep = if cmd.no_keep {
         false
@@ -132,7 +136,7 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
             "==> the cluster keeps running (export KUBECONFIG={}); press Ctrl-C to stop it",
             kubeconfig.display()
         ));
-        interrupted().await;
+        let _ = stop.wait_for(|stopped| *stopped).await;
     }
     say("==> shutting the simulated cluster down");
     sim.shutdown().await;
@@ -164,10 +168,19 @@ fn sim_config(cmd: &PlaygroundCmd, profile: &Profile, state_dir: &Path, exe: &Pa
     cfg
 }
 
-/// Runs the steps; stops at the first that fails (its exit code is the playground's).
-async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path) -> Exit {
+/// Runs the steps; stops at the first that fails, or when `stop` turns true (Ctrl-C).
+async fn tour(
+    g: &GlobalArgs,
+    cmd: &PlaygroundCmd,
+    exe: &Path,
+    kubeconfig: &Path,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> Exit {
     show_nodes(g, kubeconfig, "before").await;
     for (i, step) in STEPS.iter().enumerate() {
+        if *stop.borrow() {
+            return Exit::Interrupted;
+        }
         let args: Vec<String> = step
             .args
             .iter()
@@ -182,7 +195,6 @@ async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path
         ));
         let status = {
             let mut child = match tokio::process::Command::new(exe)
-                .kill_on_drop(true)
                 .arg("--kubeconfig")
                 .arg(kubeconfig)
                 .args(passed_on_flags(g))
@@ -198,9 +210,17 @@ async fn tour(g: &GlobalArgs, cmd: &PlaygroundCmd, exe: &Path, kubeconfig: &Path
                     return Exit::Unexpected;
                 }
             };
-            // kill_on_drop: if Ctrl-C ends the tour, the step goes too (on a terminal it got
-            // the SIGINT itself and stops its own way first)
-            child.wait().await
+            tokio::select! {
+                s = child.wait() => s,
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    // on a terminal the step got the SIGINT too: let it stop its own way
+                    // (journal, lock, cursor), then make sure it is gone
+                    if tokio::time::timeout(STEP_GRACE, child.wait()).await.is_err() {
+                        let _ = child.kill().await;
+                    }
+                    return Exit::Interrupted;
+                }
+            }
         };
         match status {
             Ok(s) if s.success() => show_nodes(g, kubeconfig, "after this step").await,
