@@ -80,3 +80,48 @@ fn the_tour_runs_every_step_and_shows_each_phase() {
     assert_eq!(after.matches("/var/lib/openyurt/kubelet.conf").count(), 3);
     assert!(stderr.contains("shutting the simulated cluster down"));
 }
+
+/// Ctrl-C on a terminal while a step runs: the step stops its own way, the cluster is shut
+/// down, and the playground exits 130.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_step_shuts_the_cluster_down() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cmd = format!(
+        "exec {BIN} playground --nodes 3 --no-keep --state-dir {}",
+        state.display()
+    );
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) is installed");
+    let mut stdin = script.stdin.take().unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    // the step is running once convert's first phase shows up
+    let started = tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        while !String::from_utf8_lossy(&seen).contains("[lock]") {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "ended early:\n{}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(started.is_ok(), "{}", String::from_utf8_lossy(&seen));
+    stdin.write_all(b"\x03").await.unwrap();
+    stdin.flush().await.unwrap();
+    stdout.read_to_end(&mut seen).await.unwrap();
+    let status = script.wait().await.unwrap();
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    eprintln!("{text}");
+    assert_eq!(status.code(), Some(130));
+    assert!(text.contains("shutting the simulated cluster down"));
+    assert!(!text.contains("done: every step succeeded"));
+}
