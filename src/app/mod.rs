@@ -27,7 +27,7 @@ pub fn init_logging(g: &GlobalArgs) {
     let color =
         std::io::stderr().is_terminal() && crate::output::terminal::colors_allowed(g.no_color);
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::output::tty::LogWriter)
         .with_env_filter(filter)
         .with_target(false)
         .without_time()

@@ -14,6 +14,27 @@ use crate::cluster::jobs::{JobEvent, JobPhase};
 
 const TICK: Duration = Duration::from_millis(100);
 
+/// The bars on screen, if any: log lines are written around them (see [`LogWriter`]).
+static ACTIVE: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// stderr for log lines (tracing): while bars are drawn, the bars are cleared for the line
+/// and redrawn below it, so neither overwrites the other.
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bars = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match bars {
+            Some(bars) => bars.suspend(|| std::io::stderr().write(buf)),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 pub struct TtyReporter {
     bars: MultiProgress,
     state: Mutex<BTreeMap<String, PhaseBars>>,
@@ -62,8 +83,10 @@ impl TtyReporter {
     /// Draws on stderr (even when it is not a terminal: `--progress=bars` asked for it).
     pub fn stderr(all_notes: bool) -> Self {
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(Term::stderr()), 10);
+        let bars = MultiProgress::with_draw_target(target);
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bars.clone());
         TtyReporter {
-            bars: MultiProgress::with_draw_target(target),
+            bars,
             state: Mutex::new(BTreeMap::new()),
             all_notes,
         }
@@ -200,6 +223,7 @@ impl Drop for TtyReporter {
             p.bar.finish_and_clear();
         }
         let _ = self.bars.clear();
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let _ = Term::stderr().show_cursor();
     }
 }
