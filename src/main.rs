@@ -1,6 +1,4 @@
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = yurtctl::cli::Cli::parse();
+    let cli = yurtctl::cli::parse_from_env();
     yurtctl::app::run(cli).into()
 }

@@ -9,6 +9,8 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::cluster::{ClientOptions, Cluster, ClusterError, connect};
 use crate::exit::Exit;
+use crate::output::Reporter;
+use crate::output::terminal::{Display, Surroundings, resolve};
 
 /// Runs `f` to completion on a small multi-threaded runtime.
 pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
@@ -47,6 +49,16 @@ pub fn fail(e: &ClusterError) -> Exit {
     e.exit()
 }
 
+/// The progress reporter every command uses: bars on a terminal, plain lines in CI and pipes,
+/// nothing with `--progress=none` or `-q` (the table is at `output::terminal::resolve`).
+pub fn reporter(g: &GlobalArgs) -> Box<dyn Reporter> {
+    match resolve(g.progress, g.quiet, Surroundings::of_process()) {
+        Display::Bars => Box::new(crate::output::TtyReporter::stderr(g.verbose > 0)),
+        Display::Lines => Box::new(crate::output::PlainReporter::stderr()),
+        Display::Silent => Box::new(crate::output::SilentReporter),
+    }
+}
+
 /// The confirmation gate of mutating commands: `-y` passes; without a terminal the command
 /// refuses (it must never hang on a prompt); otherwise the user is asked.
 pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
@@ -60,16 +72,27 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
         );
         return Err(Exit::Declined);
     }
-    let ok = dialoguer::Confirm::new()
+    match dialoguer::Confirm::new()
         .with_prompt(prompt)
         .default(false)
         .interact()
-        .unwrap_or(false);
-    if ok {
-        Ok(())
-    } else {
-        eprintln!("declined; nothing changed");
-        Err(Exit::Declined)
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            eprintln!("declined; nothing changed");
+            Err(Exit::Declined)
+        }
+        // Ctrl-C at the prompt: dialoguer returns without showing the cursor again
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            let _ = console::Term::stderr().show_cursor();
+            eprintln!("\ninterrupted; nothing changed");
+            Err(Exit::Interrupted)
+        }
+        Err(e) => {
+            let _ = console::Term::stderr().show_cursor();
+            eprintln!("error: cannot ask for confirmation ({e}); nothing changed; pass -y/--yes");
+            Err(Exit::Declined)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
-use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
+use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
 use crate::app::servant_job::{ServantVolume, servant_job};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
@@ -25,9 +25,7 @@ use crate::cluster::{
     Cluster, ClusterError, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY, SYSTEM_NAMESPACE,
 };
 use crate::exit::Exit;
-use crate::output::{
-    ConvertResult, Event, NodeOutcome, NodeResult, PlainReporter, Reporter, failure_summary,
-};
+use crate::output::{ConvertResult, Event, NodeOutcome, NodeResult, Reporter, failure_summary};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
 use crate::render::{
     BootstrapTokenRef, Profile, RenderContext, TokenSecret, YurtHubCredential, base64,
@@ -49,8 +47,8 @@ pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
         eprintln!("error: {m}");
         return Exit::Usage;
     }
-    let reporter = PlainReporter::stderr();
-    block_on(convert(g, cmd, &reporter))
+    let reporter = reporter(g);
+    block_on(convert(g, cmd, reporter.as_ref()))
 }
 
 async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
@@ -278,6 +276,7 @@ async fn execute(
     };
     // Ctrl-C or a lost lock stop the phases where they are; the journal keeps what was done
     // (node Jobs still running are adopted by the next run) and the lock is released below.
+    let _handled = crate::output::terminal::handles_interrupt();
     let outcome = tokio::select! {
         r = phases(cluster, plan, profile, opts, &mut journal, &store, rep) => Ok(r),
         _ = tokio::signal::ctrl_c() => Err(None),

@@ -2,8 +2,11 @@
 
 pub mod common;
 pub mod convert;
+pub mod docs;
 pub mod node;
 pub mod node_servant;
+#[cfg(feature = "playground")]
+pub mod playground;
 pub mod revert;
 pub mod servant_job;
 pub mod status;
@@ -24,9 +27,10 @@ pub fn init_logging(g: &GlobalArgs) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color =
+        std::io::stderr().is_terminal() && crate::output::terminal::colors_allowed(g.no_color);
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::output::tty::LogWriter)
         .with_env_filter(filter)
         .with_target(false)
         .without_time()
@@ -37,10 +41,20 @@ pub fn init_logging(g: &GlobalArgs) {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Exit {
     init_logging(&cli.global);
+    crate::output::terminal::apply_color_choice(crate::output::terminal::colors_allowed(
+        cli.global.no_color,
+    ));
+    if std::io::stderr().is_terminal() {
+        crate::output::terminal::restore_cursor_on_interrupt();
+    }
     match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::Revert(cmd) => revert::run(&cli.global, &cmd),
         Command::Status(cmd) => status::run(&cli.global, &cmd),
+        Command::Completion(c) => docs::run_completion(&c),
+        Command::Man(m) => docs::run_man(&m),
+        #[cfg(feature = "playground")]
+        Command::Playground(p) => playground::run(&cli.global, &p),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
     }
 }

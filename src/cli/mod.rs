@@ -2,7 +2,11 @@
 //! `app/` runs what is parsed.
 
 mod convert;
+mod docs;
 mod duration;
+mod invocation;
+#[cfg(feature = "playground")]
+mod playground;
 mod revert;
 mod servant;
 mod values;
@@ -12,7 +16,11 @@ use std::path::PathBuf;
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 pub use convert::ConvertCmd;
+pub use docs::{CompletionCmd, ManCmd, Shell};
 pub use duration::parse_duration;
+pub use invocation::{bin_name_for, parse_from_env};
+#[cfg(feature = "playground")]
+pub use playground::{PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use values::{node_name, positive};
@@ -90,6 +98,36 @@ pub struct GlobalArgs {
     /// API requests allowed in a burst above --qps
     #[arg(long, global = true, value_name = "N", default_value = "100")]
     pub burst: u32,
+
+    /// Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars,
+    /// plain or none
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "MODE",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    pub progress: Progress,
+
+    /// No colours (also when the NO_COLOR environment variable is set)
+    #[arg(long, global = true)]
+    pub no_color: bool,
+}
+
+/// `--progress`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Progress {
+    // bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes
+    #[default]
+    Auto,
+    // spinners and bars
+    Bars,
+    // one line per event
+    Plain,
+    // no progress (results and errors only)
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -147,7 +185,22 @@ pub enum Command {
     /// whether the node is Ready, and its last result. A table on stdout; -o json|yaml print
     /// a `kind: Status` object.
     Status(StatusCmd),
-    // `revert`, `status`, `staticpod …`, `completion` and `man` go here.
+    // `staticpod …` goes here.
+    /// Print a shell completion script
+    ///
+    /// Install, for example: `yurtctl completion bash > /etc/bash_completion.d/yurtctl`,
+    /// `yurtctl completion zsh > "${fpath[1]}/_yurtctl"`,
+    /// `yurtctl completion fish > ~/.config/fish/completions/yurtctl.fish`.
+    Completion(CompletionCmd),
+    /// Write man pages (one per command) to a directory, or yurtctl(1) to stdout
+    Man(ManCmd),
+    /// Try yurtctl on an embedded simulated cluster (no Kubernetes needed)
+    ///
+    /// Starts a simulated cluster on this machine, prints the `export KUBECONFIG=…` line to
+    /// look at it with kubectl, and runs yurtctl's commands against it one after the other,
+    /// showing the nodes between steps.
+    #[cfg(feature = "playground")]
+    Playground(PlaygroundCmd),
     /// The node-side half of yurtctl; runs inside the Jobs that convert, revert and
     /// static-pod rollouts launch on each node
     #[command(name = "node-servant", hide = true, subcommand_required = true)]

@@ -24,7 +24,7 @@ pub struct TaintInfo {
 }
 
 /// One node as the planner sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeInfo {
     pub name: String,

@@ -1,5 +1,6 @@
-//! Reporters and result printers (design §2, §6): progress goes to stderr as one plain line
-//! per event; results go to stdout (`-o json`). Only `app/` calls these.
+//! Reporters and result printers (design §2, §6): progress goes to stderr (bars on a terminal,
+//! see `tty`, or one plain line per event; `terminal::resolve` decides); results go to stdout
+//! (`-o json`). Only `app/` calls these.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -9,6 +10,10 @@ use serde::Serialize;
 use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
 
 pub mod status;
+pub mod terminal;
+pub mod tty;
+
+pub use tty::{SilentReporter, TtyReporter};
 
 pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
 

@@ -29,7 +29,7 @@ fn node(name: &str, cp: bool, ready: bool, labels: &[(&str, &str)]) -> NodeInfo 
         internal_ip: None,
         kubelet_version: "v1.30.2".into(),
         kcm_static_pod: cp,
-        provider_id: None,
+        ..Default::default()
     }
 }
 

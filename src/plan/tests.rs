@@ -25,7 +25,7 @@ fn node(name: &str, control_plane: bool, ready: bool) -> NodeInfo {
         internal_ip: None,
         kubelet_version: "v1.30.2".into(),
         kcm_static_pod: control_plane,
-        provider_id: None,
+        ..Default::default()
     }
 }
 

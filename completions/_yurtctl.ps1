@@ -1,0 +1,251 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'yurtctl'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'yurtctl' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
+            [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
+            [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;convert' {
+            [CompletionResult]::new('--cloud-nodes', '--cloud-nodes', [CompletionResultType]::ParameterName, 'Nodes that become cloud nodes (comma-separated; control-plane nodes are cloud nodes unless named in --edge-nodes)')
+            [CompletionResult]::new('--edge-nodes', '--edge-nodes', [CompletionResultType]::ParameterName, 'Only these nodes become edge nodes (comma-separated); other workers are left alone')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Component set to install')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Node Jobs running at once')
+            [CompletionResult]::new('--job-timeout', '--job-timeout', [CompletionResultType]::ParameterName, 'Time allowed for each node''s Job')
+            [CompletionResult]::new('--skip-phases', '--skip-phases', [CompletionResultType]::ParameterName, 'Phases to skip (comma-separated ids)')
+            [CompletionResult]::new('--autonomous-nodes', '--autonomous-nodes', [CompletionResultType]::ParameterName, 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'The kind of cluster; convert refuses when the nodes say otherwise')
+            [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
+            [CompletionResult]::new('--disable-nodelifecycle', '--disable-nodelifecycle', [CompletionResultType]::ParameterName, 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes')
+            [CompletionResult]::new('--token-ttl', '--token-ttl', [CompletionResultType]::ParameterName, 'Lifetime of the bootstrap token convert creates for YurtHub')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('--all-edge', '--all-edge', [CompletionResultType]::ParameterName, 'Every node that is not a cloud node becomes an edge node (the default)')
+            [CompletionResult]::new('--require-all-ready', '--require-all-ready', [CompletionResultType]::ParameterName, 'Refuse to start while any selected node is NotReady (by default such a node is only skipped and reported)')
+            [CompletionResult]::new('--deploy-yurttunnel', '--deploy-yurttunnel', [CompletionResultType]::ParameterName, 'Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)')
+            [CompletionResult]::new('--enable-app-manager', '--enable-app-manager', [CompletionResultType]::ParameterName, 'Deploy yurt-app-manager (profiles that have it)')
+            [CompletionResult]::new('--force-conflicts', '--force-conflicts', [CompletionResultType]::ParameterName, 'Take over fields of our objects that other field managers own (server-side apply)')
+            [CompletionResult]::new('--force-unlock', '--force-unlock', [CompletionResultType]::ParameterName, 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;revert' {
+            [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Only these nodes (comma-separated); the components, the journal and the lock stay until a revert of all nodes')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Node Jobs running at once')
+            [CompletionResult]::new('--job-timeout', '--job-timeout', [CompletionResultType]::ParameterName, 'Time allowed for each node''s Job')
+            [CompletionResult]::new('--skip-phases', '--skip-phases', [CompletionResultType]::ParameterName, 'Phases to skip (comma-separated ids)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;status' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;completion' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;man' {
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write every page (yurtctl.1, yurtctl-convert.1, …) into this directory instead of printing yurtctl(1) on stdout')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'yurtctl;playground' {
+            [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Nodes of the simulated cluster (one of them the control plane)')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'What the nodes'' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Component set convert installs')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the cluster running after the last step until Ctrl-C [default: when stdin is a terminal]')
+            [CompletionResult]::new('--no-keep', '--no-keep', [CompletionResultType]::ParameterName, 'Shut the cluster down after the last step')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;help' {
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
+            [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
+            [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;help;convert' {
+            break
+        }
+        'yurtctl;help;revert' {
+            break
+        }
+        'yurtctl;help;status' {
+            break
+        }
+        'yurtctl;help;completion' {
+            break
+        }
+        'yurtctl;help;man' {
+            break
+        }
+        'yurtctl;help;playground' {
+            break
+        }
+        'yurtctl;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,231 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[yurtctl] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'yurtctl'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'yurtctl'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
+            cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
+            cand status 'Show what convert did and where each node stands (read-only)'
+            cand completion 'Print a shell completion script'
+            cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+            cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;convert'= {
+            cand --cloud-nodes 'Nodes that become cloud nodes (comma-separated; control-plane nodes are cloud nodes unless named in --edge-nodes)'
+            cand --edge-nodes 'Only these nodes become edge nodes (comma-separated); other workers are left alone'
+            cand --profile 'Component set to install'
+            cand --servant-image 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]'
+            cand --concurrency 'Node Jobs running at once'
+            cand --job-timeout 'Time allowed for each node''s Job'
+            cand --skip-phases 'Phases to skip (comma-separated ids)'
+            cand --autonomous-nodes 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]'
+            cand --provider 'The kind of cluster; convert refuses when the nodes say otherwise'
+            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
+            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand --disable-nodelifecycle 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes'
+            cand --token-ttl 'Lifetime of the bootstrap token convert creates for YurtHub'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand --all-edge 'Every node that is not a cloud node becomes an edge node (the default)'
+            cand --require-all-ready 'Refuse to start while any selected node is NotReady (by default such a node is only skipped and reported)'
+            cand --deploy-yurttunnel 'Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)'
+            cand --enable-app-manager 'Deploy yurt-app-manager (profiles that have it)'
+            cand --force-conflicts 'Take over fields of our objects that other field managers own (server-side apply)'
+            cand --force-unlock 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;revert'= {
+            cand --nodes 'Only these nodes (comma-separated); the components, the journal and the lock stay until a revert of all nodes'
+            cand --concurrency 'Node Jobs running at once'
+            cand --job-timeout 'Time allowed for each node''s Job'
+            cand --skip-phases 'Phases to skip (comma-separated ids)'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;status'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;completion'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;man'= {
+            cand --dir 'Write every page (yurtctl.1, yurtctl-convert.1, …) into this directory instead of printing yurtctl(1) on stdout'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'yurtctl;playground'= {
+            cand --nodes 'Nodes of the simulated cluster (one of them the control plane)'
+            cand --layout 'What the nodes'' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube'
+            cand --profile 'Component set convert installs'
+            cand --state-dir 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand --keep 'Keep the cluster running after the last step until Ctrl-C [default: when stdin is a terminal]'
+            cand --no-keep 'Shut the cluster down after the last step'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;help'= {
+            cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
+            cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
+            cand status 'Show what convert did and where each node stands (read-only)'
+            cand completion 'Print a shell completion script'
+            cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+            cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;help;convert'= {
+        }
+        &'yurtctl;help;revert'= {
+        }
+        &'yurtctl;help;status'= {
+        }
+        &'yurtctl;help;completion'= {
+        }
+        &'yurtctl;help;man'= {
+        }
+        &'yurtctl;help;playground'= {
+        }
+        &'yurtctl;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,226 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_yurtctl_global_optspecs
+    string join \n v/verbose q/quiet o/output= dry-run= kubeconfig= context= n/namespace= y/yes qps= burst= progress= no-color h/help V/version
+end
+
+function __fish_yurtctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_yurtctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_yurtctl_using_subcommand
+    set -l cmd (__fish_yurtctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -s V -l version -d 'Print version'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "completion" -d 'Print a shell completion script'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l cloud-nodes -d 'Nodes that become cloud nodes (comma-separated; control-plane nodes are cloud nodes unless named in --edge-nodes)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l edge-nodes -d 'Only these nodes become edge nodes (comma-separated); other workers are left alone' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l profile -d 'Component set to install' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l concurrency -d 'Node Jobs running at once' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-phases -d 'Phases to skip (comma-separated ids)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l autonomous-nodes -d 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l provider -d 'The kind of cluster; convert refuses when the nodes say otherwise' -r -f -a "auto\t'Whatever the nodes say (kind\'s provider ID, minikube\'s labels, kubeadm\'s annotation)'
+kubeadm\t''
+kind\t''
+minikube\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l disable-nodelifecycle -d 'Disable kube-controller-manager\'s nodelifecycle controller on control-plane nodes' -r -f -a "auto\t'What the profile needs'
+true\t''
+false\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l token-ttl -d 'Lifetime of the bootstrap token convert creates for YurtHub' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l all-edge -d 'Every node that is not a cloud node becomes an edge node (the default)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l require-all-ready -d 'Refuse to start while any selected node is NotReady (by default such a node is only skipped and reported)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l deploy-yurttunnel -d 'Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l enable-app-manager -d 'Deploy yurt-app-manager (profiles that have it)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l force-conflicts -d 'Take over fields of our objects that other field managers own (server-side apply)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l force-unlock -d 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l nodes -d 'Only these nodes (comma-separated); the components, the journal and the lock stay until a revert of all nodes' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l concurrency -d 'Node Jobs running at once' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l skip-phases -d 'Phases to skip (comma-separated ids)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l dir -d 'Write every page (yurtctl.1, yurtctl-convert.1, …) into this directory instead of printing yurtctl(1) on stdout' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l nodes -d 'Nodes of the simulated cluster (one of them the control plane)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l layout -d 'What the nodes\' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube' -r -f -a "kubeadm\t''
+kubeadm-usr\t''
+kind\t''
+minikube\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l profile -d 'Component set convert installs' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l state-dir -d 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l keep -d 'Keep the cluster running after the last step until Ctrl-C [default: when stdin is a terminal]'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-keep -d 'Shut the cluster down after the last step'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "completion" -d 'Print a shell completion script'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

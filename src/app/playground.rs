@@ -1,0 +1,410 @@
+//! `yurtctl playground` (cargo feature `playground`): starts the embedded simulated cluster
+//! (yurtsim), whose node Jobs run this same binary, and runs yurtctl's own commands against it
+//! as child processes, so the user sees exactly what a real run shows.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use yurtsim::{Layout, Sim, SimConfig};
+
+use crate::app::common::{block_on, connect_from};
+use crate::cli::{GlobalArgs, PlaygroundCmd, PlaygroundLayout, Progress};
+use crate::cluster::snapshot::{NodeInfo, SnapshotOptions, snapshot};
+use crate::exit::Exit;
+use crate::render::Profile;
+
+/// One step of the tour: a yurtctl command line (`{profile}` is replaced by `--profile`).
+pub struct Step {
+    pub title: &'static str,
+    pub args: &'static [&'static str],
+}
+
+/// The tour, in order. Each step runs `yurtctl --kubeconfig <sim> ARGS…`.
+// The static-pod rollout steps join after `status` once `staticpod` lands.
+pub const STEPS: &[Step] = &[
+    Step {
+        title: "convert the cluster to OpenYurt",
+        args: &["convert", "-y", "--profile", "{profile}"],
+    },
+    Step {
+        title: "what convert did, node by node",
+        args: &["status"],
+    },
+    Step {
+        title: "revert: back to the original cluster",
+        args: &["revert", "-y"],
+    },
+    Step {
+        title: "nothing of yurtctl's is left",
+        args: &["status"],
+    },
+];
+
+/// The annotations yurtsim's simulated kubelet publishes about itself.
+const KUBELET_SERVER: &str = "yurtsim.openyurt.io/kubelet-server";
+const KUBELET_KUBECONFIG: &str = "yurtsim.openyurt.io/kubelet-kubeconfig";
+const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
+/// How long an interrupted step may take to stop by itself.
+const STEP_GRACE: Duration = Duration::from_secs(15);
+
+pub fn run(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
+    if !Profile::names().contains(&cmd.profile) {
+        eprintln!(
+            "error: unknown profile {:?}; profiles are {}",
+            cmd.profile,
+            Profile::names().join(", ")
+        );
+        return Exit::Usage;
+    }
+    block_on(playground(g, cmd))
+}
+
+fn layout(l: PlaygroundLayout) -> Layout {
+    match l {
+        PlaygroundLayout::Kubeadm => Layout::Kubeadm,
+        PlaygroundLayout::KubeadmUsr => Layout::KubeadmUsr,
+        PlaygroundLayout::Kind => Layout::Kind,
+        PlaygroundLayout::Minikube => Layout::Minikube,
+    }
+}
+
+fn say(line: impl AsRef<str>) {
+    eprintln!("{}", console::style(line.as_ref()).bold().for_stderr());
+}
+
+async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
+    let profile = match Profile::load(&cmd.profile) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: cannot find this program's own path: {e}");
+            return Exit::Unexpected;
+        }
+    };
+    // a state directory of our own is removed at the end; a named one stays
+    let (state_dir, remove_after) = match &cmd.state_dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("yurtctl-playground-{}", std::process::id())),
+            true,
+        ),
+    };
+    let mut cfg = sim_config(cmd, &profile, &state_dir, &exe);
+    cfg.nodes = cmd.nodes;
+    say(format!(
+        "==> starting a simulated {}-node {} cluster (Kubernetes {}) in {}",
+        cmd.nodes,
+        layout_name(cmd.layout),
+        cfg.kubernetes_version,
+        state_dir.display()
+    ));
+    let sim = match Sim::start(cfg).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "error: the simulated cluster did not start: {e:#}\n  (each simulated node gets \
+                 its own network namespace: run as root, or inside a container)"
+            );
+            return Exit::Unexpected;
+        }
+    };
+    let kubeconfig = sim.kubeconfig_path();
+    println!("export KUBECONFIG={}", kubeconfig.display());
+    say(format!(
+        "==> cluster up at {}; in another terminal: export KUBECONFIG={} && kubectl get nodes",
+        sim.url(),
+        kubeconfig.display()
+    ));
+
+    // from here on Ctrl-C ends the tour where it is and still shuts the cluster down
+    let _handled = crate::output::terminal::handles_interrupt();
+    let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        interrupted().await;
+        let _ = stop_tx.send(true);
+    });
+    let exit = tour(g, cmd, &exe, &kubeconfig, &mut stop).await;
+
+    let keep = if cmd.no_keep {
+        false
+    } else {
+        cmd.keep || std::io::stdin().is_terminal()
+    };
+    if keep && exit != Exit::Interrupted {
+        say(format!(
+            "==> the cluster keeps running (export KUBECONFIG={}); press Ctrl-C to stop it",
+            kubeconfig.display()
+        ));
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    }
+    say("==> shutting the simulated cluster down");
+    sim.shutdown().await;
+    if remove_after {
+        let _ = std::fs::remove_dir_all(&state_dir);
+    }
+    exit
+}
+
+fn layout_name(l: PlaygroundLayout) -> &'static str {
+    match l {
+        PlaygroundLayout::Kubeadm => "kubeadm",
+        PlaygroundLayout::KubeadmUsr => "kubeadm-usr",
+        PlaygroundLayout::Kind => "kind",
+        PlaygroundLayout::Minikube => "minikube",
+    }
+}
+
+/// A cluster the profile supports, with lively timings (pods start in 100 ms, heartbeats
+/// every 300 ms) so the tour takes seconds.
+fn sim_config(cmd: &PlaygroundCmd, profile: &Profile, state_dir: &Path, exe: &Path) -> SimConfig {
+    let mut cfg = SimConfig::for_tests(state_dir);
+    cfg.layout = layout(cmd.layout);
+    cfg.yurtctl = Some(exe.to_path_buf());
+    cfg.kubernetes_version = format!("v1.{}.2", profile.kubernetes.max_minor);
+    cfg.heartbeat_interval = Duration::from_millis(300);
+    // generous, so a busy machine does not make nodes flap NotReady mid-demo
+    cfg.node_monitor_grace = Duration::from_secs(5);
+    cfg
+}
+
+/// Runs the steps; stops at the first that fails, or when `stop` turns true (Ctrl-C).
+async fn tour(
+    g: &GlobalArgs,
+    cmd: &PlaygroundCmd,
+    exe: &Path,
+    kubeconfig: &Path,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> Exit {
+    show_nodes(g, kubeconfig, "before").await;
+    for (i, step) in STEPS.iter().enumerate() {
+        if *stop.borrow() {
+            return Exit::Interrupted;
+        }
+        let args: Vec<String> = step
+            .args
+            .iter()
+            .map(|a| a.replace("{profile}", &cmd.profile))
+            .collect();
+        say(format!(
+            "==> step {}/{}: {}: yurtctl {}",
+            i + 1,
+            STEPS.len(),
+            step.title,
+            args.join(" ")
+        ));
+        let status = {
+            let mut child = match tokio::process::Command::new(exe)
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .args(passed_on_flags(g))
+                .args(&args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::inherit())
+                .stderr(Stdio::inherit())
+                .spawn()
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: cannot run {}: {e}", exe.display());
+                    return Exit::Unexpected;
+                }
+            };
+            tokio::select! {
+                s = child.wait() => s,
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    // on a terminal the step got the SIGINT too: let it stop its own way
+                    // (journal, lock, cursor), then make sure it is gone
+                    if tokio::time::timeout(STEP_GRACE, child.wait()).await.is_err() {
+                        let _ = child.kill().await;
+                    }
+                    return Exit::Interrupted;
+                }
+            }
+        };
+        match status {
+            Ok(s) if s.success() => show_nodes(g, kubeconfig, "after this step").await,
+            Ok(s) => {
+                eprintln!(
+                    "error: step {} (yurtctl {}) failed with exit code {}",
+                    i + 1,
+                    args.join(" "),
+                    s.code().map_or("(signal)".into(), |c| c.to_string())
+                );
+                show_nodes(g, kubeconfig, "after the failed step").await;
+                return Exit::Unexpected;
+            }
+            Err(e) => {
+                eprintln!("error: waiting for yurtctl: {e}");
+                return Exit::Unexpected;
+            }
+        }
+    }
+    say("==> done: every step succeeded");
+    Exit::Ok
+}
+
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The global flags a step inherits from the playground's own command line.
+fn passed_on_flags(g: &GlobalArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    let progress = match g.progress {
+        Progress::Auto => None,
+        Progress::Bars => Some("bars"),
+        Progress::Plain => Some("plain"),
+        Progress::None => Some("none"),
+    };
+    if let Some(p) = progress {
+        out.push(format!("--progress={p}"));
+    }
+    if g.no_color {
+        out.push("--no-color".into());
+    }
+    if g.quiet {
+        out.push("-q".into());
+    }
+    if g.verbose > 0 {
+        out.push(format!("-{}", "v".repeat(g.verbose.into())));
+    }
+    out
+}
+
+/// The node table (stdout): role, readiness and which API server each kubelet talks to
+/// (YurtHub's 127.0.0.1:10261 once converted).
+async fn show_nodes(g: &GlobalArgs, kubeconfig: &Path, when: &str) {
+    let mut globals = g.clone();
+    globals.kubeconfig = Some(PathBuf::from(kubeconfig));
+    let cluster = match connect_from(&globals).await {
+        Ok(c) => c,
+        Err(_) => return,
+    };
+    match snapshot(&cluster, &SnapshotOptions::default()).await {
+        Ok(s) => {
+            say(format!("==> nodes {when}:"));
+            for l in node_table(&s.nodes) {
+                println!("{l}");
+            }
+        }
+        Err(e) => eprintln!("warning: cannot list the nodes: {e}"),
+    }
+}
+
+/// `NAME ROLE READY EDGE KUBELET-SERVER KUBELET-KUBECONFIG`.
+pub fn node_table(nodes: &[NodeInfo]) -> Vec<String> {
+    let row = |cols: [&str; 6]| {
+        format!(
+            "{:<18} {:<14} {:<6} {:<6} {:<28} {}",
+            cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+        )
+    };
+    let mut out = vec![row([
+        "NAME",
+        "ROLE",
+        "READY",
+        "EDGE",
+        "KUBELET-SERVER",
+        "KUBELET-KUBECONFIG",
+    ])];
+    for n in nodes {
+        let get = |m: &std::collections::BTreeMap<String, String>, k: &str| {
+            m.get(k).cloned().unwrap_or_else(|| "-".into())
+        };
+        let roles = if n.roles.is_empty() {
+            "worker".to_owned()
+        } else {
+            n.roles.join(",")
+        };
+        out.push(row([
+            &n.name,
+            &roles,
+            if n.ready { "True" } else { "False" },
+            &get(&n.labels, EDGE_LABEL),
+            &get(&n.annotations, KUBELET_SERVER),
+            &get(&n.annotations, KUBELET_KUBECONFIG),
+        ]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn node(name: &str, roles: &[&str], edge: Option<&str>, server: Option<&str>) -> NodeInfo {
+        let mut labels = BTreeMap::new();
+        if let Some(e) = edge {
+            labels.insert(EDGE_LABEL.to_owned(), e.to_owned());
+        }
+        let mut annotations = BTreeMap::new();
+        if let Some(s) = server {
+            annotations.insert(KUBELET_SERVER.to_owned(), s.to_owned());
+        }
+        NodeInfo {
+            name: name.into(),
+            labels,
+            annotations,
+            taints: vec![],
+            ready: true,
+            roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+            internal_ip: None,
+            kubelet_version: "v1.30.2".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_node_table_shows_role_edge_label_and_kubelet_server() {
+        let t = node_table(&[
+            node(
+                "cp-1",
+                &["control-plane"],
+                Some("false"),
+                Some("http://127.0.0.1:10261"),
+            ),
+            node("w-1", &[], None, None),
+        ]);
+        assert_eq!(t.len(), 3);
+        assert!(t[0].starts_with("NAME"));
+        let cols = |l: &str| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            cols(&t[1]),
+            [
+                "cp-1",
+                "control-plane",
+                "True",
+                "false",
+                "http://127.0.0.1:10261",
+                "-"
+            ]
+        );
+        assert_eq!(cols(&t[2]), ["w-1", "worker", "True", "-", "-", "-"]);
+    }
+
+    #[test]
+    fn steps_pass_on_the_display_flags() {
+        let cli = <crate::cli::Cli as clap::Parser>::parse_from([
+            "yurtctl",
+            "--progress=plain",
+            "--no-color",
+            "-vv",
+            "playground",
+        ]);
+        assert_eq!(
+            passed_on_flags(&cli.global),
+            ["--progress=plain", "--no-color", "-vv"]
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! Terminal decisions made once per run: which reporter shows progress, whether colours are on,
+//! and the cursor restored when the user presses Ctrl-C.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cli::Progress;
+
+/// How progress reaches stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Display {
+    /// indicatif spinners and bars.
+    Bars,
+    /// One plain line per event.
+    Lines,
+    /// Nothing.
+    Silent,
+}
+
+/// What the run's surroundings say; passed in rather than queried so every row of the table
+/// is testable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Surroundings {
+    pub stderr_is_terminal: bool,
+    /// `CI` is set (many CI systems give jobs a pseudo-terminal).
+    pub ci: bool,
+    /// `TERM=dumb`.
+    pub dumb: bool,
+}
+
+impl Surroundings {
+    pub fn of_process() -> Self {
+        use std::io::IsTerminal;
+        Surroundings {
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+            ci: std::env::var_os("CI").is_some_and(|v| !v.is_empty()),
+            dumb: std::env::var_os("TERM").is_some_and(|t| t == "dumb"),
+        }
+    }
+}
+
+/// `--progress` and `-q` against the surroundings.
+///
+/// | --progress | -q | terminal, no CI | CI or pipe or TERM=dumb |
+/// |---|---|---|---|
+/// | auto  | no  | bars  | lines |
+/// | bars  | no  | bars  | bars  |
+/// | plain | no  | lines | lines |
+/// | none  | any | —     | —     |
+/// | any   | yes | —     | —     |
+pub fn resolve(progress: Progress, quiet: bool, s: Surroundings) -> Display {
+    if quiet {
+        return Display::Silent;
+    }
+    match progress {
+        Progress::None => Display::Silent,
+        Progress::Plain => Display::Lines,
+        Progress::Bars => Display::Bars,
+        Progress::Auto if s.stderr_is_terminal && !s.ci && !s.dumb => Display::Bars,
+        Progress::Auto => Display::Lines,
+    }
+}
+
+/// Whether colours are allowed: not with `--no-color`, nor with `NO_COLOR` set to anything
+/// non-empty (<https://no-color.org>).
+pub fn colors_allowed(no_color_flag: bool) -> bool {
+    !no_color_flag && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Turns colours off for everything drawn through `console` (indicatif, dialoguer, our styles).
+pub fn apply_color_choice(allowed: bool) {
+    if !allowed {
+        console::set_colors_enabled(false);
+        console::set_colors_enabled_stderr(false);
+    }
+}
+
+static COMMAND_HANDLES_INTERRUPT: AtomicBool = AtomicBool::new(false);
+static GUARD_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// On a terminal, Ctrl-C must not leave the cursor hidden (a prompt or a bar may have hidden
+/// it). Installs a listener that shows the cursor again and, unless the running command
+/// handles the interrupt itself ([`handles_interrupt`]), exits 130.
+pub fn restore_cursor_on_interrupt() {
+    if GUARD_INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("interrupt-guard".into())
+        .spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                while tokio::signal::ctrl_c().await.is_ok() {
+                    let _ = console::Term::stderr().show_cursor();
+                    if !COMMAND_HANDLES_INTERRUPT.load(Ordering::SeqCst) {
+                        std::process::exit(crate::exit::Exit::Interrupted.code().into());
+                    }
+                }
+            });
+        });
+}
+
+/// Held while a command reacts to Ctrl-C itself (stops, journals, exits 130): the guard then
+/// only restores the cursor.
+pub struct InterruptHandled(());
+
+pub fn handles_interrupt() -> InterruptHandled {
+    COMMAND_HANDLES_INTERRUPT.store(true, Ordering::SeqCst);
+    InterruptHandled(())
+}
+
+impl Drop for InterruptHandled {
+    fn drop(&mut self) {
+        COMMAND_HANDLES_INTERRUPT.store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_of_the_table() {
+        let tty = Surroundings {
+            stderr_is_terminal: true,
+            ci: false,
+            dumb: false,
+        };
+        let ci_tty = Surroundings { ci: true, ..tty };
+        let pipe = Surroundings {
+            stderr_is_terminal: false,
+            ..tty
+        };
+        let dumb = Surroundings { dumb: true, ..tty };
+        use Display::*;
+        use Progress as P;
+        for (progress, quiet, s, want) in [
+            (P::Auto, false, tty, Bars),
+            (P::Auto, false, ci_tty, Lines),
+            (P::Auto, false, pipe, Lines),
+            (P::Auto, false, dumb, Lines),
+            (P::Bars, false, pipe, Bars),
+            (P::Bars, false, ci_tty, Bars),
+            (P::Plain, false, tty, Lines),
+            (P::None, false, tty, Silent),
+            (P::None, false, pipe, Silent),
+            (P::Auto, true, tty, Silent),
+            (P::Bars, true, tty, Silent),
+            (P::Plain, true, pipe, Silent),
+        ] {
+            assert_eq!(
+                resolve(progress, quiet, s),
+                want,
+                "{progress:?} -q={quiet} {s:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! `yurtctl playground` end to end, non-interactively: it starts its own simulated cluster,
+//! prints the KUBECONFIG line, runs every step of its tour as a child yurtctl, shows the
+//! nodes between steps and shuts down (stdin is not a terminal, so it does not keep running).
+#![cfg(feature = "playground")]
+
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
+
+#[test]
+fn the_tour_runs_every_step_and_shows_each_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let out = Command::new(BIN)
+        .args([
+            "playground",
+            "--nodes",
+            "3",
+            "--layout",
+            "kind",
+            "--state-dir",
+        ])
+        .arg(&state)
+        .stdin(Stdio::null())
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("--- stdout\n{stdout}\n--- stderr\n{stderr}");
+    assert_eq!(out.status.code(), Some(0));
+
+    assert!(
+        stdout.contains(&format!(
+            "export KUBECONFIG={}",
+            state.join("kubeconfig").display()
+        )),
+        "the user can point kubectl at it"
+    );
+    for step in yurtctl::app::playground::STEPS {
+        assert!(
+            stderr.contains(step.title),
+            "step {:?} is announced",
+            step.title
+        );
+    }
+    // convert's real progress (plain lines: stderr is a pipe), per phase and per node
+    for phase in yurtctl::plan::CONVERT_PHASES {
+        if phase == "preflight" || phase == "kcm" {
+            continue; // preflight happens before the lock; kcm has nothing to do in this profile
+        }
+        assert!(
+            stderr.contains(&format!("[{phase}]")),
+            "phase {phase} shown"
+        );
+    }
+    for node in ["kind-worker", "kind-worker2"] {
+        assert!(
+            stderr.contains(&format!(
+                "[nodes/edge] node {node} (Job yurtctl-convert-{node}): succeeded"
+            )),
+            "{node}'s Job shown"
+        );
+    }
+    // the node table before (kubelets on the API server) and after (through YurtHub)
+    let tables: Vec<&str> = stdout.split("NAME ").skip(1).collect();
+    assert_eq!(
+        tables.len(),
+        1 + yurtctl::app::playground::STEPS.len(),
+        "{stdout}"
+    );
+    assert!(!tables[0].contains("127.0.0.1:10261"));
+    let after = tables[1];
+    assert_eq!(
+        after.matches("http://127.0.0.1:10261").count(),
+        3,
+        "{after}"
+    );
+    assert_eq!(after.matches("/var/lib/openyurt/kubelet.conf").count(), 3);
+    assert!(stderr.contains("shutting the simulated cluster down"));
+}
+
+/// Ctrl-C on a terminal while a step runs: the step stops its own way, the cluster is shut
+/// down, and the playground exits 130.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_step_shuts_the_cluster_down() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cmd = format!(
+        "exec {BIN} playground --nodes 3 --no-keep --state-dir {}",
+        state.display()
+    );
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) is installed");
+    let mut stdin = script.stdin.take().unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    // the step is running once convert's first phase shows up
+    let started = tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        while !String::from_utf8_lossy(&seen).contains("[lock]") {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "ended early:\n{}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(started.is_ok(), "{}", String::from_utf8_lossy(&seen));
+    stdin.write_all(b"\x03").await.unwrap();
+    stdin.flush().await.unwrap();
+    stdout.read_to_end(&mut seen).await.unwrap();
+    let status = script.wait().await.unwrap();
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    eprintln!("{text}");
+    assert_eq!(status.code(), Some(130));
+    assert!(text.contains("shutting the simulated cluster down"));
+    assert!(!text.contains("done: every step succeeded"));
+}

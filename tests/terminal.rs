@@ -1,0 +1,213 @@
+//! What convert shows on stderr in each surrounding (design §6): bars under a terminal
+//! (`script` gives it a pseudo-terminal), plain lines with no control characters in a pipe,
+//! no colours with NO_COLOR / --no-color, and a refusal instead of a prompt without a terminal.
+//! Each test converts its own small simulated cluster.
+
+mod support;
+
+use std::process::Stdio;
+
+use yurtsim::Layout;
+
+const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
+
+async fn sim() -> support::SimEnv {
+    support::start_sim(3, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// yurtctl with stdin, stdout and stderr all pipes (no terminal anywhere).
+async fn piped(env: &support::SimEnv, args: &[&str], envs: &[(&str, &str)]) -> Run {
+    let out = tokio::process::Command::new(BIN)
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!("--- yurtctl {args:?}: exit {}\n{}", run.code, run.stderr);
+    run
+}
+
+/// yurtctl under `script` (util-linux): stdout and stderr are one pseudo-terminal, whose
+/// bytes come back here.
+async fn in_terminal(env: &support::SimEnv, args: &str, envs: &[(&str, &str)]) -> (i32, String) {
+    let cmd = format!(
+        "{BIN} --kubeconfig {} {args}",
+        env.sim.kubeconfig_path().display()
+    );
+    let out = tokio::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env("COLUMNS", "120")
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("`script` (util-linux) is installed");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("--- script {args}: {:?}\n{text}", out.status);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Control characters other than newline and tab (escape sequences, carriage returns).
+fn control_chars(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+        .collect()
+}
+
+/// SGR sequences (`ESC [ … m`): colours and bold.
+fn has_sgr(s: &str) -> bool {
+    s.split('\x1b').skip(1).any(|rest| {
+        rest.strip_prefix('[').is_some_and(|r| {
+            r.chars()
+                .find(|c| !(c.is_ascii_digit() || *c == ';'))
+                .is_some_and(|c| c == 'm')
+        })
+    })
+}
+
+/// Cursor movement or line erasing (what redrawing bars does).
+fn redraws(s: &str) -> bool {
+    s.contains("\x1b[2K") || s.contains("\x1b[1A") || s.contains('\r')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_refuses_without_yes_then_prints_plain_lines_and_json() {
+    let env = sim().await;
+
+    let refused = piped(&env, &["convert"], &[]).await;
+    assert_eq!(refused.code, 10, "declined: exit 10");
+    assert!(refused.stderr.contains("--yes"), "{}", refused.stderr);
+    assert!(refused.stdout.is_empty());
+
+    let run = piped(&env, &["convert", "-y", "-o", "json"], &[]).await;
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        control_chars(&run.stderr),
+        Vec::<char>::new(),
+        "plain lines only"
+    );
+    assert_eq!(control_chars(&run.stdout), Vec::<char>::new());
+    for phase in ["[lock] done", "[nodes/edge] node worker-1", "[verify] done"] {
+        assert!(run.stderr.contains(phase), "stderr shows {phase}");
+    }
+    // data on stdout, progress on stderr
+    assert!(!run.stdout.contains("[lock]"));
+    let result: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    insta::with_settings!({filters => vec![(r"in \d+\.\ds", "in [elapsed]")]}, {
+        insta::assert_json_snapshot!("convert_result_e2e", result);
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_gets_coloured_bars() {
+    let env = sim().await;
+    let (code, text) = in_terminal(&env, "convert -y", &[]).await;
+    assert_eq!(code, 0);
+    assert!(redraws(&text), "bars are redrawn in place");
+    assert!(has_sgr(&text), "colours on a colour terminal");
+    assert!(
+        text.contains("[nodes/edge] done"),
+        "each phase ends with a line"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_color_env_keeps_bars_but_drops_colours() {
+    let env = sim().await;
+    let (code, text) = in_terminal(&env, "convert -y", &[("NO_COLOR", "1")]).await;
+    assert_eq!(code, 0);
+    assert!(redraws(&text), "still bars");
+    assert!(!has_sgr(&text), "no colour sequences with NO_COLOR");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_color_flag_and_plain_progress_in_a_terminal() {
+    let env = sim().await;
+    let (code, text) = in_terminal(&env, "convert -y --no-color --progress=plain", &[]).await;
+    assert_eq!(code, 0);
+    // a pseudo-terminal turns \n into \r\n; nothing else
+    let text = text.replace("\r\n", "\n");
+    assert_eq!(
+        control_chars(&text),
+        Vec::<char>::new(),
+        "plain lines, no colours"
+    );
+    assert!(text.contains("[nodes/edge] node worker-1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = sim().await;
+    let cmd = format!(
+        "exec {BIN} --kubeconfig {} convert",
+        env.sim.kubeconfig_path().display()
+    );
+    // stdin stays open (a pipe we type into), so the prompt waits for a key
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .env_remove("KUBECONFIG")
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) is installed");
+    let mut stdin = script.stdin.take().unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let prompt = "Convert this cluster?";
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while !String::from_utf8_lossy(&seen).contains(prompt) {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(
+                n > 0,
+                "ended before asking:\n{}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(
+        asked.is_ok(),
+        "no prompt:\n{}",
+        String::from_utf8_lossy(&seen)
+    );
+    let at_prompt = seen.len();
+    // the user presses Ctrl-C
+    stdin.write_all(b"\x03").await.unwrap();
+    stdin.flush().await.unwrap();
+    stdout.read_to_end(&mut seen).await.unwrap();
+    let status = script.wait().await.unwrap();
+    let after = String::from_utf8_lossy(&seen[at_prompt..]).into_owned();
+    eprintln!("--- after the prompt: {after:?}");
+    assert_eq!(status.code(), Some(130), "interrupted");
+    assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
+}
