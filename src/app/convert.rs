@@ -12,12 +12,11 @@ use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
+use crate::app::node_phase::{PhaseResult, job_node_result, run_journaled};
 use crate::app::servant_job::{ServantVolume, servant_job};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
-use crate::cluster::jobs::{
-    JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
-};
+use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
@@ -25,7 +24,7 @@ use crate::cluster::{
     Cluster, ClusterError, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY, SYSTEM_NAMESPACE,
 };
 use crate::exit::Exit;
-use crate::output::{ConvertResult, Event, NodeOutcome, NodeResult, Reporter, failure_summary};
+use crate::output::{ConvertResult, Event, NodeOutcome, NodeResult, Reporter};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
 use crate::render::{
     BootstrapTokenRef, Profile, RenderContext, TokenSecret, YurtHubCredential, base64,
@@ -357,8 +356,6 @@ fn outcome_exit(result: &mut ConvertResult) -> Exit {
     exit
 }
 
-type PhaseResult<T> = Result<T, (&'static str, ClusterError)>;
-
 async fn phases(
     cluster: &Cluster,
     plan: &Plan,
@@ -521,9 +518,8 @@ async fn phases(
     Ok(results.into_values().collect())
 }
 
-/// Runs one phase's node Jobs in the sliding window, journaling each node's start and end as
-/// they happen (saves are batched while one is in flight), so an interrupted run resumes
-/// exactly where it stopped.
+/// Runs one phase's node Jobs (see [`run_journaled`]): each node is journaled Running first,
+/// then Done or Failed as it ends.
 async fn run_node_jobs(
     cluster: &Cluster,
     phase: &'static str,
@@ -537,89 +533,37 @@ async fn run_node_jobs(
         journal.set_phase(&s.node, phase, PhaseState::Running, None);
     }
     store.save(journal).await.map_err(|e| (phase, e))?;
-    let run_opts = RunJobsOptions {
-        concurrency: opts.concurrency.max(1),
-        per_job_timeout: opts.job_timeout,
-        ..Default::default()
-    };
-    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
-    let on_event = move |e: crate::cluster::jobs::JobEvent| {
-        rep.event(Event::Job { phase, event: &e });
-        let end = match &e.phase {
-            JobPhase::Succeeded { .. } => Some((PhaseState::Done, None)),
-            JobPhase::Failed(f) | JobPhase::TimedOut(f) => {
-                Some((PhaseState::Failed, Some(failure_summary(f))))
-            }
-            JobPhase::Error(err) => Some((PhaseState::Failed, Some(err.to_string()))),
-            _ => None,
-        };
-        if let Some((state, error)) = end {
-            let _ = done_tx.send((e.node.clone(), state, error));
-        }
-    };
-    let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
-    tokio::pin!(jobs);
-    let outcomes = loop {
-        tokio::select! {
-            r = &mut jobs => break r.map_err(|e| (phase, e))?,
-            Some((node, state, error)) = done_rx.recv() => {
-                journal.set_phase(&node, phase, state, error);
-                while let Ok((node, state, error)) = done_rx.try_recv() {
-                    journal.set_phase(&node, phase, state, error);
-                }
-                if let Err(e) = store.save(journal).await {
-                    rep.event(Event::Note {
-                        phase,
-                        message: format!("warning: cannot save the journal yet: {e}"),
-                    });
-                }
-            }
-        }
-    };
-    for r in &outcomes {
-        let error = (!r.succeeded()).then(|| job_result(r, Role::Cloud, "").message);
-        let state = if r.succeeded() {
+    let mark = move |j: &mut Journal, node: &str, error: Option<String>| {
+        let state = if error.is_none() {
             PhaseState::Done
         } else {
             PhaseState::Failed
         };
-        journal.set_phase(&r.node, phase, state, error);
-    }
-    store.save(journal).await.map_err(|e| (phase, e))?;
-    Ok(outcomes)
+        j.set_phase(node, phase, state, error);
+    };
+    run_journaled(
+        cluster,
+        phase,
+        specs,
+        opts.concurrency,
+        opts.job_timeout,
+        rep,
+        journal,
+        store,
+        &mark,
+    )
+    .await
 }
 
-/// A node's result from its Job's outcome (`prefix` says which part of the node it was).
+/// A converted node's result from its Job's outcome.
 fn job_result(r: &NodeJobResult, role: Role, prefix: &str) -> NodeResult {
-    let (result, message, logs) = match &r.outcome {
-        JobOutcome::Succeeded => (
-            NodeOutcome::Converted,
-            format!("{prefix}converted in {:.1}s", r.elapsed.as_secs_f64()),
-            None,
-        ),
-        JobOutcome::Failed(f) => (
-            NodeOutcome::Failed,
-            format!("{prefix}Job {} failed: {}", r.job, failure_summary(f)),
-            Some(f.logs_tail.clone()),
-        ),
-        JobOutcome::TimedOut(f) => (
-            NodeOutcome::TimedOut,
-            format!("{prefix}Job {} timed out: {}", r.job, failure_summary(f)),
-            Some(f.logs_tail.clone()),
-        ),
-        JobOutcome::Error(e) => (
-            NodeOutcome::Failed,
-            format!("{prefix}Job {}: {e}", r.job),
-            None,
-        ),
-    };
-    NodeResult {
-        name: r.node.clone(),
-        role: role.as_str().into(),
-        result,
-        message,
-        logs: logs.filter(|l| !l.trim().is_empty()),
-    }
+    job_node_result(
+        r,
+        role.as_str(),
+        NodeOutcome::Converted,
+        "converted",
+        prefix,
+    )
 }
 
 async fn run_phase<F>(plan: &Plan, id: &'static str, rep: &dyn Reporter, f: F) -> PhaseResult<()>

@@ -4,6 +4,7 @@ pub mod common;
 pub mod convert;
 pub mod docs;
 pub mod node;
+pub mod node_phase;
 pub mod node_servant;
 #[cfg(feature = "playground")]
 pub mod playground;

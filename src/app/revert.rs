@@ -17,15 +17,14 @@ use crate::app::common::{block_on, confirm, connect_from, fail, print_structured
 use crate::app::servant_job::servant_job;
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::apply::{Applier, ApplyOptions, Deleted, describe};
-use crate::cluster::jobs::{JobOutcome, JobPhase, NodeJob, RunJobsOptions, run_jobs};
+use crate::cluster::jobs::NodeJob;
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
 use crate::cluster::{Cluster, ClusterError, FIELD_MANAGER, SYSTEM_NAMESPACE};
 use crate::exit::Exit;
 use crate::output::{
-    Event, NodeOutcome, NodeResult, PlainReporter, Reporter, RevertResult, failure_summary,
-    node_summary_lines,
+    Event, NodeOutcome, NodeResult, PlainReporter, Reporter, RevertResult, node_summary_lines,
 };
 use crate::plan::revert::{
     CLEANUP_JOBS, ENABLE_NODELIFECYCLE_ACTION, REVERT_ACTION, REVERTED, RevertAction, RevertNode,
@@ -209,7 +208,7 @@ fn finish(g: &GlobalArgs, mut result: RevertResult, exit: Exit) -> Exit {
     exit
 }
 
-type PhaseResult<T> = Result<T, (&'static str, ClusterError)>;
+use crate::app::node_phase::{PhaseResult, job_node_result, run_journaled};
 
 /// Lock, run the phases, then delete the journal (complete revert) or save it, and release
 /// the lock (also after a failure or Ctrl-C).
@@ -624,9 +623,8 @@ fn mark_kcm(journal: &mut Journal, node: &str, error: Option<String>) {
     }
 }
 
-/// Runs one Job per spec (sliding window, one watch) and maps the outcomes to node results
-/// (`Reverted` for success). Each node's end is journaled with `mark` as it happens (saved
-/// in batches), so an interrupted revert resumes exactly where it stopped.
+/// Runs one Job per spec and maps the outcomes to node results (`Reverted` for success),
+/// journaling each node's end with `mark` as it happens.
 #[allow(clippy::too_many_arguments)]
 async fn node_jobs(
     cluster: &Cluster,
@@ -638,79 +636,28 @@ async fn node_jobs(
     store: &JournalStore,
     mark: fn(&mut Journal, &str, Option<String>),
 ) -> PhaseResult<Vec<(String, NodeResult)>> {
-    let run_opts = RunJobsOptions {
-        concurrency: opts.concurrency.max(1),
-        per_job_timeout: opts.job_timeout,
-        ..Default::default()
-    };
-    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
-    let on_event = move |e: crate::cluster::jobs::JobEvent| {
-        if !matches!(e.phase, JobPhase::Running) {
-            rep.event(Event::Job { phase, event: &e });
-        }
-        let end = match &e.phase {
-            JobPhase::Succeeded { .. } => Some(None),
-            JobPhase::Failed(f) | JobPhase::TimedOut(f) => Some(Some(failure_summary(f))),
-            JobPhase::Error(err) => Some(Some(err.to_string())),
-            _ => None,
-        };
-        if let Some(error) = end {
-            let _ = done_tx.send((e.node.clone(), error));
-        }
-    };
     let role = if phase == plan::NODES_EDGE {
         "edge"
     } else {
         "cloud"
     };
-    let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
-    tokio::pin!(jobs);
-    let outcomes = loop {
-        tokio::select! {
-            r = &mut jobs => break r.map_err(|e| (phase, e))?,
-            Some((node, error)) = done_rx.recv() => {
-                mark(journal, &node, error);
-                while let Ok((node, error)) = done_rx.try_recv() {
-                    mark(journal, &node, error);
-                }
-                if let Err(e) = store.save(journal).await {
-                    rep.event(Event::Note {
-                        phase,
-                        message: format!("warning: cannot save the journal yet: {e}"),
-                    });
-                }
-            }
-        }
-    };
+    let outcomes = run_journaled(
+        cluster,
+        phase,
+        specs,
+        opts.concurrency,
+        opts.job_timeout,
+        rep,
+        journal,
+        store,
+        &mark,
+    )
+    .await?;
     Ok(outcomes
-        .into_iter()
+        .iter()
         .map(|r| {
-            let (result, message, logs) = match &r.outcome {
-                JobOutcome::Succeeded => (
-                    NodeOutcome::Reverted,
-                    format!("reverted in {:.1}s", r.elapsed.as_secs_f64()),
-                    None,
-                ),
-                JobOutcome::Failed(f) => (
-                    NodeOutcome::Failed,
-                    format!("Job {} failed: {}", r.job, failure_summary(f)),
-                    Some(f.logs_tail.clone()),
-                ),
-                JobOutcome::TimedOut(f) => (
-                    NodeOutcome::TimedOut,
-                    format!("Job {} timed out: {}", r.job, failure_summary(f)),
-                    Some(f.logs_tail.clone()),
-                ),
-                JobOutcome::Error(e) => (NodeOutcome::Failed, format!("Job {}: {e}", r.job), None),
-            };
-            let nr = NodeResult {
-                name: r.node.clone(),
-                role: role.into(),
-                result,
-                message,
-                logs: logs.filter(|l| !l.trim().is_empty()),
-            };
-            (r.node, nr)
+            let nr = job_node_result(r, role, NodeOutcome::Reverted, "reverted", "");
+            (r.node.clone(), nr)
         })
         .collect())
 }

@@ -1,0 +1,119 @@
+//! Running one phase's node Jobs, for convert and revert alike: the sliding window of
+//! `cluster::jobs::run_jobs` over one watch, every event reported, each node's end journaled as
+//! it happens (saves batched while one is in flight) so an interrupted run resumes exactly
+//! where it stopped, and each outcome turned into the node's result line.
+
+use std::time::Duration;
+
+use crate::cluster::jobs::{
+    JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
+};
+use crate::cluster::journal::{Journal, JournalStore};
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::output::{Event, NodeOutcome, NodeResult, Reporter, failure_summary};
+
+/// A phase's result; the error names the phase it happened in.
+pub type PhaseResult<T> = Result<T, (&'static str, ClusterError)>;
+
+/// Journals a node's end: `None` on success, `Some(error)` when it failed.
+pub type Mark<'a> = &'a (dyn Fn(&mut Journal, &str, Option<String>) + Sync);
+
+/// Runs `specs` (at most `concurrency` at once, each within `job_timeout`), journaling every
+/// node's end with `mark` and saving the journal once more at the end.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_journaled(
+    cluster: &Cluster,
+    phase: &'static str,
+    specs: Vec<NodeJob>,
+    concurrency: usize,
+    job_timeout: Duration,
+    rep: &dyn Reporter,
+    journal: &mut Journal,
+    store: &JournalStore,
+    mark: Mark<'_>,
+) -> PhaseResult<Vec<NodeJobResult>> {
+    let run_opts = RunJobsOptions {
+        concurrency: concurrency.max(1),
+        per_job_timeout: job_timeout,
+        ..Default::default()
+    };
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let on_event = move |e: crate::cluster::jobs::JobEvent| {
+        rep.event(Event::Job { phase, event: &e });
+        let end = match &e.phase {
+            JobPhase::Succeeded { .. } => Some(None),
+            JobPhase::Failed(f) | JobPhase::TimedOut(f) => Some(Some(failure_summary(f))),
+            JobPhase::Error(err) => Some(Some(err.to_string())),
+            _ => None,
+        };
+        if let Some(error) = end {
+            let _ = done_tx.send((e.node.clone(), error));
+        }
+    };
+    let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
+    tokio::pin!(jobs);
+    let outcomes = loop {
+        tokio::select! {
+            r = &mut jobs => break r.map_err(|e| (phase, e))?,
+            Some((node, error)) = done_rx.recv() => {
+                mark(journal, &node, error);
+                while let Ok((node, error)) = done_rx.try_recv() {
+                    mark(journal, &node, error);
+                }
+                if let Err(e) = store.save(journal).await {
+                    rep.event(Event::Note {
+                        phase,
+                        message: format!("warning: cannot save the journal yet: {e}"),
+                    });
+                }
+            }
+        }
+    };
+    for r in &outcomes {
+        let error =
+            (!r.succeeded()).then(|| job_node_result(r, "", NodeOutcome::Failed, "", "").message);
+        mark(journal, &r.node, error);
+    }
+    store.save(journal).await.map_err(|e| (phase, e))?;
+    Ok(outcomes)
+}
+
+/// A node's result line from its Job's outcome: `done` and "`done_verb` in 2.1s" on success;
+/// `prefix` says which part of the node the Job was about.
+pub fn job_node_result(
+    r: &NodeJobResult,
+    role: &str,
+    done: NodeOutcome,
+    done_verb: &str,
+    prefix: &str,
+) -> NodeResult {
+    let (result, message, logs) = match &r.outcome {
+        JobOutcome::Succeeded => (
+            done,
+            format!("{prefix}{done_verb} in {:.1}s", r.elapsed.as_secs_f64()),
+            None,
+        ),
+        JobOutcome::Failed(f) => (
+            NodeOutcome::Failed,
+            format!("{prefix}Job {} failed: {}", r.job, failure_summary(f)),
+            Some(f.logs_tail.clone()),
+        ),
+        JobOutcome::TimedOut(f) => (
+            NodeOutcome::TimedOut,
+            format!("{prefix}Job {} timed out: {}", r.job, failure_summary(f)),
+            Some(f.logs_tail.clone()),
+        ),
+        JobOutcome::Error(e) => (
+            NodeOutcome::Failed,
+            format!("{prefix}Job {}: {e}", r.job),
+            None,
+        ),
+    };
+    NodeResult {
+        name: r.node.clone(),
+        role: role.into(),
+        result,
+        message,
+        logs: logs.filter(|l| !l.trim().is_empty()),
+    }
+}
