@@ -9,75 +9,30 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
-use kube::Client;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
-use yurtsim::{Layout, Sim};
+use yurtsim::Layout;
 
 const HUB_SERVER: &str = "http://127.0.0.1:10261";
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
 const MANAGED: &str = "app.kubernetes.io/managed-by=yurtctl";
 
-struct Env {
-    sim: Sim,
-    client: Client,
-    _dir: tempfile::TempDir,
-}
+use support::{Cluster as Env, Run};
 
 async fn start() -> Env {
-    let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
-        cfg.kubernetes_version = "v1.30.2".into()
-    })
-    .await;
-    let client = support::kube_client(&env.sim).await;
-    Env {
-        sim: env.sim,
-        client,
-        _dir: env.dir,
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
-    }
+    support::cluster(3, Layout::Kubeadm, "v1.30.2").await
 }
 
 async fn yurtctl(env: &Env, args: &[&str]) -> Run {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("convert")
-        .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
-        .args([
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-        ])
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .env_remove("KUBECONFIG")
-        .output()
-        .await
-        .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    // shown when a test fails
-    eprintln!(
-        "--- yurtctl convert {args:?}: exit {}\n{}",
-        run.code, run.stderr
-    );
-    run
+    let mut all = vec![
+        "convert",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+    ];
+    all.extend_from_slice(args);
+    support::yurtctl(&env.sim, &all).await
 }
 
 async fn node(env: &Env, name: &str) -> Node {

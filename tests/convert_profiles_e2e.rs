@@ -11,72 +11,30 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
-use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
-use yurtsim::{Layout, Sim};
+use yurtsim::Layout;
 
 const HUB_SERVER: &str = "http://127.0.0.1:10261";
 const MANAGED: &str = "app.kubernetes.io/managed-by=yurtctl";
 const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
 
-struct Env {
-    sim: Sim,
-    client: Client,
-    _dir: tempfile::TempDir,
-}
+use support::{Cluster as Env, Run};
 
 async fn start(version: &str) -> Env {
-    let version = version.to_owned();
-    let env = support::start_sim(3, Layout::Kubeadm, |cfg| cfg.kubernetes_version = version).await;
-    let client = support::kube_client(&env.sim).await;
-    Env {
-        sim: env.sim,
-        client,
-        _dir: env.dir,
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
-    }
+    support::cluster(3, Layout::Kubeadm, version).await
 }
 
 async fn convert(env: &Env, args: &[&str]) -> Run {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("convert")
-        .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
-        .args([
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-        ])
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .env_remove("KUBECONFIG")
-        .output()
-        .await
-        .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    eprintln!(
-        "--- yurtctl convert {args:?}: exit {}\n{}",
-        run.code, run.stderr
-    );
-    run
+    let mut all = vec![
+        "convert",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+    ];
+    all.extend_from_slice(args);
+    support::yurtctl(&env.sim, &all).await
 }
 
 async fn kubelet_server(env: &Env, node: &str) -> Option<String> {

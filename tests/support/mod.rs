@@ -75,3 +75,60 @@ pub fn hub_options(
         credential,
     }
 }
+
+/// What a `yurtctl` run printed and how it ended.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Stdout as JSON (`-o json`); panics with the text when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// The yurtctl binary under test, aimed at `sim` (`--kubeconfig`), with no terminal on stdin
+/// and no `KUBECONFIG` from the environment.
+pub fn yurtctl_command(sim: &Sim) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
+    c.arg("--kubeconfig")
+        .arg(sim.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .env_remove("KUBECONFIG");
+    c
+}
+
+/// Runs `yurtctl ARGS` against `sim`; its stderr is echoed so a failing test shows it.
+pub async fn yurtctl(sim: &Sim, args: &[&str]) -> Run {
+    let out = yurtctl_command(sim).args(args).output().await.unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!("--- yurtctl {args:?}: exit {}\n{}", run.code, run.stderr);
+    run
+}
+
+/// A simulated cluster with a kube-rs client for it.
+pub struct Cluster {
+    pub sim: Sim,
+    pub client: Client,
+    pub dir: tempfile::TempDir,
+}
+
+/// `nodes` nodes (one control plane) of `layout` running Kubernetes `version`.
+pub async fn cluster(nodes: usize, layout: Layout, version: &str) -> Cluster {
+    let version = version.to_owned();
+    let env = start_sim(nodes, layout, |cfg| cfg.kubernetes_version = version).await;
+    let client = kube_client(&env.sim).await;
+    Cluster {
+        sim: env.sim,
+        client,
+        dir: env.dir,
+    }
+}
