@@ -15,7 +15,10 @@ pub use duration::parse_duration;
 pub use servant::{
     ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
 };
-pub use values::{node_name, positive};
+pub use values::{
+    config_key, dns1123_label, image_ref, label_key, label_selector, label_value, node_name,
+    positive,
+};
 
 /// Convert Kubernetes clusters to OpenYurt and roll out static pods, from the client side.
 #[derive(Debug, Parser)]

@@ -66,7 +66,7 @@ pub struct ConvertArgs {
     pub working_mode: WorkingModeArg,
 
     /// YurtHub container image
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", value_parser = super::values::image_ref)]
     pub yurthub_image: String,
 
     /// Namespace YurtHub reads its configuration from
