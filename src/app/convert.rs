@@ -968,8 +968,11 @@ async fn apply_retrying_discovery(
 }
 
 /// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
-/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token, the
-/// bootstrap kubeconfig from a Secret volume.
+/// privileged, hostPID, hostNetwork, host `/` at /host, the bootstrap kubeconfig from a Secret
+/// volume (never in args or env). The runner adds the least-privilege defaults (no
+/// service-account token, deliberate tolerations, resources; `NodeJob::to_job`).
+/// Host `/` rather than narrower paths: the servant follows the kubelet's unit, drop-ins and
+/// EnvironmentFiles wherever they are, and privileged + hostPID is root on the node anyway.
 pub fn node_job(
     node: &str,
     role: Role,
@@ -1000,8 +1003,6 @@ pub fn node_job(
             "restartPolicy": "Never",
             "hostNetwork": true,
             "hostPID": true,
-            "automountServiceAccountToken": false,
-            "tolerations": [{"operator": "Exists"}],
             "containers": [{
                 "name": "servant",
                 "image": servant_image,
