@@ -93,6 +93,10 @@ impl std::str::FromStr for Selector {
 }
 
 fn set(f: &mut fmt::Formatter<'_>, vs: &BTreeSet<String>) -> fmt::Result {
+    // a set holding only the empty value must not render as `()`, which is an error
+    if vs.len() == 1 && vs.contains("") {
+        return f.write_str("(,)");
+    }
     f.write_str("(")?;
     for (i, v) in vs.iter().enumerate() {
         if i > 0 {
@@ -364,6 +368,9 @@ mod tests {
             ("a in ( y , x )", "a in (x,y)"),
             ("a notin (x)", "a notin (x)"),
             ("a in (,x)", "a in (,x)"),
+            // fuzz finding: only empty values rendered as `a in ()`, which does not parse
+            ("a in (, )", "a in (,)"),
+            ("a notin (,)", "a notin (,)"),
             (
                 "example.com/role=edge,!node-role.kubernetes.io/control-plane",
                 "example.com/role=edge,!node-role.kubernetes.io/control-plane",

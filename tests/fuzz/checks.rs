@@ -132,9 +132,23 @@ pub fn systemd_unit(data: &[u8]) {
         None => (data, &b""[..]),
     };
     if let Ok(text) = std::str::from_utf8(env) {
-        for (name, _line, value) in parse_env_file(text, 0) {
-            assert!(!name.is_empty() && !name.contains('='), "{name:?}");
-            let _ = value;
+        // names are systemd's tokens, invalid ones included (the caller drops those, as
+        // systemd does); every value character comes from inside the file
+        let lines = text.matches('\n').count() + 1;
+        for (name, line, value) in parse_env_file(text, 0) {
+            assert!(!name.is_empty(), "{text:?}");
+            assert!(
+                (1..=lines).contains(&line),
+                "{name:?} on line {line} of {lines}"
+            );
+            for o in value.origin.iter().flatten() {
+                assert!(
+                    o.offset < text.len(),
+                    "{name:?}: offset {} of {}",
+                    o.offset,
+                    text.len()
+                );
+            }
         }
     }
     let r = worker_root().path();
