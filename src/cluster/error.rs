@@ -320,3 +320,36 @@ pub(crate) fn kube_code(e: &kube::Error) -> Option<u16> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_403_names_the_verb_and_resource() {
+        // (apiserver message, our action, verb, resource)
+        let rows = [
+            (
+                r#"nodes is forbidden: User "bob" cannot list resource "nodes" in API group "" at the cluster scope"#,
+                "list Nodes",
+                "list",
+                "nodes",
+            ),
+            (
+                r#"jobs.batch "x" is forbidden: User "bob" cannot create resource "jobs" in API group "batch" in the namespace "kube-system""#,
+                "create Job kube-system/x",
+                "create",
+                "jobs.batch",
+            ),
+            // no apiserver wording: our own action says it
+            ("access denied", "patch Node worker-1", "patch", "node"),
+        ];
+        for (message, action, verb, resource) in rows {
+            assert_eq!(
+                denied(message, action),
+                (verb.to_string(), resource.to_string()),
+                "{message}"
+            );
+        }
+    }
+}
