@@ -8,4 +8,5 @@ pub mod output;
 pub mod plan;
 pub mod render;
 pub mod rollout;
+pub mod selector;
 pub mod servant;

@@ -317,3 +317,114 @@ async fn the_process_environment_is_read_as_kubectl_does() {
         .map(|(_, v)| v.to_str().unwrap().to_string());
     assert_eq!(ua, Some(format!("yurtctl/{}", env!("CARGO_PKG_VERSION"))));
 }
+
+mod support;
+
+/// A kubeconfig for `server` with a bearer `token`.
+fn kubeconfig_with_token(dir: &Path, file: &str, server: &str, token: &str) -> PathBuf {
+    let p = dir.join(file);
+    std::fs::write(
+        &p,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: {token}\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+async fn connect_err(kubeconfig: &Path) -> ClusterError {
+    let o = ClientOptions {
+        connect_timeout: Duration::from_secs(2),
+        ..with(Some(kubeconfig), None)
+    };
+    match connect_with_env(&o, &env(None, None, false)).await {
+        Ok(_) => panic!("connected with {}", kubeconfig.display()),
+        Err(e) => e,
+    }
+}
+
+#[tokio::test]
+async fn a_kubeconfig_naming_a_missing_user_says_which() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("k");
+    std::fs::write(
+        &p,
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: ghost\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:1\nusers: []\n",
+    )
+    .unwrap();
+    let e = build_config(&with(Some(&p), None), &env(None, None, false))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ClusterError::DanglingReference { what: "user", name, .. } if name == "ghost"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("\"ghost\""), "{e}");
+    assert_eq!(e.exit(), Exit::Preflight);
+}
+
+#[tokio::test]
+async fn tls_failures_are_named_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    // https:// at a plain-HTTP API server
+    let env_ = support::start_sim(1, yurtsim::Layout::Kubeadm, |_| {}).await;
+    let http = env_.sim.url();
+    let https = http.replacen("http://", "https://", 1);
+    let e = connect_err(&kubeconfig_with_token(d.path(), "a", &https, "t")).await;
+    assert!(matches!(e, ClusterError::Tls { .. }), "{e:?}");
+    assert!(e.to_string().contains(&https), "{e}");
+    assert!(e.to_string().contains("scheme"), "{e}");
+    assert_eq!(e.exit(), Exit::Preflight);
+
+    // a TCP listener that answers garbage
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut s, _)) = listener.accept().await {
+            let _ = s
+                .write_all(b"SSH-2.0-OpenSSH_9.6\r\nnot tls at all\r\n")
+                .await;
+        }
+    });
+    let server = format!("https://127.0.0.1:{port}");
+    let e = connect_err(&kubeconfig_with_token(d.path(), "b", &server, "t")).await;
+    assert!(matches!(e, ClusterError::Tls { .. }), "{e:?}");
+    assert!(e.to_string().contains(&server), "{e}");
+    env_.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn rejected_credentials_and_denied_requests_name_what_failed() {
+    use yurtctl::cluster::snapshot::{SnapshotOptions, snapshot};
+    let d = tempfile::tempdir().unwrap();
+    let env_ = support::start_sim(1, yurtsim::Layout::Kubeadm, |_| {}).await;
+
+    // a wrong bearer token: 401 at the first request
+    let p = kubeconfig_with_token(d.path(), "k", &env_.sim.url(), "not-the-token");
+    let e = connect_err(&p).await;
+    assert!(matches!(e, ClusterError::Unauthorized { .. }), "{e:?}");
+    let m = e.to_string();
+    assert!(m.contains("401") && m.contains("credentials"), "{m}");
+    assert!(!m.contains("not-the-token"), "the token is not echoed: {m}");
+    assert_eq!(e.exit(), Exit::Preflight);
+
+    // the authorizer denies listing nodes: 403 naming the verb and the resource
+    env_.sim.faults().deny("list", "nodes");
+    let cluster = support::yurtctl_cluster(&env_.sim).await;
+    let e = snapshot(&cluster, &SnapshotOptions::default())
+        .await
+        .unwrap_err();
+    let ClusterError::Forbidden { verb, resource, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!((verb.as_str(), resource.as_str()), ("list", "nodes"));
+    let m = e.to_string();
+    assert!(
+        m.contains("403") && m.contains("kubectl auth can-i list nodes"),
+        "{m}"
+    );
+    assert_eq!(e.exit(), Exit::Preflight);
+    env_.sim.shutdown().await;
+}

@@ -1162,6 +1162,10 @@ async fn apply_retrying_discovery(
 /// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; the YurtHub
 /// manifest from the profile's ConfigMap for the node's working mode, the credential from the
 /// bootstrap Secret (volumes, never arguments or environment variables).
+/// The runner adds the least-privilege defaults (deliberate tolerations, resources;
+/// `NodeJob::to_job`). Host `/` rather than narrower paths: the servant follows the kubelet's
+/// unit, drop-ins and EnvironmentFiles wherever they are, and privileged + hostPID is root on
+/// the node anyway.
 pub fn node_job(
     node: &str,
     role: Role,

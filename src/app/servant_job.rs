@@ -50,7 +50,6 @@ pub fn servant_job(
             "hostNetwork": true,
             "hostPID": true,
             "automountServiceAccountToken": false,
-            "tolerations": [{"operator": "Exists"}],
             "containers": [{
                 "name": "servant",
                 "image": servant_image,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration::parse_duration;
-use super::values::{node_name, positive};
+use super::values::{image_ref, node_name, positive};
 
 fn phase_id(s: &str) -> Result<String, String> {
     if crate::plan::CONVERT_PHASES.contains(&s) {
@@ -21,7 +21,7 @@ fn phase_id(s: &str) -> Result<String, String> {
 /// `COMPONENT=IMAGE`; which components exist is the profile's to say (checked in `validate`).
 fn component_image(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
-        Some((c, i)) if !c.is_empty() && !i.is_empty() => Ok((c.to_owned(), i.to_owned())),
+        Some((c, i)) if !c.is_empty() && !i.is_empty() => Ok((c.to_owned(), image_ref(i)?)),
         _ => Err(format!(
             "{s:?} is not COMPONENT=IMAGE (for example yurthub=registry.example.com/openyurt/yurthub:v1.6.1)"
         )),
@@ -91,7 +91,7 @@ pub struct ConvertCmd {
     pub profile: String,
 
     /// Image of the node Jobs (yurtctl's own image) [default: the profile's]
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", value_parser = image_ref)]
     pub servant_image: Option<String>,
 
     /// Node Jobs running at once

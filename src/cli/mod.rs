@@ -23,7 +23,10 @@ pub use invocation::{bin_name_for, parse_from_env};
 pub use playground::{PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
-pub use values::{node_name, positive};
+pub use values::{
+    config_key, dns1123_label, image_ref, label_key, label_selector, label_value, node_name,
+    positive,
+};
 
 /// Convert Kubernetes clusters to OpenYurt and roll out static pods, from the client side.
 #[derive(Debug, Parser)]

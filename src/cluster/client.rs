@@ -298,12 +298,43 @@ pub fn client_from_config(config: Config) -> Result<Client, ClusterError> {
 pub(crate) fn unreachable(server: &str, e: kube::Error) -> ClusterError {
     match e {
         kube::Error::Api(_) => ClusterError::from_kube(format!("GET {server}/version"), e),
-        other => ClusterError::Unreachable {
-            server: server.to_string(),
-            message: error_chain(&other),
-        },
+        other => {
+            let message = error_chain(&other);
+            if is_tls_failure(&message) {
+                ClusterError::Tls {
+                    server: server.to_string(),
+                    message,
+                }
+            } else {
+                ClusterError::Unreachable {
+                    server: server.to_string(),
+                    message,
+                }
+            }
+        }
     }
 }
+
+/// Whether a transport error is a TLS failure (rustls and hyper say so only in their
+/// messages; the types are not ours to match on).
+fn is_tls_failure(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "tls",
+        "certificate",
+        "handshake",
+        "corrupt message",
+        "invalidcontenttype",
+        "received corrupt",
+        "peer misbehaved",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
+}
+
+/// Time allowed for the first answer (`GET /version`) once connected: a server that accepts
+/// connections and never answers must not hang the run.
+const FIRST_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A token bucket shared by every request of one run: at most `burst` at once, refilled at
 /// `qps` per second. Callers that find it empty reserve a future token and sleep until it is
@@ -378,9 +409,16 @@ pub async fn connect_with_env(
     let client = client_from_config(config)?;
     let limiter = RateLimiter::new(opts.qps, opts.burst);
     limiter.acquire().await;
-    let version = client
-        .apiserver_version()
+    let answer_timeout = FIRST_ANSWER_TIMEOUT.max(opts.connect_timeout);
+    let version = tokio::time::timeout(answer_timeout, client.apiserver_version())
         .await
+        .map_err(|_| ClusterError::Unreachable {
+            server: server.clone(),
+            message: format!(
+                "no answer to GET /version within {}s",
+                answer_timeout.as_secs()
+            ),
+        })?
         .map_err(|e| unreachable(&server, e))?;
     Ok(super::Cluster::new(client, limiter).with_server(server, Some(version)))
 }

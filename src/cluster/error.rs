@@ -75,6 +75,27 @@ pub enum ClusterError {
     )]
     Unreachable { server: String, message: String },
 
+    #[error(
+        "{action} failed: the API server rejected the kubeconfig's credentials (401 Unauthorized: {message}); refresh the token or client certificate in the kubeconfig (or log in again) and re-run"
+    )]
+    Unauthorized { action: String, message: String },
+
+    #[error(
+        "{action} failed: permission denied (403 Forbidden: {message}); grant the kubeconfig's user that permission (see docs/security.md for what yurtctl needs; check with `kubectl auth can-i {verb} {resource}`) or use an admin kubeconfig"
+    )]
+    Forbidden {
+        action: String,
+        /// The verb and resource denied, as `kubectl auth can-i` takes them.
+        verb: String,
+        resource: String,
+        message: String,
+    },
+
+    #[error(
+        "TLS with the API server at {server} failed: {message}; check the server URL's scheme (https:// or http://) and port, and that certificate-authority(-data) in the kubeconfig is the cluster's CA"
+    )]
+    Tls { server: String, message: String },
+
     #[error("{action} failed: {code} {reason}: {message}{}", hint_for(*code))]
     Api {
         action: String,
@@ -155,8 +176,6 @@ fn expiry(d: Duration) -> String {
 
 fn hint_for(code: u16) -> &'static str {
     match code {
-        401 => "; the credentials in the kubeconfig were rejected, refresh them",
-        403 => "; the kubeconfig's user lacks permission (check with `kubectl auth can-i`)",
         429 | 500..=599 => "; the API server is overloaded or failing, retry later",
         _ => "",
     }
@@ -191,7 +210,12 @@ impl ClusterError {
             | E::NoCurrentContext { .. }
             | E::DanglingReference { .. }
             | E::ClientSetup { .. }
-            | E::Unreachable { .. } => Exit::Preflight,
+            | E::Unreachable { .. }
+            | E::Tls { .. }
+            // Permissions are checked up front (SelfSubjectAccessReview) and credentials at
+            // connect, so these stop a run at a read, before anything changed.
+            | E::Unauthorized { .. }
+            | E::Forbidden { .. } => Exit::Preflight,
             _ => Exit::Unexpected,
         }
     }
@@ -200,6 +224,8 @@ impl ClusterError {
     pub fn status_code(&self) -> Option<u16> {
         match self {
             ClusterError::Api { code, .. } => Some(*code),
+            ClusterError::Unauthorized { .. } => Some(401),
+            ClusterError::Forbidden { .. } => Some(403),
             _ => None,
         }
     }
@@ -212,6 +238,19 @@ impl ClusterError {
     pub fn from_kube(action: impl Into<String>, e: kube::Error) -> Self {
         let action = action.into();
         match e {
+            kube::Error::Api(s) if s.code == 401 => ClusterError::Unauthorized {
+                action,
+                message: s.message.clone(),
+            },
+            kube::Error::Api(s) if s.code == 403 => {
+                let (verb, resource) = denied(&s.message, &action);
+                ClusterError::Forbidden {
+                    action,
+                    verb,
+                    resource,
+                    message: s.message.clone(),
+                }
+            }
             kube::Error::Api(s) => ClusterError::Api {
                 action,
                 code: s.code,
@@ -228,6 +267,35 @@ impl ClusterError {
             },
         }
     }
+}
+
+/// The verb and resource of a 403: from the apiserver's message (`… User "u" cannot list
+/// resource "nodes" in API group "" …`), else from our own action (`list Nodes`).
+fn denied(message: &str, action: &str) -> (String, String) {
+    let quoted = |after: &str| -> Option<String> {
+        let rest = message.split_once(after)?.1;
+        let rest = rest.strip_prefix('"')?;
+        Some(rest.split('"').next()?.to_string())
+    };
+    let from_message = message.split_once(" cannot ").and_then(|(_, rest)| {
+        let verb = rest.split_whitespace().next()?.to_string();
+        let resource = quoted("resource ")?;
+        let group = quoted("in API group ").unwrap_or_default();
+        Some((
+            verb,
+            if group.is_empty() {
+                resource
+            } else {
+                format!("{resource}.{group}")
+            },
+        ))
+    });
+    from_message.unwrap_or_else(|| {
+        let mut words = action.split_whitespace();
+        let verb = words.next().unwrap_or("").to_lowercase();
+        let resource = words.next().unwrap_or("").to_lowercase();
+        (verb, resource)
+    })
 }
 
 /// `e: cause: cause`, for messages built from foreign errors.
@@ -250,5 +318,38 @@ pub(crate) fn kube_code(e: &kube::Error) -> Option<u16> {
     match e {
         kube::Error::Api(s) => Some(s.code),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_403_names_the_verb_and_resource() {
+        // (apiserver message, our action, verb, resource)
+        let rows = [
+            (
+                r#"nodes is forbidden: User "bob" cannot list resource "nodes" in API group "" at the cluster scope"#,
+                "list Nodes",
+                "list",
+                "nodes",
+            ),
+            (
+                r#"jobs.batch "x" is forbidden: User "bob" cannot create resource "jobs" in API group "batch" in the namespace "kube-system""#,
+                "create Job kube-system/x",
+                "create",
+                "jobs.batch",
+            ),
+            // no apiserver wording: our own action says it
+            ("access denied", "patch Node worker-1", "patch", "node"),
+        ];
+        for (message, action, verb, resource) in rows {
+            assert_eq!(
+                denied(message, action),
+                (verb.to_string(), resource.to_string()),
+                "{message}"
+            );
+        }
     }
 }

@@ -152,6 +152,7 @@ impl NodeJob {
         if spec.restart_policy.is_none() {
             spec.restart_policy = Some("Never".into());
         }
+        harden(spec);
         let deadline = self
             .active_deadline
             .unwrap_or(per_job_timeout + Duration::from_secs(60));
@@ -174,6 +175,69 @@ impl NodeJob {
             }),
             status: None,
         }
+    }
+}
+
+/// Resources of a node Job container that sets none: small requests so the pod is admitted on
+/// a busy node, limits that stop a runaway servant from starving the node. The servant edits a
+/// few files and waits on HTTP and systemctl: it needs a few MiB and almost no CPU.
+pub const JOB_CPU_REQUEST: &str = "10m";
+pub const JOB_MEMORY_REQUEST: &str = "32Mi";
+pub const JOB_CPU_LIMIT: &str = "500m";
+pub const JOB_MEMORY_LIMIT: &str = "256Mi";
+
+/// The taints a node Job must tolerate: its own work restarts the node's kubelet, so the node
+/// goes NotReady (or, if the kubelet cannot reach its server for a while, Unknown) for a
+/// moment, and the node lifecycle controller adds these `NoExecute` taints, which would evict
+/// the pod halfway through (and make the kubelet refuse to admit a retry). `NoSchedule`
+/// taints (control-plane, unschedulable, pressure) need no toleration: the Job pins
+/// `nodeName`, which bypasses the scheduler. Nothing else is tolerated on purpose; a node
+/// carrying another `NoExecute` taint is one an operator is draining, and converting it would
+/// be a surprise.
+pub const JOB_TOLERATED_TAINTS: &[&str] = &[
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
+
+/// The least-privilege defaults every node Job gets, whatever its caller wrote (design §3): no
+/// service-account token (the servant never calls the API), no service links in the
+/// environment, the tolerations of [`JOB_TOLERATED_TAINTS`] (no blanket `operator: Exists`),
+/// and [`JOB_CPU_REQUEST`]… resources on containers that set none.
+fn harden(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
+    use k8s_openapi::api::core::v1::{ResourceRequirements, Toleration};
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    spec.automount_service_account_token = Some(false);
+    spec.enable_service_links = Some(false);
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    // a blanket toleration (no key, Exists) is replaced by the deliberate ones
+    tolerations.retain(|t| t.key.as_deref().is_some_and(|k| !k.is_empty()));
+    for key in JOB_TOLERATED_TAINTS {
+        if !tolerations.iter().any(|t| t.key.as_deref() == Some(key)) {
+            tolerations.push(Toleration {
+                key: Some((*key).to_string()),
+                operator: Some("Exists".into()),
+                effect: Some("NoExecute".into()),
+                ..Default::default()
+            });
+        }
+    }
+    let q = |s: &str| Quantity(s.to_string());
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
+        c.resources.get_or_insert_with(|| ResourceRequirements {
+            requests: Some(BTreeMap::from([
+                ("cpu".to_string(), q(JOB_CPU_REQUEST)),
+                ("memory".to_string(), q(JOB_MEMORY_REQUEST)),
+            ])),
+            limits: Some(BTreeMap::from([
+                ("cpu".to_string(), q(JOB_CPU_LIMIT)),
+                ("memory".to_string(), q(JOB_MEMORY_LIMIT)),
+            ])),
+            ..Default::default()
+        });
     }
 }
 
@@ -932,6 +996,55 @@ async fn diagnose(ctx: &Ctx<'_>, job: &Job, reason: String, message: String) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_node_job_gets_the_least_privilege_defaults() {
+        // a template asking for a token and tolerating everything, as OpenYurt's did
+        let template: PodTemplateSpec = serde_json::from_value(serde_json::json!({
+            "spec": {
+                "automountServiceAccountToken": true,
+                "tolerations": [{"operator": "Exists"}, {"key": "dedicated", "operator": "Equal", "value": "edge", "effect": "NoExecute"}],
+                "containers": [
+                    {"name": "a", "image": "x"},
+                    {"name": "b", "image": "x", "resources": {"limits": {"memory": "1Gi"}}}
+                ]
+            }
+        }))
+        .unwrap();
+        let job =
+            NodeJob::new("convert", "n1", template).to_job("kube-system", Duration::from_secs(60));
+        let v = serde_json::to_value(&job).unwrap();
+        let pod = &v["spec"]["template"]["spec"];
+        assert_eq!(pod["automountServiceAccountToken"], false);
+        assert_eq!(pod["enableServiceLinks"], false);
+        assert_eq!(pod["nodeName"], "n1");
+        assert_eq!(v["spec"]["activeDeadlineSeconds"], 120);
+        let tolerations = pod["tolerations"].as_array().unwrap();
+        let keys: Vec<&str> = tolerations
+            .iter()
+            .map(|t| t["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "dedicated",
+                "node.kubernetes.io/not-ready",
+                "node.kubernetes.io/unreachable"
+            ]
+        );
+        for t in &tolerations[1..] {
+            assert_eq!(t["effect"], "NoExecute");
+            assert!(t.get("tolerationSeconds").is_none());
+        }
+        let a = &pod["containers"][0]["resources"];
+        assert_eq!(a["requests"]["cpu"], JOB_CPU_REQUEST);
+        assert_eq!(a["requests"]["memory"], JOB_MEMORY_REQUEST);
+        assert_eq!(a["limits"]["cpu"], JOB_CPU_LIMIT);
+        assert_eq!(a["limits"]["memory"], JOB_MEMORY_LIMIT);
+        // a caller's own resources are kept
+        assert_eq!(pod["containers"][1]["resources"]["limits"]["memory"], "1Gi");
+        assert!(pod["containers"][1]["resources"].get("requests").is_none());
+    }
 
     #[test]
     fn short_names_stay_as_they_are() {

@@ -203,6 +203,9 @@ impl NodeChanges {
 /// Writes `data` to `path` atomically: a dot-prefixed temp file in the same directory
 /// (the kubelet ignores dot files in its static-pod directory), fsync, mode and owner of
 /// the file it replaces (or `mode` for a new file), rename, fsync of the directory.
+/// A private `mode` (no group or other bits: credentials, backups, journals) stays private
+/// even over a file others could read, and the temp file is private from its creation, so
+/// the content is never readable by others, not even for a moment.
 pub fn atomic_write(path: &Path, data: &[u8], mode: u32) -> Result<()> {
     let shown = path.display().to_string();
     let dir = path.parent().ok_or_else(|| ServantError::Conflict {
@@ -217,14 +220,21 @@ pub fn atomic_write(path: &Path, data: &[u8], mode: u32) -> Result<()> {
     let existing = fs::metadata(path).ok();
     let result = (|| -> std::io::Result<()> {
         let _ = fs::remove_file(&tmp);
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = {
+            use std::os::unix::fs::OpenOptionsExt;
+            fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?
+        };
         f.write_all(data)?;
-        let perm_mode = existing
+        let mut perm_mode = existing
             .as_ref()
             .map_or(mode, |m| std::os::unix::fs::MetadataExt::mode(m) & 0o7777);
+        if mode & 0o077 == 0 {
+            perm_mode &= !0o077;
+        }
         f.set_permissions(fs::Permissions::from_mode(perm_mode))?;
         if let Some(m) = &existing {
             use std::os::unix::fs::MetadataExt;
@@ -326,12 +336,32 @@ mod tests {
         let p = d.path().join("f");
         fs::write(&p, "x").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
-        atomic_write(&p, b"y", 0o600).unwrap();
+        atomic_write(&p, b"y", 0o644).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"y");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
             0o640
         );
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn private_files_stay_private_over_a_readable_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("bootstrap-hub.conf");
+        fs::write(&p, "old").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+        atomic_write(&p, b"token: secret", 0o600).unwrap();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // and a new one is created private
+        let q = d.path().join("new.conf");
+        atomic_write(&q, b"token: secret", 0o600).unwrap();
+        assert_eq!(
+            fs::metadata(&q).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 }

@@ -300,14 +300,17 @@ pub async fn handle(
     if path.starts_with("/yurtsim/") {
         return Ok(crate::control::handle(shared, req, &path, &q).await);
     }
-    match path.as_str() {
-        "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
-        "/version" => return Ok(json_response(200, &shared.version_info())),
-        _ => {}
+    if let "/healthz" | "/livez" | "/readyz" = path.as_str() {
+        return Ok(text_response(200, "ok"));
     }
+    // authentication comes first, as in kube-apiserver: a wrong token gets 401 even for
+    // /version, which anonymous requests may read
     let authorized = crate::server::authorized(&shared, &req);
     if !authorized {
         return Ok(error_response(&ApiError::unauthorized()));
+    }
+    if path == "/version" {
+        return Ok(json_response(200, &shared.version_info()));
     }
     let route = route(&shared, &path);
     let t = match route {

@@ -1,0 +1,11 @@
+//! The kube-controller-manager flag editor: the input replaces the `--controllers` line of a
+//! seeded control plane's manifest. Whatever it is, disable never panics; when it edits, the
+//! edit is idempotent (a second disable changes nothing) and enable restores the file byte for
+//! byte (and then changes nothing either).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../checks.rs"]
+mod checks;
+
+fuzz_target!(|data: &[u8]| checks::kcm_controllers(data));

@@ -1,0 +1,9 @@
+//! Label selectors: parse never panics; what parses renders to a canonical form that parses
+//! back to the same selector and renders identically (a fixed point).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../checks.rs"]
+mod checks;
+
+fuzz_target!(|data: &[u8]| checks::selector(data));
