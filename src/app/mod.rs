@@ -4,6 +4,7 @@ pub mod common;
 pub mod convert;
 pub mod node;
 pub mod node_servant;
+pub mod staticpod;
 
 use std::io::IsTerminal;
 
@@ -37,5 +38,6 @@ pub fn run(cli: Cli) -> Exit {
     match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
+        Command::Staticpod(command) => staticpod::run(&cli.global, command),
     }
 }

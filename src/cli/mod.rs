@@ -4,6 +4,7 @@
 mod convert;
 mod duration;
 mod servant;
+mod staticpod;
 mod values;
 
 use std::path::PathBuf;
@@ -14,6 +15,10 @@ pub use convert::ConvertCmd;
 pub use duration::parse_duration;
 pub use servant::{
     ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs, WorkingModeArg,
+};
+pub use staticpod::{
+    OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand, StatusCmd, Strategy,
+    TemplateArgs, UpgradeCmd,
 };
 pub use values::{node_name, positive};
 
@@ -127,7 +132,10 @@ pub enum Command {
     /// success does nothing ("already converted"); after a failure it converts the nodes
     /// still left.
     Convert(Box<ConvertCmd>),
-    // `revert`, `status`, `staticpod …`, `completion` and `man` go here.
+    // `revert`, `status`, `completion` and `man` go here.
+    /// Roll out, inspect and roll back static pods across nodes, from the client side
+    #[command(subcommand)]
+    Staticpod(StaticPodCommand),
     /// The node-side half of yurtctl; runs inside the Jobs that convert, revert and
     /// static-pod rollouts launch on each node
     #[command(name = "node-servant", hide = true, subcommand_required = true)]

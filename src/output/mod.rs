@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+pub mod staticpod;
+
 use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
 
 pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";

@@ -356,10 +356,11 @@ fn created_mount_points() -> &'static Mutex<HashMap<PathBuf, usize>> {
 
 impl MountPointClaims {
     /// Claims `path` and its missing ancestors (shallowest first) if they were created by us.
-    fn claim(&mut self, created: Vec<PathBuf>, target: &Path) {
-        let mut map = created_mount_points().lock().unwrap();
+    /// `map` is the locked registry: creating a target and claiming it happen under one lock,
+    /// so a container ending meanwhile cannot remove a target another one is about to mount.
+    fn claim(&mut self, map: &mut HashMap<PathBuf, usize>, created: Vec<PathBuf>, target: &Path) {
         for p in created {
-            map.insert(p.clone(), 0);
+            map.entry(p).or_insert(0);
         }
         let mut chain: Vec<PathBuf> = target
             .ancestors()
@@ -464,11 +465,14 @@ impl Prepared {
                             .join(m.target.strip_prefix(&outer.target).unwrap_or(&m.target))
                     },
                 );
-            let created = create_target(&host_target, source_meta.is_dir())?;
             // A target inside another mount's source is created there for good, as runc does
             // on a real node; only the sim's own traces on this machine are cleaned up.
             if host_target == m.target {
-                claims.claim(created, &host_target);
+                let mut map = created_mount_points().lock().unwrap();
+                let created = create_target(&host_target, source_meta.is_dir())?;
+                claims.claim(&mut map, created, &host_target);
+            } else {
+                create_target(&host_target, source_meta.is_dir())?;
             }
         }
         Ok(Prepared { mounts, claims })
