@@ -124,6 +124,7 @@ enum Msg {
     UpgradeJob(String, Box<NodeJobResult>),
     RestoreJob(String, Box<NodeJobResult>),
     WatchError(String),
+    Saved(Option<ClusterError>),
 }
 
 fn pod_state(p: Option<&MirrorPod>) -> String {
@@ -288,6 +289,7 @@ impl Drive<'_> {
         let mut end: Option<End> = None;
         let mut last_save = Instant::now();
         let mut dirty = false;
+        let mut saving = false;
         let mut peak = 0usize;
         let ctrl_c = tokio::signal::ctrl_c();
         tokio::pin!(ctrl_c);
@@ -372,22 +374,32 @@ impl Drive<'_> {
                         Action::Done(c) => end = Some(End::Done(c)),
                     }
                 }
-                peak = peak.max(machine.in_flight() + machine.summary().settling);
+                peak = peak.max(machine.occupied());
             }
             if end.is_some() && restoring == 0 {
                 break;
             }
-            if dirty && last_save.elapsed() >= SAVE_EVERY {
-                staticset::save(cluster, set).await?;
+            // Progress is saved in the background (one save at a time), so the window never
+            // waits for the ConfigMap.
+            if dirty && !saving && last_save.elapsed() >= SAVE_EVERY {
+                let snapshot = set.clone();
+                tasks.push(Box::pin(async move {
+                    Msg::Saved(staticset::save(cluster, &snapshot).await.err())
+                }));
+                saving = true;
                 last_save = Instant::now();
                 dirty = false;
             }
             // 2. Wait for the next fact.
             let next_deadline = deadlines.values().min().copied();
-            let timer = [next_deadline, wake, dirty.then_some(last_save + SAVE_EVERY)]
-                .into_iter()
-                .flatten()
-                .min();
+            let timer = [
+                next_deadline,
+                wake,
+                (dirty && !saving).then_some(last_save + SAVE_EVERY),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let msg = tokio::select! {
                 m = rx.recv() => m,
                 Some(m) = tasks.next(), if !tasks.is_empty() => Some(m),
@@ -459,6 +471,13 @@ impl Drive<'_> {
                     }
                 }
                 Some(Msg::WatchError(e)) => tracing::debug!("watch: {e}; retrying"),
+                Some(Msg::Saved(err)) => {
+                    saving = false;
+                    if let Some(e) = err {
+                        tracing::warn!("saving the rollout progress failed (retried later): {e}");
+                        dirty = true;
+                    }
+                }
                 // a late Job result, a node we do not target, a repeated readiness
                 Some(_) | None => {}
             }
