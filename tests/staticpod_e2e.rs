@@ -908,3 +908,83 @@ async fn bad_input_exits_2_and_changes_nothing() {
     }
     env.sim.shutdown().await;
 }
+
+/// Calls the node's YurtHub endpoint as the node's owner would (through the sim's proxy).
+fn yurthub_post(env: &Env, node: &str, path: &str) -> (String, String) {
+    let token = env.sim.shared().token.clone();
+    let out = std::process::Command::new("curl")
+        .args(["-s", "-X", "POST", "-w", "\n%{http_code}", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .arg(format!(
+            "{}/yurtsim/v1/nodes/{node}/yurthub{path}",
+            env.sim.url()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (code.to_string(), body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthubs_ota_endpoint_accepts_the_conditions_and_configmap_yurtctl_writes() {
+    let env = start(2, Duration::from_millis(100)).await;
+    std::fs::write(
+        env.sim.node_root("worker-1").join("etc/kubernetes/manifests/yurt-hub.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels: {k8s-app: yurt-hub}\nspec:\n  hostNetwork: true\n  containers:\n  - {name: yurt-hub, image: openyurt/yurthub:v1.6.0}\n",
+    )
+    .unwrap();
+    let upgrade = "/openyurt.io/v1/namespaces/default/pods/nginx-worker-1/upgrade";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    // Before any OTA revision: YurtHub's pre-check refuses (no PodNeedUpgrade=True).
+    loop {
+        let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+        if code == "403" {
+            assert!(body.starts_with("Pre check update pod failed"), "{body}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "yurt-hub never served: {code} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ota = [
+        "upgrade",
+        "nginx",
+        "--image",
+        "nginx:1.19.2",
+        "--strategy",
+        "ota",
+        "-y",
+    ];
+    assert_eq!(yurtctl(&env, &ota).await.code, 0);
+    let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+    assert_eq!(
+        (code.as_str(), body.as_str()),
+        ("200", "Start updating pod default/nginx-worker-1")
+    );
+    assert!(manifest_on(&env, "worker-1").contains("nginx:1.19.2"));
+    assert!(manifest_on(&env, "worker-2").contains("nginx:1.19.1"));
+    wait_until(&env, "worker-1 runs the new revision", |p| {
+        p.get("worker-1")
+            .is_some_and(|p| ready(p) && image(p) == "nginx:1.19.2")
+    })
+    .await;
+    // The next run refreshes the conditions: the new mirror pod is up to date.
+    assert_eq!(yurtctl(&env, &ota).await.code, 0);
+    let pods = mirror_pods(&env).await;
+    assert_eq!(
+        condition(&pods["worker-1"], "PodNeedUpgrade").as_deref(),
+        Some("False")
+    );
+    assert_eq!(
+        condition(&pods["worker-2"], "PodNeedUpgrade").as_deref(),
+        Some("True")
+    );
+    let st = yurtctl(&env, &["status", "nginx", "-o", "json"])
+        .await
+        .json();
+    assert_eq!(st["upgraded"], 1, "{st:#}");
+    env.sim.shutdown().await;
+}
