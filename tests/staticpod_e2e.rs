@@ -988,3 +988,30 @@ async fn yurthubs_ota_endpoint_accepts_the_conditions_and_configmap_yurtctl_writ
     assert_eq!(st["upgraded"], 1, "{st:#}");
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn min_ready_seconds_holds_the_slot_until_the_new_pod_has_been_ready_that_long() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let run = yurtctl(
+        &env,
+        &args(
+            &UPGRADE,
+            &[
+                "--max-unavailable",
+                "1",
+                "--min-ready-seconds",
+                "1",
+                "-y",
+                "-o",
+                "json",
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    for w in &env.workers {
+        assert_eq!(node_result(&r, w), "upgraded");
+    }
+    env.sim.shutdown().await;
+}

@@ -413,6 +413,14 @@ impl Drive<'_> {
             let t = now();
             match msg {
                 Some(Msg::Pod(p)) => {
+                    // The new pod must stay Ready through --min-ready-seconds.
+                    if !p.ready && matches!(machine.phase(&p.node), Some(Phase::Settling { .. })) {
+                        let _ = machine.apply(Event::BecameNotReady(p.node.clone()));
+                        note(format!(
+                            "node {}: its new pod stopped being Ready within --min-ready-seconds",
+                            p.node
+                        ));
+                    }
                     pods.insert(p.node.clone(), p);
                 }
                 Some(Msg::PodGone(n)) => {
