@@ -261,6 +261,27 @@ async fn main() {
     };
     let wall = start.elapsed();
     let requests = sim.metrics().total(Some("yurtctl"), false);
+    // For comparison: what reading the state alone (one list of pods and nodes) costs.
+    let mut st = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .args(["staticpod", "status", "nginx", "-o", "json", "--kubeconfig"])
+        .arg(sim.kubeconfig_path())
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let st_pid = st.id().unwrap();
+    let mut status_kib = 0;
+    loop {
+        if let Some(h) = vm_hwm_kib(st_pid) {
+            status_kib = status_kib.max(h);
+        }
+        tokio::select! {
+            _ = st.wait() => break,
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+    }
     // Let the recorder see the last Ready.
     tokio::time::sleep(Duration::from_millis(500)).await;
     recorder.abort();
@@ -300,6 +321,10 @@ async fn main() {
         "  API requests        {requests} total, {:.2} per node (user agent yurtctl)",
         requests as f64 / n as f64
     );
-    println!("  yurtctl peak RSS    {:.1} MiB", peak_kib as f64 / 1024.0);
+    println!(
+        "  yurtctl peak RSS    {:.1} MiB (`staticpod status` alone: {:.1} MiB)",
+        peak_kib as f64 / 1024.0,
+        status_kib as f64 / 1024.0
+    );
     sim.shutdown().await;
 }
