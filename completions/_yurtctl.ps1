@@ -45,6 +45,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
             [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
@@ -140,6 +141,217 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'yurtctl;staticpod' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Roll a new revision of a static pod out to the nodes that run it')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
+            [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
+            [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;staticpod;upgrade' {
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'New image, `IMAGE` for a single-container pod or `CONTAINER=IMAGE` (repeatable)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The new pod (one v1 Pod document)')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'The new pod (one v1 Pod document)')
+            [CompletionResult]::new('--manifest', '--manifest', [CompletionResultType]::ParameterName, 'The manifest file''s base name on nodes and the ConfigMap key [default: the stored one, else NAME]')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'How nodes get the new revision')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Only nodes whose labels match this selector (kubectl syntax)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only nodes whose labels match this selector (kubectl syntax)')
+            [CompletionResult]::new('--max-unavailable', '--max-unavailable', [CompletionResultType]::ParameterName, 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up')
+            [CompletionResult]::new('--min-ready-seconds', '--min-ready-seconds', [CompletionResultType]::ParameterName, 'A node counts as upgraded once its new pod has been Ready this long')
+            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed')
+            [CompletionResult]::new('--max-failures', '--max-failures', [CompletionResultType]::ParameterName, 'Failed nodes tolerated before the rollout stops (0: stop at the first)')
+            [CompletionResult]::new('--partition', '--partition', [CompletionResultType]::ParameterName, 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down')
+            [CompletionResult]::new('--priority', '--priority', [CompletionResultType]::ParameterName, 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)')
+            [CompletionResult]::new('--canary', '--canary', [CompletionResultType]::ParameterName, 'Upgrade only N nodes in this run, then stop (re-run to continue)')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('--pause', '--pause', [CompletionResultType]::ParameterName, 'Store the new revision but start no node (re-run without --pause to resume)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;staticpod;status' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Print again whenever a mirror pod changes (Ctrl-C to stop)')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Print again whenever a mirror pod changes (Ctrl-C to stop)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'yurtctl;staticpod;rollback' {
+            [CompletionResult]::new('--to-revision', '--to-revision', [CompletionResultType]::ParameterName, 'The revision number to go back to (see `status -o yaml`) [default: the previous one]')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'How nodes get the old revision')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Only nodes whose labels match this selector (kubectl syntax)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only nodes whose labels match this selector (kubectl syntax)')
+            [CompletionResult]::new('--max-unavailable', '--max-unavailable', [CompletionResultType]::ParameterName, 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up')
+            [CompletionResult]::new('--min-ready-seconds', '--min-ready-seconds', [CompletionResultType]::ParameterName, 'A node counts as upgraded once its new pod has been Ready this long')
+            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed')
+            [CompletionResult]::new('--max-failures', '--max-failures', [CompletionResultType]::ParameterName, 'Failed nodes tolerated before the rollout stops (0: stop at the first)')
+            [CompletionResult]::new('--partition', '--partition', [CompletionResultType]::ParameterName, 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down')
+            [CompletionResult]::new('--priority', '--priority', [CompletionResultType]::ParameterName, 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)')
+            [CompletionResult]::new('--canary', '--canary', [CompletionResultType]::ParameterName, 'Upgrade only N nodes in this run, then stop (re-run to continue)')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('--pause', '--pause', [CompletionResultType]::ParameterName, 'Store the new revision but start no node (re-run without --pause to resume)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;staticpod;ota' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;staticpod;ota;apply' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Nodes to upgrade now (repeatable or comma-separated)')
+            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'Time allowed per node (Job and new pod Ready); then it is restored')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'yurtctl;staticpod;ota;help' {
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;staticpod;ota;help;apply' {
+            break
+        }
+        'yurtctl;staticpod;ota;help;help' {
+            break
+        }
+        'yurtctl;staticpod;help' {
+            [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Roll a new revision of a static pod out to the nodes that run it')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
+            [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
+            [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;staticpod;help;upgrade' {
+            break
+        }
+        'yurtctl;staticpod;help;status' {
+            break
+        }
+        'yurtctl;staticpod;help;rollback' {
+            break
+        }
+        'yurtctl;staticpod;help;ota' {
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)')
+            break
+        }
+        'yurtctl;staticpod;help;ota;apply' {
+            break
+        }
+        'yurtctl;staticpod;help;help' {
+            break
+        }
         'yurtctl;completion' {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
@@ -217,6 +429,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
             [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
@@ -230,6 +443,29 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;help;status' {
+            break
+        }
+        'yurtctl;help;staticpod' {
+            [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Roll a new revision of a static pod out to the nodes that run it')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
+            [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
+            [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            break
+        }
+        'yurtctl;help;staticpod;upgrade' {
+            break
+        }
+        'yurtctl;help;staticpod;status' {
+            break
+        }
+        'yurtctl;help;staticpod;rollback' {
+            break
+        }
+        'yurtctl;help;staticpod;ota' {
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)')
+            break
+        }
+        'yurtctl;help;staticpod;ota;apply' {
             break
         }
         'yurtctl;help;completion' {

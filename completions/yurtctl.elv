@@ -42,6 +42,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
+            cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
             cand completion 'Print a shell completion script'
             cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
             cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -133,6 +134,201 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'yurtctl;staticpod'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand upgrade 'Roll a new revision of a static pod out to the nodes that run it'
+            cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+            cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
+            cand ota 'OTA: upgrade chosen nodes now, from the client side'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;staticpod;upgrade'= {
+            cand --image 'New image, `IMAGE` for a single-container pod or `CONTAINER=IMAGE` (repeatable)'
+            cand -f 'The new pod (one v1 Pod document)'
+            cand --filename 'The new pod (one v1 Pod document)'
+            cand --manifest 'The manifest file''s base name on nodes and the ConfigMap key [default: the stored one, else NAME]'
+            cand --strategy 'How nodes get the new revision'
+            cand -l 'Only nodes whose labels match this selector (kubectl syntax)'
+            cand --selector 'Only nodes whose labels match this selector (kubectl syntax)'
+            cand --max-unavailable 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up'
+            cand --min-ready-seconds 'A node counts as upgraded once its new pod has been Ready this long'
+            cand --node-timeout 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed'
+            cand --max-failures 'Failed nodes tolerated before the rollout stops (0: stop at the first)'
+            cand --partition 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down'
+            cand --priority 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)'
+            cand --canary 'Upgrade only N nodes in this run, then stop (re-run to continue)'
+            cand --servant-image 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand --pause 'Store the new revision but start no node (re-run without --pause to resume)'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;staticpod;status'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -w 'Print again whenever a mirror pod changes (Ctrl-C to stop)'
+            cand --watch 'Print again whenever a mirror pod changes (Ctrl-C to stop)'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'yurtctl;staticpod;rollback'= {
+            cand --to-revision 'The revision number to go back to (see `status -o yaml`) [default: the previous one]'
+            cand --strategy 'How nodes get the old revision'
+            cand -l 'Only nodes whose labels match this selector (kubectl syntax)'
+            cand --selector 'Only nodes whose labels match this selector (kubectl syntax)'
+            cand --max-unavailable 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up'
+            cand --min-ready-seconds 'A node counts as upgraded once its new pod has been Ready this long'
+            cand --node-timeout 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed'
+            cand --max-failures 'Failed nodes tolerated before the rollout stops (0: stop at the first)'
+            cand --partition 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down'
+            cand --priority 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)'
+            cand --canary 'Upgrade only N nodes in this run, then stop (re-run to continue)'
+            cand --servant-image 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand --pause 'Store the new revision but start no node (re-run without --pause to resume)'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;staticpod;ota'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;staticpod;ota;apply'= {
+            cand --node 'Nodes to upgrade now (repeatable or comma-separated)'
+            cand --node-timeout 'Time allowed per node (Job and new pod Ready); then it is restored'
+            cand --servant-image 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'yurtctl;staticpod;ota;help'= {
+            cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;staticpod;ota;help;apply'= {
+        }
+        &'yurtctl;staticpod;ota;help;help'= {
+        }
+        &'yurtctl;staticpod;help'= {
+            cand upgrade 'Roll a new revision of a static pod out to the nodes that run it'
+            cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+            cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
+            cand ota 'OTA: upgrade chosen nodes now, from the client side'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;staticpod;help;upgrade'= {
+        }
+        &'yurtctl;staticpod;help;status'= {
+        }
+        &'yurtctl;staticpod;help;rollback'= {
+        }
+        &'yurtctl;staticpod;help;ota'= {
+            cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
+        }
+        &'yurtctl;staticpod;help;ota;apply'= {
+        }
+        &'yurtctl;staticpod;help;help'= {
+        }
         &'yurtctl;completion'= {
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'
@@ -207,6 +403,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
+            cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
             cand completion 'Print a shell completion script'
             cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
             cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -217,6 +414,23 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         &'yurtctl;help;revert'= {
         }
         &'yurtctl;help;status'= {
+        }
+        &'yurtctl;help;staticpod'= {
+            cand upgrade 'Roll a new revision of a static pod out to the nodes that run it'
+            cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+            cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
+            cand ota 'OTA: upgrade chosen nodes now, from the client side'
+        }
+        &'yurtctl;help;staticpod;upgrade'= {
+        }
+        &'yurtctl;help;staticpod;status'= {
+        }
+        &'yurtctl;help;staticpod;rollback'= {
+        }
+        &'yurtctl;help;staticpod;ota'= {
+            cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
+        }
+        &'yurtctl;help;staticpod;ota;apply'= {
         }
         &'yurtctl;help;completion'= {
         }

@@ -49,6 +49,7 @@ complete -c yurtctl -n "__fish_yurtctl_needs_command" -s V -l version -d 'Print 
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -144,6 +145,152 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s q -l quiet -d
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l image -d 'New image, `IMAGE` for a single-container pod or `CONTAINER=IMAGE` (repeatable)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s f -l filename -d 'The new pod (one v1 Pod document)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l manifest -d 'The manifest file\'s base name on nodes and the ConfigMap key [default: the stored one, else NAME]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l strategy -d 'How nodes get the new revision' -r -f -a "advanced-rolling-update\t'Upgrade nodes from the client, a sliding window of --max-unavailable at a time'
+ota\t'Mark mirror pods PodNeedUpgrade; each node upgrades when its owner chooses'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s l -l selector -d 'Only nodes whose labels match this selector (kubectl syntax)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l max-unavailable -d 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l min-ready-seconds -d 'A node counts as upgraded once its new pod has been Ready this long' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l node-timeout -d 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l max-failures -d 'Failed nodes tolerated before the rollout stops (0: stop at the first)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l partition -d 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l pause -d 'Store the new revision but start no node (re-run without --pause to resume)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s w -l watch -d 'Print again whenever a mirror pod changes (Ctrl-C to stop)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l to-revision -d 'The revision number to go back to (see `status -o yaml`) [default: the previous one]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l strategy -d 'How nodes get the old revision' -r -f -a "advanced-rolling-update\t'Upgrade nodes from the client, a sliding window of --max-unavailable at a time'
+ota\t'Mark mirror pods PodNeedUpgrade; each node upgrades when its owner chooses'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s l -l selector -d 'Only nodes whose labels match this selector (kubectl syntax)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l max-unavailable -d 'Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes, rounded up' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l min-ready-seconds -d 'A node counts as upgraded once its new pod has been Ready this long' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l node-timeout -d 'Time allowed per node (Job and new pod Ready); then it is restored and counts as failed' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l max-failures -d 'Failed nodes tolerated before the rollout stops (0: stop at the first)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l partition -d 'Nodes kept on the old revision (the last ones in rollout order): integer or percentage, rounded down' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l pause -d 'Store the new revision but start no node (re-run without --pause to resume)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -f -a "apply" -d 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -217,10 +364,15 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s q -l quie
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "completion" -d 'Print a shell completion script'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "completion" -d 'Print a shell completion script'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'

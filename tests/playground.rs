@@ -64,7 +64,8 @@ fn the_tour_runs_every_step_and_shows_each_phase() {
         );
     }
     // the node table before (kubelets on the API server) and after (through YurtHub)
-    let tables: Vec<&str> = stdout.split("NAME ").skip(1).collect();
+    // (steps print tables of their own: split on the node table's own column)
+    let tables: Vec<&str> = stdout.split(" KUBELET-SERVER ").skip(1).collect();
     assert_eq!(
         tables.len(),
         1 + yurtctl::app::playground::STEPS.len(),

@@ -86,8 +86,8 @@ fn ten_nodes_two_not_ready_budget_three() {
     let first = r.next_actions(T0);
     assert!(first.contains(&Action::Skip("n03".into(), SkipReason::NotReady)));
     assert!(first.contains(&Action::Skip("n07".into(), SkipReason::NotReady)));
-    // Two unavailable nodes use two of the three slots.
-    assert_eq!(starts(&first), ["n00"]);
+    // Skipped NotReady nodes use no budget (OpenYurt/OpenKruise): three start at once.
+    assert_eq!(starts(&first), ["n00", "n01", "n02"]);
     let trace = simulate(&mut r, |_| NodeScript::ok(100), 0, true);
     assert_eq!(trace.end, End::Done(Completion::All));
     let s = r.summary();
@@ -97,24 +97,20 @@ fn ten_nodes_two_not_ready_budget_three() {
         trace
             .samples
             .iter()
-            .all(|s| s.occupied <= 3 && s.in_flight <= 1)
+            .all(|s| s.occupied <= 3 && s.in_flight <= 3)
     );
+    assert!(trace.samples.iter().any(|s| s.in_flight == 3));
 }
 
 #[test]
-fn unavailable_nodes_using_the_whole_budget_halt_instead_of_stalling() {
+fn not_ready_nodes_at_the_start_are_skipped_without_using_budget() {
     let mut ns = nodes(10);
     ns[0].ready = false;
     let mut r = Rollout::new(ns, &opts("10%"), NEW);
     let trace = simulate(&mut r, |_| NodeScript::ok(100), 0, false);
-    assert_eq!(
-        trace.end,
-        End::Halt(HaltReason::NoBudget {
-            unavailable: 1,
-            budget: 1
-        })
-    );
-    assert!(trace.starts.is_empty());
+    assert_eq!(trace.end, End::Done(Completion::All));
+    assert_eq!(trace.starts.len(), 9);
+    assert_eq!(r.phase("n00"), Some(Phase::Skipped(SkipReason::NotReady)));
 }
 
 #[test]
@@ -213,16 +209,10 @@ fn pending_node_going_not_ready_is_skipped_and_reported() {
         0,
         false,
     );
-    // n02 is skipped, and while it is NotReady it uses the only slot: the rollout halts.
+    // n02 is skipped and reported; the others go on (a skipped node uses no budget).
     assert_eq!(r.phase("n02"), Some(Phase::Skipped(SkipReason::NotReady)));
-    assert_eq!(
-        trace.end,
-        End::Halt(HaltReason::NoBudget {
-            unavailable: 1,
-            budget: 1
-        })
-    );
-    assert_eq!(r.summary().upgraded, 1);
+    assert_eq!(trace.end, End::Done(Completion::All));
+    assert_eq!(r.summary().upgraded, 3);
 }
 
 #[test]
@@ -428,27 +418,22 @@ fn planned_windows_use_the_free_slots() {
     let r = Rollout::new(ns, &opts("3"), NEW);
     assert_eq!(
         r.planned_windows(),
-        [vec!["n00", "n01"], vec!["n02", "n03"], vec!["n04", "n05"]]
+        [vec!["n00", "n01", "n02"], vec!["n03", "n04", "n05"]]
     );
     let mut ns = nodes(3);
     ns[0].ready = false;
-    assert!(
-        Rollout::new(ns, &opts("1"), NEW)
-            .planned_windows()
-            .is_empty()
+    assert_eq!(
+        Rollout::new(ns, &opts("1"), NEW).planned_windows(),
+        [vec!["n01"], vec!["n02"]]
     );
 }
 
 #[test]
-fn a_skipped_node_coming_back_frees_its_slot_but_stays_skipped() {
+fn a_skipped_node_coming_back_stays_skipped() {
     let mut ns = nodes(3);
     ns[0].ready = false;
     let mut r = Rollout::new(ns, &opts("1"), NEW);
-    let first = r.next_actions(T0);
-    assert!(matches!(
-        first.last(),
-        Some(Action::Halt(HaltReason::NoBudget { .. }))
-    ));
+    assert_eq!(starts(&r.next_actions(T0)), ["n01"]);
     r.apply(Event::BecameReady("n00".into())).unwrap();
     let trace = simulate(&mut r, |_| NodeScript::ok(10), 0, false);
     assert_eq!(trace.end, End::Done(Completion::All));

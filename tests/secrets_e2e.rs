@@ -46,7 +46,26 @@ const COMMANDS: &[&[&str]] = &[
         "--servant-image",
         "openyurt/yurtctl:test",
     ],
+    // a static-pod rollout of YurtHub itself (its manifest lives beside the token's kubeconfig)
+    &[
+        "staticpod",
+        "upgrade",
+        "yurt-hub",
+        "-n",
+        "kube-system",
+        "--image",
+        "yurt-hub=openyurt/yurthub:v1.6.2",
+        "--strategy",
+        "advanced-rolling-update",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "-y",
+    ],
+    &["staticpod", "status", "yurt-hub", "-n", "kube-system"],
 ];
+
+/// Run after the token was read back (revert deletes it).
+const AFTER: &[&[&str]] = &[&["revert", "-y", "--job-timeout", "60s"], &["status"]];
 
 const ACTION_LABEL: &str = "yurtctl.openyurt.io/action";
 
@@ -224,9 +243,6 @@ async fn no_token_leaks_and_node_jobs_hold_least_privilege() {
         assert_eq!(o.code, 0, "yurtctl {}", o.line);
         outputs.push(o);
     }
-    w1.abort();
-    w2.abort();
-
     // the tokens, from the cluster
     let secrets = Api::<Secret>::namespaced(client.clone(), "kube-system")
         .list(&ListParams::default().fields("type=bootstrap.kubernetes.io/token"))
@@ -259,6 +275,44 @@ async fn no_token_leaks_and_node_jobs_hold_least_privilege() {
         !token_secrets.is_empty(),
         "convert created or reused a bootstrap token"
     );
+    // node files holding a token are private
+    let mut credential_files = 0;
+    for node in env.sim.node_names() {
+        for f in files_under(&env.sim.node_root(&node)) {
+            let Ok(text) = std::fs::read(&f) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&text);
+            if token_secrets.iter().any(|t| text.contains(t.as_str())) {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+                assert_eq!(
+                    mode & 0o077,
+                    0,
+                    "{} holds a token with mode {mode:o}",
+                    f.display()
+                );
+                credential_files += 1;
+            }
+        }
+        let hub = env
+            .sim
+            .node_root(&node)
+            .join("var/lib/yurthub/bootstrap-hub.conf");
+        assert!(hub.is_file(), "{}", hub.display());
+    }
+    assert!(
+        credential_files >= 3,
+        "each node got its bootstrap kubeconfig"
+    );
+    for line in AFTER {
+        let o = run(&env.sim.kubeconfig_path(), line).await;
+        eprintln!("--- yurtctl {}: exit {}\n{}", o.line, o.code, o.stderr);
+        assert_eq!(o.code, 0, "yurtctl {}", o.line);
+        outputs.push(o);
+    }
+    w1.abort();
+    w2.abort();
 
     // everything that must not hold a token
     let mut places: Vec<(String, String)> = Vec::new();
@@ -336,35 +390,5 @@ async fn no_token_leaks_and_node_jobs_hold_least_privilege() {
         );
     }
 
-    // node files holding a token are private
-    let mut credential_files = 0;
-    for node in env.sim.node_names() {
-        for f in files_under(&env.sim.node_root(&node)) {
-            let Ok(text) = std::fs::read(&f) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&text);
-            if token_secrets.iter().any(|t| text.contains(t.as_str())) {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
-                assert_eq!(
-                    mode & 0o077,
-                    0,
-                    "{} holds a token with mode {mode:o}",
-                    f.display()
-                );
-                credential_files += 1;
-            }
-        }
-        let hub = env
-            .sim
-            .node_root(&node)
-            .join("var/lib/yurthub/bootstrap-hub.conf");
-        assert!(hub.is_file(), "{}", hub.display());
-    }
-    assert!(
-        credential_files >= 3,
-        "each node got its bootstrap kubeconfig"
-    );
     env.sim.shutdown().await;
 }

@@ -10,6 +10,7 @@ pub mod node_servant;
 pub mod playground;
 pub mod revert;
 pub mod servant_job;
+pub mod staticpod;
 pub mod status;
 
 use std::io::IsTerminal;
@@ -57,5 +58,6 @@ pub fn run(cli: Cli) -> Exit {
         #[cfg(feature = "playground")]
         Command::Playground(p) => playground::run(&cli.global, &p),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
+        Command::Staticpod(command) => staticpod::run(&cli.global, command),
     }
 }

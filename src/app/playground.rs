@@ -22,7 +22,6 @@ pub struct Step {
 }
 
 /// The tour, in order. Each step runs `yurtctl --kubeconfig <sim> ARGS…`.
-// The static-pod rollout steps join after `status` once `staticpod` lands.
 pub const STEPS: &[Step] = &[
     Step {
         title: "convert the cluster to OpenYurt",
@@ -31,6 +30,33 @@ pub const STEPS: &[Step] = &[
     Step {
         title: "what convert did, node by node",
         args: &["status"],
+    },
+    Step {
+        title: "roll a new YurtHub out to the edge nodes, a sliding window at a time",
+        args: &[
+            "staticpod",
+            "upgrade",
+            "yurt-hub",
+            "-n",
+            "kube-system",
+            "--image",
+            "yurt-hub=openyurt/yurthub:v1.6.2",
+            "--strategy",
+            "advanced-rolling-update",
+            "-y",
+        ],
+    },
+    Step {
+        title: "where the rollout stands",
+        args: &[
+            "staticpod",
+            "status",
+            "yurt-hub",
+            "-n",
+            "kube-system",
+            "-o",
+            "wide",
+        ],
     },
     Step {
         title: "revert: back to the original cluster",

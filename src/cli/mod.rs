@@ -9,6 +9,7 @@ mod invocation;
 mod playground;
 mod revert;
 mod servant;
+mod staticpod;
 mod values;
 
 use std::path::PathBuf;
@@ -23,6 +24,10 @@ pub use invocation::{bin_name_for, parse_from_env};
 pub use playground::{PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
+pub use staticpod::{
+    OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
+    StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs, UpgradeCmd,
+};
 pub use values::{
     config_key, dns1123_label, image_ref, label_key, label_selector, label_value, node_name,
     positive,
@@ -188,7 +193,9 @@ pub enum Command {
     /// whether the node is Ready, and its last result. A table on stdout; -o json|yaml print
     /// a `kind: Status` object.
     Status(StatusCmd),
-    // `staticpod …` goes here.
+    /// Roll out, inspect and roll back static pods across nodes, from the client side
+    #[command(subcommand)]
+    Staticpod(StaticPodCommand),
     /// Print a shell completion script
     ///
     /// Install, for example: `yurtctl completion bash > /etc/bash_completion.d/yurtctl`,

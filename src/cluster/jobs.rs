@@ -531,15 +531,7 @@ pub async fn run_jobs(
     }
     let mut names = HashSet::new();
     for s in &specs {
-        if !valid_action(&s.action) {
-            return Err(ClusterError::InvalidObject {
-                object: format!("Job for node {}", s.node),
-                message: format!(
-                    "action {:?} must be 1-40 lower-case letters, digits or '-'",
-                    s.action
-                ),
-            });
-        }
+        check_action(&s.action, &s.node)?;
         if !names.insert(s.name()) {
             return Err(ClusterError::InvalidObject {
                 object: format!("Job {ns}/{}", s.name()),
@@ -548,65 +540,136 @@ pub async fn run_jobs(
         }
     }
     let actions: BTreeSet<&str> = specs.iter().map(|s| s.action.as_str()).collect();
-    let selector = if actions.len() == 1 {
-        format!("{LABEL_ACTION}={}", actions.iter().next().unwrap_or(&""))
-    } else {
-        format!(
-            "{LABEL_ACTION} in ({})",
-            actions.iter().copied().collect::<Vec<_>>().join(",")
-        )
-    };
-
-    let client = cluster.client().clone();
-    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
-    let registry = Arc::new(Registry::default());
-    let (state_tx, mut state_rx) = watch::channel(WatchState::Listing { last_error: None });
-    cluster.throttle().await;
-    let _watch = AbortOnDrop(tokio::spawn(watch_jobs(
-        jobs.clone(),
-        selector.clone(),
-        registry.clone(),
-        state_tx,
-    )));
-    let what = format!("Jobs in {ns} with {selector}");
-    let ready = tokio::time::timeout(
-        opts.init_timeout,
-        state_rx.wait_for(|s| matches!(s, WatchState::Ready)),
-    )
-    .await
-    .is_ok_and(|r| r.is_ok());
-    if !ready {
-        let last = match &*state_rx.borrow() {
-            WatchState::Listing {
-                last_error: Some(e),
-            } => e.clone(),
-            _ => format!("no answer within {}s", opts.init_timeout.as_secs_f64()),
-        };
-        return Err(ClusterError::Watch {
-            what,
-            message: last,
-        });
-    }
-
-    let ctx = Ctx {
-        cluster,
-        ns,
-        jobs,
-        pods: Api::namespaced(client.clone(), ns),
-        events_api: Api::namespaced(client, ns),
-        registry: &registry,
-        opts,
-        events,
-    };
-    let ctx = &ctx;
+    let actions: Vec<&str> = actions.into_iter().collect();
+    let runner = JobRunner::start(cluster, ns, &actions, opts.clone()).await?;
+    let runner = &runner;
     let mut results: Vec<(usize, NodeJobResult)> =
         futures::stream::iter(specs.into_iter().enumerate())
-            .map(|(i, spec)| async move { (i, run_one(ctx, spec).await) })
+            .map(|(i, spec)| async move { (i, runner.run(spec, events).await) })
             .buffer_unordered(opts.concurrency.max(1))
             .collect()
             .await;
     results.sort_by_key(|(i, _)| *i);
     Ok(results.into_iter().map(|(_, r)| r).collect())
+}
+
+fn check_action(action: &str, node: &str) -> Result<(), ClusterError> {
+    if valid_action(action) {
+        Ok(())
+    } else {
+        Err(ClusterError::InvalidObject {
+            object: format!("Job for node {node}"),
+            message: format!("action {action:?} must be 1-40 lower-case letters, digits or '-'"),
+        })
+    }
+}
+
+/// Node Jobs of some actions over ONE label-selected watch, run one at a time by whoever
+/// decides when (run_jobs' sliding window, or the static-pod rollout machine). Dropping it
+/// stops the watch.
+pub struct JobRunner {
+    cluster: Cluster,
+    ns: String,
+    actions: Vec<String>,
+    jobs: Api<Job>,
+    pods: Api<Pod>,
+    events_api: Api<Event>,
+    registry: Arc<Registry>,
+    opts: RunJobsOptions,
+    _watch: AbortOnDrop,
+}
+
+impl JobRunner {
+    /// Starts the watch on Jobs labelled with one of `actions` and waits for its first list.
+    pub async fn start(
+        cluster: &Cluster,
+        ns: &str,
+        actions: &[&str],
+        opts: RunJobsOptions,
+    ) -> Result<JobRunner, ClusterError> {
+        for a in actions {
+            check_action(a, "(any)")?;
+        }
+        let selector = match actions {
+            [one] => format!("{LABEL_ACTION}={one}"),
+            many => format!("{LABEL_ACTION} in ({})", many.join(",")),
+        };
+        let client = cluster.client().clone();
+        let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+        let registry = Arc::new(Registry::default());
+        let (state_tx, mut state_rx) = watch::channel(WatchState::Listing { last_error: None });
+        cluster.throttle().await;
+        let watch_task = AbortOnDrop(tokio::spawn(watch_jobs(
+            jobs.clone(),
+            selector.clone(),
+            registry.clone(),
+            state_tx,
+        )));
+        let what = format!("Jobs in {ns} with {selector}");
+        let ready = tokio::time::timeout(
+            opts.init_timeout,
+            state_rx.wait_for(|s| matches!(s, WatchState::Ready)),
+        )
+        .await
+        .is_ok_and(|r| r.is_ok());
+        if !ready {
+            let last = match &*state_rx.borrow() {
+                WatchState::Listing {
+                    last_error: Some(e),
+                } => e.clone(),
+                _ => format!("no answer within {}s", opts.init_timeout.as_secs_f64()),
+            };
+            return Err(ClusterError::Watch {
+                what,
+                message: last,
+            });
+        }
+        Ok(JobRunner {
+            cluster: cluster.clone(),
+            ns: ns.to_string(),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+            jobs,
+            pods: Api::namespaced(client.clone(), ns),
+            events_api: Api::namespaced(client, ns),
+            registry,
+            opts,
+            _watch: watch_task,
+        })
+    }
+
+    /// Runs one node's Job to its end (creating, replacing or adopting it as run_jobs does).
+    /// A spec whose action this runner does not watch ends in `JobOutcome::Error`.
+    pub async fn run(
+        &self,
+        spec: NodeJob,
+        events: &(dyn Fn(JobEvent) + Send + Sync),
+    ) -> NodeJobResult {
+        if !self.actions.contains(&spec.action) {
+            let e = ClusterError::InvalidObject {
+                object: format!("Job for node {}", spec.node),
+                message: format!("action {:?} is not watched by this runner", spec.action),
+            };
+            return NodeJobResult {
+                node: spec.node.clone(),
+                job: spec.name(),
+                outcome: JobOutcome::Error(e),
+                elapsed: Duration::ZERO,
+                adopted: false,
+                cleanup_error: None,
+            };
+        }
+        let ctx = Ctx {
+            cluster: &self.cluster,
+            ns: &self.ns,
+            jobs: self.jobs.clone(),
+            pods: self.pods.clone(),
+            events_api: self.events_api.clone(),
+            registry: &self.registry,
+            opts: &self.opts,
+            events,
+        };
+        run_one(&ctx, spec).await
+    }
 }
 
 /// What to wait for after the leftover check.

@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod journal;
 pub mod lock;
 pub mod snapshot;
+pub mod staticset;
 
 use std::future::Future;
 use std::time::Duration;

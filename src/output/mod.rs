@@ -7,6 +7,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+pub mod staticpod;
+
 use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
 
 pub mod status;

@@ -2,6 +2,8 @@
 //! [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the executor
 //! (`app::convert`) runs it. Nothing here talks to the API or prints.
 
+pub mod staticpod;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;

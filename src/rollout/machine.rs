@@ -10,8 +10,10 @@
 //!
 //! Budget. A node *occupies* a slot of `--max-unavailable` while it is being upgraded (started,
 //! not yet Ready on the new revision), while it is settling (Ready on the new revision for less
-//! than `--min-ready-seconds`), and while it is NotReady for any other reason (already down at
-//! the start, or gone down since). Starts are proposed only while occupied slots < budget, and
+//! than `--min-ready-seconds`), and while it is NotReady after this run handled it (failed, or
+//! upgraded and gone down since). Nodes skipped as NotReady (at the start or before their turn)
+//! are reported and use no budget, as in OpenYurt's AdvancedRollingUpdate and OpenKruise's
+//! Advanced DaemonSet; a later run picks them up. Starts are proposed only while occupied slots < budget, and
 //! every slot freed by an event is offered again by the very next `next_actions` call (sliding
 //! window, never a batch barrier). `apply(Started)` refuses a start that would exceed the budget.
 //!
@@ -249,6 +251,9 @@ impl Node {
     fn occupies(&self) -> bool {
         match self.phase {
             Phase::InFlight | Phase::Settling { .. } => true,
+            // Skipped nodes are reported, not upgraded, and do not use budget (OpenYurt's and
+            // OpenKruise's Advanced DaemonSet skip NotReady nodes the same way).
+            Phase::Skipped(_) => false,
             _ => !self.ready,
         }
     }
@@ -294,7 +299,7 @@ pub struct Rollout {
 impl Rollout {
     /// Classifies the nodes (names must be unique; a repeated name is ignored): the order is the priority order with nodes already on `target`
     /// first (as OpenKruise's Advanced DaemonSet does), then the last `partition` nodes of that
-    /// order are kept back. NotReady nodes are skipped (and use budget while NotReady).
+    /// order are kept back. NotReady nodes are skipped (and use no budget).
     pub fn new(mut nodes: Vec<NodeInput>, options: &Options, target: &str) -> Self {
         // Node names are unique in a cluster; keep the first of a repeated one.
         let mut seen = HashSet::with_capacity(nodes.len());

@@ -204,7 +204,7 @@ fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
 }
 
 /// Why the kubelet cannot post to its API server right now, if it cannot.
-fn unreachable_reason(shared: &Shared, _k: &NodeKubelet, st: &NodeState) -> Option<String> {
+fn unreachable_reason(shared: &Shared, k: &NodeKubelet, st: &NodeState) -> Option<String> {
     if !st.active {
         return Some("kubelet.service is not running".into());
     }
@@ -222,7 +222,7 @@ fn unreachable_reason(shared: &Shared, _k: &NodeKubelet, st: &NodeState) -> Opti
         return None;
     }
     if YURTHUB_SERVERS.contains(&server.as_str()) {
-        return if hub_running(shared, st) {
+        return if hub_running(shared, &k.name, st) {
             None
         } else {
             Some(format!(
@@ -238,7 +238,22 @@ fn is_hub(e: &StaticEntry) -> bool {
         || e.manifest["metadata"]["labels"]["k8s-app"] == json!("yurt-hub")
 }
 
-fn container_ready_after_delay(shared: &Shared, manifest: &Value, since: Instant) -> bool {
+/// How long a static pod on `node` takes to start (`static_pod_ready_delays`, else the default).
+fn static_delay(shared: &Shared, node: &str) -> Duration {
+    shared
+        .cfg
+        .static_pod_ready_delays
+        .get(node)
+        .copied()
+        .unwrap_or(shared.cfg.pod_ready_delay)
+}
+
+fn container_ready_after_delay(
+    shared: &Shared,
+    node: &str,
+    manifest: &Value,
+    since: Instant,
+) -> bool {
     let never = manifest["spec"]["containers"]
         .as_array()
         .into_iter()
@@ -248,13 +263,13 @@ fn container_ready_after_delay(shared: &Shared, manifest: &Value, since: Instant
                 .faults
                 .is_never_ready(c["image"].as_str().unwrap_or(""))
         });
-    !never && since.elapsed() >= shared.cfg.pod_ready_delay
+    !never && since.elapsed() >= static_delay(shared, node)
 }
 
-fn hub_running(shared: &Shared, st: &NodeState) -> bool {
+fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
     st.statics
         .values()
-        .any(|e| is_hub(e) && container_ready_after_delay(shared, &e.manifest, e.seen))
+        .any(|e| is_hub(e) && container_ready_after_delay(shared, node, &e.manifest, e.seen))
 }
 
 fn annotate(shared: &Shared, k: &NodeKubelet) {
@@ -788,7 +803,7 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
     };
     let hub_now = {
         let st = k.state.lock().unwrap();
-        hub_running(shared, &st)
+        hub_running(shared, &k.name, &st)
     };
     if hub_now != hub_was {
         set_hub(shared, k, hub_now);
@@ -813,8 +828,8 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             }
             continue;
         };
-        let running = seen.elapsed() >= shared.cfg.pod_ready_delay;
-        let ready = container_ready_after_delay(shared, &manifest, seen);
+        let running = seen.elapsed() >= static_delay(shared, &k.name);
+        let ready = container_ready_after_delay(shared, &k.name, &manifest, seen);
         let want_phase = if running { "Running" } else { "Pending" };
         let cur_ready = pod["status"]["conditions"]
             .as_array()
@@ -970,7 +985,7 @@ pub fn yurthub_endpoint(
     let Some(k) = shared.kubelets.get(node) else {
         return text_response(404, format!("no node {node}"));
     };
-    let running = hub_running(shared, &k.state.lock().unwrap());
+    let running = hub_running(shared, &k.name, &k.state.lock().unwrap());
     if !running {
         return text_response(
             503,

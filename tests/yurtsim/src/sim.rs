@@ -27,6 +27,9 @@ pub struct SimConfig {
     /// 0 = pick a free port.
     pub port: u16,
     pub pod_ready_delay: Duration,
+    /// Per-node ready delay of static pods (overrides `pod_ready_delay` for mirror pods on
+    /// those nodes): benchmarks give each node its own seeded upgrade time.
+    pub static_pod_ready_delays: std::collections::HashMap<String, Duration>,
     pub kubernetes_version: String,
     pub heartbeat_interval: Duration,
     pub node_monitor_grace: Duration,
@@ -61,6 +64,7 @@ impl SimConfig {
             yurtctl: None,
             port: 0,
             pod_ready_delay: Duration::from_millis(200),
+            static_pod_ready_delays: Default::default(),
             kubernetes_version: "v1.33.1".into(),
             heartbeat_interval: Duration::from_secs(10),
             node_monitor_grace: Duration::from_secs(4),

@@ -1,0 +1,567 @@
+//! Drives the pure rollout machine (`rollout::Rollout`) with the cluster: node Jobs running
+//! `yurtctl node-servant static-pod-upgrade` (one JobRunner, ONE Job watch), one watch on the
+//! namespace's pods (mirror pods: revision and Ready) and one on Nodes (Ready). A node counts
+//! as upgraded when its Job succeeded and its mirror pod carries the target revision and is
+//! Ready (for `--min-ready-seconds`). A failed or timed-out node is restored by a second Job
+//! (`--restore`), and its Job log and mirror-pod state are kept for the report.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use k8s_openapi::api::core::v1::{Node, Pod, PodTemplateSpec};
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::cluster::jobs::{JobOutcome, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
+use crate::cluster::staticset::{self, MirrorPod, StaticSet};
+use crate::cluster::{Cluster, ClusterError};
+use crate::output::staticpod::RolloutNode;
+use crate::plan::staticpod::skip_word;
+use crate::rollout::{
+    Action, Completion, Event, FailKind, HaltReason, LogicalTime, NodeInput, Options, Phase,
+    Rollout,
+};
+
+/// The Job action names for static pod `name` (≤ 40 characters, stable).
+pub fn actions(name: &str) -> (String, String) {
+    let short = if name.len() <= 28 && !name.contains('.') {
+        name.to_string()
+    } else {
+        let mut h: u32 = 0x811c_9dc5;
+        for b in name.bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        format!("{:08x}", h)
+    };
+    (format!("sp-up-{short}"), format!("sp-restore-{short}"))
+}
+
+const MANIFEST_MOUNT: &str = "/yurtctl/manifest";
+
+/// The node Job that installs (or with `restore`, puts back) the static pod's manifest.
+pub fn servant_job(
+    action: &str,
+    node: &str,
+    set: &StaticSet,
+    image: &str,
+    restore: bool,
+    timeout: Duration,
+) -> NodeJob {
+    let mut command = vec![
+        "yurtctl".to_string(),
+        "node-servant".into(),
+        "static-pod-upgrade".into(),
+        "--host-root".into(),
+        "/host".into(),
+        "--name".into(),
+        set.manifest_key.clone(),
+    ];
+    let mut mounts = vec![json!({"name": "host", "mountPath": "/host"})];
+    let mut volumes = vec![json!({"name": "host", "hostPath": {"path": "/"}})];
+    if restore {
+        command.push("--restore".into());
+    } else {
+        command.push("--manifest-file".into());
+        command.push(format!("{MANIFEST_MOUNT}/manifest.yaml"));
+        mounts.push(json!({"name": "manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}));
+        volumes.push(json!({"name": "manifest", "configMap": {
+            "name": staticset::configmap_name(&set.name),
+            "items": [{"key": set.manifest_key, "path": "manifest.yaml"}]
+        }}));
+    }
+    let template: PodTemplateSpec = serde_json::from_value(json!({
+        "metadata": {"annotations": {crate::plan::staticpod::HASH_ANNOTATION: set.current.hash}},
+        "spec": {
+            "restartPolicy": "Never",
+            "hostPID": true,
+            "automountServiceAccountToken": false,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{
+                "name": "servant",
+                "image": image,
+                "command": command,
+                "securityContext": {"privileged": true},
+                "volumeMounts": mounts,
+            }],
+            "volumes": volumes,
+        }
+    }))
+    .expect("a valid pod template");
+    let mut job = NodeJob::new(action, node, template);
+    job.active_deadline = Some(timeout);
+    job
+}
+
+/// How the drive ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    Done(Completion),
+    Halt(HaltReason),
+    Interrupted,
+}
+
+pub struct DriveOutcome {
+    pub end: End,
+    pub nodes: Vec<RolloutNode>,
+    pub budget: usize,
+    /// Most nodes upgrading or settling at once.
+    pub peak_in_flight: usize,
+}
+
+enum Msg {
+    Pod(MirrorPod),
+    PodGone(String),
+    NodeReady(String, bool),
+    UpgradeJob(String, Box<NodeJobResult>),
+    RestoreJob(String, Box<NodeJobResult>),
+    WatchError(String),
+    Saved(Option<ClusterError>),
+}
+
+fn pod_state(p: Option<&MirrorPod>) -> String {
+    match p {
+        None => "no mirror pod".into(),
+        Some(p) => format!(
+            "{} phase={} ready={} revision={}",
+            p.pod,
+            if p.phase.is_empty() { "-" } else { &p.phase },
+            p.ready,
+            p.revision.as_deref().unwrap_or("<none>")
+        ),
+    }
+}
+
+fn failure_logs(r: &NodeJobResult) -> Option<String> {
+    match &r.outcome {
+        JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => {
+            let mut s = format!("{}: {}", f.reason, f.message);
+            if !f.logs_tail.is_empty() {
+                s.push('\n');
+                s.push_str(f.logs_tail.trim_end());
+            }
+            for e in &f.events {
+                s.push('\n');
+                s.push_str(e);
+            }
+            Some(s)
+        }
+        JobOutcome::Error(e) => Some(e.to_string()),
+        JobOutcome::Succeeded => None,
+    }
+}
+
+/// Parameters of one drive.
+pub struct Drive<'a> {
+    pub cluster: &'a Cluster,
+    pub set: &'a mut StaticSet,
+    pub nodes: Vec<NodeInput>,
+    pub options: Options,
+    pub node_timeout: Duration,
+    pub servant_image: String,
+    /// Progress lines (stderr).
+    pub note: &'a (dyn Fn(String) + Send + Sync),
+}
+
+fn spawn_watchers(
+    cluster: &Cluster,
+    ns: &str,
+    name: &str,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let pods: Api<Pod> = Api::namespaced(cluster.client().clone(), ns);
+    let nodes: Api<Node> = Api::all(cluster.client().clone());
+    let name = name.to_string();
+    let ptx = tx.clone();
+    let p = tokio::spawn(async move {
+        let mut s = watcher(pods, watcher::Config::default())
+            .default_backoff()
+            .boxed();
+        while let Some(ev) = s.next().await {
+            match ev {
+                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => {
+                    if let Some(m) = staticset::mirror_of(&p, &name) {
+                        let _ = ptx.send(Msg::Pod(m));
+                    }
+                }
+                Ok(watcher::Event::Delete(p)) => {
+                    if let Some(m) = staticset::mirror_of(&p, &name) {
+                        let _ = ptx.send(Msg::PodGone(m.node));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = ptx.send(Msg::WatchError(format!("pods: {e}")));
+                }
+            }
+        }
+    });
+    let n = tokio::spawn(async move {
+        let mut s = watcher(nodes, watcher::Config::default())
+            .default_backoff()
+            .boxed();
+        while let Some(ev) = s.next().await {
+            match ev {
+                Ok(watcher::Event::Apply(n)) | Ok(watcher::Event::InitApply(n)) => {
+                    let name = n.metadata.name.clone().unwrap_or_default();
+                    let _ = tx.send(Msg::NodeReady(name, node_ready(&n)));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = tx.send(Msg::WatchError(format!("nodes: {e}")));
+                }
+            }
+        }
+    });
+    vec![p, n]
+}
+
+pub fn node_ready(n: &Node) -> bool {
+    n.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status == "True")
+}
+
+fn ignore_job_event(_: crate::cluster::jobs::JobEvent) {}
+
+/// Saves progress at most this often while nodes finish.
+const SAVE_EVERY: Duration = Duration::from_millis(500);
+
+impl Drive<'_> {
+    pub async fn run(self) -> Result<DriveOutcome, ClusterError> {
+        let Drive {
+            cluster,
+            set,
+            nodes,
+            options,
+            node_timeout,
+            servant_image,
+            note,
+        } = self;
+        let ns = set.namespace.clone();
+        let target = set.current.hash.clone();
+        let names: HashSet<String> = nodes.iter().map(|n| n.name.clone()).collect();
+        let mut machine = Rollout::new(nodes, &options, &target);
+        let (up_action, restore_action) = actions(&set.name);
+        let runner = JobRunner::start(
+            cluster,
+            &ns,
+            &[up_action.as_str(), restore_action.as_str()],
+            RunJobsOptions {
+                concurrency: 1,
+                per_job_timeout: node_timeout,
+                ..Default::default()
+            },
+        )
+        .await?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        let watchers = spawn_watchers(cluster, &ns, &set.name, tx);
+        struct Abort(Vec<tokio::task::JoinHandle<()>>);
+        impl Drop for Abort {
+            fn drop(&mut self) {
+                for h in &self.0 {
+                    h.abort();
+                }
+            }
+        }
+        let _abort = Abort(watchers);
+
+        let t0 = Instant::now();
+        let now = || LogicalTime::from_millis(t0.elapsed().as_millis() as u64);
+        let mut pods: HashMap<String, MirrorPod> = HashMap::new();
+        let mut node_ready: HashMap<String, bool> = HashMap::new();
+        let mut deadlines: HashMap<String, Instant> = HashMap::new();
+        let mut job_done: HashSet<String> = HashSet::new();
+        let mut restoring = 0usize;
+        let mut details: BTreeMap<String, RolloutNode> = BTreeMap::new();
+        let mut wake: Option<Instant> = None;
+        let mut end: Option<End> = None;
+        let mut last_save = Instant::now();
+        let mut dirty = false;
+        let mut saving = false;
+        let mut peak = 0usize;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+
+        // Jobs are built from the revision as it was when the drive began. Their futures are
+        // polled here (not spawned), next to the watches.
+        let job_set = set.clone();
+        let runner = &runner;
+        let mut tasks: FuturesUnordered<Pin<Box<dyn Future<Output = Msg> + '_>>> =
+            FuturesUnordered::new();
+        let restore = |node: &str| -> Pin<Box<dyn Future<Output = Msg> + '_>> {
+            let job = servant_job(
+                &restore_action,
+                node,
+                &job_set,
+                &servant_image,
+                true,
+                node_timeout,
+            );
+            let node = node.to_string();
+            Box::pin(async move {
+                let r = runner.run(job, &ignore_job_event).await;
+                Msg::RestoreJob(node, Box::new(r))
+            })
+        };
+
+        loop {
+            // 1. Act on what the machine proposes.
+            if end.is_none() {
+                let t = now();
+                for a in machine.next_actions(t) {
+                    match a {
+                        Action::Start(n) => {
+                            machine.apply(Event::Started(n.clone())).map_err(|e| {
+                                ClusterError::InvalidObject {
+                                    object: format!("rollout of {}", set.name),
+                                    message: e.to_string(),
+                                }
+                            })?;
+                            note(format!("node {n}: upgrading"));
+                            deadlines.insert(n.clone(), Instant::now() + node_timeout);
+                            let job = servant_job(
+                                &up_action,
+                                &n,
+                                &job_set,
+                                &servant_image,
+                                false,
+                                node_timeout,
+                            );
+                            tasks.push(Box::pin(async move {
+                                let r = runner.run(job, &ignore_job_event).await;
+                                Msg::UpgradeJob(n, Box::new(r))
+                            }));
+                        }
+                        Action::Skip(n, reason) => {
+                            let _ = machine.apply(Event::Skipped(n.clone()));
+                            let word = skip_word(reason);
+                            note(format!("node {n}: {reason}"));
+                            set.progress.nodes.insert(n.clone(), word.into());
+                            details.insert(
+                                n.clone(),
+                                RolloutNode {
+                                    name: n,
+                                    result: word.into(),
+                                    message: reason.to_string(),
+                                    logs: None,
+                                    pod_state: None,
+                                },
+                            );
+                            dirty = true;
+                        }
+                        Action::Settled(n) => {
+                            let _ = machine.apply(Event::ReadyFor {
+                                node: n.clone(),
+                                duration: options.min_ready,
+                            });
+                        }
+                        Action::WakeAt(w) => {
+                            wake = Some(t0 + Duration::from_millis(w.as_millis()));
+                        }
+                        Action::Halt(h) => end = Some(End::Halt(h)),
+                        Action::Done(c) => end = Some(End::Done(c)),
+                    }
+                }
+                peak = peak.max(machine.occupied());
+            }
+            if end.is_some() && restoring == 0 {
+                break;
+            }
+            // Progress is saved in the background (one save at a time), so the window never
+            // waits for the ConfigMap.
+            if dirty && !saving && last_save.elapsed() >= SAVE_EVERY {
+                let snapshot = set.clone();
+                tasks.push(Box::pin(async move {
+                    Msg::Saved(staticset::save(cluster, &snapshot).await.err())
+                }));
+                saving = true;
+                last_save = Instant::now();
+                dirty = false;
+            }
+            // 2. Wait for the next fact.
+            let next_deadline = deadlines.values().min().copied();
+            let timer = [
+                next_deadline,
+                wake,
+                (dirty && !saving).then_some(last_save + SAVE_EVERY),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let msg = tokio::select! {
+                m = rx.recv() => m,
+                Some(m) = tasks.next(), if !tasks.is_empty() => Some(m),
+                _ = async { match timer { Some(t) => tokio::time::sleep_until(t).await, None => std::future::pending().await } } => None,
+                _ = &mut ctrl_c => {
+                    end = Some(End::Interrupted);
+                    break;
+                }
+            };
+            wake = None;
+            let t = now();
+            match msg {
+                Some(Msg::Pod(p)) => {
+                    // The new pod must stay Ready through --min-ready-seconds.
+                    if !p.ready && matches!(machine.phase(&p.node), Some(Phase::Settling { .. })) {
+                        let _ = machine.apply(Event::BecameNotReady(p.node.clone()));
+                        note(format!(
+                            "node {}: its new pod stopped being Ready within --min-ready-seconds",
+                            p.node
+                        ));
+                    }
+                    pods.insert(p.node.clone(), p);
+                }
+                Some(Msg::PodGone(n)) => {
+                    pods.remove(&n);
+                }
+                Some(Msg::NodeReady(n, ready))
+                    if names.contains(&n) && node_ready.insert(n.clone(), ready) != Some(ready) =>
+                {
+                    let ev = if ready {
+                        Event::BecameReady(n.clone())
+                    } else {
+                        Event::BecameNotReady(n.clone())
+                    };
+                    if let Err(e) = machine.apply(ev) {
+                        tracing::debug!("{e}");
+                    }
+                    if !ready && machine.phase(&n) == Some(Phase::Regressed) {
+                        note(format!("node {n}: went NotReady after its upgrade"));
+                    }
+                }
+                Some(Msg::UpgradeJob(n, r)) if machine.phase(&n) == Some(Phase::InFlight) => {
+                    if r.succeeded() {
+                        job_done.insert(n.clone());
+                    } else {
+                        deadlines.remove(&n);
+                        let _ = machine.apply(Event::Failed(n.clone()));
+                        note(format!(
+                            "node {n}: the upgrade Job failed; restoring the previous manifest"
+                        ));
+                        details.insert(
+                            n.clone(),
+                            RolloutNode {
+                                name: n.clone(),
+                                result: "failed".into(),
+                                message:
+                                    "the upgrade Job failed; the previous manifest was restored"
+                                        .into(),
+                                logs: failure_logs(&r),
+                                pod_state: Some(pod_state(pods.get(&n))),
+                            },
+                        );
+                        restoring += 1;
+                        tasks.push(restore(&n));
+                    }
+                }
+                Some(Msg::RestoreJob(n, r)) => {
+                    restoring -= 1;
+                    if !r.succeeded()
+                        && let Some(d) = details.get_mut(&n)
+                    {
+                        d.message = format!(
+                            "{}; RESTORING FAILED too: {}",
+                            d.message,
+                            failure_logs(&r).unwrap_or_default()
+                        );
+                    }
+                }
+                Some(Msg::WatchError(e)) => tracing::debug!("watch: {e}; retrying"),
+                Some(Msg::Saved(err)) => {
+                    saving = false;
+                    if let Some(e) = err {
+                        tracing::warn!("saving the rollout progress failed (retried later): {e}");
+                        dirty = true;
+                    }
+                }
+                // a late Job result, a node we do not target, a repeated readiness
+                Some(_) | None => {}
+            }
+            // 3. Timeouts and upgrades visible on mirror pods.
+            let in_flight: Vec<String> = deadlines.keys().cloned().collect();
+            for n in in_flight {
+                let p = pods.get(&n);
+                if job_done.contains(&n)
+                    && let Some(p) = p.filter(|p| p.ready && p.revision.as_deref() == Some(&target))
+                {
+                    deadlines.remove(&n);
+                    let _ = machine.apply(Event::Upgraded {
+                        node: n.clone(),
+                        ready_at: t,
+                    });
+                    note(format!("node {n}: upgraded ({} Ready)", p.pod));
+                    set.progress.nodes.insert(n.clone(), "upgraded".into());
+                    dirty = true;
+                } else if deadlines[&n] <= Instant::now() {
+                    deadlines.remove(&n);
+                    let _ = machine.apply(Event::TimedOut(n.clone()));
+                    note(format!(
+                        "node {n}: not upgraded within --node-timeout {}s; restoring the previous manifest",
+                        node_timeout.as_secs_f64()
+                    ));
+                    details.insert(
+                        n.clone(),
+                        RolloutNode {
+                            name: n.clone(),
+                            result: "timed-out".into(),
+                            message: format!(
+                                "the new pod was not Ready on revision {target} within {}s; the previous manifest was restored",
+                                node_timeout.as_secs_f64()
+                            ),
+                            logs: None,
+                            pod_state: Some(pod_state(p)),
+                        },
+                    );
+                    set.progress.nodes.insert(n.clone(), "timed-out".into());
+                    dirty = true;
+                    restoring += 1;
+                    tasks.push(restore(&n));
+                }
+            }
+        }
+        drop(tasks);
+        // Results in rollout order.
+        let mut out = Vec::new();
+        for (n, phase) in machine.nodes() {
+            let result = match phase {
+                Phase::Upgraded => "upgraded".to_string(),
+                Phase::Settling { .. } | Phase::InFlight => "in-progress".into(),
+                Phase::Pending => "pending".into(),
+                Phase::Failed(FailKind::Failed) => "failed".into(),
+                Phase::Failed(FailKind::TimedOut) => "timed-out".into(),
+                Phase::Regressed => "not-ready-after-upgrade".into(),
+                Phase::Skipped(r) => skip_word(r).into(),
+            };
+            if result != "pending" && result != "in-progress" {
+                set.progress.nodes.insert(n.to_string(), result.clone());
+            }
+            let d = details.remove(n).unwrap_or(RolloutNode {
+                name: n.to_string(),
+                result: String::new(),
+                message: String::new(),
+                logs: None,
+                pod_state: None,
+            });
+            out.push(RolloutNode { result, ..d });
+        }
+        staticset::save(cluster, set).await?;
+        Ok(DriveOutcome {
+            end: end.unwrap_or(End::Interrupted),
+            nodes: out,
+            budget: machine.budget(),
+            peak_in_flight: peak,
+        })
+    }
+}

@@ -1,0 +1,607 @@
+//! `yurtctl staticpod upgrade|status|rollback|ota apply`: context (mirror pods, nodes, the
+//! revision store) → plan (pure: `plan::staticpod`, `rollout::Rollout`) → confirm → execute
+//! (`driver`) → report.
+
+pub mod driver;
+mod status;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
+use crate::cli::{
+    GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand, Strategy,
+    UpgradeCmd,
+};
+use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
+use crate::cluster::{Cluster, ClusterError};
+use crate::exit::Exit;
+use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
+use crate::plan::staticpod::{
+    self as plan, NodeSelector, parse_pod_file, revision_hash, template_from_mirror, with_images,
+};
+use crate::rollout::{Completion, HaltReason, MaxUnavailable, NodeInput, Options, Priority};
+use driver::{Drive, End};
+
+pub fn run(g: &GlobalArgs, cmd: StaticPodCommand) -> Exit {
+    match cmd {
+        StaticPodCommand::Upgrade(c) => block_on(upgrade(g, *c)),
+        StaticPodCommand::Rollback(c) => block_on(rollback(g, *c)),
+        StaticPodCommand::Status(c) => block_on(status::run(g, c)),
+        StaticPodCommand::Ota(OtaCommand::Apply(c)) => block_on(ota_apply(g, c)),
+    }
+}
+
+fn namespace(g: &GlobalArgs) -> String {
+    g.namespace.clone().unwrap_or_else(|| "default".into())
+}
+
+fn usage(msg: impl std::fmt::Display) -> Exit {
+    eprintln!("error: {msg}");
+    Exit::Usage
+}
+
+fn preflight(msg: impl std::fmt::Display) -> Exit {
+    eprintln!("error: {msg}");
+    Exit::Preflight
+}
+
+/// What the cluster says about a static pod.
+pub(crate) struct Context {
+    pub cluster: Cluster,
+    pub ns: String,
+    pub name: String,
+    pub set: Option<StaticSet>,
+    /// Mirror pods by node.
+    pub mirrors: BTreeMap<String, (MirrorPod, Value)>,
+    /// Node → (labels, Ready).
+    pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
+}
+
+pub(crate) async fn context(
+    cluster: Cluster,
+    ns: &str,
+    name: &str,
+) -> Result<Context, ClusterError> {
+    let set = staticset::load(&cluster, ns, name).await?;
+    let mirrors = staticset::mirror_pods(&cluster, ns, name)
+        .await?
+        .into_iter()
+        .map(|(n, (m, p))| (n, (m, serde_json::to_value(p).unwrap_or_default())))
+        .collect();
+    let api: Api<Node> = Api::all(cluster.client().clone());
+    let lp = ListParams::default();
+    let list = cluster
+        .call(|| api.list(&lp))
+        .await
+        .map_err(|e| ClusterError::from_kube("list nodes", e))?;
+    let nodes = list
+        .items
+        .iter()
+        .map(|n| {
+            (
+                n.metadata.name.clone().unwrap_or_default(),
+                (
+                    n.metadata.labels.clone().unwrap_or_default(),
+                    driver::node_ready(n),
+                ),
+            )
+        })
+        .collect();
+    Ok(Context {
+        cluster,
+        ns: ns.into(),
+        name: name.into(),
+        set,
+        mirrors,
+        nodes,
+    })
+}
+
+impl Context {
+    /// Target nodes: nodes with a mirror pod, matching the selector.
+    fn targets(&self, selector: Option<&NodeSelector>) -> Vec<NodeInput> {
+        self.mirrors
+            .iter()
+            .filter_map(|(node, (m, _))| {
+                let (labels, ready) = self.nodes.get(node).cloned().unwrap_or_default();
+                if selector.is_some_and(|s| !s.matches(&labels)) {
+                    return None;
+                }
+                Some(NodeInput {
+                    name: node.clone(),
+                    labels,
+                    revision: m.revision.clone(),
+                    ready,
+                })
+            })
+            .collect()
+    }
+
+    fn no_mirrors(&self) -> Option<Exit> {
+        self.mirrors.is_empty().then(|| {
+            preflight(format!(
+                "no node runs static pod {}/{} (no mirror pod {}-<node> with kubernetes.io/config.source other than api); install it on the nodes first (or check -n)",
+                self.ns, self.name, self.name
+            ))
+        })
+    }
+
+    /// The template nodes run now: the stored one, else the first mirror pod's.
+    fn current_template(&self) -> Option<Value> {
+        if let Some(s) = &self.set
+            && let Ok(v) = serde_saphyr::from_str::<Value>(&s.current.manifest)
+        {
+            return Some(v);
+        }
+        self.mirrors
+            .values()
+            .next()
+            .map(|(_, p)| template_from_mirror(p, &self.name))
+    }
+
+    /// The store, created from the running template when there is none (so rollback has a
+    /// revision to go back to).
+    fn store(&self, manifest_key: &str) -> StaticSet {
+        if let Some(s) = &self.set {
+            let mut s = s.clone();
+            s.manifest_key = manifest_key.into();
+            return s;
+        }
+        let (hash, manifest) = match self.current_template() {
+            Some(t) => {
+                let h = revision_hash(&t);
+                let m = plan::manifest_yaml(&t, &self.name, &self.ns, &h);
+                (h, m)
+            }
+            None => (String::new(), String::new()),
+        };
+        StaticSet {
+            namespace: self.ns.clone(),
+            name: self.name.clone(),
+            manifest_key: manifest_key.into(),
+            current: Revision {
+                number: 1,
+                hash,
+                manifest,
+            },
+            history: Vec::new(),
+            progress: Progress::default(),
+            created: None,
+        }
+    }
+}
+
+fn options(r: &RolloutArgs) -> Result<Options, Exit> {
+    Ok(Options {
+        max_unavailable: r.max_unavailable,
+        partition: r.partition,
+        priority: Priority::new(r.priority.clone()).map_err(usage)?,
+        canary: r.canary,
+        max_failures: r.max_failures,
+        min_ready: r.min_ready_seconds,
+    })
+}
+
+async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
+    let ns = namespace(g);
+    // Input that needs no cluster is checked first (exit 2, nothing changed).
+    let file_pod = match &cmd.template.file {
+        Some(path) => {
+            let what = format!("-f {}", path.display());
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) => return usage(format!("{what}: cannot read it: {e}")),
+            };
+            match parse_pod_file(&what, &text) {
+                Ok(p) => Some(p),
+                Err(e) => return usage(e),
+            }
+        }
+        None => None,
+    };
+    let opts = match options(&cmd.rollout) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let cluster = match connect_from(g).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let ctx = match context(cluster, &ns, &cmd.name).await {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    if let Some(e) = ctx.no_mirrors() {
+        return e;
+    }
+    let template = match file_pod {
+        Some(mut p) => {
+            p["metadata"]["name"] = Value::String(cmd.name.clone());
+            p["metadata"]["namespace"] = Value::String(ns.clone());
+            if let Some(m) = p["metadata"].as_object_mut() {
+                for k in ["creationTimestamp", "uid", "resourceVersion"] {
+                    m.remove(k);
+                }
+            }
+            if let Some(o) = p.as_object_mut() {
+                o.remove("status");
+            }
+            p
+        }
+        None => {
+            let Some(base) = ctx.current_template() else {
+                return preflight("cannot read the current template");
+            };
+            match with_images(&base, &cmd.template.image) {
+                Ok(t) => t,
+                Err(e) => return usage(e),
+            }
+        }
+    };
+    let key = cmd
+        .manifest
+        .clone()
+        .or_else(|| ctx.set.as_ref().map(|s| s.manifest_key.clone()))
+        .unwrap_or_else(|| cmd.name.clone());
+    let mut set = ctx.store(&key);
+    let hash = revision_hash(&template);
+    let manifest = plan::manifest_yaml(&template, &cmd.name, &ns, &hash);
+    set.set_current(&hash, manifest);
+    roll(g, ctx, set, cmd.strategy, &cmd.rollout, opts, "upgrade").await
+}
+
+async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
+    let ns = namespace(g);
+    let opts = match options(&cmd.rollout) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let cluster = match connect_from(g).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let ctx = match context(cluster, &ns, &cmd.name).await {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let Some(stored) = ctx.set.clone() else {
+        return preflight(format!(
+            "static pod {ns}/{} has no recorded revisions (ConfigMap {} not found); nothing to roll back to",
+            cmd.name,
+            staticset::configmap_name(&cmd.name)
+        ));
+    };
+    let to = match cmd.to_revision {
+        Some(r) => stored.revisions().find(|x| x.number == r).cloned(),
+        None => stored.history.first().cloned(),
+    };
+    let Some(to) = to else {
+        let known: Vec<String> = stored.revisions().map(|r| r.number.to_string()).collect();
+        return usage(format!(
+            "no such revision{} of {ns}/{}; known revisions: {}",
+            cmd.to_revision.map(|r| format!(" {r}")).unwrap_or_default(),
+            cmd.name,
+            known.join(", ")
+        ));
+    };
+    let mut set = stored.clone();
+    set.set_current(&to.hash, to.manifest.clone());
+    roll(g, ctx, set, cmd.strategy, &cmd.rollout, opts, "rollback").await
+}
+
+/// Plan, confirm, store the revision and carry out the strategy.
+async fn roll(
+    g: &GlobalArgs,
+    ctx: Context,
+    mut set: StaticSet,
+    strategy: Strategy,
+    args: &RolloutArgs,
+    opts: Options,
+    verb: &str,
+) -> Exit {
+    let targets = ctx.targets(args.selector.as_ref());
+    if targets.is_empty() {
+        return preflight(format!(
+            "no node running {}/{} matches --selector {}",
+            ctx.ns,
+            ctx.name,
+            args.selector
+                .as_ref()
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        ));
+    }
+    let target = set.current.hash.clone();
+    if g.dry_run.enabled() {
+        let p = plan::rollout_plan(
+            &ctx.name,
+            &ctx.ns,
+            strategy.as_str(),
+            targets,
+            &opts,
+            &target,
+        );
+        if !print_structured(g, &p) {
+            for l in plan::plan_lines(&p) {
+                println!("{l}");
+            }
+        }
+        return Exit::Ok;
+    }
+    if let Err(e) = confirm(
+        g,
+        &format!(
+            "{verb} static pod {}/{} to revision {target} on {} node(s)?",
+            ctx.ns,
+            ctx.name,
+            targets.len()
+        ),
+    ) {
+        return e;
+    }
+    if set.progress.target != target || set.progress.strategy != strategy.as_str() {
+        set.progress = Progress {
+            target: target.clone(),
+            strategy: strategy.as_str().into(),
+            nodes: BTreeMap::new(),
+        };
+    }
+    if let Err(e) = staticset::save(&ctx.cluster, &set).await {
+        return fail(&e);
+    }
+    let mut result = RolloutResult::new(&ctx.name, &ctx.ns, strategy.as_str());
+    result.revision = target.clone();
+    result.revision_number = set.current.number;
+    eprintln!(
+        "static pod {}/{}: revision {} ({target}) stored in ConfigMap {}",
+        ctx.ns,
+        ctx.name,
+        set.current.number,
+        staticset::configmap_name(&ctx.name)
+    );
+    match strategy {
+        Strategy::Ota => {
+            let exit = match refresh_conditions(&ctx, &target).await {
+                Ok(nodes) => {
+                    let need = nodes.iter().filter(|n| n.result == "needs-upgrade").count();
+                    result.message = format!(
+                        "OTA: {need} of {} node(s) marked PodNeedUpgrade=True; upgrade them with `yurtctl staticpod ota apply {} -n {} --node NODE` or YurtHub's POST /openyurt.io/v1/namespaces/{}/pods/{}-<node>/upgrade",
+                        nodes.len(),
+                        ctx.name,
+                        ctx.ns,
+                        ctx.ns,
+                        ctx.name
+                    );
+                    result.nodes = nodes;
+                    Exit::Ok
+                }
+                Err(e) => {
+                    result.message = e.to_string();
+                    e.exit()
+                }
+            };
+            finish(g, result, exit)
+        }
+        Strategy::AdvancedRollingUpdate if args.pause => {
+            result.message = format!(
+                "paused: revision {target} is stored and no node was started; re-run without --pause to roll it out"
+            );
+            finish(g, result, Exit::Ok)
+        }
+        Strategy::AdvancedRollingUpdate => {
+            let node_timeout = args.node_timeout;
+            drive(
+                g,
+                &ctx,
+                set,
+                targets,
+                opts,
+                node_timeout,
+                &args.servant_image,
+                result,
+            )
+            .await
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive(
+    g: &GlobalArgs,
+    ctx: &Context,
+    mut set: StaticSet,
+    targets: Vec<NodeInput>,
+    opts: Options,
+    node_timeout: std::time::Duration,
+    servant_image: &str,
+    mut result: RolloutResult,
+) -> Exit {
+    let prefix = format!("[{}/{}]", ctx.ns, ctx.name);
+    let note = move |m: String| eprintln!("{prefix} {m}");
+    let outcome = Drive {
+        cluster: &ctx.cluster,
+        set: &mut set,
+        nodes: targets,
+        options: opts,
+        node_timeout,
+        servant_image: servant_image.into(),
+        note: &note,
+    }
+    .run()
+    .await;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return fail(&e),
+    };
+    result.max_unavailable = outcome.budget;
+    result.nodes = outcome.nodes;
+    let upgraded = result.count("upgraded") + result.count("already-updated");
+    let skipped = result.count("skipped-not-ready");
+    let total = result.nodes.len();
+    let rerun = "re-run the same command to continue";
+    let exit = match &outcome.end {
+        End::Interrupted => {
+            result.message = format!(
+                "interrupted: {upgraded} of {total} node(s) on revision {}; progress is recorded, {rerun}",
+                result.revision
+            );
+            Exit::Interrupted
+        }
+        End::Halt(h) => {
+            result.message = format!(
+                "rollout stopped: {h}; {upgraded} of {total} node(s) on revision {}. {}",
+                result.revision,
+                match h {
+                    HaltReason::TooManyFailures { .. } =>
+                        "Failed nodes were restored to their previous manifest; fix the cause (see the Job logs and pod state above) and re-run, or roll back with `yurtctl staticpod rollback`.",
+                    _ =>
+                        "Check the node, then re-run or roll back with `yurtctl staticpod rollback`.",
+                }
+            );
+            Exit::Partial
+        }
+        End::Done(Completion::Canary { remaining }) => {
+            result.message = format!(
+                "canary done: {upgraded} of {total} node(s) on revision {}; {remaining} node(s) left — check them, then re-run without --canary (or with a larger one) to continue",
+                result.revision
+            );
+            Exit::Ok
+        }
+        End::Done(Completion::All) if skipped > 0 => {
+            result.message = format!(
+                "{upgraded} of {total} node(s) on revision {}; {skipped} NotReady node(s) skipped — {rerun} once they are Ready",
+                result.revision
+            );
+            Exit::Partial
+        }
+        End::Done(Completion::All) => {
+            result.message = format!(
+                "{upgraded} of {total} node(s) on revision {}",
+                result.revision
+            );
+            Exit::Ok
+        }
+    };
+    finish(g, result, exit)
+}
+
+fn finish(g: &GlobalArgs, mut result: RolloutResult, exit: Exit) -> Exit {
+    result.result = exit.reason().into();
+    result.exit_code = exit.code();
+    if !print_structured(g, &result) {
+        for l in rollout_lines(&result) {
+            eprintln!("{l}");
+        }
+    }
+    exit
+}
+
+/// OTA: `PodNeedUpgrade` on every mirror pod of the static pod — True where the revision
+/// differs from `target`, False where it matches (also after a template went back, which
+/// YurtStaticSet leaves stale).
+async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNode>, ClusterError> {
+    let mirrors = staticset::mirror_pods(&ctx.cluster, &ctx.ns, &ctx.name).await?;
+    let mut out = Vec::new();
+    for (node, (m, _)) in mirrors {
+        let need = m.revision.as_deref() != Some(target);
+        staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, &m, need).await?;
+        out.push(RolloutNode {
+            name: node,
+            result: if need { "needs-upgrade" } else { "up-to-date" }.into(),
+            message: format!("PodNeedUpgrade={}", if need { "True" } else { "False" }),
+            logs: None,
+            pod_state: None,
+        });
+    }
+    Ok(out)
+}
+
+async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
+    let ns = namespace(g);
+    let cluster = match connect_from(g).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let ctx = match context(cluster, &ns, &cmd.name).await {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let Some(set) = ctx.set.clone() else {
+        return preflight(format!(
+            "static pod {ns}/{} has no stored revision (ConfigMap {} not found); run `yurtctl staticpod upgrade {} --strategy ota` first",
+            cmd.name,
+            staticset::configmap_name(&cmd.name),
+            cmd.name
+        ));
+    };
+    let unknown: Vec<&String> = cmd
+        .nodes
+        .iter()
+        .filter(|n| !ctx.mirrors.contains_key(*n))
+        .collect();
+    if !unknown.is_empty() {
+        return usage(format!(
+            "static pod {ns}/{} does not run on {}",
+            cmd.name,
+            unknown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let targets: Vec<NodeInput> = ctx
+        .targets(None)
+        .into_iter()
+        .filter(|n| cmd.nodes.contains(&n.name))
+        .collect();
+    let target = set.current.hash.clone();
+    let opts = Options {
+        max_unavailable: format!("{}", targets.len().max(1))
+            .parse::<MaxUnavailable>()
+            .unwrap_or_default(),
+        ..Options::default()
+    };
+    if g.dry_run.enabled() {
+        let p = plan::rollout_plan(&ctx.name, &ns, "ota", targets, &opts, &target);
+        if !print_structured(g, &p) {
+            for l in plan::plan_lines(&p) {
+                println!("{l}");
+            }
+        }
+        return Exit::Ok;
+    }
+    if let Err(e) = confirm(
+        g,
+        &format!(
+            "upgrade static pod {ns}/{} to revision {target} on {}?",
+            cmd.name,
+            cmd.nodes.join(", ")
+        ),
+    ) {
+        return e;
+    }
+    let mut result = RolloutResult::new(&ctx.name, &ns, "ota");
+    result.revision = target.clone();
+    result.revision_number = set.current.number;
+    let exit = drive(
+        g,
+        &ctx,
+        set,
+        targets,
+        opts,
+        cmd.node_timeout,
+        &cmd.servant_image,
+        result,
+    )
+    .await;
+    // The new mirror pods carry no condition yet: mark every pod again.
+    if let Err(e) = refresh_conditions(&ctx, &target).await {
+        return fail(&e);
+    }
+    exit
+}

@@ -1,0 +1,229 @@
+//! `yurtctl staticpod …`: flags, validation at the edge and help text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::duration::parse_duration;
+use super::values::{node_name, positive};
+use crate::plan::staticpod::{ImageSpec, NodeSelector, check_manifest_name};
+use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
+
+/// The default servant image for static-pod upgrade Jobs.
+pub const DEFAULT_SERVANT_IMAGE: &str =
+    concat!("openyurt/yurtctl-servant:", env!("CARGO_PKG_VERSION"));
+
+fn manifest_name(s: &str) -> Result<String, String> {
+    check_manifest_name(s).map(|()| s.to_owned())
+}
+
+/// A static pod's name (the manifest's `metadata.name`): a DNS-1123 subdomain.
+fn static_pod_name(s: &str) -> Result<String, String> {
+    node_name(s).map_err(|_| {
+        format!("{s:?} is not a valid static pod name (lower-case letters, digits, '-' and '.')")
+    })
+}
+
+fn max_unavailable(s: &str) -> Result<MaxUnavailable, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
+}
+
+fn partition(s: &str) -> Result<Partition, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
+}
+
+fn priority(s: &str) -> Result<PriorityTerm, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::PriorityParseError| e.to_string())
+}
+
+fn image(s: &str) -> Result<ImageSpec, String> {
+    s.parse()
+}
+
+fn selector(s: &str) -> Result<NodeSelector, String> {
+    s.parse()
+}
+
+fn seconds(s: &str) -> Result<Duration, String> {
+    s.parse::<u64>()
+        .map(Duration::from_secs)
+        .map_err(|_| format!("{s:?} is not a whole number of seconds"))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StaticPodCommand {
+    /// Roll a new revision of a static pod out to the nodes that run it
+    ///
+    /// Targets are the nodes with a mirror pod NAME-<node> (narrowed by --selector). The new
+    /// revision is stored in ConfigMap yurt-static-set-NAME (as OpenYurt's YurtHub and yurtadm
+    /// expect). advanced-rolling-update upgrades nodes through node Jobs in a sliding window of
+    /// --max-unavailable; ota marks mirror pods with PodNeedUpgrade for YurtHub's OTA endpoint.
+    /// Re-running the same command resumes; Ctrl-C stops cleanly.
+    Upgrade(Box<UpgradeCmd>),
+    /// Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)
+    Status(StatusCmd),
+    /// Roll a previous revision out again, with the same controls as upgrade
+    Rollback(Box<RollbackCmd>),
+    /// OTA: upgrade chosen nodes now, from the client side
+    #[command(subcommand)]
+    Ota(OtaCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OtaCommand {
+    /// Upgrade the static pod on these nodes to the stored revision (a node Job on each)
+    Apply(OtaApplyCmd),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// Upgrade nodes from the client, a sliding window of --max-unavailable at a time
+    AdvancedRollingUpdate,
+    /// Mark mirror pods PodNeedUpgrade; each node upgrades when its owner chooses
+    Ota,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::AdvancedRollingUpdate => "advanced-rolling-update",
+            Strategy::Ota => "ota",
+        }
+    }
+}
+
+/// The new template: new images, or a whole new pod.
+#[derive(Debug, Clone, Args)]
+#[group(required = true, multiple = false)]
+pub struct TemplateArgs {
+    /// New image, `IMAGE` for a single-container pod or `CONTAINER=IMAGE` (repeatable)
+    #[arg(long, value_name = "[CONTAINER=]IMAGE", value_parser = image)]
+    pub image: Vec<ImageSpec>,
+
+    /// The new pod (one v1 Pod document)
+    #[arg(short = 'f', long = "filename", value_name = "NEW_POD.yaml")]
+    pub file: Option<PathBuf>,
+}
+
+/// Controls shared by upgrade and rollback.
+#[derive(Debug, Clone, Args)]
+pub struct RolloutArgs {
+    /// Only nodes whose labels match this selector (kubectl syntax)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector)]
+    pub selector: Option<NodeSelector>,
+
+    /// Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes,
+    /// rounded up
+    #[arg(long, value_name = "N|P%", default_value = "10%", allow_negative_numbers = true, value_parser = max_unavailable)]
+    pub max_unavailable: MaxUnavailable,
+
+    /// A node counts as upgraded once its new pod has been Ready this long
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = seconds)]
+    pub min_ready_seconds: Duration,
+
+    /// Time allowed per node (Job and new pod Ready); then it is restored and counts as failed
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub node_timeout: Duration,
+
+    /// Failed nodes tolerated before the rollout stops (0: stop at the first)
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub max_failures: usize,
+
+    /// Nodes kept on the old revision (the last ones in rollout order): integer or
+    /// percentage, rounded down
+    #[arg(long, value_name = "N|P%", default_value = "0", allow_negative_numbers = true, value_parser = partition)]
+    pub partition: Partition,
+
+    /// Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties
+    /// by node name)
+    #[arg(long, value_name = "LABEL=VALUE:WEIGHT", value_parser = priority)]
+    pub priority: Vec<PriorityTerm>,
+
+    /// Upgrade only N nodes in this run, then stop (re-run to continue)
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub canary: Option<usize>,
+
+    /// Store the new revision but start no node (re-run without --pause to resume)
+    #[arg(long)]
+    pub pause: bool,
+
+    /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
+    pub servant_image: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UpgradeCmd {
+    /// The static pod (its mirror pods are NAME-<node>)
+    #[arg(value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    #[command(flatten)]
+    pub template: TemplateArgs,
+
+    /// The manifest file's base name on nodes and the ConfigMap key [default: the stored one,
+    /// else NAME]
+    #[arg(long, value_name = "FILE_NAME", value_parser = manifest_name)]
+    pub manifest: Option<String>,
+
+    /// How nodes get the new revision
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Strategy,
+
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RollbackCmd {
+    #[arg(value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    /// The revision number to go back to (see `status -o yaml`) [default: the previous one]
+    #[arg(long, value_name = "R")]
+    pub to_revision: Option<u64>,
+
+    /// How nodes get the old revision
+    #[arg(
+        long,
+        value_enum,
+        value_name = "STRATEGY",
+        default_value = "advanced-rolling-update"
+    )]
+    pub strategy: Strategy,
+
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusCmd {
+    #[arg(value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    /// Print again whenever a mirror pod changes (Ctrl-C to stop)
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OtaApplyCmd {
+    #[arg(value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    /// Nodes to upgrade now (repeatable or comma-separated)
+    #[arg(long = "node", value_name = "NODE", required = true, value_delimiter = ',', value_parser = node_name)]
+    pub nodes: Vec<String>,
+
+    /// Time allowed per node (Job and new pod Ready); then it is restored
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub node_timeout: Duration,
+
+    /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
+    pub servant_image: String,
+}

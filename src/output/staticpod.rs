@@ -1,0 +1,186 @@
+//! Results and tables of `yurtctl staticpod`.
+
+use serde::Serialize;
+
+use super::API_VERSION;
+
+/// How one node ended in a rollout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutNode {
+    pub name: String,
+    /// `upgraded`, `already-updated`, `partitioned`, `skipped-not-ready`, `failed`,
+    /// `timed-out`, `not-ready-after-upgrade`, `pending`.
+    pub result: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// The node Job's log tail, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
+    /// The mirror pod's state when the node failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_state: Option<String>,
+}
+
+/// `-o json` result of `staticpod upgrade|rollback|ota apply` (fields are only ever added).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutResult {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub name: String,
+    pub namespace: String,
+    pub strategy: String,
+    pub revision: String,
+    pub revision_number: u64,
+    /// `ok`, `partial`, `interrupted`, … ([`crate::exit::Exit::reason`]).
+    pub result: String,
+    pub exit_code: u8,
+    pub message: String,
+    pub max_unavailable: usize,
+    pub nodes: Vec<RolloutNode>,
+}
+
+impl RolloutResult {
+    pub fn new(name: &str, namespace: &str, strategy: &str) -> Self {
+        RolloutResult {
+            api_version: API_VERSION,
+            kind: "RolloutResult",
+            name: name.into(),
+            namespace: namespace.into(),
+            strategy: strategy.into(),
+            revision: String::new(),
+            revision_number: 0,
+            result: crate::exit::Exit::Ok.reason().into(),
+            exit_code: 0,
+            message: String::new(),
+            max_unavailable: 0,
+            nodes: Vec::new(),
+        }
+    }
+
+    pub fn count(&self, result: &str) -> usize {
+        self.nodes.iter().filter(|n| n.result == result).count()
+    }
+}
+
+/// The closing summary on stderr.
+pub fn rollout_lines(r: &RolloutResult) -> Vec<String> {
+    let mut out = vec![format!("{:<30} {:<24} MESSAGE", "NODE", "RESULT")];
+    for n in &r.nodes {
+        out.push(format!("{:<30} {:<24} {}", n.name, n.result, n.message));
+        if let Some(s) = &n.pod_state {
+            out.push(format!("  mirror pod: {s}"));
+        }
+        if let Some(l) = &n.logs {
+            out.push("  log of the node Job:".into());
+            out.extend(l.lines().map(|x| format!("    | {x}")));
+        }
+    }
+    out.push(r.message.clone());
+    out
+}
+
+/// One node in `staticpod status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    pub node: String,
+    pub ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    pub needs_upgrade: bool,
+    /// The `PodNeedUpgrade` condition on the mirror pod, if set (OTA).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_need_upgrade: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_result: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionInfo {
+    pub number: u64,
+    pub hash: String,
+    pub current: bool,
+}
+
+/// `-o json|yaml` of `staticpod status` (`kind: Status`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaticPodStatus {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub name: String,
+    pub namespace: String,
+    /// When the revision store was created (RFC 3339), if it exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    pub total: usize,
+    pub ready: usize,
+    pub upgraded: usize,
+    pub revisions: Vec<RevisionInfo>,
+    pub nodes: Vec<NodeStatus>,
+}
+
+/// `2d3h`, `4m20s`, `12s`: kubectl's AGE style.
+pub fn human_age(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d{h}h")
+    } else if h > 0 {
+        format!("{h}h{m}m")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The table of `staticpod status` (`NAME AGE TOTAL READY UPGRADED`, as `kubectl get
+/// yurtstaticsets` prints it); `wide` adds one row per node. `age` is already formatted.
+pub fn status_lines(s: &StaticPodStatus, age: &str, wide: bool) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "{:<20} {:<8} {:<6} {:<6} {}",
+            "NAME", "AGE", "TOTAL", "READY", "UPGRADED"
+        ),
+        format!(
+            "{:<20} {:<8} {:<6} {:<6} {}",
+            s.name, age, s.total, s.ready, s.upgraded
+        ),
+    ];
+    if wide {
+        out.push(String::new());
+        out.push(format!(
+            "{:<30} {:<6} {:<12} {:<14} {}",
+            "NODE", "READY", "REVISION", "NEEDS-UPGRADE", "LAST-RESULT"
+        ));
+        for n in &s.nodes {
+            out.push(format!(
+                "{:<30} {:<6} {:<12} {:<14} {}",
+                n.node,
+                n.ready,
+                n.revision.as_deref().unwrap_or("<none>"),
+                n.needs_upgrade,
+                n.last_result.as_deref().unwrap_or("-")
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(human_age(5), "5s");
+        assert_eq!(human_age(260), "4m20s");
+        assert_eq!(human_age(7300), "2h1m");
+        assert_eq!(human_age(90000), "1d1h");
+    }
+}

@@ -1,0 +1,707 @@
+//! PURE parts of `yurtctl staticpod`: the desired pod template (from a mirror pod, `-f`, or
+//! `--image`), its revision hash, the manifest written to nodes, and the `--dry-run` plan.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::rollout::{NodeInput, Options, Phase, Rollout, SkipReason};
+
+/// The revision annotation OpenYurt uses on the ConfigMap, inside the manifest and therefore on
+/// mirror pods.
+pub const HASH_ANNOTATION: &str = "openyurt.io/static-pod-hash";
+/// `kubernetes.io/config.source`: `api` for ordinary pods, `file`/`http` for static ones.
+pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{what}: {message}")]
+    Invalid { what: String, message: String },
+    #[error("--image {spec}: no container named {container:?} (containers: {known})")]
+    UnknownContainer {
+        spec: String,
+        container: String,
+        known: String,
+    },
+    #[error("--image {spec}: the pod has {n} containers ({known}); name one as CONTAINER=IMAGE")]
+    AmbiguousContainer {
+        spec: String,
+        n: usize,
+        known: String,
+    },
+}
+
+fn invalid(what: &str, message: impl Into<String>) -> TemplateError {
+    TemplateError::Invalid {
+        what: what.into(),
+        message: message.into(),
+    }
+}
+
+/// Checks that `doc` is one v1 Pod with at least one named container with an image.
+pub fn check_pod(what: &str, doc: &Value) -> Result<(), TemplateError> {
+    if doc.get("apiVersion").and_then(Value::as_str) != Some("v1")
+        || doc.get("kind").and_then(Value::as_str) != Some("Pod")
+    {
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("(none)");
+        return Err(invalid(
+            what,
+            format!("expected a v1 Pod, found kind {kind}"),
+        ));
+    }
+    let containers = doc
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| invalid(what, "spec.containers is missing or empty"))?;
+    for (i, c) in containers.iter().enumerate() {
+        if c.get("name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(invalid(what, format!("container {i} has no name")));
+        }
+        if c.get("image")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(invalid(what, format!("container {i} has no image")));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a `-f` file: exactly one YAML (or JSON) document holding a v1 Pod.
+pub fn parse_pod_file(what: &str, text: &str) -> Result<Value, TemplateError> {
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| invalid(what, format!("not YAML: {e}")))?;
+    let docs: Vec<Value> = docs.into_iter().filter(|d| !d.is_null()).collect();
+    match docs.as_slice() {
+        [one] => {
+            check_pod(what, one)?;
+            Ok(one.clone())
+        }
+        [] => Err(invalid(what, "the file holds no document")),
+        many => Err(invalid(
+            what,
+            format!(
+                "the file holds {} documents; give exactly one Pod",
+                many.len()
+            ),
+        )),
+    }
+}
+
+/// The pod template a mirror pod was made from: its name without `-<node>`, its labels and
+/// annotations without the kubelet's `kubernetes.io/config.*` and our revision, its spec
+/// without `nodeName`; no status.
+pub fn template_from_mirror(pod: &Value, name: &str) -> Value {
+    let meta = &pod["metadata"];
+    let mut out_meta = Map::new();
+    out_meta.insert("name".into(), json!(name));
+    if let Some(ns) = meta.get("namespace") {
+        out_meta.insert("namespace".into(), ns.clone());
+    }
+    if let Some(l) = meta
+        .get("labels")
+        .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        out_meta.insert("labels".into(), l.clone());
+    }
+    let ann: Map<String, Value> = meta
+        .get("annotations")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !k.starts_with("kubernetes.io/config.") && *k != HASH_ANNOTATION)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !ann.is_empty() {
+        out_meta.insert("annotations".into(), Value::Object(ann));
+    }
+    let mut spec = pod["spec"].clone();
+    strip_admission(&mut spec);
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": out_meta, "spec": spec})
+}
+
+/// Removes what the API server, not the manifest, put into a mirror pod's spec: `nodeName`,
+/// the service-account token volume (`kube-api-access-*`, which a static pod may not use) and
+/// its mounts, the service account, and the admission-set priority. Node-independent, so every
+/// node's mirror pod of one manifest gives the same template.
+fn strip_admission(spec: &mut Value) {
+    let Some(s) = spec.as_object_mut() else {
+        return;
+    };
+    for k in [
+        "nodeName",
+        "serviceAccount",
+        "serviceAccountName",
+        "priority",
+    ] {
+        s.remove(k);
+    }
+    let injected = |v: &Value| {
+        v["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("kube-api-access-"))
+    };
+    if let Some(v) = s.get_mut("volumes").and_then(Value::as_array_mut) {
+        v.retain(|x| !injected(x));
+        if v.is_empty() {
+            s.remove("volumes");
+        }
+    }
+    for list in ["containers", "initContainers"] {
+        for c in s
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(c) = c.as_object_mut()
+                && let Some(m) = c.get_mut("volumeMounts").and_then(Value::as_array_mut)
+            {
+                m.retain(|x| !injected(x));
+                if m.is_empty() {
+                    c.remove("volumeMounts");
+                }
+            }
+        }
+    }
+}
+
+/// One `--image [CONTAINER=]IMAGE` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSpec {
+    pub container: Option<String>,
+    pub image: String,
+}
+
+impl std::str::FromStr for ImageSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = |why: &str| {
+            Err(format!(
+                "invalid --image {s:?}: {why}; expected [CONTAINER=]IMAGE"
+            ))
+        };
+        let (container, image) = match s.split_once('=') {
+            Some((c, i)) => (Some(c), i),
+            None => (None, s),
+        };
+        if let Some(c) = container
+            && (c.is_empty()
+                || c.len() > 63
+                || !c
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                || c.starts_with('-')
+                || c.ends_with('-'))
+        {
+            return bad("the container name is not a DNS-1123 label");
+        }
+        if image.is_empty() || image.chars().any(|c| c.is_whitespace() || c == '=') {
+            return bad("the image is empty or contains spaces");
+        }
+        Ok(ImageSpec {
+            container: container.map(str::to_owned),
+            image: image.to_owned(),
+        })
+    }
+}
+
+impl std::fmt::Display for ImageSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.container {
+            Some(c) => write!(f, "{c}={}", self.image),
+            None => f.write_str(&self.image),
+        }
+    }
+}
+
+/// `template` with the images replaced. An unnamed image needs a single-container pod.
+pub fn with_images(template: &Value, images: &[ImageSpec]) -> Result<Value, TemplateError> {
+    let mut out = template.clone();
+    let containers = out
+        .pointer_mut("/spec/containers")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| invalid("the current template", "has no containers"))?;
+    let known: Vec<String> = containers
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_owned))
+        .collect();
+    for spec in images {
+        let idx = match &spec.container {
+            Some(name) => containers
+                .iter()
+                .position(|c| c["name"].as_str() == Some(name))
+                .ok_or_else(|| TemplateError::UnknownContainer {
+                    spec: spec.to_string(),
+                    container: name.clone(),
+                    known: known.join(", "),
+                })?,
+            None if containers.len() == 1 => 0,
+            None => {
+                return Err(TemplateError::AmbiguousContainer {
+                    spec: spec.to_string(),
+                    n: containers.len(),
+                    known: known.join(", "),
+                });
+            }
+        };
+        containers[idx]["image"] = json!(spec.image);
+    }
+    Ok(out)
+}
+
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+            out.push('{');
+            for (i, (k, v)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The revision of a template: FNV-32a over its canonical JSON (sorted keys, no whitespace;
+/// our own hash annotation left out), the decimal value encoded with Kubernetes'
+/// `SafeEncodeString` alphabet, so it looks like OpenYurt's (which a non-Go client cannot
+/// reproduce, reference §9.1).
+pub fn revision_hash(template: &Value) -> String {
+    let mut t = template.clone();
+    if let Some(a) = t
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.remove(HASH_ANNOTATION);
+        if a.is_empty() {
+            t["metadata"]
+                .as_object_mut()
+                .map(|m| m.remove("annotations"));
+        }
+    }
+    let mut s = String::new();
+    canonical(&t, &mut s);
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    h.to_string()
+        .bytes()
+        .map(|c| ALPHABET[usize::from(c) % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// The manifest nodes get: the template with `metadata.name`/`namespace` set and the revision
+/// in `openyurt.io/static-pod-hash`, as YAML.
+pub fn manifest_yaml(template: &Value, name: &str, namespace: &str, hash: &str) -> String {
+    let mut t = template.clone();
+    t["metadata"]["name"] = json!(name);
+    t["metadata"]["namespace"] = json!(namespace);
+    if !t["metadata"]["annotations"].is_object() {
+        t["metadata"]["annotations"] = json!({});
+    }
+    t["metadata"]["annotations"][HASH_ANNOTATION] = json!(hash);
+    serde_saphyr::to_string(&t).unwrap_or_default()
+}
+
+/// A ConfigMap data key / manifest file base name: `[-._a-zA-Z0-9]+`, no `..`, ≤ 253.
+pub fn check_manifest_name(s: &str) -> Result<(), String> {
+    if s.is_empty()
+        || s.len() > 253
+        || s == "."
+        || s.contains("..")
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Err(format!(
+            "invalid manifest name {s:?}: use the file's base name without directories or '..' \
+             (letters, digits, '-', '_', '.'; it is also the ConfigMap key)"
+        ));
+    }
+    Ok(())
+}
+
+/// A label selector over node labels (`--selector`), kubectl syntax: comma-separated
+/// requirements `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeSelector {
+    reqs: Vec<Requirement>,
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Requirement {
+    Eq(String, String),
+    Ne(String, String),
+    Exists(String),
+    NotExists(String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+}
+
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+impl std::str::FromStr for NodeSelector {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        use crate::rollout::priority::{validate_label_key, validate_label_value};
+        let bad = |why: String| format!("invalid --selector {s:?}: {why}");
+        let key = |k: &str| -> Result<String, String> {
+            let k = k.trim();
+            validate_label_key(k).map_err(bad)?;
+            Ok(k.to_string())
+        };
+        let val = |v: &str| -> Result<String, String> {
+            let v = v.trim();
+            validate_label_value(v).map_err(bad)?;
+            Ok(v.to_string())
+        };
+        let set = |rest: &str| -> Result<Vec<String>, String> {
+            let rest = rest.trim();
+            let inner = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| bad(format!("expected (v1,v2) after in/notin, found {rest:?}")))?;
+            inner.split(',').map(val).collect()
+        };
+        let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Err(bad("empty".into()));
+        }
+        for part in split_top(s) {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(bad("empty requirement".into()));
+            }
+            let r = if let Some((k, v)) = part.split_once("!=") {
+                Requirement::Ne(key(k)?, val(v)?)
+            } else if let Some((k, v)) = part.split_once("==") {
+                Requirement::Eq(key(k)?, val(v)?)
+            } else if let Some((k, v)) = part.split_once('=') {
+                Requirement::Eq(key(k)?, val(v)?)
+            } else if let Some((k, v)) = part.split_once(" notin ") {
+                Requirement::NotIn(key(k)?, set(v)?)
+            } else if let Some((k, v)) = part.split_once(" in ") {
+                Requirement::In(key(k)?, set(v)?)
+            } else if let Some(k) = part.strip_prefix('!') {
+                Requirement::NotExists(key(k)?)
+            } else {
+                Requirement::Exists(key(part)?)
+            };
+            reqs.push(r);
+        }
+        Ok(NodeSelector {
+            reqs,
+            text: s.to_string(),
+        })
+    }
+}
+
+impl NodeSelector {
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.reqs.iter().all(|r| match r {
+            Requirement::Eq(k, v) => labels.get(k) == Some(v),
+            Requirement::Ne(k, v) => labels.get(k) != Some(v),
+            Requirement::Exists(k) => labels.contains_key(k),
+            Requirement::NotExists(k) => !labels.contains_key(k),
+            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+        })
+    }
+}
+
+impl std::fmt::Display for NodeSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// One node in the `--dry-run` plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedNode {
+    pub name: String,
+    /// 1-based position in the upgrade order.
+    pub order: usize,
+    /// 1-based window it starts in when all nodes take equally long.
+    pub window: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedNode {
+    pub name: String,
+    pub reason: String,
+}
+
+/// The `--dry-run` plan of a static-pod rollout (`kind: Plan`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutPlan {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub name: String,
+    pub namespace: String,
+    pub strategy: String,
+    pub revision: String,
+    pub total: usize,
+    pub max_unavailable: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canary: Option<usize>,
+    pub nodes: Vec<PlannedNode>,
+    pub skipped: Vec<SkippedNode>,
+    /// The nodes that would remain after `--canary` (not started in this run).
+    pub after_canary: usize,
+}
+
+/// The plan the machine would follow from these nodes.
+pub fn rollout_plan(
+    name: &str,
+    namespace: &str,
+    strategy: &str,
+    nodes: Vec<NodeInput>,
+    options: &Options,
+    target: &str,
+) -> RolloutPlan {
+    let r = Rollout::new(nodes, options, target);
+    let mut planned = Vec::new();
+    for (w, window) in r.planned_windows().into_iter().enumerate() {
+        for n in window {
+            planned.push(PlannedNode {
+                name: n.to_string(),
+                order: planned.len() + 1,
+                window: w + 1,
+            });
+        }
+    }
+    let skipped = r
+        .nodes()
+        .filter_map(|(n, p)| match p {
+            Phase::Skipped(reason) => Some(SkippedNode {
+                name: n.to_string(),
+                reason: skip_word(reason).into(),
+            }),
+            _ => None,
+        })
+        .collect();
+    RolloutPlan {
+        api_version: crate::output::API_VERSION,
+        kind: "Plan",
+        name: name.into(),
+        namespace: namespace.into(),
+        strategy: strategy.into(),
+        revision: target.into(),
+        total: r.summary().total,
+        max_unavailable: r.budget(),
+        canary: options.canary,
+        after_canary: r.pending().saturating_sub(planned.len()),
+        nodes: planned,
+        skipped,
+    }
+}
+
+/// A stable word for a skip reason (JSON results, tables).
+pub fn skip_word(r: SkipReason) -> &'static str {
+    match r {
+        SkipReason::NotReady => "skipped-not-ready",
+        SkipReason::AlreadyUpdated => "already-updated",
+        SkipReason::Partitioned => "partitioned",
+    }
+}
+
+/// The plan as text: one line per window, then the skipped nodes.
+pub fn plan_lines(p: &RolloutPlan) -> Vec<String> {
+    let mut out = vec![format!(
+        "static pod {}/{}: {} to revision {} on {} of {} node(s), at most {} at a time (sliding window)",
+        p.namespace,
+        p.name,
+        p.strategy,
+        p.revision,
+        p.nodes.len(),
+        p.total,
+        p.max_unavailable
+    )];
+    let mut w = 0;
+    for n in &p.nodes {
+        if n.window != w {
+            w = n.window;
+            let names: Vec<&str> = p
+                .nodes
+                .iter()
+                .filter(|x| x.window == w)
+                .map(|x| x.name.as_str())
+                .collect();
+            out.push(format!("  window {w}: {}", names.join(", ")));
+        }
+    }
+    if let Some(c) = p.canary {
+        out.push(format!(
+            "  --canary {c}: stops after these; {} node(s) wait for a re-run",
+            p.after_canary
+        ));
+    }
+    for s in &p.skipped {
+        out.push(format!("  skip {}: {}", s.name, s.reason));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod() -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nginx"},
+               "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}})
+    }
+
+    #[test]
+    fn hash_is_stable_and_ignores_its_own_annotation() {
+        let a = revision_hash(&pod());
+        let mut b = pod();
+        b["metadata"]["annotations"] = json!({HASH_ANNOTATION: "x"});
+        assert_eq!(a, revision_hash(&b));
+        assert!(a.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+        let c = with_images(&pod(), &["nginx:1.19.2".parse().unwrap()]).unwrap();
+        assert_ne!(a, revision_hash(&c));
+    }
+
+    #[test]
+    fn images_name_containers() {
+        let two = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
+        assert!(matches!(
+            with_images(&two, &["z".parse().unwrap()]),
+            Err(TemplateError::AmbiguousContainer { .. })
+        ));
+        assert!(matches!(
+            with_images(&two, &["c=z".parse().unwrap()]),
+            Err(TemplateError::UnknownContainer { .. })
+        ));
+        let t = with_images(&two, &["b=z".parse().unwrap()]).unwrap();
+        assert_eq!(t["spec"]["containers"][1]["image"], "z");
+        for bad in ["", "A=x", "a=", "a b", "-a=x"] {
+            assert!(bad.parse::<ImageSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn pod_files_are_checked() {
+        let cases = [
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n",
+                true,
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: i}]}\n---\napiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: i}]}\n",
+                false,
+            ),
+            ("apiVersion: apps/v1\nkind: Deployment\nspec: {}\n", false),
+            ("apiVersion: v1\nkind: Pod\nspec: {containers: []}\n", false),
+            (
+                "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n",
+                false,
+            ),
+            ("", false),
+            ("{{{", false),
+        ];
+        for (text, ok) in cases {
+            assert_eq!(parse_pod_file("-f x", text).is_ok(), ok, "{text}");
+        }
+    }
+
+    #[test]
+    fn selectors() {
+        let l: BTreeMap<String, String> = [
+            ("zone".to_string(), "a".to_string()),
+            ("edge".to_string(), "".to_string()),
+        ]
+        .into();
+        for (sel, want) in [
+            ("zone=a", true),
+            ("zone==b", false),
+            ("zone!=b", true),
+            ("edge", true),
+            ("!edge", false),
+            ("zone in (a,b)", true),
+            ("zone notin (a, b)", false),
+            ("zone=a,edge", true),
+        ] {
+            assert_eq!(
+                sel.parse::<NodeSelector>().unwrap().matches(&l),
+                want,
+                "{sel}"
+            );
+        }
+        for bad in ["", "zone=a,", "=a", "zone in a", "Zone Space=x", "k=v v"] {
+            assert!(bad.parse::<NodeSelector>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn manifest_names() {
+        for ok in ["nginx", "yurt-hub", "a.b_c"] {
+            assert!(check_manifest_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "../x", "a..b", "a b", "x\\y"] {
+            assert!(check_manifest_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mirror_pods_give_back_the_template() {
+        let mirror = json!({"metadata": {"name": "nginx-w1", "namespace": "default",
+            "annotations": {"kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "1", HASH_ANNOTATION: "h", "team": "a"}},
+            "spec": {"nodeName": "w1", "serviceAccountName": "default", "priority": 0,
+                "containers": [{"name": "web", "image": "nginx:1.19.1",
+                    "volumeMounts": [{"name": "kube-api-access-x1", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]}],
+                "volumes": [{"name": "kube-api-access-x1", "projected": {}}]},
+            "status": {"phase": "Running"}});
+        let t = template_from_mirror(&mirror, "nginx");
+        assert_eq!(
+            t,
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "nginx", "namespace": "default", "annotations": {"team": "a"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}})
+        );
+    }
+}

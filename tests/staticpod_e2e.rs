@@ -1,0 +1,1017 @@
+//! `yurtctl staticpod` end to end on yurtsim: the real binary stores revisions in ConfigMap
+//! `yurt-static-set-NAME`, runs node Jobs in which the sim runs `yurtctl node-servant
+//! static-pod-upgrade` for real on each node's file system, and waits on the mirror pods the
+//! sim's kubelets make from the manifests.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Client;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
+use serde_json::Value;
+use yurtsim::{Layout, Sim};
+
+const NGINX_119_1: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: nginx
+spec:
+  containers:
+  - name: web
+    image: nginx:1.19.1
+";
+
+struct Env {
+    sim: Sim,
+    client: Client,
+    workers: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+/// A cluster with `workers` worker nodes, each running static pod `nginx` (nginx:1.19.1) from
+/// `/etc/kubernetes/manifests/nginx.yaml`, as in the user's example.
+async fn start(workers: usize, ready_delay: Duration) -> Env {
+    let env = support::start_sim(workers + 1, Layout::Kubeadm, |cfg| {
+        cfg.pod_ready_delay = ready_delay;
+        cfg.history_limit = 100_000;
+    })
+    .await;
+    let client = support::kube_client(&env.sim).await;
+    let names: Vec<String> = env
+        .sim
+        .node_names()
+        .into_iter()
+        .filter(|n| n.starts_with("worker-"))
+        .collect();
+    for n in &names {
+        let dir = env.sim.node_root(n).join("etc/kubernetes/manifests");
+        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
+    }
+    let e = Env {
+        sim: env.sim,
+        client,
+        workers: names,
+        _dir: env.dir,
+    };
+    wait_until(&e, "every worker runs nginx Ready", |pods| {
+        e.workers.iter().all(|w| pods.get(w).is_some_and(ready))
+    })
+    .await;
+    e
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
+    c.arg("staticpod")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(env.sim.kubeconfig_path())
+        .stdin(std::process::Stdio::null())
+        .env_remove("KUBECONFIG");
+    c
+}
+
+async fn yurtctl(env: &Env, args: &[&str]) -> Run {
+    let out = command(env, args).output().await.unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!(
+        "--- yurtctl staticpod {args:?}: exit {}\n{}{}",
+        run.code, run.stderr, run.stdout
+    );
+    run
+}
+
+fn ready(p: &Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status == "True")
+}
+
+fn image(p: &Pod) -> String {
+    p.spec.as_ref().unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap_or_default()
+}
+
+fn condition(p: &Pod, t: &str) -> Option<String> {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == t)
+        .map(|c| c.status.clone())
+}
+
+/// nginx mirror pods by node.
+async fn mirror_pods(env: &Env) -> BTreeMap<String, Pod> {
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), "default");
+    api.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|p| {
+            let node = p.spec.as_ref()?.node_name.clone()?;
+            (p.metadata.name.as_deref() == Some(&format!("nginx-{node}"))).then_some((node, p))
+        })
+        .collect()
+}
+
+async fn wait_until(env: &Env, what: &str, f: impl Fn(&BTreeMap<String, Pod>) -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let pods = mirror_pods(env).await;
+        if f(&pods) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}: {pods:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn manifest_on(env: &Env, node: &str) -> String {
+    std::fs::read_to_string(
+        env.sim
+            .node_root(node)
+            .join("etc/kubernetes/manifests/nginx.yaml"),
+    )
+    .unwrap()
+}
+
+fn node_result<'a>(r: &'a Value, node: &str) -> &'a str {
+    r["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .unwrap_or_else(|| panic!("no result for {node}: {r:#}"))["result"]
+        .as_str()
+        .unwrap()
+}
+
+const UPGRADE: [&str; 6] = [
+    "upgrade",
+    "nginx",
+    "--image",
+    "nginx:1.19.2",
+    "--strategy",
+    "advanced-rolling-update",
+];
+
+fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_users_example_three_nodes_upgrade_and_status_shows_3_3_3() {
+    let env = start(3, Duration::from_millis(100)).await;
+    // Every node runs the same manifest: one revision before any rollout.
+    let st = yurtctl(&env, &["status", "nginx", "-o", "json"])
+        .await
+        .json();
+    let revs: BTreeSet<&str> = st["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["revision"].as_str().unwrap())
+        .collect();
+    assert_eq!(revs.len(), 1, "{st:#}");
+    let before = yurtctl(&env, &["status", "nginx"]).await;
+    assert_eq!(before.code, 0);
+    let row: Vec<&str> = before
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        (row[0], row[2], row[3]),
+        ("nginx", "3", "3"),
+        "{}",
+        before.stdout
+    );
+
+    let run = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--max-unavailable", "3", "-y", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["kind"], "RolloutResult");
+    for w in &env.workers {
+        assert_eq!(node_result(&r, w), "upgraded");
+        assert!(manifest_on(&env, w).contains("nginx:1.19.2"));
+    }
+    let pods = mirror_pods(&env).await;
+    let hash = r["revision"].as_str().unwrap();
+    for w in &env.workers {
+        let p = &pods[w];
+        assert_eq!(image(p), "nginx:1.19.2");
+        assert_eq!(
+            p.metadata.annotations.as_ref().unwrap()["openyurt.io/static-pod-hash"],
+            hash
+        );
+    }
+    // The ConfigMap OpenYurt's readers expect: one data key, the revision annotation.
+    let cm = Api::<ConfigMap>::namespaced(env.client.clone(), "default")
+        .get("yurt-static-set-nginx")
+        .await
+        .unwrap();
+    let data = cm.data.unwrap();
+    assert_eq!(data.keys().collect::<Vec<_>>(), ["nginx"]);
+    assert!(data["nginx"].contains("nginx:1.19.2"));
+    assert_eq!(
+        cm.metadata.annotations.unwrap()["openyurt.io/static-pod-hash"],
+        hash
+    );
+
+    let status = yurtctl(&env, &["status", "nginx"]).await;
+    assert_eq!(status.code, 0);
+    let lines: Vec<&str> = status.stdout.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "AGE", "TOTAL", "READY", "UPGRADED"]
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!((row[0], row[2], row[3], row[4]), ("nginx", "3", "3", "3"));
+
+    let wide = yurtctl(&env, &["status", "nginx", "-o", "wide"]).await;
+    insta::with_settings!({filters => vec![
+        (r"(?m)^(nginx\s+)\S+", "$1[AGE]"),
+        (r"\b[4-9bcdf]{6,10}\b", "[HASH]"),
+    ]}, {
+        insta::assert_snapshot!("staticpod_status_wide", wide.stdout);
+    });
+    for w in &env.workers {
+        let line = wide
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(w.as_str()))
+            .unwrap();
+        assert_eq!(
+            line.split_whitespace().collect::<Vec<_>>(),
+            [w.as_str(), "true", hash, "false", "upgraded"]
+        );
+    }
+    // Running it again changes nothing.
+    let again = yurtctl(&env, &args(&UPGRADE, &["-y", "-o", "json"])).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    for w in &env.workers {
+        assert_eq!(node_result(&again.json(), w), "already-updated");
+    }
+    env.sim.shutdown().await;
+}
+
+/// What the sim's watch history shows: every upgrade Job creation and every mirror-pod state,
+/// in resourceVersion order (the sim's revisions are global, like etcd's).
+#[derive(Debug, Clone)]
+enum Seen {
+    JobCreated(String),
+    Pod {
+        node: String,
+        revision: Option<String>,
+        ready: bool,
+    },
+}
+
+type History = std::sync::Arc<std::sync::Mutex<Vec<(u64, Seen)>>>;
+
+/// Records Jobs and mirror pods from now on, until the returned handle is stopped.
+fn record(env: &Env) -> (tokio::task::JoinHandle<()>, History) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let jobs: Api<Job> = Api::namespaced(env.client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), "default");
+    let (s1, s2) = (seen.clone(), seen.clone());
+    let h = tokio::spawn(async move {
+        let j = watcher(
+            jobs,
+            watcher::Config::default().labels("yurtctl.openyurt.io/action=sp-up-nginx"),
+        )
+        .default_backoff()
+        .touched_objects()
+        .for_each(move |j| {
+            let s1 = s1.clone();
+            async move {
+                let Ok(j) = j else { return };
+                let node = j.spec.unwrap().template.spec.unwrap().node_name.unwrap();
+                let rv: u64 = j.metadata.resource_version.unwrap().parse().unwrap();
+                let mut s = s1.lock().unwrap();
+                if !s
+                    .iter()
+                    .any(|(_, e)| matches!(e, Seen::JobCreated(n) if *n == node))
+                {
+                    s.push((rv, Seen::JobCreated(node)));
+                }
+            }
+        });
+        let p = watcher(pods, watcher::Config::default())
+            .default_backoff()
+            .touched_objects()
+            .for_each(move |p| {
+                let s2 = s2.clone();
+                async move {
+                    let Ok(p) = p else { return };
+                    let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+                        return;
+                    };
+                    if p.metadata.name.as_deref() != Some(&format!("nginx-{node}")) {
+                        return;
+                    }
+                    let rv: u64 = p
+                        .metadata
+                        .resource_version
+                        .clone()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    let revision = p
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get("openyurt.io/static-pod-hash").cloned());
+                    s2.lock().unwrap().push((
+                        rv,
+                        Seen::Pod {
+                            node,
+                            revision,
+                            ready: ready(&p),
+                        },
+                    ));
+                }
+            });
+        futures::join!(j, p);
+    });
+    (h, seen)
+}
+
+/// From the history: nodes in flight (Job created, mirror pod not yet Ready on `target`) at
+/// every point, and the order in which Jobs were created.
+fn in_flight_history(seen: &[(u64, Seen)], target: &str) -> (Vec<usize>, Vec<String>) {
+    let mut events = seen.to_vec();
+    events.sort_by_key(|(rv, _)| *rv);
+    let mut in_flight: BTreeSet<String> = BTreeSet::new();
+    let mut counts = Vec::new();
+    let mut order = Vec::new();
+    for (_, e) in events {
+        match e {
+            Seen::JobCreated(n) => {
+                order.push(n.clone());
+                in_flight.insert(n);
+            }
+            Seen::Pod {
+                node,
+                revision,
+                ready,
+            } => {
+                if ready && revision.as_deref() == Some(target) {
+                    in_flight.remove(&node);
+                }
+            }
+        }
+        counts.push(in_flight.len());
+    }
+    (counts, order)
+}
+
+async fn wait_node_ready(env: &Env, node: &str, want: bool) {
+    let api: Api<k8s_openapi::api::core::v1::Node> = Api::all(env.client.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let n = api.get(node).await.unwrap();
+        let r = n
+            .status
+            .and_then(|s| s.conditions)
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True");
+        if r == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{node} Ready stays {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_nodes_two_not_ready_never_more_than_three_in_flight() {
+    let env = start(10, Duration::from_millis(300)).await;
+    for n in ["worker-4", "worker-8"] {
+        env.sim.set_node_ready(n, false).unwrap();
+        wait_node_ready(&env, n, false).await;
+    }
+    let (h, seen) = record(&env);
+    let run = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--max-unavailable", "3", "-y", "-o", "json"]),
+    )
+    .await;
+    h.abort();
+    // Skipped NotReady nodes make the run partial (a later run picks them up).
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    let target = r["revision"].as_str().unwrap().to_string();
+    for w in &env.workers {
+        let want = if w == "worker-4" || w == "worker-8" {
+            "skipped-not-ready"
+        } else {
+            "upgraded"
+        };
+        assert_eq!(node_result(&r, w), want, "{w}");
+    }
+    assert_eq!(r["maxUnavailable"], 3);
+    let (counts, order) = in_flight_history(&seen.lock().unwrap(), &target);
+    assert_eq!(order.len(), 8, "one Job per upgraded node: {order:?}");
+    let peak = counts.iter().copied().max().unwrap();
+    assert_eq!(
+        peak, 3,
+        "never more than 3 in flight, and the window is used: {counts:?}"
+    );
+    for n in ["worker-4", "worker-8"] {
+        assert!(manifest_on(&env, n).contains("nginx:1.19.1"));
+    }
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_image_that_never_gets_ready_halts_the_rollout_and_restores_the_node() {
+    let env = start(3, Duration::from_millis(100)).await;
+    env.sim.faults().never_ready("nginx:broken");
+    let run = yurtctl(
+        &env,
+        &[
+            "upgrade",
+            "nginx",
+            "--image",
+            "web=nginx:broken",
+            "--strategy",
+            "advanced-rolling-update",
+            "--max-unavailable",
+            "1",
+            "--node-timeout",
+            "3s",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(run.stderr.contains("rollout stopped"), "{}", run.stderr);
+    assert!(run.stderr.contains("timed-out"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("mirror pod: nginx-worker-1"),
+        "{}",
+        run.stderr
+    );
+    // worker-1 went first (name order), failed and was restored; the others were not touched.
+    for w in &env.workers {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.1"), "{w}");
+    }
+    wait_until(&env, "worker-1 runs nginx:1.19.1 Ready again", |p| {
+        p.get("worker-1")
+            .is_some_and(|p| ready(p) && image(p) == "nginx:1.19.1")
+    })
+    .await;
+    env.sim.shutdown().await;
+}
+
+async fn label_node(env: &Env, node: &str, key: &str, value: &str) {
+    let api: Api<k8s_openapi::api::core::v1::Node> = Api::all(env.client.clone());
+    let patch = serde_json::json!({"metadata": {"labels": {key: value}}});
+    api.patch(
+        node,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn partition_and_priority_decide_which_nodes_and_in_which_order() {
+    let env = start(4, Duration::from_millis(100)).await;
+    label_node(&env, "worker-3", "zone", "hangzhou").await;
+    let controls = [
+        "--priority",
+        "zone=hangzhou:10",
+        "--partition",
+        "1",
+        "--max-unavailable",
+        "2",
+    ];
+    let plan = yurtctl(&env, &args(&UPGRADE, &args(&controls, &["--dry-run"]))).await;
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    insta::with_settings!({filters => vec![(r"revision [4-9bcdf]+", "revision [HASH]")]}, {
+        insta::assert_snapshot!("staticpod_dry_run_plan", plan.stdout);
+    });
+    let pj = yurtctl(
+        &env,
+        &args(&UPGRADE, &args(&controls, &["--dry-run", "-o", "json"])),
+    )
+    .await;
+    let p = pj.json();
+    assert_eq!(p["kind"], "Plan");
+    let order: Vec<&str> = p["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["worker-3", "worker-1", "worker-2"]);
+    assert_eq!(p["skipped"][0]["name"], "worker-4");
+    assert_eq!(p["skipped"][0]["reason"], "partitioned");
+    // Nothing changed by the dry runs.
+    assert!(
+        Api::<ConfigMap>::namespaced(env.client.clone(), "default")
+            .get_opt("yurt-static-set-nginx")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let (h, seen) = record(&env);
+    let run = yurtctl(
+        &env,
+        &args(
+            &UPGRADE,
+            &[
+                "--priority",
+                "zone=hangzhou:10",
+                "--partition",
+                "1",
+                "--max-unavailable",
+                "1",
+                "-y",
+                "-o",
+                "json",
+            ],
+        ),
+    )
+    .await;
+    h.abort();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(node_result(&r, "worker-4"), "partitioned");
+    let (counts, order) = in_flight_history(&seen.lock().unwrap(), r["revision"].as_str().unwrap());
+    assert_eq!(order, ["worker-3", "worker-1", "worker-2"]);
+    // One at a time, so the Job creations show the order exactly.
+    assert!(counts.iter().all(|&c| c <= 1), "{counts:?}");
+    assert!(manifest_on(&env, "worker-4").contains("nginx:1.19.1"));
+    let redacted = {
+        let mut r = r.clone();
+        let hash = r["revision"].as_str().unwrap().to_string();
+        r["revision"] = "[HASH]".into();
+        r["message"] = r["message"]
+            .as_str()
+            .unwrap()
+            .replace(&hash, "[HASH]")
+            .into();
+        r
+    };
+    insta::assert_json_snapshot!("staticpod_rollout_result", redacted);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn canary_then_continue() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let run = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--canary", "1", "-y", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(node_result(&r, "worker-1"), "upgraded");
+    assert_eq!(node_result(&r, "worker-2"), "pending");
+    assert!(r["message"].as_str().unwrap().contains("re-run"), "{r:#}");
+    assert!(manifest_on(&env, "worker-2").contains("nginx:1.19.1"));
+    let more = yurtctl(&env, &args(&UPGRADE, &["-y", "-o", "json"])).await;
+    assert_eq!(more.code, 0, "{}", more.stderr);
+    let r = more.json();
+    assert_eq!(node_result(&r, "worker-1"), "already-updated");
+    assert_eq!(node_result(&r, "worker-2"), "upgraded");
+    assert_eq!(node_result(&r, "worker-3"), "upgraded");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ota_marks_pods_apply_upgrades_one_node_and_conditions_follow_the_template() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let ota = [
+        "upgrade",
+        "nginx",
+        "--image",
+        "nginx:1.19.2",
+        "--strategy",
+        "ota",
+        "-y",
+    ];
+    let run = yurtctl(&env, &ota).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pods = mirror_pods(&env).await;
+    for w in &env.workers {
+        assert_eq!(
+            condition(&pods[w], "PodNeedUpgrade").as_deref(),
+            Some("True"),
+            "{w}"
+        );
+        assert!(
+            manifest_on(&env, w).contains("nginx:1.19.1"),
+            "OTA changes no node by itself"
+        );
+    }
+    let apply = yurtctl(
+        &env,
+        &[
+            "ota", "apply", "nginx", "--node", "worker-2", "-y", "-o", "json",
+        ],
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}", apply.stderr);
+    assert_eq!(node_result(&apply.json(), "worker-2"), "upgraded");
+    assert!(manifest_on(&env, "worker-2").contains("nginx:1.19.2"));
+    for w in ["worker-1", "worker-3"] {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.1"), "{w}");
+    }
+    let pods = mirror_pods(&env).await;
+    assert_eq!(
+        condition(&pods["worker-2"], "PodNeedUpgrade").as_deref(),
+        Some("False")
+    );
+    assert_eq!(
+        condition(&pods["worker-1"], "PodNeedUpgrade").as_deref(),
+        Some("True")
+    );
+    // The node's owner can also use YurtHub's endpoint: the sim serves it only while a
+    // yurt-hub static pod runs, so here it is checked through the conditions it reads.
+
+    // The template goes back to 1.19.1: the pods still on it are no longer marked (YurtStaticSet
+    // leaves them True), and the upgraded one now needs an upgrade.
+    let back = yurtctl(
+        &env,
+        &[
+            "upgrade",
+            "nginx",
+            "--image",
+            "nginx:1.19.1",
+            "--strategy",
+            "ota",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    let pods = mirror_pods(&env).await;
+    assert_eq!(
+        condition(&pods["worker-1"], "PodNeedUpgrade").as_deref(),
+        Some("False")
+    );
+    assert_eq!(
+        condition(&pods["worker-3"], "PodNeedUpgrade").as_deref(),
+        Some("False")
+    );
+    assert_eq!(
+        condition(&pods["worker-2"], "PodNeedUpgrade").as_deref(),
+        Some("True")
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rollback_returns_every_node_to_the_previous_revision() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let up = yurtctl(&env, &args(&UPGRADE, &["--max-unavailable", "100%", "-y"])).await;
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    let bad = yurtctl(&env, &["rollback", "nginx", "--to-revision", "99", "-y"]).await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("known revisions: 2, 1"),
+        "{}",
+        bad.stderr
+    );
+    let back = yurtctl(
+        &env,
+        &[
+            "rollback",
+            "nginx",
+            "--max-unavailable",
+            "2",
+            "-y",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    let r = back.json();
+    assert_eq!(r["revisionNumber"], 3);
+    for w in &env.workers {
+        assert_eq!(node_result(&r, w), "upgraded");
+        assert!(manifest_on(&env, w).contains("nginx:1.19.1"), "{w}");
+    }
+    let pods = mirror_pods(&env).await;
+    assert!(
+        env.workers
+            .iter()
+            .all(|w| image(&pods[w]) == "nginx:1.19.1" && ready(&pods[w]))
+    );
+    let status = yurtctl(&env, &["status", "nginx", "-o", "json"]).await;
+    let s = status.json();
+    assert_eq!(
+        (
+            s["total"].as_u64(),
+            s["ready"].as_u64(),
+            s["upgraded"].as_u64()
+        ),
+        (Some(3), Some(3), Some(3))
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ctrl_c_mid_rollout_exits_130_and_a_rerun_finishes() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let env = start(4, Duration::from_millis(800)).await;
+    let mut child = command(&env, &args(&UPGRADE, &["--max-unavailable", "1", "-y"]))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("a node gets upgraded")
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(": upgraded") {
+            break;
+        }
+    }
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    while let Ok(Some(l)) = lines.next_line().await {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- interrupted run:\n{seen}");
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("re-run the same command"), "{seen}");
+    let not_yet = env
+        .workers
+        .iter()
+        .filter(|w| manifest_on(&env, w).contains("nginx:1.19.1"))
+        .count();
+    assert!(not_yet >= 1, "interrupted before the end");
+
+    let again = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--max-unavailable", "1", "-y", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(node_result(&r, "worker-1"), "already-updated");
+    for w in &env.workers {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.2"), "{w}");
+    }
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_input_exits_2_and_changes_nothing() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let two = file("two.yaml", &format!("{NGINX_119_1}---\n{NGINX_119_1}"));
+    let deploy = file(
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
+    );
+    let empty = file(
+        "empty.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: []}\n",
+    );
+    let ours = ["nginx", "--strategy", "advanced-rolling-update", "-y"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--image", "nginx:2", "--max-unavailable", "0"],
+            "would never start a node",
+        ),
+        (
+            vec!["--image", "nginx:2", "--max-unavailable", "150%"],
+            "cannot exceed 100%",
+        ),
+        (
+            vec!["--image", "nginx:2", "--max-unavailable", "-1"],
+            "--max-unavailable",
+        ),
+        (
+            vec!["--image", "nginx:2", "--max-unavailable", "ten"],
+            "--max-unavailable",
+        ),
+        (
+            vec!["--image", "nginx:2", "--partition", "101%"],
+            "--partition",
+        ),
+        (
+            vec!["--image", "nginx:2", "--priority", "zone=a"],
+            "--priority",
+        ),
+        (vec!["--image", "nginx:2", "--selector", "=a"], "--selector"),
+        (
+            vec!["--image", "nginx:2", "--manifest", "../etc/passwd"],
+            "invalid manifest name",
+        ),
+        (
+            vec!["--image", "nginx:2", "--manifest", "a/b"],
+            "invalid manifest name",
+        ),
+        (vec!["-f", &two], "2 documents"),
+        (vec!["-f", &deploy], "expected a v1 Pod"),
+        (vec!["-f", &empty], "containers"),
+        (
+            vec!["--image", "sidecar=nginx:2"],
+            "no container named \"sidecar\"",
+        ),
+    ];
+    for (extra, msg) in cases {
+        let mut a = vec!["upgrade"];
+        a.extend(ours);
+        a.extend(extra.iter().copied());
+        let run = yurtctl(&env, &a).await;
+        assert_eq!(run.code, 2, "{a:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(msg),
+            "{a:?}: want {msg:?} in {}",
+            run.stderr
+        );
+    }
+    assert!(
+        Api::<ConfigMap>::namespaced(env.client.clone(), "default")
+            .get_opt("yurt-static-set-nginx")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    for w in &env.workers {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.1"));
+    }
+    env.sim.shutdown().await;
+}
+
+/// Calls the node's YurtHub endpoint as the node's owner would (through the sim's proxy).
+fn yurthub_post(env: &Env, node: &str, path: &str) -> (String, String) {
+    let token = env.sim.shared().token.clone();
+    let out = std::process::Command::new("curl")
+        .args(["-s", "-X", "POST", "-w", "\n%{http_code}", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .arg(format!(
+            "{}/yurtsim/v1/nodes/{node}/yurthub{path}",
+            env.sim.url()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (code.to_string(), body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthubs_ota_endpoint_accepts_the_conditions_and_configmap_yurtctl_writes() {
+    let env = start(2, Duration::from_millis(100)).await;
+    std::fs::write(
+        env.sim.node_root("worker-1").join("etc/kubernetes/manifests/yurt-hub.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels: {k8s-app: yurt-hub}\nspec:\n  hostNetwork: true\n  containers:\n  - {name: yurt-hub, image: openyurt/yurthub:v1.6.0}\n",
+    )
+    .unwrap();
+    let upgrade = "/openyurt.io/v1/namespaces/default/pods/nginx-worker-1/upgrade";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    // Before any OTA revision: YurtHub's pre-check refuses (no PodNeedUpgrade=True).
+    loop {
+        let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+        if code == "403" {
+            assert!(body.starts_with("Pre check update pod failed"), "{body}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "yurt-hub never served: {code} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ota = [
+        "upgrade",
+        "nginx",
+        "--image",
+        "nginx:1.19.2",
+        "--strategy",
+        "ota",
+        "-y",
+    ];
+    assert_eq!(yurtctl(&env, &ota).await.code, 0);
+    let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+    assert_eq!(
+        (code.as_str(), body.as_str()),
+        ("200", "Start updating pod default/nginx-worker-1")
+    );
+    assert!(manifest_on(&env, "worker-1").contains("nginx:1.19.2"));
+    assert!(manifest_on(&env, "worker-2").contains("nginx:1.19.1"));
+    wait_until(&env, "worker-1 runs the new revision", |p| {
+        p.get("worker-1")
+            .is_some_and(|p| ready(p) && image(p) == "nginx:1.19.2")
+    })
+    .await;
+    // The next run refreshes the conditions: the new mirror pod is up to date.
+    assert_eq!(yurtctl(&env, &ota).await.code, 0);
+    let pods = mirror_pods(&env).await;
+    assert_eq!(
+        condition(&pods["worker-1"], "PodNeedUpgrade").as_deref(),
+        Some("False")
+    );
+    assert_eq!(
+        condition(&pods["worker-2"], "PodNeedUpgrade").as_deref(),
+        Some("True")
+    );
+    let st = yurtctl(&env, &["status", "nginx", "-o", "json"])
+        .await
+        .json();
+    assert_eq!(st["upgraded"], 1, "{st:#}");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn min_ready_seconds_holds_the_slot_until_the_new_pod_has_been_ready_that_long() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let run = yurtctl(
+        &env,
+        &args(
+            &UPGRADE,
+            &[
+                "--max-unavailable",
+                "1",
+                "--min-ready-seconds",
+                "1",
+                "-y",
+                "-o",
+                "json",
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    for w in &env.workers {
+        assert_eq!(node_result(&r, w), "upgraded");
+    }
+    env.sim.shutdown().await;
+}
