@@ -1,0 +1,185 @@
+//! `yurtctl convert` at scale against yurtsim: N simulated nodes (default 1,000) converted with
+//! `--concurrency C` (default 100). Prints the makespan against the ideal one, API requests per
+//! node and yurtctl's peak RSS, each with its target and ratio (≤ 1.00 meets it).
+//!
+//! The node Jobs run a stand-in for the servant that takes a fixed time (`YURTCTL_BENCH_JOB_MS`,
+//! default 2,000 ms), so the node-side work is known and what is measured is yurtctl's own
+//! orchestration: ideal = fixed phases + ⌈edge/C⌉·d + ⌈cloud/C⌉·d, where d is the median Job
+//! duration the run itself observed and the fixed phases are those before and after the node
+//! phases, as timed in the same run.
+//!
+//! `cargo bench --bench convert`; `YURTCTL_BENCH_NODES=5000` for the memory figure at 5,000
+//! nodes; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` for a quick smoke run.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use yurtsim::{Layout, Sim, SimConfig};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn row(what: &str, value: f64, unit: &str, target: Option<f64>) {
+    match target {
+        Some(t) => {
+            let ratio = value / t;
+            let verdict = if ratio <= 1.0 { "ok" } else { "MISSED" };
+            println!(
+                "{what:<40} {value:>10.2} {unit:<8} target ≤ {t:<8} ratio {ratio:>5.2}  {verdict}"
+            );
+        }
+        None => println!("{what:<40} {value:>10.2} {unit}"),
+    }
+}
+
+/// Seconds in "converted in 2.1s".
+fn job_seconds(message: &str) -> Option<f64> {
+    message
+        .strip_prefix("converted in ")?
+        .strip_suffix('s')?
+        .parse()
+        .ok()
+}
+
+// The child is reaped with wait4 (not Child::wait) to read its peak RSS.
+#[allow(clippy::zombie_processes)]
+fn main() {
+    let nodes = env_usize("YURTCTL_BENCH_NODES", 1000);
+    let concurrency = env_usize("YURTCTL_BENCH_CONCURRENCY", 100);
+    let job_ms = env_usize("YURTCTL_BENCH_JOB_MS", 2000);
+    let dir = tempfile::tempdir().unwrap();
+
+    // the servant stand-in: takes job_ms, succeeds
+    let servant = dir.path().join("servant.sh");
+    std::fs::write(
+        &servant,
+        format!("#!/bin/sh\nsleep {}\n", job_ms as f64 / 1000.0),
+    )
+    .unwrap();
+    std::fs::set_permissions(&servant, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut cfg = SimConfig::new(dir.path().join("sim"));
+    cfg.nodes = nodes;
+    cfg.control_planes = 1;
+    cfg.layout = Layout::Kubeadm;
+    cfg.kubernetes_version = "v1.30.2".into();
+    cfg.yurtctl = Some(servant);
+    cfg.pod_ready_delay = Duration::from_millis(200);
+    let started = Instant::now();
+    let sim: Sim = rt.block_on(Sim::start(cfg)).expect("yurtsim starts");
+    eprintln!(
+        "yurtsim: {nodes} nodes ready in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let t0 = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("convert")
+        .arg("--kubeconfig")
+        .arg(sim.kubeconfig_path())
+        .args(["-y", "-o", "json", "--job-timeout", "10m", "--qps", "0"])
+        .args(["--concurrency", &concurrency.to_string()])
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let stdout = child.stdout.take().unwrap();
+    let out_reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    // phase timings from the progress lines, as they arrive
+    let (mut nodes_start, mut nodes_end) = (None, None);
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let at = t0.elapsed();
+        let node_phase = line.starts_with("[nodes/edge]") || line.starts_with("[nodes/cloud]");
+        if node_phase && nodes_start.is_none() {
+            nodes_start = Some(at);
+        }
+        if node_phase {
+            nodes_end = Some(at);
+        }
+    }
+    // peak RSS from the kernel's accounting of the reaped child
+    let mut status = 0;
+    // SAFETY: plain syscall; rusage is a plain struct filled by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let makespan = t0.elapsed();
+    assert_eq!(reaped, pid, "wait4");
+    let stdout = out_reader.join().unwrap();
+    let result: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("convert printed no result ({e}):\n{stdout}"));
+    assert_eq!(result["exitCode"], 0, "convert failed: {result:#}");
+
+    let results = result["nodes"].as_array().unwrap();
+    let mut durations: Vec<f64> = results
+        .iter()
+        .filter_map(|n| job_seconds(n["message"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(durations.len(), nodes, "every node converted");
+    durations.sort_by(f64::total_cmp);
+    let d = durations[durations.len() / 2];
+    let cloud = results.iter().filter(|n| n["role"] == "cloud").count();
+    let edge = nodes - cloud;
+    let windows = edge.div_ceil(concurrency) + cloud.div_ceil(concurrency);
+    let node_span = nodes_end.unwrap_or_default() - nodes_start.unwrap_or_default();
+    let fixed = makespan.as_secs_f64() - node_span.as_secs_f64();
+    let ideal = fixed + windows as f64 * d;
+
+    // yurtsim counts requests by the product part of the User-Agent (`yurtctl/<version>`)
+    let agent = "yurtctl";
+    let requests = sim.metrics().total(Some(agent), false);
+    let writes = sim.metrics().total(Some(agent), true);
+    let rss_mib = usage.ru_maxrss as f64 / 1024.0;
+
+    println!("convert {nodes} nodes, --concurrency {concurrency}, Job stand-in {job_ms} ms");
+    row("median Job duration d", d, "s", None);
+    row("node phases (measured)", node_span.as_secs_f64(), "s", None);
+    row(
+        "node phases ideal (windows × d)",
+        windows as f64 * d,
+        "s",
+        None,
+    );
+    row("fixed phases (measured)", fixed, "s", None);
+    row("makespan", makespan.as_secs_f64(), "s", None);
+    row(
+        "makespan ÷ ideal",
+        makespan.as_secs_f64() / ideal,
+        "",
+        Some(1.10),
+    );
+    row(
+        "node phases ÷ their ideal",
+        node_span.as_secs_f64() / (windows as f64 * d),
+        "",
+        Some(1.10),
+    );
+    row(
+        "API requests per node",
+        requests as f64 / nodes as f64,
+        "req",
+        Some(8.0),
+    );
+    row(
+        "API writes per node",
+        writes as f64 / nodes as f64,
+        "req",
+        None,
+    );
+    let rss_target = if nodes <= 1000 { Some(100.0) } else { None };
+    row("yurtctl peak RSS", rss_mib, "MiB", rss_target);
+    rt.block_on(sim.shutdown());
+}
