@@ -637,7 +637,15 @@ pub fn render_text(plan: &Plan) -> String {
         "Plan: convert to {} (Kubernetes {})\n",
         plan.profile, plan.server_version
     );
-    for p in &plan.phases {
+    out.push_str(&render_phases(&plan.phases, 6, 28));
+    out
+}
+
+/// Phases as text: a `phase ID` line each (noting skipped or empty ones), then one line per
+/// step in columns of the given widths.
+pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize) -> String {
+    let mut out = String::new();
+    for p in phases {
         let note = if p.skipped {
             " (skipped)"
         } else if p.steps.is_empty() {
@@ -648,7 +656,7 @@ pub fn render_text(plan: &Plan) -> String {
         out.push_str(&format!("phase {}{note}\n", p.id));
         for s in &p.steps {
             out.push_str(&format!(
-                "  {:<6} {:<28} {}\n",
+                "  {:<action_width$} {:<target_width$} {}\n",
                 s.action, s.target, s.detail
             ));
         }

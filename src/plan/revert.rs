@@ -428,22 +428,7 @@ pub fn render_text(plan: &RevertPlan) -> String {
         "Plan: revert {} ({scope}; Kubernetes {})\n",
         plan.profile, plan.server_version
     );
-    for p in &plan.phases {
-        let note = if p.skipped {
-            " (skipped)"
-        } else if p.steps.is_empty() {
-            " (nothing to do)"
-        } else {
-            ""
-        };
-        out.push_str(&format!("phase {}{note}\n", p.id));
-        for s in &p.steps {
-            out.push_str(&format!(
-                "  {:<7} {:<40} {}\n",
-                s.action, s.target, s.detail
-            ));
-        }
-    }
+    out.push_str(&super::render_phases(&plan.phases, 7, 40));
     out
 }
 
