@@ -636,11 +636,7 @@ async fn node_jobs(
     store: &JournalStore,
     mark: fn(&mut Journal, &str, Option<String>),
 ) -> PhaseResult<Vec<(String, NodeResult)>> {
-    let role = if phase == plan::NODES_EDGE {
-        "edge"
-    } else {
-        "cloud"
-    };
+    let role = plan::Role::of_phase(phase).as_str();
     let outcomes = run_journaled(
         cluster,
         phase,

@@ -168,6 +168,15 @@ impl Role {
         }
     }
 
+    /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about.
+    pub fn of_phase(id: &str) -> Role {
+        if id == NODES_EDGE {
+            Role::Edge
+        } else {
+            Role::Cloud
+        }
+    }
+
     /// The phase that converts nodes of this role.
     pub fn phase(self) -> &'static str {
         match self {
@@ -601,11 +610,7 @@ fn steps(
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = if id == NODES_EDGE {
-                Role::Edge
-            } else {
-                Role::Cloud
-            };
+            let role = Role::of_phase(id);
             converting()
                 .filter(|n| n.role == role)
                 .map(|n| {

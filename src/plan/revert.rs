@@ -336,11 +336,7 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = if id == NODES_EDGE {
-                Role::Edge
-            } else {
-                Role::Cloud
-            };
+            let role = Role::of_phase(id);
             reverting()
                 .filter(|n| n.role == role)
                 .map(|n| {
