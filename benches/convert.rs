@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use yurtsim::{Layout, Sim, SimConfig};
 
+mod support;
+use support::PeakRss;
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -47,8 +50,6 @@ fn job_seconds(message: &str) -> Option<f64> {
         .ok()
 }
 
-// The child is reaped with wait4 (not Child::wait) to read its peak RSS.
-#[allow(clippy::zombie_processes)]
 fn main() {
     let nodes = env_usize("YURTCTL_BENCH_NODES", 1000);
     let concurrency = env_usize("YURTCTL_BENCH_CONCURRENCY", 100);
@@ -95,7 +96,7 @@ fn main() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
+    let peak_rss = PeakRss::watch(child.id());
     let stdout = child.stdout.take().unwrap();
     let out_reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
     // phase timings from the progress lines, as they arrive
@@ -111,13 +112,13 @@ fn main() {
             nodes_end = Some(at);
         }
     }
-    // peak RSS from the kernel's accounting of the reaped child
-    let mut status = 0;
-    // SAFETY: plain syscall; rusage is a plain struct filled by the kernel.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let status = child.wait().unwrap();
     let makespan = t0.elapsed();
-    assert_eq!(reaped, pid, "wait4");
+    let rss_mib = peak_rss.mib();
+    assert!(
+        status.success() || status.code().is_some(),
+        "convert was killed: {status}"
+    );
     let stdout = out_reader.join().unwrap();
     let result: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("convert printed no result ({e}):\n{stdout}"));
@@ -142,7 +143,6 @@ fn main() {
     let agent = "yurtctl";
     let requests = sim.metrics().total(Some(agent), false);
     let writes = sim.metrics().total(Some(agent), true);
-    let rss_mib = usage.ru_maxrss as f64 / 1024.0;
 
     println!("convert {nodes} nodes, --concurrency {concurrency}, Job stand-in {job_ms} ms");
     row("median Job duration d", d, "s", None);

@@ -26,6 +26,9 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
 use yurtsim::{Layout, Sim, SimConfig};
 
+mod support;
+use support::PeakRss;
+
 const NGINX: &str = "apiVersion: v1
 kind: Pod
 metadata:
@@ -81,16 +84,6 @@ fn barrier(durations: &[f64], k: usize) -> f64 {
         .chunks(k)
         .map(|c| c.iter().cloned().fold(0.0, f64::max))
         .sum()
-}
-
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -248,17 +241,8 @@ async fn main() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id().unwrap();
-    let mut peak_kib = 0;
-    let status = loop {
-        if let Some(h) = vm_hwm_kib(pid) {
-            peak_kib = peak_kib.max(h);
-        }
-        tokio::select! {
-            s = child.wait() => break s.unwrap(),
-            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-        }
-    };
+    let peak_rss = PeakRss::watch(child.id().unwrap());
+    let status = child.wait().await.unwrap();
     let wall = start.elapsed();
     let requests = sim.metrics().total(Some("yurtctl"), false);
     // For comparison: what reading the state alone (one list of pods and nodes) costs.
@@ -271,17 +255,8 @@ async fn main() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let st_pid = st.id().unwrap();
-    let mut status_kib = 0;
-    loop {
-        if let Some(h) = vm_hwm_kib(st_pid) {
-            status_kib = status_kib.max(h);
-        }
-        tokio::select! {
-            _ = st.wait() => break,
-            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-        }
-    }
+    let status_rss = PeakRss::watch(st.id().unwrap());
+    st.wait().await.unwrap();
     // Let the recorder see the last Ready.
     tokio::time::sleep(Duration::from_millis(500)).await;
     recorder.abort();
@@ -323,8 +298,8 @@ async fn main() {
     );
     println!(
         "  yurtctl peak RSS    {:.1} MiB (`staticpod status` alone: {:.1} MiB)",
-        peak_kib as f64 / 1024.0,
-        status_kib as f64 / 1024.0
+        peak_rss.mib(),
+        status_rss.mib()
     );
     sim.shutdown().await;
 }

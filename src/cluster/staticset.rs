@@ -249,23 +249,46 @@ pub fn mirror_of(pod: &Pod, name: &str) -> Option<MirrorPod> {
 
 pub const NEED_UPGRADE: &str = "PodNeedUpgrade";
 
+/// The mirror pods of a static pod, read from one pod list.
+#[derive(Clone, Debug, Default)]
+pub struct MirrorPods {
+    pub by_node: BTreeMap<String, MirrorPod>,
+    /// The template the first of them (by node name) runs: where a rollout starts when no
+    /// revision is stored yet. Only this one pod is kept whole; a thousand would cost tens of
+    /// MiB.
+    pub first_template: Option<serde_json::Value>,
+}
+
 /// The mirror pods of static pod `name` in `namespace`, by node.
 pub async fn mirror_pods(
     cluster: &Cluster,
     namespace: &str,
     name: &str,
-) -> Result<BTreeMap<String, (MirrorPod, Pod)>, ClusterError> {
+) -> Result<MirrorPods, ClusterError> {
     let api: Api<Pod> = Api::namespaced(cluster.client().clone(), namespace);
     let lp = ListParams::default();
     let list = cluster
         .call(|| api.list(&lp))
         .await
         .map_err(|e| ClusterError::from_kube(format!("list pods in {namespace}"), e))?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter_map(|p| mirror_of(&p, name).map(|m| (m.node.clone(), (m, p))))
-        .collect())
+    let mut first: Option<Pod> = None;
+    let mut by_node = BTreeMap::new();
+    for p in list.items {
+        let Some(m) = mirror_of(&p, name) else {
+            continue;
+        };
+        if by_node.keys().next().is_none_or(|n: &String| m.node < *n) {
+            first = Some(p);
+        }
+        by_node.insert(m.node.clone(), m);
+    }
+    let first_template = first
+        .and_then(|p| serde_json::to_value(p).ok())
+        .map(|v| template_from_mirror(&v, name));
+    Ok(MirrorPods {
+        by_node,
+        first_template,
+    })
 }
 
 /// Sets `PodNeedUpgrade` on a mirror pod (pods/status, strategic merge by condition type, so

@@ -21,7 +21,7 @@ use crate::cluster::{Cluster, ClusterError};
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
 use crate::plan::staticpod::{
-    self as plan, NodeSelector, parse_pod_file, revision_hash, template_from_mirror, with_images,
+    self as plan, NodeSelector, parse_pod_file, revision_hash, with_images,
 };
 use crate::rollout::{Completion, HaltReason, MaxUnavailable, NodeInput, Options, Priority};
 use driver::{Drive, End};
@@ -56,7 +56,9 @@ pub(crate) struct Context {
     pub name: String,
     pub set: Option<StaticSet>,
     /// Mirror pods by node.
-    pub mirrors: BTreeMap<String, (MirrorPod, Value)>,
+    pub mirrors: BTreeMap<String, MirrorPod>,
+    /// What the first mirror pod runs (see [`staticset::MirrorPods`]).
+    pub mirror_template: Option<Value>,
     /// Node → (labels, Ready).
     pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
 }
@@ -67,11 +69,7 @@ pub(crate) async fn context(
     name: &str,
 ) -> Result<Context, ClusterError> {
     let set = staticset::load(&cluster, ns, name).await?;
-    let mirrors = staticset::mirror_pods(&cluster, ns, name)
-        .await?
-        .into_iter()
-        .map(|(n, (m, p))| (n, (m, serde_json::to_value(p).unwrap_or_default())))
-        .collect();
+    let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
     let api: Api<Node> = Api::all(cluster.client().clone());
     let lp = ListParams::default();
     let list = cluster
@@ -96,7 +94,8 @@ pub(crate) async fn context(
         ns: ns.into(),
         name: name.into(),
         set,
-        mirrors,
+        mirrors: mirrors.by_node,
+        mirror_template: mirrors.first_template,
         nodes,
     })
 }
@@ -106,7 +105,7 @@ impl Context {
     fn targets(&self, selector: Option<&NodeSelector>) -> Vec<NodeInput> {
         self.mirrors
             .iter()
-            .filter_map(|(node, (m, _))| {
+            .filter_map(|(node, m)| {
                 let (labels, ready) = self.nodes.get(node).cloned().unwrap_or_default();
                 if selector.is_some_and(|s| !s.matches(&labels)) {
                     return None;
@@ -137,10 +136,7 @@ impl Context {
         {
             return Some(v);
         }
-        self.mirrors
-            .values()
-            .next()
-            .map(|(_, p)| template_from_mirror(p, &self.name))
+        self.mirror_template.clone()
     }
 
     /// The store, created from the running template when there is none (so rollback has a
@@ -506,7 +502,7 @@ fn finish(g: &GlobalArgs, mut result: RolloutResult, exit: Exit) -> Exit {
 async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNode>, ClusterError> {
     let mirrors = staticset::mirror_pods(&ctx.cluster, &ctx.ns, &ctx.name).await?;
     let mut out = Vec::new();
-    for (node, (m, _)) in mirrors {
+    for (node, m) in mirrors.by_node {
         let need = m.revision.as_deref() != Some(target);
         staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, &m, need).await?;
         out.push(RolloutNode {

@@ -22,7 +22,7 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
     let nodes: Vec<NodeStatus> = ctx
         .mirrors
         .iter()
-        .map(|(node, (m, _))| NodeStatus {
+        .map(|(node, m)| NodeStatus {
             node: node.clone(),
             ready: m.ready,
             revision: m.revision.clone(),
@@ -68,7 +68,7 @@ fn age(ctx: &Context) -> String {
         .set
         .as_ref()
         .and_then(|s| s.created)
-        .or_else(|| ctx.mirrors.values().filter_map(|(m, _)| m.created).min());
+        .or_else(|| ctx.mirrors.values().filter_map(|m| m.created).min());
     match since {
         Some(t) => {
             let secs = k8s_openapi::jiff::Timestamp::now()
@@ -126,11 +126,11 @@ pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
             ev = stream.next() => match ev {
                 Some(Ok(p)) => {
                     let Some(m) = staticset::mirror_of(&p, &cmd.name) else { continue };
-                    let before = ctx.mirrors.get(&m.node).map(|(x, _)| x.clone());
+                    let before = ctx.mirrors.get(&m.node).cloned();
                     if before.as_ref() == Some(&m) {
                         continue;
                     }
-                    ctx.mirrors.insert(m.node.clone(), (m, serde_json::Value::Null));
+                    ctx.mirrors.insert(m.node.clone(), m);
                     if let Ok(Some(s)) = staticset::load(&ctx.cluster, &ns, &cmd.name).await {
                         ctx.set = Some(s);
                     }
