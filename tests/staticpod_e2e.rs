@@ -1350,6 +1350,7 @@ async fn status_watch_follows_an_upgrade_from_0_to_3_and_stops_cleanly_on_ctrl_c
         upgraded.windows(2).all(|w| w[0] <= w[1]),
         "UPGRADED only grows: {upgraded:?}"
     );
+    eprintln!("--- status --watch printed:\n{}", table.seen.join("\n"));
     let headers = table.seen.iter().filter(|l| l.starts_with("NAME")).count();
     assert_eq!(headers, 1, "the header is printed once: {:#?}", table.seen);
     // Nothing changes any more: after Ctrl-C it exits 0 without printing again.
