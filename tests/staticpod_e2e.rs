@@ -802,6 +802,10 @@ async fn ctrl_c_mid_rollout_exits_130_and_a_rerun_finishes() {
     eprintln!("--- interrupted run:\n{seen}");
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(seen.contains("re-run the same command"), "{seen}");
+    assert!(
+        lease(&env, "yurtctl-staticpod-nginx").await.is_none(),
+        "Ctrl-C releases the rollout lock"
+    );
     let not_yet = env
         .workers
         .iter()
@@ -1534,5 +1538,81 @@ async fn server_dry_run_sends_the_writes_with_dry_run_all_and_stores_nothing() {
     for w in &env.workers {
         assert!(manifest_on(&env, w).contains("nginx:1.19.2"), "{w}");
     }
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rollout_whose_lock_is_taken_over_stops_at_its_next_renewal() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    use yurtctl::cluster::lock::force_unlock_of;
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let env = start(2, Duration::from_millis(100)).await;
+    // The first node's new pod never gets Ready: the run waits (and renews its lock) for the
+    // whole --node-timeout.
+    env.sim.faults().never_ready("nginx:9.9.9");
+    let mut child = command(
+        &env,
+        &[
+            "upgrade",
+            "nginx",
+            "--image",
+            "nginx:9.9.9",
+            "--strategy",
+            "advanced-rolling-update",
+            "--max-unavailable",
+            "1",
+            "-y",
+        ],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    while !seen.contains(": upgrading") {
+        let l = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("a node starts")
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    // Someone forces the lock away and holds it.
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    let prev = force_unlock_of(&other, "default", "yurtctl-staticpod-nginx")
+        .await
+        .unwrap()
+        .expect("the run held its lock");
+    assert!(prev.identity.contains('@'), "{prev:?}");
+    let mallory = hold_lock(&env, "nginx", "mallory@elsewhere/1#00000001").await;
+    // The renewal (every 20 s) notices and the run stops.
+    while let Some(l) = tokio::time::timeout(Duration::from_secs(90), lines.next_line())
+        .await
+        .expect("the run notices the lost lock")
+        .unwrap()
+    {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- the run:\n{seen}");
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(
+        seen.contains("was taken over by mallory@elsewhere/1#00000001"),
+        "{seen}"
+    );
+    assert_eq!(
+        lease(&env, "yurtctl-staticpod-nginx")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .holder_identity
+            .as_deref(),
+        Some("mallory@elsewhere/1#00000001"),
+        "the stopped run leaves the new holder's lock alone"
+    );
+    mallory.release().await.unwrap();
     env.sim.shutdown().await;
 }
