@@ -394,10 +394,10 @@ async fn print_plan(g: &GlobalArgs, p: &RolloutPlan, writes: server_dry_run::Wri
         DryRun::Server => Some(writes.send().await),
         _ => None,
     };
-    let mut obj = serde_json::to_value(p).unwrap_or_default();
-    if let Some(a) = &answers {
-        obj["serverDryRun"] = serde_json::to_value(a).unwrap_or_default();
-    }
+    let obj = server_dry_run::PlanWithAnswers {
+        plan: p,
+        server_dry_run: answers.as_deref(),
+    };
     if !print_structured(g, &obj) {
         for l in plan::plan_lines(p) {
             println!("{l}");
@@ -541,7 +541,6 @@ async fn drive(
                 "stopped: {e}; {upgraded} of {total} node(s) on revision {}",
                 result.revision
             );
-            eprintln!("error: {}", result.message);
             Exit::Unexpected
         }
         End::Interrupted => {

@@ -50,6 +50,16 @@ impl Write {
     }
 }
 
+/// The `--dry-run -o json|yaml` plan (`kind: Plan`), with the server's answers under `=server`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanWithAnswers<'a> {
+    #[serde(flatten)]
+    pub plan: &'a RolloutPlan,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_dry_run: Option<&'a [Write]>,
+}
+
 /// What the run would write first.
 pub(super) struct Writes<'a> {
     pub ctx: &'a Context,
