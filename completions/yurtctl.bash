@@ -945,7 +945,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__ota__subcmd__apply)
-            opts="-v -q -o -n -y -h --node --node-timeout --servant-image --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --node --node-timeout --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1053,7 +1053,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__rollback)
-            opts="-l -v -q -o -n -y -h --to-revision --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-l -v -q -o -n -y -h --to-revision --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1209,7 +1209,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__upgrade)
-            opts="-f -l -v -q -o -n -y -h --image --filename --manifest --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-f -l -v -q -o -n -y -h --image --filename --manifest --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

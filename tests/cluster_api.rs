@@ -262,7 +262,7 @@ async fn a_stale_lease_is_taken_over_and_a_live_one_is_renewed() {
         .await
         .expect("loss noticed");
     assert!(
-        matches!(&lost, ClusterError::LockLost { holder } if holder == "eve@host/5#e"),
+        matches!(&lost, ClusterError::LockLost { holder, .. } if holder == "eve@host/5#e"),
         "{lost:?}"
     );
     // Releasing a lost lock leaves the new holder alone.

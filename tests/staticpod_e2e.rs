@@ -802,6 +802,10 @@ async fn ctrl_c_mid_rollout_exits_130_and_a_rerun_finishes() {
     eprintln!("--- interrupted run:\n{seen}");
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(seen.contains("re-run the same command"), "{seen}");
+    assert!(
+        lease(&env, "yurtctl-staticpod-nginx").await.is_none(),
+        "Ctrl-C releases the rollout lock"
+    );
     let not_yet = env
         .workers
         .iter()
@@ -1013,5 +1017,602 @@ async fn min_ready_seconds_holds_the_slot_until_the_new_pod_has_been_ready_that_
     for w in &env.workers {
         assert_eq!(node_result(&r, w), "upgraded");
     }
+    env.sim.shutdown().await;
+}
+
+const WEB_119_1: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: web
+    image: nginx:1.19.1
+";
+
+/// A second static pod `web` on every worker (from `web.yaml`), Ready.
+async fn install_web(env: &Env) {
+    for n in &env.workers {
+        let dir = env.sim.node_root(n).join("etc/kubernetes/manifests");
+        std::fs::write(dir.join("web.yaml"), WEB_119_1).unwrap();
+    }
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), "default");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let pods = api.list(&Default::default()).await.unwrap().items;
+        let ready_web = env
+            .workers
+            .iter()
+            .filter(|w| {
+                pods.iter()
+                    .any(|p| p.metadata.name.as_deref() == Some(&format!("web-{w}")) && ready(p))
+            })
+            .count();
+        if ready_web == env.workers.len() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for web pods"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn lease(env: &Env, name: &str) -> Option<k8s_openapi::api::coordination::v1::Lease> {
+    Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(env.client.clone(), "default")
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+async fn configmap(env: &Env) -> Option<ConfigMap> {
+    Api::<ConfigMap>::namespaced(env.client.clone(), "default")
+        .get_opt("yurt-static-set-nginx")
+        .await
+        .unwrap()
+}
+
+async fn jobs(env: &Env) -> Vec<String> {
+    Api::<Job>::namespaced(env.client.clone(), "default")
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|j| j.metadata.name)
+        .collect()
+}
+
+/// Holds the rollout lock of static pod `pod` as another user would (a live run: renewed).
+async fn hold_lock(env: &Env, pod: &str, who: &str) -> yurtctl::cluster::lock::LockGuard {
+    use yurtctl::cluster::lock::{LockOptions, acquire};
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    acquire(
+        &other,
+        LockOptions {
+            identity: who.into(),
+            namespace: "default".into(),
+            name: format!("yurtctl-staticpod-{pod}"),
+            duration: Duration::from_secs(30),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_second_rollout_of_the_same_static_pod_exits_6_and_changes_nothing() {
+    let env = start(3, Duration::from_millis(100)).await;
+    install_web(&env).await;
+    let alice = "alice@ops-laptop/42#0badcafe";
+    let guard = hold_lock(&env, "nginx", alice).await;
+
+    env.sim.metrics().reset();
+    for strategy in ["advanced-rolling-update", "ota"] {
+        let run = yurtctl(
+            &env,
+            &[
+                "upgrade",
+                "nginx",
+                "--image",
+                "nginx:1.19.2",
+                "--strategy",
+                strategy,
+                "-y",
+            ],
+        )
+        .await;
+        assert_eq!(run.code, 6, "{strategy}: {}", run.stderr);
+        for want in [alice, "default/yurtctl-staticpod-nginx", "--force-unlock"] {
+            assert!(run.stderr.contains(want), "want {want:?} in {}", run.stderr);
+        }
+    }
+    // A dry run takes no lock.
+    let dry = yurtctl(&env, &args(&UPGRADE, &["--dry-run"])).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert_eq!(
+        env.sim.metrics().total(Some("yurtctl"), true),
+        0,
+        "a refused run writes nothing: {:#}",
+        env.sim.metrics().to_json()
+    );
+    assert!(configmap(&env).await.is_none());
+    assert_eq!(jobs(&env).await, Vec::<String>::new());
+    for (w, p) in mirror_pods(&env).await {
+        assert_eq!(condition(&p, "PodNeedUpgrade"), None, "{w}");
+        assert!(manifest_on(&env, &w).contains("nginx:1.19.1"), "{w}");
+    }
+    assert_eq!(
+        lease(&env, "yurtctl-staticpod-nginx")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .holder_identity
+            .as_deref(),
+        Some(alice),
+        "the holder's lock is untouched"
+    );
+
+    // Another static pod is not blocked; the stale lease a crashed run left is taken over.
+    let stale: k8s_openapi::api::coordination::v1::Lease =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "yurtctl-staticpod-web", "namespace": "default"},
+            "spec": {"holderIdentity": "bob@crashed/7#deadbeef", "leaseDurationSeconds": 60,
+                     "acquireTime": "2020-01-01T00:00:00.000000Z",
+                     "renewTime": "2020-01-01T00:00:00.000000Z"}
+        }))
+        .unwrap();
+    Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(env.client.clone(), "default")
+        .create(&Default::default(), &stale)
+        .await
+        .unwrap();
+    let web = yurtctl(
+        &env,
+        &[
+            "upgrade",
+            "web",
+            "--image",
+            "nginx:1.19.2",
+            "--strategy",
+            "advanced-rolling-update",
+            "--max-unavailable",
+            "3",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(web.code, 0, "{}", web.stderr);
+    for w in &env.workers {
+        let m = std::fs::read_to_string(
+            env.sim
+                .node_root(w)
+                .join("etc/kubernetes/manifests/web.yaml"),
+        )
+        .unwrap();
+        assert!(m.contains("nginx:1.19.2"), "{w}");
+    }
+    assert!(
+        lease(&env, "yurtctl-staticpod-web").await.is_none(),
+        "released at the end"
+    );
+
+    // --force-unlock takes the lock over and the rollout proceeds.
+    let forced = yurtctl(
+        &env,
+        &args(
+            &UPGRADE,
+            &["--max-unavailable", "3", "--force-unlock", "-y"],
+        ),
+    )
+    .await;
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert!(
+        forced.stderr.contains(&format!(
+            "removed the lock default/yurtctl-staticpod-nginx held by {alice}"
+        )),
+        "{}",
+        forced.stderr
+    );
+    for w in &env.workers {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.2"), "{w}");
+    }
+    assert!(lease(&env, "yurtctl-staticpod-nginx").await.is_none());
+    drop(guard);
+
+    // rollback and ota apply are refused the same way while someone holds the lock.
+    let carol = "carol@ci/9#cafe0001";
+    let guard = hold_lock(&env, "nginx", carol).await;
+    let before = configmap(&env).await.unwrap().metadata.resource_version;
+    for cmd in [
+        vec!["rollback", "nginx", "-y"],
+        vec!["ota", "apply", "nginx", "--node", "worker-1", "-y"],
+    ] {
+        let run = yurtctl(&env, &cmd).await;
+        assert_eq!(run.code, 6, "{cmd:?}: {}", run.stderr);
+        assert!(run.stderr.contains(carol), "{}", run.stderr);
+    }
+    assert_eq!(
+        configmap(&env).await.unwrap().metadata.resource_version,
+        before
+    );
+    assert_eq!(jobs(&env).await, Vec::<String>::new());
+    guard.release().await.unwrap();
+    env.sim.shutdown().await;
+}
+
+/// Reads `status --watch` output line by line.
+struct Watching {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Watching {
+    fn start(env: &Env, extra: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = command(env, &args(&["status", "nginx", "--watch"], extra))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        Watching {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn next_line(&mut self) -> Option<String> {
+        let l = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no output from status --watch; so far:\n{:#?}", self.seen))
+            .unwrap();
+        if let Some(l) = &l {
+            self.seen.push(l.clone());
+        }
+        l
+    }
+
+    /// The next `nginx` row of the table: (TOTAL, READY, UPGRADED).
+    async fn next_row(&mut self) -> (u64, u64, u64) {
+        loop {
+            let l = self.next_line().await.expect("watch output ended early");
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.first() == Some(&"nginx") {
+                return (
+                    f[2].parse().unwrap(),
+                    f[3].parse().unwrap(),
+                    f[4].parse().unwrap(),
+                );
+            }
+        }
+    }
+
+    /// The next JSON document (pretty-printed: it ends with a `}` line).
+    async fn next_document(&mut self) -> Value {
+        let mut doc = String::new();
+        loop {
+            let l = self.next_line().await.expect("watch output ended early");
+            doc.push_str(&l);
+            doc.push('\n');
+            if l == "}" {
+                return serde_json::from_str(&doc).unwrap();
+            }
+        }
+    }
+
+    /// Ctrl-C; returns the exit code and what was printed after.
+    async fn interrupt(mut self) -> (Option<i32>, Vec<String>) {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let n = self.seen.len();
+        while self.next_line().await.is_some() {}
+        let status = self.child.wait().await.unwrap();
+        (status.code(), self.seen.split_off(n))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn status_watch_follows_an_upgrade_from_0_to_3_and_stops_cleanly_on_ctrl_c() {
+    let env = start(3, Duration::from_millis(100)).await;
+    let mut table = Watching::start(&env, &[]);
+    let mut json = Watching::start(&env, &["-o", "json"]);
+    // Before any rollout every node runs the one revision there is.
+    assert_eq!(table.next_row().await, (3, 3, 3));
+    let first = json.next_document().await;
+    assert_eq!(
+        (&first["kind"], &first["upgraded"]),
+        (&"Status".into(), &3.into())
+    );
+
+    // Storing a new revision changes no pod, yet UPGRADED drops to 0: the ConfigMap is watched.
+    let paused = yurtctl(&env, &args(&UPGRADE, &["--pause", "-y"])).await;
+    assert_eq!(paused.code, 0, "{}", paused.stderr);
+    assert_eq!(table.next_row().await, (3, 3, 0));
+
+    let run = yurtctl(&env, &args(&UPGRADE, &["--max-unavailable", "1", "-y"])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Until the last change: every pod upgraded and Ready again.
+    let mut upgraded = vec![0];
+    loop {
+        let row = table.next_row().await;
+        upgraded.push(row.2);
+        if row == (3, 3, 3) {
+            break;
+        }
+    }
+    assert!(
+        upgraded.windows(2).all(|w| w[0] <= w[1]),
+        "UPGRADED only grows: {upgraded:?}"
+    );
+    eprintln!("--- status --watch printed:\n{}", table.seen.join("\n"));
+    let headers = table.seen.iter().filter(|l| l.starts_with("NAME")).count();
+    assert_eq!(headers, 1, "the header is printed once: {:#?}", table.seen);
+    // Nothing changes any more: after Ctrl-C it exits 0 without printing again.
+    let (code, after) = table.interrupt().await;
+    assert_eq!(code, Some(0));
+    assert_eq!(after, Vec::<String>::new());
+
+    // -o json: one document per change, each different from the one before, ending at 3.
+    let mut docs = vec![first];
+    // The last change is the run's final save: every node's last result recorded.
+    let done = |d: &Value| {
+        d["upgraded"] == 3
+            && d["ready"] == 3
+            && d["total"] == 3
+            && d["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| n["lastResult"] == "upgraded")
+    };
+    while !(docs.len() > 1 && done(docs.last().unwrap())) {
+        docs.push(json.next_document().await);
+    }
+    let (code, after) = json.interrupt().await;
+    assert_eq!(code, Some(0));
+    assert_eq!(after, Vec::<String>::new());
+    assert!(docs.iter().all(|d| d["kind"] == "Status"), "{docs:#?}");
+    assert!(docs.windows(2).all(|w| w[0] != w[1]), "{docs:#?}");
+    assert!(docs.iter().any(|d| d["upgraded"] == 0), "{docs:#?}");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn server_dry_run_sends_the_writes_with_dry_run_all_and_stores_nothing() {
+    let env = start(3, Duration::from_millis(100)).await;
+    env.sim.metrics().reset();
+    let run = yurtctl(&env, &args(&UPGRADE, &["--dry-run=server", "-o", "json"])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = run.json();
+    assert_eq!(plan["kind"], "Plan");
+    let writes = plan["serverDryRun"].as_array().unwrap();
+    let objects: Vec<(&str, &str, &str)> = writes
+        .iter()
+        .map(|w| {
+            (
+                w["verb"].as_str().unwrap(),
+                w["object"].as_str().unwrap(),
+                w["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        objects[0],
+        (
+            "apply",
+            "ConfigMap default/yurt-static-set-nginx",
+            "accepted"
+        )
+    );
+    // One upgrade Job per node the plan starts.
+    assert_eq!(objects.len(), 1 + env.workers.len(), "{plan:#}");
+    for (w, o) in env.workers.iter().zip(&objects[1..]) {
+        assert_eq!((o.0, o.2), ("create", "accepted"));
+        assert!(
+            o.1.starts_with("Job default/") && o.1.contains(w.as_str()),
+            "{o:?}"
+        );
+    }
+    // The writes reached the server, and nothing was stored.
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 3);
+    assert_eq!(env.sim.metrics().count("patch", "configmaps"), 1);
+    assert!(configmap(&env).await.is_none());
+    assert_eq!(jobs(&env).await, Vec::<String>::new());
+
+    let text = yurtctl(&env, &args(&UPGRADE, &["--dry-run=server"])).await;
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .contains("server dry run: 4 of 4 writes accepted"),
+        "{}",
+        text.stdout
+    );
+
+    // ota: the store and the PodNeedUpgrade patches, none applied.
+    let ota = yurtctl(
+        &env,
+        &[
+            "upgrade",
+            "nginx",
+            "--image",
+            "nginx:1.19.2",
+            "--strategy",
+            "ota",
+            "--dry-run=server",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(ota.code, 0, "{}", ota.stderr);
+    let ota = ota.json();
+    let patches: Vec<&Value> = ota["serverDryRun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["verb"] == "patch")
+        .collect();
+    assert_eq!(patches.len(), 3, "{ota:#}");
+    assert!(patches.iter().all(|w| w["result"] == "accepted"));
+    for (w, p) in mirror_pods(&env).await {
+        assert_eq!(condition(&p, "PodNeedUpgrade"), None, "{w}");
+    }
+
+    // A write the server refuses: exit 3 with the server's message, still nothing stored.
+    env.sim.faults().deny("create", "jobs.batch");
+    let refused = yurtctl(&env, &args(&UPGRADE, &["--dry-run=server", "-o", "json"])).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("the API server would refuse create Job default/"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("forbidden"), "{}", refused.stderr);
+    let r = refused.json();
+    assert!(
+        r["serverDryRun"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["result"] == "refused"
+                && w["message"].as_str().unwrap().contains("forbidden")),
+        "{r:#}"
+    );
+    env.sim.faults().clear();
+    assert!(configmap(&env).await.is_none());
+    assert_eq!(jobs(&env).await, Vec::<String>::new());
+
+    // rollback and ota apply: the same, against the store a real upgrade left.
+    let real = yurtctl(&env, &args(&UPGRADE, &["--max-unavailable", "3", "-y"])).await;
+    assert_eq!(real.code, 0, "{}", real.stderr);
+    let before = configmap(&env).await.unwrap().metadata.resource_version;
+    let back = yurtctl(
+        &env,
+        &["rollback", "nginx", "--dry-run=server", "-o", "json"],
+    )
+    .await;
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    let back = back.json();
+    let creates = back["serverDryRun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["verb"] == "create" && w["result"] == "accepted")
+        .count();
+    assert_eq!(
+        creates, 3,
+        "a Job for every node the rollback plans: {back:#}"
+    );
+    let apply = yurtctl(
+        &env,
+        &[
+            "ota",
+            "apply",
+            "nginx",
+            "--node",
+            "worker-2",
+            "--dry-run=server",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}", apply.stderr);
+    assert_eq!(
+        configmap(&env).await.unwrap().metadata.resource_version,
+        before
+    );
+    assert_eq!(jobs(&env).await, Vec::<String>::new());
+    for w in &env.workers {
+        assert!(manifest_on(&env, w).contains("nginx:1.19.2"), "{w}");
+    }
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rollout_whose_lock_is_taken_over_stops_at_its_next_renewal() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    use yurtctl::cluster::lock::force_unlock_of;
+    use yurtctl::cluster::{Cluster, RateLimiter};
+    let env = start(2, Duration::from_millis(100)).await;
+    // The first node's new pod never gets Ready: the run waits (and renews its lock) for the
+    // whole --node-timeout.
+    env.sim.faults().never_ready("nginx:9.9.9");
+    let mut child = command(
+        &env,
+        &[
+            "upgrade",
+            "nginx",
+            "--image",
+            "nginx:9.9.9",
+            "--strategy",
+            "advanced-rolling-update",
+            "--max-unavailable",
+            "1",
+            "-y",
+        ],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    while !seen.contains(": upgrading") {
+        let l = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("a node starts")
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    // Someone forces the lock away and holds it.
+    let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
+    let prev = force_unlock_of(&other, "default", "yurtctl-staticpod-nginx")
+        .await
+        .unwrap()
+        .expect("the run held its lock");
+    assert!(prev.identity.contains('@'), "{prev:?}");
+    let mallory = hold_lock(&env, "nginx", "mallory@elsewhere/1#00000001").await;
+    // The renewal (every 20 s) notices and the run stops.
+    while let Some(l) = tokio::time::timeout(Duration::from_secs(90), lines.next_line())
+        .await
+        .expect("the run notices the lost lock")
+        .unwrap()
+    {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- the run:\n{seen}");
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(
+        seen.contains("was taken over by mallory@elsewhere/1#00000001"),
+        "{seen}"
+    );
+    assert_eq!(
+        lease(&env, "yurtctl-staticpod-nginx")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .holder_identity
+            .as_deref(),
+        Some("mallory@elsewhere/1#00000001"),
+        "the stopped run leaves the new holder's lock alone"
+    );
+    mallory.release().await.unwrap();
     env.sim.shutdown().await;
 }

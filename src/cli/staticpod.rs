@@ -154,6 +154,11 @@ pub struct RolloutArgs {
     /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
     pub servant_image: String,
+
+    /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever
+    /// holds it (only when that run is known to be dead)
+    #[arg(long)]
+    pub force_unlock: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -205,7 +210,8 @@ pub struct StatusCmd {
     #[arg(value_name = "NAME", value_parser = static_pod_name)]
     pub name: String,
 
-    /// Print again whenever a mirror pod changes (Ctrl-C to stop)
+    /// Print again whenever the status changes (a mirror pod or the stored revision; with
+    /// -o json|yaml one document per change); runs until Ctrl-C
     #[arg(short = 'w', long)]
     pub watch: bool,
 }
@@ -226,4 +232,9 @@ pub struct OtaApplyCmd {
     /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
     pub servant_image: String,
+
+    /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever
+    /// holds it (only when that run is known to be dead)
+    #[arg(long)]
+    pub force_unlock: bool,
 }

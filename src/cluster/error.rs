@@ -125,10 +125,12 @@ pub enum ClusterError {
     InvalidObject { object: String, message: String },
 
     #[error(
-        "the lock kube-system/yurtctl-lock is held by {holder} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
+        "the lock (Lease {lease}) is held by {holder} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
         expiry(*expires_in)
     )]
     LockHeld {
+        /// `namespace/name` of the Lease.
+        lease: String,
         holder: String,
         /// The holder's last renewal, RFC 3339.
         renew_time: Option<String>,
@@ -137,9 +139,9 @@ pub enum ClusterError {
     },
 
     #[error(
-        "the lock kube-system/yurtctl-lock was taken over by {holder} while this run held it; stop and check what that run did before continuing"
+        "the lock (Lease {lease}) was taken over by {holder} while this run held it; stop and check what that run did before continuing"
     )]
-    LockLost { holder: String },
+    LockLost { lease: String, holder: String },
 
     #[error(
         "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"

@@ -1,4 +1,5 @@
-//! The run lock: Lease `kube-system/yurtctl-lock` (design §3).
+//! Run locks: Lease `kube-system/yurtctl-lock` for convert/revert (design §3), and one Lease
+//! per static pod for its rollouts (`LockOptions::name`).
 //!
 //! Acquire creates the Lease, or takes it over when its holder stopped renewing. Every write
 //! carries the resourceVersion it was based on, so of two racing acquirers exactly one wins.
@@ -27,6 +28,8 @@ pub struct LockOptions {
     /// How long the lease stays valid without renewal.
     pub duration: Duration,
     pub namespace: String,
+    /// The Lease's name ([`LOCK_NAME`] unless a command locks something narrower).
+    pub name: String,
 }
 
 impl Default for LockOptions {
@@ -35,7 +38,15 @@ impl Default for LockOptions {
             identity: default_identity(),
             duration: Duration::from_secs(60),
             namespace: SYSTEM_NAMESPACE.into(),
+            name: LOCK_NAME.into(),
         }
+    }
+}
+
+impl LockOptions {
+    /// `namespace/name`, as errors name the lock.
+    pub fn lease(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
     }
 }
 
@@ -105,8 +116,9 @@ impl LockHolder {
         Duration::from_millis((end - at.as_millisecond()).max(0) as u64)
     }
 
-    fn to_error(&self) -> ClusterError {
+    fn to_error(&self, lease: String) -> ClusterError {
         ClusterError::LockHeld {
+            lease,
             holder: self.identity.clone(),
             renew_time: self.renew_time.map(|t| t.to_string()),
             expires_in: self.expires_in(now()),
@@ -114,16 +126,25 @@ impl LockHolder {
     }
 }
 
-/// Reads the current holder, if the lock is held (expired or not).
+/// Reads the current holder of `<namespace>/yurtctl-lock`, if held (expired or not).
 pub async fn holder(
     cluster: &Cluster,
     namespace: &str,
 ) -> Result<Option<LockHolder>, ClusterError> {
+    holder_of(cluster, namespace, LOCK_NAME).await
+}
+
+/// Reads the current holder of Lease `<namespace>/<name>`, if held (expired or not).
+pub async fn holder_of(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<LockHolder>, ClusterError> {
     let api: Api<Lease> = Api::namespaced(cluster.client().clone(), namespace);
     let l = cluster
-        .call(|| api.get_opt(LOCK_NAME))
+        .call(|| api.get_opt(name))
         .await
-        .map_err(|e| ClusterError::from_kube(format!("get Lease {namespace}/{LOCK_NAME}"), e))?;
+        .map_err(|e| ClusterError::from_kube(format!("get Lease {namespace}/{name}"), e))?;
     Ok(l.as_ref().and_then(LockHolder::from_lease))
 }
 
@@ -141,11 +162,12 @@ fn spec_for(opts: &LockOptions, acquire: Timestamp, transitions: i32) -> LeaseSp
 /// Takes the lock or fails with [`ClusterError::LockHeld`] naming the holder.
 pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, ClusterError> {
     let api: Api<Lease> = Api::namespaced(cluster.client().clone(), &opts.namespace);
-    let what = format!("Lease {}/{LOCK_NAME}", opts.namespace);
+    let name = opts.name.clone();
+    let what = format!("Lease {}", opts.lease());
     let pp = PostParams::default();
     for _ in 0..5 {
         let current = cluster
-            .call(|| api.get_opt(LOCK_NAME))
+            .call(|| api.get_opt(&name))
             .await
             .map_err(|e| ClusterError::from_kube(format!("get {what}"), e))?;
         let t = now();
@@ -153,7 +175,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
             None => {
                 let lease = Lease {
                     metadata: kube::api::ObjectMeta {
-                        name: Some(LOCK_NAME.into()),
+                        name: Some(name.clone()),
                         namespace: Some(opts.namespace.clone()),
                         labels: Some(
                             [(LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string())].into(),
@@ -169,7 +191,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
                     && h.identity != opts.identity
                     && !h.expires_in(t).is_zero()
                 {
-                    return Err(h.to_error());
+                    return Err(h.to_error(opts.lease()));
                 }
                 // Free, expired, or (after a lost renewal race) already ours.
                 let transitions = lease
@@ -180,7 +202,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
                     + 1;
                 lease.spec = Some(spec_for(&opts, t, transitions));
                 // `replace` sends the resourceVersion we read: a concurrent writer makes it 409.
-                cluster.call(|| api.replace(LOCK_NAME, &pp, &lease)).await
+                cluster.call(|| api.replace(&name, &pp, &lease)).await
             }
         };
         match written {
@@ -190,8 +212,8 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
             Err(e) => return Err(ClusterError::from_kube(format!("take {what}"), e)),
         }
     }
-    match holder(cluster, &opts.namespace).await? {
-        Some(h) => Err(h.to_error()),
+    match holder_of(cluster, &opts.namespace, &name).await? {
+        Some(h) => Err(h.to_error(opts.lease())),
         None => Err(ClusterError::Timeout {
             what: format!("{what} to settle (it kept changing)"),
             after: Duration::ZERO,
@@ -199,19 +221,28 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
     }
 }
 
-/// Deletes the lock whoever holds it (`--force-unlock`); returns who held it.
+/// Deletes `<namespace>/yurtctl-lock` whoever holds it (`--force-unlock`); returns who held it.
 pub async fn force_unlock(
     cluster: &Cluster,
     namespace: &str,
 ) -> Result<Option<LockHolder>, ClusterError> {
+    force_unlock_of(cluster, namespace, LOCK_NAME).await
+}
+
+/// Deletes Lease `<namespace>/<name>` whoever holds it; returns who held it.
+pub async fn force_unlock_of(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<LockHolder>, ClusterError> {
     let api: Api<Lease> = Api::namespaced(cluster.client().clone(), namespace);
-    let prev = holder(cluster, namespace).await?;
+    let prev = holder_of(cluster, namespace, name).await?;
     super::apply::delete_with(
         cluster,
         &api,
-        LOCK_NAME,
+        name,
         &DeleteParams::default(),
-        &format!("Lease {namespace}/{LOCK_NAME}"),
+        &format!("Lease {namespace}/{name}"),
     )
     .await?;
     Ok(prev)
@@ -269,10 +300,16 @@ impl LockGuard {
         self.lost.borrow().clone()
     }
 
+    /// A receiver that turns `Some` when the lock is lost, for loops that own their `select!`.
+    pub fn lost_signal(&self) -> watch::Receiver<Option<ClusterError>> {
+        self.lost.clone()
+    }
+
     /// Resolves when the lock is lost (for `select!` in the executor).
     pub async fn wait_lost(&mut self) -> ClusterError {
         match self.lost.wait_for(|l| l.is_some()).await {
             Ok(l) => l.clone().unwrap_or(ClusterError::LockLost {
+                lease: self.shared.opts.lease(),
                 holder: String::new(),
             }),
             Err(_) => std::future::pending().await,
@@ -303,8 +340,9 @@ async fn release_shared(shared: &Shared) -> Result<(), ClusterError> {
         }),
         ..Default::default()
     };
-    let what = format!("Lease {}/{LOCK_NAME}", shared.opts.namespace);
-    match super::apply::delete_with(&shared.cluster, &shared.api, LOCK_NAME, &dp, &what).await {
+    let what = format!("Lease {}", shared.opts.lease());
+    let name = &shared.opts.name;
+    match super::apply::delete_with(&shared.cluster, &shared.api, name, &dp, &what).await {
         Ok(_) => Ok(()),
         // Changed since our last write: someone else holds it now; leave it alone.
         Err(e) if e.status_code() == Some(409) => Ok(()),
@@ -336,11 +374,12 @@ async fn renew_once(shared: &Shared) -> Result<(), ClusterError> {
     if let Some(s) = next.spec.as_mut() {
         s.renew_time = Some(MicroTime(now()));
     }
-    let what = format!("Lease {}/{LOCK_NAME}", shared.opts.namespace);
+    let what = format!("Lease {}", shared.opts.lease());
+    let name = &shared.opts.name;
     let pp = PostParams::default();
     match shared
         .cluster
-        .call(|| shared.api.replace(LOCK_NAME, &pp, &next))
+        .call(|| shared.api.replace(name, &pp, &next))
         .await
     {
         Ok(l) => {
@@ -351,7 +390,7 @@ async fn renew_once(shared: &Shared) -> Result<(), ClusterError> {
             // Someone changed or deleted it. Still ours (e.g. a retried write)? Adopt it.
             let cur = shared
                 .cluster
-                .call(|| shared.api.get_opt(LOCK_NAME))
+                .call(|| shared.api.get_opt(name))
                 .await
                 .map_err(|e| ClusterError::from_kube(format!("get {what}"), e))?;
             match cur {
@@ -363,6 +402,7 @@ async fn renew_once(shared: &Shared) -> Result<(), ClusterError> {
                     Ok(())
                 }
                 other => Err(ClusterError::LockLost {
+                    lease: shared.opts.lease(),
                     holder: other
                         .as_ref()
                         .and_then(LockHolder::from_lease)

@@ -29,6 +29,27 @@ pub fn configmap_name(name: &str) -> String {
     format!("{CONFIGMAP_PREFIX}{name}")
 }
 
+const LOCK_PREFIX: &str = "yurtctl-staticpod-";
+
+/// The Lease that keeps two rollouts of static pod `name` apart (in the pod's namespace), so
+/// rollouts of different static pods never block each other. A name too long for a Lease is
+/// shortened with a stable hash.
+pub fn lock_name(name: &str) -> String {
+    const MAX: usize = 253;
+    let full = format!("{LOCK_PREFIX}{name}");
+    if full.len() <= MAX {
+        return full;
+    }
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    let keep = MAX - LOCK_PREFIX.len() - 9;
+    let head = name[..keep].trim_end_matches(['.', '-']);
+    format!("{LOCK_PREFIX}{head}-{h:08x}")
+}
+
 /// One revision of the static pod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Revision {
@@ -123,7 +144,16 @@ pub async fn load(
         .call(|| api.get_opt(&cm_name))
         .await
         .map_err(|e| ClusterError::from_kube(format!("get ConfigMap {namespace}/{cm_name}"), e))?;
-    let Some(cm) = cm else { return Ok(None) };
+    cm.map(|cm| from_configmap(namespace, name, cm)).transpose()
+}
+
+/// The store as ConfigMap `cm` holds it (for a ConfigMap from a get or a watch).
+pub fn from_configmap(
+    namespace: &str,
+    name: &str,
+    cm: ConfigMap,
+) -> Result<StaticSet, ClusterError> {
+    let cm_name = configmap_name(name);
     let data = cm.data.clone().unwrap_or_default();
     let Some((key, manifest)) = data.into_iter().next() else {
         return Err(corrupt(&cm_name, "data", "no manifest key"));
@@ -144,7 +174,7 @@ pub async fn load(
         Some(b) => serde_json::from_slice(&b.0).map_err(|e| corrupt(&cm_name, PROGRESS_KEY, e))?,
         None => Progress::default(),
     };
-    Ok(Some(StaticSet {
+    Ok(StaticSet {
         namespace: namespace.into(),
         name: name.into(),
         manifest_key: key,
@@ -156,12 +186,22 @@ pub async fn load(
         history,
         progress,
         created: cm.metadata.creation_timestamp.map(|t| t.0),
-    }))
+    })
 }
 
 /// Writes the whole store with server-side apply (field manager `yurtctl`, forced: the store
 /// is ours). The single data key is the current manifest.
 pub async fn save(cluster: &Cluster, set: &StaticSet) -> Result<(), ClusterError> {
+    apply_store(cluster, set, false).await
+}
+
+/// [`save`], or with `dry_run` the same request with `dryRun=All` (the server checks it and
+/// stores nothing).
+pub async fn apply_store(
+    cluster: &Cluster,
+    set: &StaticSet,
+    dry_run: bool,
+) -> Result<(), ClusterError> {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), &set.namespace);
     let cm_name = configmap_name(&set.name);
     let mut binary = BTreeMap::new();
@@ -182,7 +222,8 @@ pub async fn save(cluster: &Cluster, set: &StaticSet) -> Result<(), ClusterError
         "data": {set.manifest_key.clone(): set.current.manifest},
         "binaryData": binary,
     });
-    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    let mut pp = PatchParams::apply(FIELD_MANAGER).force();
+    pp.dry_run = dry_run;
     let patch = Patch::Apply(&cm);
     cluster
         .call(|| api.patch(&cm_name, &pp, &patch))
@@ -293,12 +334,14 @@ pub async fn mirror_pods(
 
 /// Sets `PodNeedUpgrade` on a mirror pod (pods/status, strategic merge by condition type, so
 /// the kubelet's conditions stay), as OpenYurt's YurtStaticSet controller does: empty reason
-/// and message for static pods; lastTransitionTime moves only when the status flips.
+/// and message for static pods; lastTransitionTime moves only when the status flips. With
+/// `dry_run` the patch is sent with `dryRun=All`.
 pub async fn set_need_upgrade(
     cluster: &Cluster,
     namespace: &str,
     pod: &MirrorPod,
     need: bool,
+    dry_run: bool,
 ) -> Result<bool, ClusterError> {
     let status = if need { "True" } else { "False" };
     if pod.need_upgrade.as_deref() == Some(status) {
@@ -311,7 +354,10 @@ pub async fn set_need_upgrade(
     let patch = json!({"status": {"conditions": [
         {"type": NEED_UPGRADE, "status": status, "lastTransitionTime": now}
     ]}});
-    let pp = PatchParams::default();
+    let pp = PatchParams {
+        dry_run,
+        ..Default::default()
+    };
     let patch = Patch::Strategic(&patch);
     cluster
         .call(|| api.patch_status(&pod.pod, &pp, &patch))
@@ -365,5 +411,18 @@ mod tests {
         }
         assert_eq!(s.history.len(), HISTORY_LIMIT);
         assert_eq!(s.history[0].hash, "h28");
+    }
+
+    #[test]
+    fn lock_names_are_per_static_pod_and_fit_a_lease() {
+        assert_eq!(lock_name("nginx"), "yurtctl-staticpod-nginx");
+        assert_ne!(lock_name("nginx"), lock_name("yurt-hub"));
+        let long = format!("{}.{}", "a".repeat(200), "b".repeat(52));
+        let other = format!("{}.{}", "a".repeat(200), "c".repeat(52));
+        let (l, o) = (lock_name(&long), lock_name(&other));
+        assert!(l.len() <= 253, "{}", l.len());
+        assert_ne!(l, o, "shortened names stay distinct");
+        assert_eq!(l, lock_name(&long), "stable");
+        assert!(l.chars().last().unwrap().is_ascii_alphanumeric());
     }
 }

@@ -107,6 +107,21 @@ pub enum End {
     Done(Completion),
     Halt(HaltReason),
     Interrupted,
+    /// Another run took the rollout lock from us (the message says who).
+    LockLost(String),
+}
+
+/// Turns `Some` when the rollout lock is lost (`LockGuard::lost_signal`); None: no lock.
+pub type LostSignal = Option<tokio::sync::watch::Receiver<Option<ClusterError>>>;
+
+/// Resolves when the lock is lost; never without a lock.
+async fn lock_lost_of(signal: &mut LostSignal) -> String {
+    if let Some(rx) = signal
+        && let Ok(v) = rx.wait_for(|l| l.is_some()).await
+    {
+        return v.as_ref().map(|e| e.to_string()).unwrap_or_default();
+    }
+    std::future::pending().await
 }
 
 pub struct DriveOutcome {
@@ -169,6 +184,8 @@ pub struct Drive<'a> {
     pub servant_image: String,
     /// Progress lines (stderr).
     pub note: &'a (dyn Fn(String) + Send + Sync),
+    /// Stops the drive when the rollout lock is lost.
+    pub lock_lost: LostSignal,
 }
 
 fn spawn_watchers(
@@ -248,6 +265,7 @@ impl Drive<'_> {
             node_timeout,
             servant_image,
             note,
+            mut lock_lost,
         } = self;
         let ns = set.namespace.clone();
         let target = set.current.hash.clone();
@@ -291,6 +309,9 @@ impl Drive<'_> {
         let mut dirty = false;
         let mut saving = false;
         let mut peak = 0usize;
+        // Ctrl-C is ours to handle (on a terminal the cursor guard would otherwise exit 130
+        // before the progress is saved).
+        let _handled = crate::output::terminal::handles_interrupt();
         let ctrl_c = tokio::signal::ctrl_c();
         tokio::pin!(ctrl_c);
 
@@ -406,6 +427,10 @@ impl Drive<'_> {
                 _ = async { match timer { Some(t) => tokio::time::sleep_until(t).await, None => std::future::pending().await } } => None,
                 _ = &mut ctrl_c => {
                     end = Some(End::Interrupted);
+                    break;
+                }
+                e = lock_lost_of(&mut lock_lost) => {
+                    end = Some(End::LockLost(e));
                     break;
                 }
             };
@@ -556,7 +581,10 @@ impl Drive<'_> {
             });
             out.push(RolloutNode { result, ..d });
         }
-        staticset::save(cluster, set).await?;
+        // After a lost lock the store belongs to the run that took it over.
+        if !matches!(end, Some(End::LockLost(_))) {
+            staticset::save(cluster, set).await?;
+        }
         Ok(DriveOutcome {
             end: end.unwrap_or(End::Interrupted),
             nodes: out,

@@ -3,6 +3,8 @@
 //! (`driver`) → report.
 
 pub mod driver;
+mod run_lock;
+pub mod server_dry_run;
 mod status;
 
 use std::collections::BTreeMap;
@@ -13,18 +15,18 @@ use serde_json::Value;
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
 use crate::cli::{
-    GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand, Strategy,
-    UpgradeCmd,
+    DryRun, GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
+    Strategy, UpgradeCmd,
 };
 use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
 use crate::plan::staticpod::{
-    self as plan, NodeSelector, parse_pod_file, revision_hash, with_images,
+    self as plan, NodeSelector, RolloutPlan, parse_pod_file, revision_hash, with_images,
 };
 use crate::rollout::{Completion, HaltReason, MaxUnavailable, NodeInput, Options, Priority};
-use driver::{Drive, End};
+use driver::{Drive, End, LostSignal};
 
 pub fn run(g: &GlobalArgs, cmd: StaticPodCommand) -> Exit {
     match cmd {
@@ -312,6 +314,13 @@ async fn roll(
         ));
     }
     let target = set.current.hash.clone();
+    if set.progress.target != target || set.progress.strategy != strategy.as_str() {
+        set.progress = Progress {
+            target: target.clone(),
+            strategy: strategy.as_str().into(),
+            nodes: BTreeMap::new(),
+        };
+    }
     if g.dry_run.enabled() {
         let p = plan::rollout_plan(
             &ctx.name,
@@ -321,12 +330,17 @@ async fn roll(
             &opts,
             &target,
         );
-        if !print_structured(g, &p) {
-            for l in plan::plan_lines(&p) {
-                println!("{l}");
-            }
-        }
-        return Exit::Ok;
+        let rolls = strategy == Strategy::AdvancedRollingUpdate && !args.pause;
+        let writes = server_dry_run::Writes {
+            ctx: &ctx,
+            set: &set,
+            plan: &p,
+            jobs: rolls,
+            conditions: strategy == Strategy::Ota,
+            servant_image: &args.servant_image,
+            node_timeout: args.node_timeout,
+        };
+        return print_plan(g, &p, writes).await;
     }
     if let Err(e) = confirm(
         g,
@@ -339,13 +353,87 @@ async fn roll(
     ) {
         return e;
     }
-    if set.progress.target != target || set.progress.strategy != strategy.as_str() {
-        set.progress = Progress {
-            target: target.clone(),
-            strategy: strategy.as_str().into(),
-            nodes: BTreeMap::new(),
-        };
+    let guard = match run_lock::take(&ctx.cluster, &ctx.ns, &ctx.name, args.force_unlock).await {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    let exit = match store_unchanged(&ctx).await {
+        Ok(()) => {
+            let lost = Some(guard.lost_signal());
+            roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await
+        }
+        Err(e) => e,
+    };
+    run_lock::release(guard, &ctx.ns, &ctx.name).await;
+    exit
+}
+
+/// Under the lock: the store must still be what this run planned from (another run may have
+/// finished between our read and the lock).
+async fn store_unchanged(ctx: &Context) -> Result<(), Exit> {
+    match staticset::load(&ctx.cluster, &ctx.ns, &ctx.name).await {
+        Ok(now) if now == ctx.set => Ok(()),
+        Ok(_) => Err(preflight(format!(
+            "ConfigMap {}/{} changed while this run was planning (another rollout just ended?); nothing was changed: re-run to plan again",
+            ctx.ns,
+            staticset::configmap_name(&ctx.name)
+        ))),
+        Err(e) => Err(fail(&e)),
     }
+}
+
+/// `--dry-run`: the plan; with `=server` also the writes the run would make first, sent with
+/// `dryRun=All` (a refused one is exit 3 with the server's message).
+async fn print_plan(g: &GlobalArgs, p: &RolloutPlan, writes: server_dry_run::Writes<'_>) -> Exit {
+    let answers = match g.dry_run {
+        DryRun::Server => Some(writes.send().await),
+        _ => None,
+    };
+    let obj = server_dry_run::PlanWithAnswers {
+        plan: p,
+        server_dry_run: answers.as_deref(),
+    };
+    if !print_structured(g, &obj) {
+        for l in plan::plan_lines(p) {
+            println!("{l}");
+        }
+        if let Some(a) = &answers {
+            println!(
+                "server dry run: {} of {} writes accepted (dryRun=All: nothing was stored)",
+                a.iter().filter(|w| !w.refused()).count(),
+                a.len()
+            );
+        }
+    }
+    let refused: Vec<_> = answers.iter().flatten().filter(|w| w.refused()).collect();
+    for w in &refused {
+        eprintln!(
+            "error: the API server would refuse {} {}: {}",
+            w.verb,
+            w.object,
+            w.message.as_deref().unwrap_or_default()
+        );
+    }
+    if refused.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Preflight
+    }
+}
+
+/// Store the revision and carry out the strategy (the lock is held).
+#[allow(clippy::too_many_arguments)]
+async fn roll_locked(
+    g: &GlobalArgs,
+    ctx: &Context,
+    set: StaticSet,
+    strategy: Strategy,
+    args: &RolloutArgs,
+    opts: Options,
+    targets: Vec<NodeInput>,
+    lost: LostSignal,
+) -> Exit {
+    let target = set.current.hash.clone();
     if let Err(e) = staticset::save(&ctx.cluster, &set).await {
         return fail(&e);
     }
@@ -361,7 +449,7 @@ async fn roll(
     );
     match strategy {
         Strategy::Ota => {
-            let exit = match refresh_conditions(&ctx, &target).await {
+            let exit = match refresh_conditions(ctx, &target).await {
                 Ok(nodes) => {
                     let need = nodes.iter().filter(|n| n.result == "needs-upgrade").count();
                     result.message = format!(
@@ -392,13 +480,14 @@ async fn roll(
             let node_timeout = args.node_timeout;
             drive(
                 g,
-                &ctx,
+                ctx,
                 set,
                 targets,
                 opts,
                 node_timeout,
                 &args.servant_image,
                 result,
+                lost,
             )
             .await
         }
@@ -415,6 +504,7 @@ async fn drive(
     node_timeout: std::time::Duration,
     servant_image: &str,
     mut result: RolloutResult,
+    lock_lost: LostSignal,
 ) -> Exit {
     let prefix = format!("[{}/{}]", ctx.ns, ctx.name);
     let note = move |m: String| eprintln!("{prefix} {m}");
@@ -426,6 +516,7 @@ async fn drive(
         node_timeout,
         servant_image: servant_image.into(),
         note: &note,
+        lock_lost,
     }
     .run()
     .await;
@@ -440,6 +531,13 @@ async fn drive(
     let total = result.nodes.len();
     let rerun = "re-run the same command to continue";
     let exit = match &outcome.end {
+        End::LockLost(e) => {
+            result.message = format!(
+                "stopped: {e}; {upgraded} of {total} node(s) on revision {}",
+                result.revision
+            );
+            Exit::Unexpected
+        }
         End::Interrupted => {
             result.message = format!(
                 "interrupted: {upgraded} of {total} node(s) on revision {}; progress is recorded, {rerun}",
@@ -504,7 +602,7 @@ async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNo
     let mut out = Vec::new();
     for (node, m) in mirrors.by_node {
         let need = m.revision.as_deref() != Some(target);
-        staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, &m, need).await?;
+        staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, &m, need, false).await?;
         out.push(RolloutNode {
             name: node,
             result: if need { "needs-upgrade" } else { "up-to-date" }.into(),
@@ -564,12 +662,16 @@ async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     };
     if g.dry_run.enabled() {
         let p = plan::rollout_plan(&ctx.name, &ns, "ota", targets, &opts, &target);
-        if !print_structured(g, &p) {
-            for l in plan::plan_lines(&p) {
-                println!("{l}");
-            }
-        }
-        return Exit::Ok;
+        let writes = server_dry_run::Writes {
+            ctx: &ctx,
+            set: &set,
+            plan: &p,
+            jobs: true,
+            conditions: false,
+            servant_image: &cmd.servant_image,
+            node_timeout: cmd.node_timeout,
+        };
+        return print_plan(g, &p, writes).await;
     }
     if let Err(e) = confirm(
         g,
@@ -581,22 +683,49 @@ async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     ) {
         return e;
     }
-    let mut result = RolloutResult::new(&ctx.name, &ns, "ota");
+    let guard = match run_lock::take(&ctx.cluster, &ns, &ctx.name, cmd.force_unlock).await {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    let exit = match store_unchanged(&ctx).await {
+        Ok(()) => {
+            let lost = Some(guard.lost_signal());
+            ota_apply_locked(g, &ctx, set, targets, opts, &cmd, lost).await
+        }
+        Err(e) => e,
+    };
+    run_lock::release(guard, &ns, &ctx.name).await;
+    exit
+}
+
+async fn ota_apply_locked(
+    g: &GlobalArgs,
+    ctx: &Context,
+    set: StaticSet,
+    targets: Vec<NodeInput>,
+    opts: Options,
+    cmd: &OtaApplyCmd,
+    lost: LostSignal,
+) -> Exit {
+    let ns = &ctx.ns;
+    let target = set.current.hash.clone();
+    let mut result = RolloutResult::new(&ctx.name, ns, "ota");
     result.revision = target.clone();
     result.revision_number = set.current.number;
     let exit = drive(
         g,
-        &ctx,
+        ctx,
         set,
         targets,
         opts,
         cmd.node_timeout,
         &cmd.servant_image,
         result,
+        lost,
     )
     .await;
     // The new mirror pods carry no condition yet: mark every pod again.
-    if let Err(e) = refresh_conditions(&ctx, &target).await {
+    if let Err(e) = refresh_conditions(ctx, &target).await {
         return fail(&e);
     }
     exit

@@ -1,8 +1,10 @@
 //! `yurtctl staticpod status NAME`: TOTAL / READY / UPGRADED from the mirror pods and the
-//! revision store; `-o wide` per node; `--watch` prints again on every mirror-pod change.
+//! revision store; `-o wide` per node; `--watch` prints again whenever that status changes.
+
+use std::collections::BTreeMap;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
@@ -10,7 +12,7 @@ use kube::runtime::watcher::{self, watcher};
 use super::{Context, context, namespace};
 use crate::app::common::{connect_from, fail, print_structured};
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
-use crate::cluster::staticset;
+use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::exit::Exit;
 use crate::output::staticpod::{
     NodeStatus, RevisionInfo, StaticPodStatus, human_age, status_lines,
@@ -81,13 +83,24 @@ fn age(ctx: &Context) -> String {
     }
 }
 
-fn print(g: &GlobalArgs, ctx: &Context) {
-    let s = status_of(ctx);
-    if !print_structured(g, &s) {
-        let wide = g.output == Some(OutputFormat::Wide);
-        for l in status_lines(&s, &age(ctx), wide) {
-            println!("{l}");
+/// Prints the status; `again` for the prints of `--watch` after the first: kubectl-style, the
+/// table's header is not repeated (without -o wide) and YAML documents are separated by `---`.
+fn print(g: &GlobalArgs, ctx: &Context, s: &StaticPodStatus, again: bool) {
+    if again && g.output == Some(OutputFormat::Yaml) {
+        println!("---");
+    }
+    if print_structured(g, s) {
+        return;
+    }
+    let wide = g.output == Some(OutputFormat::Wide);
+    let lines = status_lines(s, &age(ctx), wide);
+    match (again, wide) {
+        (true, false) => lines.iter().skip(1).for_each(|l| println!("{l}")),
+        (true, true) => {
+            println!();
+            lines.iter().for_each(|l| println!("{l}"));
         }
+        (false, _) => lines.iter().for_each(|l| println!("{l}")),
     }
 }
 
@@ -110,36 +123,122 @@ pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
         );
         return Exit::Preflight;
     }
-    print(g, &ctx);
     if !cmd.watch {
+        print(g, &ctx, &status_of(&ctx), false);
         return Exit::Ok;
     }
-    // One watch on the namespace's pods; print again when a mirror pod of ours changes.
-    let api: Api<Pod> = Api::namespaced(cluster.client().clone(), &ns);
-    let mut stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .touched_objects()
-        .boxed();
-    let mut ctx = ctx;
+    watch(g, ctx).await
+}
+
+/// What a print of `s` shows (without AGE): `--watch` prints again only when it changes.
+fn what_shows(g: &GlobalArgs, s: &StaticPodStatus) -> String {
+    match g.output {
+        Some(OutputFormat::Json | OutputFormat::Yaml) => {
+            serde_json::to_string(s).unwrap_or_default()
+        }
+        _ => status_lines(s, "", g.output == Some(OutputFormat::Wide)).join("\n"),
+    }
+}
+
+enum Change {
+    Pod(Box<watcher::Event<Pod>>),
+    Store(Box<watcher::Event<ConfigMap>>),
+}
+
+/// `--watch`: one watch on the namespace's pods (mirror pods) and one on the store's
+/// ConfigMap; prints again whenever the status they make changes, until Ctrl-C (exit 0) or
+/// until the API server ends both watches for good.
+async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
+    let _handled = crate::output::terminal::handles_interrupt();
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let client = ctx.cluster.client().clone();
+    let pods = watcher(
+        Api::<Pod>::namespaced(client.clone(), &ctx.ns),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .map(|e| e.map(|p| Change::Pod(Box::new(p))));
+    let store = watcher(
+        Api::<ConfigMap>::namespaced(client, &ctx.ns),
+        watcher::Config::default().fields(&format!(
+            "metadata.name={}",
+            staticset::configmap_name(&ctx.name)
+        )),
+    )
+    .default_backoff()
+    .map(|e| e.map(|c| Change::Store(Box::new(c))));
+    let mut changes = futures::stream::select(pods.boxed(), store.boxed());
+    let first = status_of(&ctx);
+    let mut shown = what_shows(g, &first);
+    print(g, &ctx, &first, false);
+    // A (re-)list replaces what we know once it is complete.
+    let mut listing_pods: Option<BTreeMap<String, MirrorPod>> = None;
+    let mut listing_store: Option<Option<StaticSet>> = None;
     loop {
-        tokio::select! {
-            ev = stream.next() => match ev {
-                Some(Ok(p)) => {
-                    let Some(m) = staticset::mirror_of(&p, &cmd.name) else { continue };
-                    let before = ctx.mirrors.get(&m.node).cloned();
-                    if before.as_ref() == Some(&m) {
-                        continue;
+        let change = tokio::select! {
+            c = changes.next() => c,
+            _ = &mut ctrl_c => return Exit::Ok,
+        };
+        let (ns, name) = (ctx.ns.clone(), ctx.name.clone());
+        match change {
+            None => return Exit::Ok,
+            Some(Err(e)) => tracing::debug!("watch: {e}; retrying"),
+            Some(Ok(Change::Pod(ev))) => match *ev {
+                watcher::Event::Init => listing_pods = Some(BTreeMap::new()),
+                watcher::Event::InitApply(p) => {
+                    if let (Some(l), Some(m)) =
+                        (listing_pods.as_mut(), staticset::mirror_of(&p, &name))
+                    {
+                        l.insert(m.node.clone(), m);
                     }
-                    ctx.mirrors.insert(m.node.clone(), m);
-                    if let Ok(Some(s)) = staticset::load(&ctx.cluster, &ns, &cmd.name).await {
-                        ctx.set = Some(s);
-                    }
-                    print(g, &ctx);
                 }
-                Some(Err(_)) => continue,
-                None => return Exit::Ok,
+                watcher::Event::InitDone => {
+                    if let Some(l) = listing_pods.take() {
+                        ctx.mirrors = l;
+                    }
+                }
+                watcher::Event::Apply(p) => {
+                    if let Some(m) = staticset::mirror_of(&p, &name) {
+                        ctx.mirrors.insert(m.node.clone(), m);
+                    }
+                }
+                watcher::Event::Delete(p) => {
+                    if let Some(m) = staticset::mirror_of(&p, &name) {
+                        ctx.mirrors.remove(&m.node);
+                    }
+                }
             },
-            _ = tokio::signal::ctrl_c() => return Exit::Ok,
+            Some(Ok(Change::Store(ev))) => {
+                let read = |cm: ConfigMap| match staticset::from_configmap(&ns, &name, cm) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        None
+                    }
+                };
+                match *ev {
+                    watcher::Event::Init => listing_store = Some(None),
+                    watcher::Event::InitApply(cm) => {
+                        if let Some(l) = listing_store.as_mut() {
+                            *l = read(cm);
+                        }
+                    }
+                    watcher::Event::InitDone => {
+                        if let Some(l) = listing_store.take() {
+                            ctx.set = l;
+                        }
+                    }
+                    watcher::Event::Apply(cm) => ctx.set = read(cm),
+                    watcher::Event::Delete(_) => ctx.set = None,
+                }
+            }
+        }
+        let now = status_of(&ctx);
+        let key = what_shows(g, &now);
+        if key != shown {
+            print(g, &ctx, &now, true);
+            shown = key;
         }
     }
 }

@@ -1,0 +1,140 @@
+//! `--dry-run=server` for `staticpod upgrade|rollback|ota apply`: the writes the run would make
+//! first, sent with `dryRun=All`, so admission and validation answer without anything stored:
+//! the apply of ConfigMap `yurt-static-set-NAME`, then per strategy the upgrade Job of every
+//! node the plan starts in this run (advanced-rolling-update, `ota apply`) or the
+//! `PodNeedUpgrade` patch of every mirror pod whose condition would change (ota).
+
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, PostParams};
+use serde::Serialize;
+
+use super::Context;
+use super::driver::{actions, servant_job};
+use crate::cluster::staticset::{self, StaticSet};
+use crate::cluster::{ClusterError, apply::describe};
+use crate::plan::staticpod::RolloutPlan;
+
+/// One write and the server's answer (`serverDryRun[]` in the `-o json` plan).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Write {
+    pub verb: &'static str,
+    pub object: String,
+    /// `accepted` or `refused`.
+    pub result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Write {
+    fn of(verb: &'static str, object: String, r: Result<(), ClusterError>) -> Self {
+        match r {
+            Ok(()) => Write {
+                verb,
+                object,
+                result: "accepted",
+                message: None,
+            },
+            Err(e) => Write {
+                verb,
+                object,
+                result: "refused",
+                message: Some(e.to_string()),
+            },
+        }
+    }
+
+    pub fn refused(&self) -> bool {
+        self.result == "refused"
+    }
+}
+
+/// The `--dry-run -o json|yaml` plan (`kind: Plan`), with the server's answers under `=server`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanWithAnswers<'a> {
+    #[serde(flatten)]
+    pub plan: &'a RolloutPlan,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_dry_run: Option<&'a [Write]>,
+}
+
+/// What the run would write first.
+pub(super) struct Writes<'a> {
+    pub ctx: &'a Context,
+    /// The store as the run would save it.
+    pub set: &'a StaticSet,
+    pub plan: &'a RolloutPlan,
+    /// Node Jobs for the planned nodes (false: `--pause`, or the ota strategy).
+    pub jobs: bool,
+    /// `PodNeedUpgrade` patches towards the plan's revision (the ota strategy).
+    pub conditions: bool,
+    pub servant_image: &'a str,
+    pub node_timeout: Duration,
+}
+
+impl Writes<'_> {
+    pub async fn send(&self) -> Vec<Write> {
+        let ctx = self.ctx;
+        let mut out = vec![Write::of(
+            "apply",
+            describe(
+                "ConfigMap",
+                Some(&ctx.ns),
+                &staticset::configmap_name(&ctx.name),
+            ),
+            staticset::apply_store(&ctx.cluster, self.set, true).await,
+        )];
+        if self.conditions {
+            for m in ctx.mirrors.values() {
+                let need = m.revision.as_deref() != Some(self.plan.revision.as_str());
+                let r = staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, m, need, true).await;
+                // false: the condition already says so and the run would not write.
+                if !matches!(r, Ok(false)) {
+                    out.push(Write::of(
+                        "patch",
+                        format!("{} on pod {}/{}", staticset::NEED_UPGRADE, ctx.ns, m.pod),
+                        r.map(drop),
+                    ));
+                }
+            }
+        }
+        if self.jobs {
+            let (up, _) = actions(&ctx.name);
+            let api: Api<Job> = Api::namespaced(ctx.cluster.client().clone(), &ctx.ns);
+            let pp = PostParams {
+                dry_run: true,
+                ..Default::default()
+            };
+            for n in &self.plan.nodes {
+                let spec = servant_job(
+                    &up,
+                    &n.name,
+                    self.set,
+                    self.servant_image,
+                    false,
+                    self.node_timeout,
+                );
+                let job = spec.to_job(&ctx.ns, self.node_timeout);
+                let what = format!("Job {}/{}", ctx.ns, spec.name());
+                let r = ctx
+                    .cluster
+                    .call(|| api.create(&pp, &job))
+                    .await
+                    .map(drop)
+                    .map_err(|e| ClusterError::from_kube(format!("create {what}"), e))
+                    // A leftover of an earlier run: the real run adopts or replaces it.
+                    .or_else(|e| {
+                        if e.status_code() == Some(409) {
+                            Ok(())
+                        } else {
+                            Err(e)
+                        }
+                    });
+                out.push(Write::of("create", what, r));
+            }
+        }
+        out
+    }
+}
