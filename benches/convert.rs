@@ -4,9 +4,9 @@
 //!
 //! The node Jobs run a stand-in for the servant that takes a fixed time (`YURTCTL_BENCH_JOB_MS`,
 //! default 2,000 ms), so the node-side work is known and what is measured is yurtctl's own
-//! orchestration: ideal = fixed phases + ⌈edge/C⌉·d + ⌈cloud/C⌉·d, where d is the median Job
-//! duration the run itself observed and the fixed phases are those before and after the node
-//! phases, as timed in the same run.
+//! orchestration: ideal = fixed phases + ⌈N/C⌉·d (node preflight) + ⌈edge/C⌉·d + ⌈cloud/C⌉·d,
+//! where d is the median Job duration the run itself observed and the fixed phases are those
+//! before and after the node phases, as timed in the same run.
 //!
 //! `cargo bench --bench convert`; `YURTCTL_BENCH_NODES=5000` for the memory figure at 5,000
 //! nodes; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` for a quick smoke run.
@@ -104,7 +104,9 @@ fn main() {
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
         let at = t0.elapsed();
-        let node_phase = line.starts_with("[nodes/edge]") || line.starts_with("[nodes/cloud]");
+        let node_phase = ["[preflight/nodes]", "[nodes/edge]", "[nodes/cloud]"]
+            .iter()
+            .any(|p| line.starts_with(p));
         if node_phase && nodes_start.is_none() {
             nodes_start = Some(at);
         }
@@ -134,7 +136,9 @@ fn main() {
     let d = durations[durations.len() / 2];
     let cloud = results.iter().filter(|n| n["role"] == "cloud").count();
     let edge = nodes - cloud;
-    let windows = edge.div_ceil(concurrency) + cloud.div_ceil(concurrency);
+    // the node preflight Jobs (every node, one phase), then edge, then cloud
+    let windows =
+        nodes.div_ceil(concurrency) + edge.div_ceil(concurrency) + cloud.div_ceil(concurrency);
     let node_span = nodes_end.unwrap_or_default() - nodes_start.unwrap_or_default();
     let fixed = makespan.as_secs_f64() - node_span.as_secs_f64();
     let ideal = fixed + windows as f64 * d;

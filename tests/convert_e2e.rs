@@ -96,7 +96,7 @@ async fn convert_then_rerun_is_a_no_op() {
     assert_eq!(plan.code, 0);
     let p = plan.json();
     assert_eq!(p["kind"], "Plan");
-    assert_eq!(p["phases"].as_array().unwrap().len(), 8);
+    assert_eq!(p["phases"].as_array().unwrap().len(), 9);
     let objects = p["objects"].as_array().unwrap();
     assert!(
         objects
@@ -198,7 +198,7 @@ async fn convert_then_rerun_is_a_no_op() {
 
     // re-run: nothing to do, no Job created
     let jobs_before = env.sim.metrics().count("create", "jobs.batch");
-    assert_eq!(jobs_before, 3, "one Job per node");
+    assert_eq!(jobs_before, 6, "two Jobs per node: preflight, convert");
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
@@ -217,7 +217,9 @@ async fn convert_then_rerun_is_a_no_op() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
     let env = start().await;
-    env.sim.faults().fail_jobs_on("worker-2", 1);
+    env.sim
+        .faults()
+        .fail_jobs_named("worker-2", &["yurtctl-convert-"], 1);
 
     let run = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(run.code, 4, "{}", run.stderr);
@@ -256,7 +258,8 @@ async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
     );
     assert_eq!(
         env.sim.metrics().count("create", "jobs.batch"),
-        jobs_before + 1
+        jobs_before + 2,
+        "worker-2's preflight and convert Jobs"
     );
     converted_through_yurthub(&env, "worker-2").await;
     env.sim.shutdown().await;
@@ -468,8 +471,9 @@ async fn transient_api_errors_and_conflicts_still_converge() {
             "fault {verb} {resource} was not reached"
         );
     }
-    // one Job per node: 3 creates that succeeded and the 2 answered 500 (counted too)
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 5);
+    // two Jobs per node (preflight, convert): 6 creates that succeeded and the 2 answered 500
+    // (counted too)
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 8);
     for w in ["worker-1", "worker-2"] {
         converted_through_yurthub(&env, w).await;
     }
@@ -524,7 +528,7 @@ async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
     assert_eq!(code, Some(130), "{seen}");
     let done = seen
         .lines()
-        .find(|l| l.contains("): succeeded in"))
+        .find(|l| l.contains("[nodes/edge]") && l.contains("): succeeded in"))
         .and_then(|l| l.split_whitespace().nth(2))
         .unwrap()
         .to_string();
@@ -571,7 +575,8 @@ async fn skipped_phases_are_not_run_and_not_a_failure() {
         "{r:#}"
     );
     assert_eq!(result_of(&r, "worker-1")["result"], "converted");
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 2);
+    // preflight and convert on the two edge nodes; nothing runs on the skipped cloud node
+    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 4);
     // the skipped node is converted by a later run without the skip
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -582,5 +587,121 @@ async fn skipped_phases_are_not_run_and_not_a_failure() {
         "{r:#}"
     );
     assert_eq!(result_of(&r, "worker-2")["result"], "already-converted");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_failing_node_preflight_stops_the_run_before_any_change() {
+    let env = start().await;
+    // worker-2's kubelet takes --kubeconfig from a variable inside a word: the servant cannot
+    // rewrite it safely. The running kubelet is unaffected (no daemon-reload), so the node
+    // stays Ready and only the node-side preflight can notice.
+    let dropin = env
+        .sim
+        .node_root("worker-2")
+        .join("etc/systemd/system/kubelet.service.d/20-indirect.conf");
+    std::fs::write(
+        &dropin,
+        "[Service]\nEnvironment=\"D=/etc/kubernetes\"\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS --kubeconfig=${D}/kubelet.conf\n",
+    )
+    .unwrap();
+    let units_before: Vec<_> = env
+        .sim
+        .node_names()
+        .iter()
+        .map(|n| {
+            let d = env
+                .sim
+                .node_root(n)
+                .join("etc/systemd/system/kubelet.service.d");
+            let mut files: Vec<_> = std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+                .collect();
+            files.sort();
+            files
+        })
+        .collect();
+
+    let run = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[preflight/nodes] node worker-2"),
+        "the failing node is named with its phase:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("verbatim"),
+        "the servant's reason is shown:\n{}",
+        run.stderr
+    );
+    let r = run.json();
+    assert_eq!(r["exitCode"], 3, "{r:#}");
+    assert_eq!(result_of(&r, "worker-2")["result"], "failed");
+    assert_eq!(result_of(&r, "worker-1")["result"], "phase-skipped");
+
+    // nothing changed: no label, no component, no journal, no lock, no node file
+    for n in env.sim.node_names() {
+        assert!(label(&node(&env, &n).await, EDGE_LABEL).is_none(), "{n}");
+        let root = env.sim.node_root(&n);
+        assert!(!root.join("var/lib/yurtctl").exists(), "{n}: servant wrote");
+        assert!(
+            !root.join("etc/kubernetes/manifests/yurthub.yaml").exists(),
+            "{n}"
+        );
+    }
+    let units_after: Vec<_> = env
+        .sim
+        .node_names()
+        .iter()
+        .map(|n| {
+            let d = env
+                .sim
+                .node_root(n)
+                .join("etc/systemd/system/kubelet.service.d");
+            let mut files: Vec<_> = std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+                .collect();
+            files.sort();
+            files
+        })
+        .collect();
+    assert_eq!(units_before, units_after);
+    let cms = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system");
+    assert!(cms.get_opt("yurtctl-state").await.unwrap().is_none());
+    let managed = ListParams::default().labels(MANAGED);
+    let deployments = Api::<Deployment>::all(env.client.clone());
+    assert!(deployments.list(&managed).await.unwrap().items.is_empty());
+    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
+        env.client.clone(),
+        "kube-system",
+    )
+    .get_opt("yurtctl-lock")
+    .await
+    .unwrap();
+    assert!(lease.is_none(), "the lock is released");
+    // the failed Job stays for `kubectl logs`; the passing ones are gone
+    let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system");
+    let names: Vec<String> = jobs
+        .list(&managed)
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|j| j.metadata.name)
+        .collect();
+    assert_eq!(names, ["yurtctl-preflight-worker-2"]);
+
+    // fixed on the node: the next run replaces the failed Job and converts every node
+    std::fs::remove_file(&dropin).unwrap();
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    for n in ["worker-1", "worker-2"] {
+        assert_eq!(result_of(&again.json(), n)["result"], "converted");
+        converted_through_yurthub(&env, n).await;
+    }
     env.sim.shutdown().await;
 }

@@ -155,7 +155,10 @@ async fn legacy_profile_disables_nodelifecycle_and_joins_with_a_token() {
 
     // a re-run is a no-op: no Job, kube-controller-manager untouched
     let jobs = env.sim.metrics().count("create", "jobs.batch");
-    assert_eq!(jobs, 4, "3 node Jobs and 1 kube-controller-manager Job");
+    assert_eq!(
+        jobs, 7,
+        "3 node preflight Jobs, 3 node Jobs and 1 kube-controller-manager Job"
+    );
     let again = convert(
         &env,
         &["--profile", "legacy-v0.6", "--deploy-yurttunnel", "-y"],

@@ -372,7 +372,9 @@ async fn round_trip_minikube() {
 async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
     let env = start(Layout::Kubeadm).await;
     let before = trees(&env);
-    env.sim.faults().fail_jobs_on("worker-2", 1);
+    env.sim
+        .faults()
+        .fail_jobs_named("worker-2", &["yurtctl-convert-", "yurtctl-revert-"], 1);
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 4, "{}", run.stderr);
 
@@ -552,7 +554,9 @@ async fn an_object_that_existed_before_convert_survives_revert() {
 
     // two converts that both apply the components (the first one fails on a node): the
     // second sees the object with our label on it and must still know it is not ours
-    env.sim.faults().fail_jobs_on("worker-2", 1);
+    env.sim
+        .faults()
+        .fail_jobs_named("worker-2", &["yurtctl-convert-"], 1);
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 4, "{}", run.stderr);
     env.sim.faults().clear_failing_jobs("worker-2");

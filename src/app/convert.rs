@@ -1,6 +1,6 @@
 //! `yurtctl convert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
-//! result (design §2). Execution: lock → label nodes → components → node Jobs (edge, then
-//! cloud) → verify, with the journal written after every phase and the lock released at the
+//! result (design §2). Execution: lock → node preflight Jobs → label nodes → components → node
+//! Jobs (edge, then cloud) → verify, with the journal written after every phase and the lock released at the
 //! end whatever happened.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use kube::core::DynamicObject;
 use serde_json::{Value, json};
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
-use crate::app::node_phase::{PhaseResult, job_node_result, run_journaled};
+use crate::app::node_phase::{PhaseResult, job_node_result, run_journaled, run_reported};
 use crate::app::servant_job::{ServantVolume, servant_job};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
@@ -259,6 +259,61 @@ async fn execute(
         rep.event(Event::PhaseSkipped(plan::LOCK));
         None
     };
+    // Ctrl-C or a lost lock stop the phases where they are; the journal keeps what was done
+    // (node Jobs still running are adopted by the next run) and the lock is released below.
+    let _handled = crate::output::terminal::handles_interrupt();
+    if plan.runs(plan::PREFLIGHT_NODES) {
+        let checked = tokio::select! {
+            r = node_preflight(cluster, plan, profile, opts, rep) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let stop = match checked {
+            Some(Ok(failed)) if failed.is_empty() => None,
+            Some(Ok(failed)) => {
+                result.message = format!(
+                    "[{}] node-side preflight failed on {} node(s): {}; nothing was changed. \
+                     Fix what each node's Job says (kubectl logs -n {SYSTEM_NAMESPACE} \
+                     job/<Job>) and re-run convert",
+                    plan::PREFLIGHT_NODES,
+                    failed.len(),
+                    failed
+                        .iter()
+                        .map(|n| n.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                for n in &failed {
+                    eprintln!(
+                        "error: [{}] node {}: {}",
+                        plan::PREFLIGHT_NODES,
+                        n.name,
+                        n.message
+                    );
+                }
+                eprintln!("error: {}", result.message);
+                result.nodes = not_started(plan, failed, plan::PREFLIGHT_NODES);
+                Some(Exit::Preflight)
+            }
+            Some(Err((phase, e))) => {
+                result.message = format!("[{phase}] {e}");
+                eprintln!("error: {}", result.message);
+                Some(e.exit())
+            }
+            None => {
+                result.message = format!(
+                    "interrupted during {}; nothing was changed",
+                    plan::PREFLIGHT_NODES
+                );
+                Some(Exit::Interrupted)
+            }
+        };
+        if let Some(exit) = stop {
+            release(guard).await;
+            return (result, exit);
+        }
+    } else {
+        rep.event(Event::PhaseSkipped(plan::PREFLIGHT_NODES));
+    }
     let store = JournalStore::new(cluster);
     let mut journal = journal.unwrap_or_else(|| Journal::new("convert", &plan.profile));
     journal.command = "convert".into();
@@ -273,9 +328,6 @@ async fn execute(
             None => std::future::pending().await,
         }
     };
-    // Ctrl-C or a lost lock stop the phases where they are; the journal keeps what was done
-    // (node Jobs still running are adopted by the next run) and the lock is released below.
-    let _handled = crate::output::terminal::handles_interrupt();
     let outcome = tokio::select! {
         r = phases(cluster, plan, profile, opts, &mut journal, &store, rep) => Ok(r),
         _ = tokio::signal::ctrl_c() => Err(None),
@@ -304,12 +356,101 @@ async fn execute(
     if let Err(e) = store.save(&mut journal).await {
         eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
     }
+    release(guard).await;
+    (result, exit)
+}
+
+async fn release(guard: Option<lock::LockGuard>) {
     if let Some(g) = guard
         && let Err(e) = g.release().await
     {
         eprintln!("warning: cannot release the lock kube-system/yurtctl-lock: {e}");
     }
-    (result, exit)
+}
+
+/// `preflight/nodes`: a `node-servant preflight` Job on every node this run converts. Returns
+/// the nodes whose check failed, each with its Job's message and logs.
+async fn node_preflight(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    rep: &dyn Reporter,
+) -> PhaseResult<Vec<NodeResult>> {
+    let servant_image = &opts.images(profile)["servant"];
+    let specs: Vec<NodeJob> = plan
+        .nodes
+        .iter()
+        .filter(|n| n.action == NodeAction::Convert && plan.runs(n.role.phase()))
+        .map(|n| {
+            servant_job(
+                plan::PREFLIGHT_ACTION,
+                &n.name,
+                servant_image,
+                "preflight",
+                &[],
+                opts.job_timeout,
+                &[],
+            )
+        })
+        .collect();
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    rep.event(Event::PhaseStarted(plan::PREFLIGHT_NODES));
+    let outcomes = run_reported(
+        cluster,
+        plan::PREFLIGHT_NODES,
+        specs,
+        opts.concurrency,
+        opts.job_timeout,
+        rep,
+    )
+    .await?;
+    let roles: BTreeMap<&str, Role> = plan
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.role))
+        .collect();
+    let failed: Vec<NodeResult> = outcomes
+        .iter()
+        .filter(|r| !r.succeeded())
+        .map(|r| {
+            let role = roles.get(r.node.as_str()).copied().unwrap_or(Role::Edge);
+            job_node_result(r, role.as_str(), NodeOutcome::Failed, "", "preflight: ")
+        })
+        .collect();
+    if failed.is_empty() {
+        rep.event(Event::PhaseDone(plan::PREFLIGHT_NODES));
+    }
+    Ok(failed)
+}
+
+/// Every node's result when the run stopped in `phase` before converting any: `failed` as
+/// they are, the other nodes to convert not started, the rest as planned.
+fn not_started(plan: &Plan, failed: Vec<NodeResult>, phase: &str) -> Vec<NodeResult> {
+    let mut results: BTreeMap<String, NodeResult> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            let r = if n.action == NodeAction::Convert {
+                NodeResult {
+                    name: n.name.clone(),
+                    role: n.role.as_str().into(),
+                    result: NodeOutcome::PhaseSkipped,
+                    message: format!("not converted: phase {phase} failed"),
+                    logs: None,
+                }
+            } else {
+                skipped_result(n.name.clone(), n.role, n.action)
+            };
+            (n.name.clone(), r)
+        })
+        .collect();
+    for f in failed {
+        results.insert(f.name.clone(), f);
+    }
+    results.into_values().collect()
 }
 
 /// The exit code and message from the per-node results.
@@ -427,26 +568,7 @@ async fn phases(
             .map(|r| job_result(r, Role::Cloud, "kube-controller-manager: "))
             .collect();
         if !failed.is_empty() {
-            for n in plan
-                .nodes
-                .iter()
-                .filter(|n| n.action == NodeAction::Convert)
-            {
-                results.insert(
-                    n.name.clone(),
-                    NodeResult {
-                        name: n.name.clone(),
-                        role: n.role.as_str().into(),
-                        result: NodeOutcome::PhaseSkipped,
-                        message: format!("not converted: phase {} failed", plan::KCM),
-                        logs: None,
-                    },
-                );
-            }
-            for f in failed {
-                results.insert(f.name.clone(), f);
-            }
-            return Ok(results.into_values().collect());
+            return Ok(not_started(plan, failed, plan::KCM));
         }
         rep.event(Event::PhaseDone(plan::KCM));
     } else if plan.runs(plan::KCM) {

@@ -32,11 +32,7 @@ pub async fn run_journaled(
     store: &JournalStore,
     mark: Mark<'_>,
 ) -> PhaseResult<Vec<NodeJobResult>> {
-    let run_opts = RunJobsOptions {
-        concurrency: concurrency.max(1),
-        per_job_timeout: job_timeout,
-        ..Default::default()
-    };
+    let run_opts = run_options(concurrency, job_timeout);
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
     let on_event = move |e: crate::cluster::jobs::JobEvent| {
         rep.event(Event::Job { phase, event: &e });
@@ -76,6 +72,36 @@ pub async fn run_journaled(
     }
     store.save(journal).await.map_err(|e| (phase, e))?;
     Ok(outcomes)
+}
+
+/// Runs `specs` like [`run_journaled`] but records nothing: for node checks that change
+/// nothing (node-side preflight).
+pub async fn run_reported(
+    cluster: &Cluster,
+    phase: &'static str,
+    specs: Vec<NodeJob>,
+    concurrency: usize,
+    job_timeout: Duration,
+    rep: &dyn Reporter,
+) -> PhaseResult<Vec<NodeJobResult>> {
+    let on_event = |e: crate::cluster::jobs::JobEvent| rep.event(Event::Job { phase, event: &e });
+    run_jobs(
+        cluster,
+        SYSTEM_NAMESPACE,
+        specs,
+        &run_options(concurrency, job_timeout),
+        &on_event,
+    )
+    .await
+    .map_err(|e| (phase, e))
+}
+
+fn run_options(concurrency: usize, job_timeout: Duration) -> RunJobsOptions {
+    RunJobsOptions {
+        concurrency: concurrency.max(1),
+        per_job_timeout: job_timeout,
+        ..Default::default()
+    }
 }
 
 /// A node's result line from its Job's outcome: `done` and "`done_verb` in 2.1s" on success;

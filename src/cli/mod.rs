@@ -167,8 +167,8 @@ impl DryRun {
 pub enum Command {
     /// Convert this Kubernetes cluster into an OpenYurt cluster
     ///
-    /// Phases (ids for --skip-phases, in order): preflight, lock, label-nodes, components,
-    /// kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes, the
+    /// Phases (ids for --skip-phases, in order): preflight, lock, preflight/nodes,
+    /// label-nodes, components, kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes, the
     /// others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
     /// success does nothing ("already converted"); after a failure it converts the nodes
     /// still left.

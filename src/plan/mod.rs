@@ -17,9 +17,10 @@ use crate::render::Profile;
 pub mod revert;
 
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
-pub const CONVERT_PHASES: [&str; 8] = [
+pub const CONVERT_PHASES: [&str; 9] = [
     PREFLIGHT,
     LOCK,
+    PREFLIGHT_NODES,
     LABEL_NODES,
     COMPONENTS,
     KCM,
@@ -29,6 +30,9 @@ pub const CONVERT_PHASES: [&str; 8] = [
 ];
 pub const PREFLIGHT: &str = "preflight";
 pub const LOCK: &str = "lock";
+/// Node-side preflight: a `node-servant preflight` Job on every node this run converts, after
+/// the lock is held (so two runs never race on the Jobs) and before anything is changed.
+pub const PREFLIGHT_NODES: &str = "preflight/nodes";
 pub const LABEL_NODES: &str = "label-nodes";
 pub const COMPONENTS: &str = "components";
 pub const KCM: &str = "kcm";
@@ -36,6 +40,8 @@ pub const NODES_EDGE: &str = "nodes/edge";
 pub const NODES_CLOUD: &str = "nodes/cloud";
 pub const VERIFY: &str = "verify";
 
+/// The Job action of node-side preflight (`yurtctl-preflight-<node>`).
+pub const PREFLIGHT_ACTION: &str = "preflight";
 /// The Job action of node conversion (`yurtctl-convert-<node>`).
 pub const CONVERT_ACTION: &str = "convert";
 /// The Job action that disables nodelifecycle in kube-controller-manager's manifest.
@@ -565,6 +571,19 @@ fn steps(
             "lease/kube-system/yurtctl-lock",
             "acquire and renew while running",
         )],
+        PREFLIGHT_NODES => converting()
+            .filter(|n| !opts.skip_phases.contains(n.role.phase()))
+            .map(|n| {
+                Step::new(
+                    "job",
+                    format!("node/{}", n.name),
+                    format!(
+                        "Job {}: node-servant preflight (changes nothing)",
+                        crate::cluster::jobs::job_name(PREFLIGHT_ACTION, &n.name)
+                    ),
+                )
+            })
+            .collect(),
         LABEL_NODES => converting()
             .map(|n| {
                 let value = match n.role {

@@ -107,9 +107,17 @@ pub async fn handle(
             if shared.kubelets.get(node).is_none() {
                 return json_response(404, &json!({"error": format!("no node named {node:?}")}));
             }
-            shared
-                .faults
-                .fail_jobs_on(node, body["exitCode"].as_i64().unwrap_or(1) as i32);
+            let prefixes: Vec<&str> = body["jobNamePrefixes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str())
+                .collect();
+            shared.faults.fail_jobs_named(
+                node,
+                &prefixes,
+                body["exitCode"].as_i64().unwrap_or(1) as i32,
+            );
             ok()
         }
         (&Method::DELETE, ["nodes", node, "fail-jobs"]) => {

@@ -63,7 +63,8 @@ pub struct Faults {
     rules: Mutex<Vec<RequestFault>>,
     /// verb + group-resource that SelfSubjectAccessReview and the authorizer deny.
     denied: Mutex<HashSet<(String, String)>>,
-    pub(crate) failing_job_nodes: Mutex<HashMap<String, i32>>,
+    /// node → (exit code, Job-name prefixes; empty: every Job).
+    pub(crate) failing_job_nodes: Mutex<HashMap<String, (i32, Vec<String>)>>,
     pub(crate) never_ready_images: Mutex<HashSet<String>>,
 }
 
@@ -151,18 +152,29 @@ impl Faults {
 
     /// Job pods on this node exit with `code` instead of running their command.
     pub fn fail_jobs_on(&self, node: &str, code: i32) {
+        self.fail_jobs_named(node, &[], code);
+    }
+
+    /// Like [`Faults::fail_jobs_on`], only for Jobs whose name starts with one of `prefixes`
+    /// (e.g. `yurtctl-convert-`: the conversion fails, the preflight Job before it passes).
+    pub fn fail_jobs_named(&self, node: &str, prefixes: &[&str], code: i32) {
+        let prefixes = prefixes.iter().map(|p| p.to_string()).collect();
         self.failing_job_nodes
             .lock()
             .unwrap()
-            .insert(node.to_string(), code);
+            .insert(node.to_string(), (code, prefixes));
     }
 
     pub fn clear_failing_jobs(&self, node: &str) {
         self.failing_job_nodes.lock().unwrap().remove(node);
     }
 
-    pub fn job_failure_for(&self, node: &str) -> Option<i32> {
-        self.failing_job_nodes.lock().unwrap().get(node).copied()
+    /// The exit code Job `job`'s pods on `node` fail with, if a fault says so.
+    pub fn job_failure_for(&self, node: &str, job: &str) -> Option<i32> {
+        let f = self.failing_job_nodes.lock().unwrap();
+        let (code, prefixes) = f.get(node)?;
+        (prefixes.is_empty() || prefixes.iter().any(|p| job.starts_with(p.as_str())))
+            .then_some(*code)
     }
 
     /// Containers with this image never become Ready.

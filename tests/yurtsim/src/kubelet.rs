@@ -1699,12 +1699,15 @@ async fn run_pod_inner(
     if wait_stop(stop, shared.cfg.pod_ready_delay).await {
         return PodEnd::Stopped;
     }
-    let is_job_pod = p["metadata"]["ownerReferences"]
+    let owning_job = p["metadata"]["ownerReferences"]
         .as_array()
         .into_iter()
         .flatten()
-        .any(|o| o["kind"] == json!("Job"));
-    if is_job_pod && let Some(code) = shared.faults.job_failure_for(&k.name) {
+        .find(|o| o["kind"] == json!("Job"))
+        .and_then(|o| o["name"].as_str());
+    if let Some(job) = owning_job
+        && let Some(code) = shared.faults.job_failure_for(&k.name, job)
+    {
         let c0 = containers
             .first()
             .and_then(|c| c["name"].as_str())
