@@ -443,3 +443,51 @@ async fn client_side_qps_paces_api_calls_and_requests_carry_our_user_agent() {
     assert_eq!(t.sim.metrics().total(Some("yurtctl"), false), 8);
     t.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_map_pages_through_everything_once() {
+    use futures::StreamExt;
+    let t = start(1).await;
+    let api: Api<ConfigMap> = Api::namespaced(t.cluster.client().clone(), "default");
+    let n = 2 * yurtctl::cluster::LIST_PAGE as usize + 7;
+    futures::stream::iter(0..n)
+        .for_each_concurrent(16, |i| {
+            let api = api.clone();
+            async move {
+                let c: ConfigMap = serde_json::from_value(json!({
+                    "metadata": {"name": format!("cm-{i:05}"), "labels": {"paged": "yes"}}
+                }))
+                .unwrap();
+                api.create(&PostParams::default(), &c).await.unwrap();
+            }
+        })
+        .await;
+    let lists_before = t.sim.metrics().count("list", "configmaps");
+    let lp = kube::api::ListParams::default().labels("paged=yes");
+    let mut names = t
+        .cluster
+        .list_map(&api, &lp, |c| c.metadata.name)
+        .await
+        .unwrap();
+    assert_eq!(
+        t.sim.metrics().count("list", "configmaps") - lists_before,
+        3,
+        "pages of {}",
+        yurtctl::cluster::LIST_PAGE
+    );
+    let listed = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!((listed, names.len()), (n, n), "each object exactly once");
+    // `None` drops an object
+    let even = t
+        .cluster
+        .list_map(&api, &lp, |c| {
+            let name = c.metadata.name?;
+            name.ends_with(['0', '2', '4', '6', '8']).then_some(name)
+        })
+        .await
+        .unwrap();
+    assert_eq!(even.len(), n.div_ceil(2));
+    t.sim.shutdown().await;
+}

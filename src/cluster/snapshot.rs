@@ -117,7 +117,8 @@ impl Default for SnapshotOptions {
     }
 }
 
-fn node_info(n: Node, kcm_nodes: &std::collections::HashSet<String>) -> NodeInfo {
+/// The planner's view of `n`; `kcm_static_pod` is filled in from the pod list afterwards.
+fn node_info(n: Node) -> NodeInfo {
     let name = n.metadata.name.clone().unwrap_or_default();
     let labels = n.metadata.labels.clone().unwrap_or_default();
     let mut roles: Vec<String> = labels
@@ -130,7 +131,7 @@ fn node_info(n: Node, kcm_nodes: &std::collections::HashSet<String>) -> NodeInfo
     let spec = n.spec.unwrap_or_default();
     let status = n.status.unwrap_or_default();
     NodeInfo {
-        kcm_static_pod: kcm_nodes.contains(&name),
+        kcm_static_pod: false,
         provider_id: spec.provider_id.clone(),
         name,
         labels,
@@ -208,9 +209,8 @@ pub async fn snapshot(
     };
     let nodes_api: Api<Node> = Api::all(client.clone());
     let nodes = async {
-        let lp = ListParams::default();
         cluster
-            .call(|| nodes_api.list(&lp))
+            .list_map(&nodes_api, &ListParams::default(), |n| Some(node_info(n)))
             .await
             .map_err(|e| ClusterError::from_kube("list Nodes", e))
     };
@@ -257,7 +257,7 @@ pub async fn snapshot(
             }
         }
     }));
-    let (version, nodes, kcm, jobs, lock, journal, lists) =
+    let (version, mut nodes, kcm, jobs, lock, journal, lists) =
         futures::try_join!(version, nodes, kcm, jobs, lock, journal, lists)?;
 
     let kcm_nodes: std::collections::HashSet<String> = kcm
@@ -276,11 +276,9 @@ pub async fn snapshot(
             (name == format!("kube-controller-manager-{node}")).then_some(node)
         })
         .collect();
-    let mut nodes: Vec<NodeInfo> = nodes
-        .items
-        .into_iter()
-        .map(|n| node_info(n, &kcm_nodes))
-        .collect();
+    for n in &mut nodes {
+        n.kcm_static_pod = kcm_nodes.contains(&n.name);
+    }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
     let mut managed_objects: Vec<ManagedObject> = lists.into_iter().flatten().collect();
     managed_objects

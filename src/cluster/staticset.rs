@@ -307,22 +307,22 @@ pub async fn mirror_pods(
     name: &str,
 ) -> Result<MirrorPods, ClusterError> {
     let api: Api<Pod> = Api::namespaced(cluster.client().clone(), namespace);
-    let lp = ListParams::default();
-    let list = cluster
-        .call(|| api.list(&lp))
+    let mut first: Option<Pod> = None;
+    let mirrors = cluster
+        .list_map(&api, &ListParams::default(), |p| {
+            let m = mirror_of(&p, name)?;
+            if first
+                .as_ref()
+                .and_then(|f| f.spec.as_ref()?.node_name.as_ref())
+                .is_none_or(|n| m.node < *n)
+            {
+                first = Some(p);
+            }
+            Some(m)
+        })
         .await
         .map_err(|e| ClusterError::from_kube(format!("list pods in {namespace}"), e))?;
-    let mut first: Option<Pod> = None;
-    let mut by_node = BTreeMap::new();
-    for p in list.items {
-        let Some(m) = mirror_of(&p, name) else {
-            continue;
-        };
-        if by_node.keys().next().is_none_or(|n: &String| m.node < *n) {
-            first = Some(p);
-        }
-        by_node.insert(m.node.clone(), m);
-    }
+    let by_node = mirrors.into_iter().map(|m| (m.node.clone(), m)).collect();
     let first_template = first
         .and_then(|p| serde_json::to_value(p).ok())
         .map(|v| template_from_mirror(&v, name));

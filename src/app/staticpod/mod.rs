@@ -73,23 +73,17 @@ pub(crate) async fn context(
     let set = staticset::load(&cluster, ns, name).await?;
     let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
     let api: Api<Node> = Api::all(cluster.client().clone());
-    let lp = ListParams::default();
-    let list = cluster
-        .call(|| api.list(&lp))
-        .await
-        .map_err(|e| ClusterError::from_kube("list nodes", e))?;
-    let nodes = list
-        .items
-        .iter()
-        .map(|n| {
-            (
-                n.metadata.name.clone().unwrap_or_default(),
-                (
-                    n.metadata.labels.clone().unwrap_or_default(),
-                    driver::node_ready(n),
-                ),
-            )
+    let nodes = cluster
+        .list_map(&api, &ListParams::default(), |n| {
+            let ready = driver::node_ready(&n);
+            Some((
+                n.metadata.name.unwrap_or_default(),
+                (n.metadata.labels.unwrap_or_default(), ready),
+            ))
         })
+        .await
+        .map_err(|e| ClusterError::from_kube("list nodes", e))?
+        .into_iter()
         .collect();
     Ok(Context {
         cluster,
