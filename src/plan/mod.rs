@@ -617,34 +617,49 @@ fn steps(
         }
         KCM => kcm_nodes
             .iter()
-            .map(|n| {
-                Step::new(
-                    "job",
-                    format!("node/{n}"),
-                    format!(
-                        "Job {}: node-servant disable-nodelifecycle",
-                        crate::cluster::jobs::job_name(KCM_ACTION, n)
+            .flat_map(|n| {
+                [
+                    Step::new(
+                        "job",
+                        format!("node/{n}"),
+                        format!(
+                            "Job {}: node-servant disable-nodelifecycle",
+                            crate::cluster::jobs::job_name(KCM_ACTION, n)
+                        ),
                     ),
-                )
+                    Step::new(
+                        "files",
+                        format!("node/{n}"),
+                        format!(
+                            "~ <static-pod dir>/{}: -nodelifecycle added to --controllers \
+                             (that line only; backup in {})",
+                            crate::servant::kcm::KCM_FILE,
+                            crate::servant::journal::BACKUP_DIR
+                        ),
+                    ),
+                ]
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
             let role = Role::of_phase(id);
             converting()
                 .filter(|n| n.role == role)
-                .map(|n| {
-                    Step::new(
-                        "job",
-                        format!("node/{}", n.name),
-                        format!(
-                            "Job {}: node-servant convert, YurtHub from ConfigMap {} \
-                             (timeout {}s, {} at a time)",
-                            crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
-                            profile.yurthub_manifest_config_map(role.working_mode()),
-                            opts.job_timeout.as_secs(),
-                            opts.concurrency.max(1)
+                .flat_map(|n| {
+                    [
+                        Step::new(
+                            "job",
+                            format!("node/{}", n.name),
+                            format!(
+                                "Job {}: node-servant convert, YurtHub from ConfigMap {} \
+                                 (timeout {}s, {} at a time)",
+                                crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
+                                profile.yurthub_manifest_config_map(role.working_mode()),
+                                opts.job_timeout.as_secs(),
+                                opts.concurrency.max(1)
+                            ),
                         ),
-                    )
+                        Step::new("files", format!("node/{}", n.name), node_files(profile)),
+                    ]
                 })
                 .collect()
         }
@@ -653,6 +668,23 @@ fn steps(
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// What a node Job changes in the node's files (`+` new, `~` edited), for the plan. The exact
+/// unit or environment file that sets the kubelet's `--kubeconfig` is known only on the node:
+/// node preflight reports it.
+fn node_files(profile: &Profile) -> String {
+    use crate::servant::{journal::BACKUP_DIR, kubelet::OPENYURT_KUBECONFIG, yurthub};
+    let credential = match profile.yurthub.credential {
+        crate::render::YurtHubCredential::BootstrapFile => yurthub::BOOTSTRAP_FILE,
+        crate::render::YurtHubCredential::JoinToken => yurthub::JOIN_TOKEN_FILE,
+    };
+    format!(
+        "+ <static-pod dir>/{}, + {credential} (0600), + {OPENYURT_KUBECONFIG}; \
+         ~ the kubelet's --kubeconfig value → {OPENYURT_KUBECONFIG} where its unit or env file \
+         sets it, then kubelet restart; backups in {BACKUP_DIR}",
+        profile.yurthub.manifest_file
+    )
 }
 
 /// The plan as text, one line per step (for `--dry-run=client` without `-o json`).

@@ -233,8 +233,8 @@ fn converted_and_not_ready_nodes_are_skipped() {
         ]
     );
     assert!(!p.nothing_to_do());
-    assert!(p.phase(NODES_EDGE).unwrap().steps.is_empty());
-    assert_eq!(p.phase(NODES_CLOUD).unwrap().steps.len(), 1);
+    assert!(job_steps(&p, NODES_EDGE).is_empty());
+    assert_eq!(job_steps(&p, NODES_CLOUD).len(), 1);
 }
 
 #[test]
@@ -285,9 +285,15 @@ fn legacy_profile_plans_kcm_jobs() {
     s.server_version = "v1.21.0".into();
     s.server_minor = "21".into();
     let p = plan_convert(&s, &opts(), &legacy).unwrap();
-    let kcm = p.phase(KCM).unwrap();
-    assert_eq!(kcm.steps.len(), 1);
-    assert_eq!(kcm.steps[0].target, "node/cp-1");
+    let kcm = job_steps(&p, KCM);
+    assert_eq!(kcm.len(), 1);
+    assert_eq!(kcm[0].target, "node/cp-1");
+    let files = &p.phase(KCM).unwrap().steps[1];
+    assert_eq!(files.action, "files");
+    assert!(
+        files.detail.contains("kube-controller-manager.yaml"),
+        "{files:?}"
+    );
     // without a kube-controller-manager static pod: a finding, unless kcm is skipped
     for n in &mut s.nodes {
         n.kcm_static_pod = false;
@@ -359,7 +365,7 @@ fn nodelifecycle_follows_the_profile_and_the_flag() {
         o.disable_nodelifecycle = flag;
         let p = plan_convert(&snap, &o, profile).unwrap();
         assert_eq!(p.kcm_nodes, names(&want), "{name}");
-        assert_eq!(p.phase(KCM).unwrap().steps.len(), want.len(), "{name}");
+        assert_eq!(job_steps(&p, KCM).len(), want.len(), "{name}");
     }
 }
 
@@ -508,4 +514,14 @@ fn option_errors_name_what_is_wrong() {
         o.images(&legacy)["yurt-app-manager"],
         "openyurt/yurt-app-manager:v0.4.0"
     );
+}
+
+/// The `job` steps of phase `id` (each node Job also has a `files` step).
+fn job_steps<'a>(p: &'a Plan, id: &str) -> Vec<&'a Step> {
+    p.phase(id)
+        .unwrap()
+        .steps
+        .iter()
+        .filter(|s| s.action == "job")
+        .collect()
 }
