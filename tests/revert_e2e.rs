@@ -291,12 +291,6 @@ const LEGACY: Profile = Profile {
     bootstrap_secret: None,
 };
 
-fn controllers_flag(manifest: &str) -> Option<&str> {
-    manifest
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("- --controllers="))
-}
-
 /// Every node Ready with its kubelet talking through YurtHub (the sim's annotation), the
 /// edge-worker label and the autonomy annotation as the profile wants.
 async fn assert_converted(env: &Env, roles: &BTreeMap<String, String>, profile: &Profile) {
@@ -552,16 +546,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
     let kcm_after = std::fs::read_to_string(cp.join(KCM)).unwrap();
     if profile.kcm_edited {
         let kcm_before = String::from_utf8(kcm_before.clone()).unwrap();
-        let flag = controllers_flag(&kcm_after).expect("--controllers present");
-        assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
-        let changed: Vec<_> = kcm_before
-            .lines()
-            .zip(kcm_after.lines())
-            .filter(|(a, b)| a != b)
-            .collect();
-        assert_eq!(kcm_before.lines().count(), kcm_after.lines().count());
-        assert_eq!(changed.len(), 1, "only the --controllers line: {changed:?}");
-        assert!(changed[0].1.contains("--controllers="), "{changed:?}");
+        support::assert_only_nodelifecycle_disabled(&kcm_before, &kcm_after);
     } else {
         assert_eq!(
             kcm_after.as_bytes(),
@@ -743,41 +728,9 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
 
 /// Runs `convert -y`, sends SIGINT once a stderr line satisfies `at`; returns the exit code.
 async fn interrupted_convert(env: &Env, at: impl Fn(&str) -> bool) -> Option<i32> {
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    let mut child = command(env, "convert")
-        .arg("-y")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("convert reaches the point")
-            .unwrap()
-            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if at(&line) {
-            break;
-        }
-    }
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    while let Ok(Some(l)) = lines.next_line().await {
-        seen.push_str(&l);
-        seen.push('\n');
-    }
-    let status = child.wait().await.unwrap();
-    eprintln!("--- interrupted convert:\n{seen}");
-    status.code()
+    let mut cmd = command(env, "convert");
+    cmd.arg("-y");
+    support::interrupted(cmd, at).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -805,32 +758,13 @@ async fn sigint_during_revert_then_revert_again_finishes() {
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
 
-    let mut child = command(&env, "revert")
-        .arg("-y")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use tokio::io::{AsyncBufReadExt, BufReader};
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        loop {
-            let l = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-                .await
-                .expect("revert reaches nodes/edge")
-                .unwrap()
-                .expect("stderr open");
-            if l.contains("[nodes/edge]") && l.ends_with("): created") {
-                break;
-            }
-        }
-        let pid = child.id().unwrap().to_string();
-        std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap();
-        while let Ok(Some(_)) = lines.next_line().await {}
-    }
-    assert_eq!(child.wait().await.unwrap().code(), Some(130));
+    let mut cmd = command(&env, "revert");
+    cmd.arg("-y");
+    let (code, seen) = support::interrupted(cmd, |l| {
+        l.contains("[nodes/edge]") && l.ends_with("): created")
+    })
+    .await;
+    assert_eq!(code, Some(130), "{seen}");
     Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
         .get("yurtctl-state")
         .await
