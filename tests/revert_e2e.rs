@@ -332,7 +332,8 @@ async fn assert_converted(env: &Env, roles: &BTreeMap<String, String>, profile: 
 }
 
 /// The cluster as `revert --dry-run=server` must leave it: what yurtctl created (by kind and
-/// name), every node's labels and annotations, and the Jobs.
+/// name), the journal's resourceVersion, the lock, every node's labels and annotations, and
+/// the Jobs.
 async fn cluster_state(env: &Env) -> (Vec<String>, Vec<String>, usize) {
     let cluster = support::yurtctl_cluster(&env.sim).await;
     let snap = snapshot(&cluster, &SnapshotOptions::default())
@@ -344,6 +345,12 @@ async fn cluster_state(env: &Env) -> (Vec<String>, Vec<String>, usize) {
         .map(|o| format!("{o:?}"))
         .collect();
     objects.sort();
+    // the journal unchanged (same resourceVersion), the lock not taken
+    objects.push(format!(
+        "journal at {:?}, lock {:?}",
+        snap.journal.as_ref().map(|j| j.resource_version.clone()),
+        snap.lock.as_ref().map(|l| l.identity.clone())
+    ));
     let nodes = Api::<Node>::all(env.client.clone())
         .list(&Default::default())
         .await
