@@ -750,6 +750,31 @@ async fn revert_after_sigint_during_convert() {
     .await;
     assert_eq!(code, Some(130));
 
+    // the server dry run checks the deletes of the Jobs the interrupted convert left, and
+    // leaves them where they are
+    let jobs =
+        Api::<k8s_openapi::api::batch::v1::Job>::namespaced(env.client.clone(), "kube-system");
+    let left = jobs.list(&Default::default()).await.unwrap().items.len();
+    let dry = yurtctl(&env, "revert", &["--dry-run=server", "-o", "json"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let p = dry.json();
+    let leftover = p["leftoverJobs"].as_array().unwrap();
+    assert!(!leftover.is_empty(), "{p:#}");
+    for j in leftover {
+        let object = format!("Job kube-system/{}", j.as_str().unwrap());
+        let row = p["serverDryRun"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["verb"] == "delete" && w["object"] == object.as_str())
+            .unwrap_or_else(|| panic!("no delete of {object}: {p:#}"));
+        assert_eq!(row["result"], "accepted", "{row}");
+    }
+    assert_eq!(
+        jobs.list(&Default::default()).await.unwrap().items.len(),
+        left
+    );
+
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);
     all_ready(&env).await;
