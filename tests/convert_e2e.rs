@@ -359,44 +359,9 @@ async fn a_not_ready_node_is_skipped_and_converted_later() {
 /// Runs `convert -y`, sends SIGINT once a stderr line satisfies `at`, and returns the exit
 /// code and the whole stderr.
 async fn interrupted_run(env: &Env, at: impl Fn(&str) -> bool) -> (Option<i32>, String) {
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("convert")
-        .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
-        .args(["--servant-image", "openyurt/yurtctl:test", "-y"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .env_remove("KUBECONFIG")
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("convert reaches nodes/edge")
-            .unwrap()
-            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if at(&line) {
-            break;
-        }
-    }
-    let pid = child.id().unwrap().to_string();
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    while let Ok(Some(l)) = lines.next_line().await {
-        seen.push_str(&l);
-        seen.push('\n');
-    }
-    let status = child.wait().await.unwrap();
-    eprintln!("--- interrupted run:\n{seen}");
-    (status.code(), seen)
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args(["convert", "--servant-image", "openyurt/yurtctl:test", "-y"]);
+    support::interrupted(cmd, at).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

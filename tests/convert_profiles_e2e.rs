@@ -104,17 +104,7 @@ async fn legacy_profile_disables_nodelifecycle_and_joins_with_a_token() {
 
     // kube-controller-manager: `-nodelifecycle` added, nothing else changed
     let kcm_after = std::fs::read_to_string(cp.join(KCM)).unwrap();
-    let flag = controllers_flag(&kcm_after).expect("--controllers present");
-    assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
-    let changed: Vec<_> = kcm_before
-        .lines()
-        .zip(kcm_after.lines())
-        .filter(|(a, b)| a != b)
-        .collect();
-    assert!(
-        changed.len() <= 1,
-        "only the --controllers line: {changed:?}"
-    );
+    support::assert_only_nodelifecycle_disabled(&kcm_before, &kcm_after);
 
     // YurtHub v0.6 reads its join token from a 0600 file; the manifest never holds it
     let worker = env.sim.node_root("worker-1");

@@ -20,6 +20,10 @@ use yurtsim::{Layout, Sim};
 
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
 const AUTONOMY: &str = "node.openyurt.io/autonomy-duration";
+/// The legacy-v0.6 profile's autonomy annotation.
+const LEGACY_AUTONOMY: &str = "node.beta.openyurt.io/autonomy";
+const HUB_SERVER: &str = "http://127.0.0.1:10261";
+const KCM: &str = "etc/kubernetes/manifests/kube-controller-manager.yaml";
 
 struct Env {
     sim: Sim,
@@ -28,7 +32,12 @@ struct Env {
 }
 
 async fn start(layout: Layout) -> Env {
-    let env = support::start_sim(3, layout, |cfg| cfg.kubernetes_version = "v1.30.2".into()).await;
+    start_at(layout, "v1.30.2").await
+}
+
+async fn start_at(layout: Layout, version: &str) -> Env {
+    let version = version.to_owned();
+    let env = support::start_sim(3, layout, |cfg| cfg.kubernetes_version = version).await;
     let client = support::kube_client(&env.sim).await;
     Env {
         sim: env.sim,
@@ -217,7 +226,9 @@ async fn assert_clean(env: &Env) {
         let labels = n.metadata.labels.clone().unwrap_or_default();
         let annotations = n.metadata.annotations.clone().unwrap_or_default();
         assert!(!labels.contains_key(EDGE_LABEL), "{:?}", n.metadata.name);
-        assert!(!annotations.contains_key(AUTONOMY), "{:?}", n.metadata.name);
+        for a in [AUTONOMY, LEGACY_AUTONOMY] {
+            assert!(!annotations.contains_key(a), "{:?}", n.metadata.name);
+        }
         let mf = serde_json::to_string(&n.metadata.managed_fields).unwrap();
         assert!(
             !mf.contains("\"manager\":\"yurtctl\""),
@@ -250,9 +261,260 @@ async fn all_ready(env: &Env) {
     }
 }
 
-async fn round_trip(layout: Layout) {
-    let env = start(layout).await;
+/// One profile's expectations for the round trip.
+struct Profile {
+    /// `--profile` (None: the default, openyurt-v1.6).
+    name: Option<&'static str>,
+    /// A Kubernetes version the profile supports.
+    kubernetes: &'static str,
+    /// The autonomy annotation on edge nodes and its value.
+    autonomy: (&'static str, &'static str),
+    /// Convert edits kube-controller-manager's `--controllers` (nodelifecycle disabled).
+    kcm_edited: bool,
+    /// The Secret with YurtHub's bootstrap file (openyurt-v1.6 only).
+    bootstrap_secret: Option<&'static str>,
+}
+
+const DEFAULT: Profile = Profile {
+    name: None,
+    kubernetes: "v1.30.2",
+    autonomy: (AUTONOMY, "0"),
+    kcm_edited: false,
+    bootstrap_secret: Some("Secret kube-system/yurtctl-yurthub-bootstrap"),
+};
+
+const LEGACY: Profile = Profile {
+    name: Some("legacy-v0.6"),
+    kubernetes: "v1.20.15",
+    autonomy: (LEGACY_AUTONOMY, "true"),
+    kcm_edited: true,
+    bootstrap_secret: None,
+};
+
+/// Every node Ready with its kubelet talking through YurtHub (the sim's annotation), the
+/// edge-worker label and the autonomy annotation as the profile wants.
+async fn assert_converted(env: &Env, roles: &BTreeMap<String, String>, profile: &Profile) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    for (name, role) in roles {
+        loop {
+            let n = Api::<Node>::all(env.client.clone())
+                .get(name)
+                .await
+                .unwrap();
+            let ready = n
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            let annotations = n.metadata.annotations.clone().unwrap_or_default();
+            let server = annotations.get("yurtsim.openyurt.io/kubelet-server");
+            if ready && server.map(String::as_str) == Some(HUB_SERVER) {
+                let labels = n.metadata.labels.clone().unwrap_or_default();
+                let edge = role == "edge";
+                let want = if edge { "true" } else { "false" };
+                assert_eq!(
+                    labels.get(EDGE_LABEL).map(String::as_str),
+                    Some(want),
+                    "{name}"
+                );
+                let (key, value) = profile.autonomy;
+                let want = edge.then_some(value);
+                assert_eq!(annotations.get(key).map(String::as_str), want, "{name}");
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name} not Ready through YurtHub: {annotations:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The cluster as `revert --dry-run=server` must leave it: what yurtctl created (by kind and
+/// name), the journal's resourceVersion, the lock, every node's labels and annotations, and
+/// the Jobs.
+async fn cluster_state(env: &Env) -> (Vec<String>, Vec<String>, usize) {
+    let cluster = support::yurtctl_cluster(&env.sim).await;
+    let snap = snapshot(&cluster, &SnapshotOptions::default())
+        .await
+        .unwrap();
+    let mut objects: Vec<String> = snap
+        .managed_objects
+        .iter()
+        .map(|o| format!("{o:?}"))
+        .collect();
+    objects.sort();
+    // the journal unchanged (same resourceVersion), the lock not taken
+    objects.push(format!(
+        "journal at {:?}, lock {:?}",
+        snap.journal.as_ref().map(|j| j.resource_version.clone()),
+        snap.lock.as_ref().map(|l| l.identity.clone())
+    ));
+    let nodes = Api::<Node>::all(env.client.clone())
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|n| {
+            let mut a = n.metadata.annotations.clone().unwrap_or_default();
+            // the sim's kubelets heartbeat into these; not ours
+            a.retain(|k, _| !k.starts_with("yurtsim.openyurt.io/"));
+            format!("{:?} {:?} {a:?}", n.metadata.name, n.metadata.labels)
+        })
+        .collect();
+    let jobs =
+        Api::<k8s_openapi::api::batch::v1::Job>::namespaced(env.client.clone(), "kube-system")
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len();
+    (objects, nodes, jobs)
+}
+
+/// `revert --dry-run=server` after a convert: the plan plus the server's answer to every
+/// write (Jobs, deletes, the node apply, journal and lock), with nothing stored.
+async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profile) {
+    let state = cluster_state(env).await;
+    let m = env.sim.metrics();
+    let deletes = |m: &yurtsim::faults::Metrics| -> u64 {
+        [
+            "deployments.apps",
+            "configmaps",
+            "leases.coordination.k8s.io",
+            "secrets",
+        ]
+        .iter()
+        .map(|r| m.count("delete", r))
+        .sum()
+    };
+    let (jobs, patches, before) = (
+        m.count("create", "jobs.batch"),
+        m.count("patch", "nodes"),
+        deletes(m),
+    );
+    let dry = yurtctl(env, "revert", &["--dry-run=server", "-o", "json"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let p = dry.json();
+    assert_eq!(p["kind"], "Plan");
+    let writes = p["serverDryRun"].as_array().unwrap();
+    let rows = |verb: &str, prefix: &str| {
+        writes
+            .iter()
+            .filter(|w| w["verb"] == verb && w["object"].as_str().unwrap().starts_with(prefix))
+            .count()
+    };
+    let nodes = env.sim.node_names().len();
+    let kcm = usize::from(profile.kcm_edited);
+    assert_eq!(
+        rows("create", "Job kube-system/"),
+        nodes + kcm,
+        "{writes:#?}"
+    );
+    assert_eq!(rows("create", "Lease kube-system/yurtctl-lock"), 1);
+    assert_eq!(rows("delete", "Lease kube-system/yurtctl-lock"), 1);
+    assert_eq!(rows("update", "ConfigMap kube-system/yurtctl-state"), 1);
+    assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state"), 1);
+    assert_eq!(rows("patch", "Node "), nodes, "{writes:#?}");
+    // a delete of every object convert created, in the plan's order
+    let objects: Vec<String> = plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let ns = o["namespace"]
+                .as_str()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default();
+            format!(
+                "{} {ns}{}",
+                o["kind"].as_str().unwrap(),
+                o["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let deleted: Vec<String> = writes
+        .iter()
+        .filter(|w| w["verb"] == "delete")
+        .map(|w| w["object"].as_str().unwrap().to_owned())
+        .filter(|o| objects.contains(o))
+        .collect();
+    assert_eq!(deleted, objects, "{writes:#?}");
+    for w in writes {
+        assert_eq!(w["result"], "accepted", "{w}");
+    }
+    // every one reached the server, with dryRun=All: nothing was stored
+    assert_eq!(m.count("create", "jobs.batch"), jobs + (nodes + kcm) as u64);
+    assert_eq!(m.count("patch", "nodes"), patches + nodes as u64);
+    assert!(deletes(m) > before);
+    assert_eq!(
+        cluster_state(env).await,
+        state,
+        "a server dry run stores nothing"
+    );
+
+    let text = yurtctl(env, "revert", &["--dry-run=server"]).await;
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout.contains(&format!(
+            "server dry run: {0} of {0} writes accepted (dryRun=All: nothing was stored)",
+            writes.len()
+        )),
+        "{}",
+        text.stdout
+    );
+
+    // a write the server refuses: exit 3 naming it, still nothing stored
+    env.sim.faults().deny("delete", "deployments.apps");
+    let refused = yurtctl(env, "revert", &["--dry-run=server", "-o", "json"]).await;
+    env.sim.faults().clear();
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    let r = refused.json();
+    let no: Vec<&Value> = r["serverDryRun"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["result"] == "refused")
+        .collect();
+    assert!(!no.is_empty());
+    for w in &no {
+        assert!(
+            w["object"].as_str().unwrap().starts_with("Deployment "),
+            "{w}"
+        );
+        assert!(
+            refused.stderr.contains(&format!(
+                "error: [preflight] the API server would refuse delete {}",
+                w["object"].as_str().unwrap()
+            )),
+            "{}",
+            refused.stderr
+        );
+    }
+    assert_eq!(cluster_state(env).await, state);
+}
+
+/// convert → every node converted as the profile wants → re-run is a no-op →
+/// `revert --dry-run=client|server` change nothing → revert → every node's root byte-identical,
+/// nothing of yurtctl's left → a second revert finds nothing.
+async fn round_trip(layout: Layout, profile: Profile) {
+    let env = start_at(layout, profile.kubernetes).await;
     let before = trees(&env);
+    // the control-plane node: the one with a kube-controller-manager static pod
+    let cp = env
+        .sim
+        .node_names()
+        .iter()
+        .map(|n| env.sim.node_root(n))
+        .find(|r| r.join(KCM).exists())
+        .expect("a control-plane node");
+    let kcm_before = std::fs::read(cp.join(KCM)).unwrap();
+    let mut convert_args = vec!["-y"];
+    if let Some(p) = profile.name {
+        convert_args.extend(["--profile", p]);
+    }
 
     let dry = yurtctl(&env, "revert", &["--dry-run=client"]).await;
     assert_eq!(dry.code, 0, "{}", dry.stderr);
@@ -264,10 +526,44 @@ async fn round_trip(layout: Layout) {
         nothing.stderr
     );
 
-    let run = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
+    let run = yurtctl(
+        &env,
+        "convert",
+        &[convert_args.as_slice(), &["-o", "json"]].concat(),
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let c = run.json();
+    let roles: BTreeMap<String, String> = c["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            assert_eq!(n["result"], "converted", "{c:#}");
+            (
+                n["name"].as_str().unwrap().to_owned(),
+                n["role"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(roles.len(), env.sim.node_names().len(), "{c:#}");
+    assert_eq!(roles.values().filter(|r| *r == "cloud").count(), 1, "{c:#}");
+    assert_converted(&env, &roles, &profile).await;
+    // kube-controller-manager: edited exactly when the profile says so
+    let kcm_after = std::fs::read_to_string(cp.join(KCM)).unwrap();
+    if profile.kcm_edited {
+        let kcm_before = String::from_utf8(kcm_before.clone()).unwrap();
+        support::assert_only_nodelifecycle_disabled(&kcm_before, &kcm_after);
+    } else {
+        assert_eq!(
+            kcm_after.as_bytes(),
+            kcm_before,
+            "kube-controller-manager untouched"
+        );
+    }
+
     let jobs = env.sim.metrics().count("create", "jobs.batch");
-    let again = yurtctl(&env, "convert", &["-y"]).await;
+    let again = yurtctl(&env, "convert", &convert_args).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         again.stderr.contains("already converted"),
@@ -279,6 +575,7 @@ async fn round_trip(layout: Layout) {
         jobs,
         "no-op"
     );
+    assert_eq!(std::fs::read_to_string(cp.join(KCM)).unwrap(), kcm_after);
     assert_ne!(trees(&env), before, "convert changed the nodes");
 
     // the dry run prints the plan and changes nothing
@@ -289,6 +586,8 @@ async fn round_trip(layout: Layout) {
     assert_eq!(p["nodes"].as_array().unwrap().len(), 3, "{p:#}");
     assert!(!p["objects"].as_array().unwrap().is_empty());
     assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    server_dry_run_stores_nothing(&env, &p, &profile).await;
+    let jobs = env.sim.metrics().count("create", "jobs.batch");
 
     let refused = yurtctl(&env, "revert", &[]).await;
     assert_eq!(refused.code, 10, "no terminal, no -y: {}", refused.stderr);
@@ -299,15 +598,16 @@ async fn round_trip(layout: Layout) {
     assert_eq!(rev.code, 0, "{}", rev.stderr);
     // shown with --nocapture: the cost of a revert (nothing else talks to the sim meanwhile)
     println!(
-        "measure: revert of {} nodes on {layout:?}: {} API requests, {} writes",
+        "measure: revert of {} nodes on {layout:?} ({}): {} API requests, {} writes",
         env.sim.node_names().len(),
+        profile.name.unwrap_or("default profile"),
         m.total(None, false) - requests,
         m.total(None, true) - writes
     );
     assert_eq!(
         env.sim.metrics().count("create", "jobs.batch"),
-        jobs + env.sim.node_names().len() as u64,
-        "one revert Job per node"
+        jobs + env.sim.node_names().len() as u64 + u64::from(profile.kcm_edited),
+        "one revert Job per node (and one re-enabling nodelifecycle where it was disabled)"
     );
     let r = rev.json();
     assert_eq!(r["kind"], "RevertResult");
@@ -317,12 +617,9 @@ async fn round_trip(layout: Layout) {
         assert_eq!(result_of(&r, &n)["result"], "reverted", "{r:#}");
     }
     let deleted = r["deletedObjects"].as_array().unwrap();
-    assert!(
-        deleted
-            .iter()
-            .any(|o| o == "Secret kube-system/yurtctl-yurthub-bootstrap"),
-        "{r:#}"
-    );
+    if let Some(secret) = profile.bootstrap_secret {
+        assert!(deleted.iter().any(|o| o == secret), "{r:#}");
+    }
     assert!(
         deleted.iter().any(|o| o
             .as_str()
@@ -331,6 +628,11 @@ async fn round_trip(layout: Layout) {
         "{r:#}"
     );
     all_ready(&env).await;
+    assert_eq!(
+        std::fs::read(cp.join(KCM)).unwrap(),
+        kcm_before,
+        "kube-controller-manager byte-identical after revert"
+    );
     assert_same_trees(&before, &trees(&env));
     assert_clean(&env).await;
 
@@ -348,24 +650,25 @@ async fn round_trip(layout: Layout) {
     env.sim.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn round_trip_kubeadm() {
-    round_trip(Layout::Kubeadm).await;
+/// Both profiles on every layout: one test per case, so cargo runs them concurrently.
+macro_rules! round_trips {
+    ($($name:ident: $layout:expr, $profile:expr;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            round_trip($layout, $profile).await;
+        }
+    )*};
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn round_trip_kubeadm_usr() {
-    round_trip(Layout::KubeadmUsr).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn round_trip_kind() {
-    round_trip(Layout::Kind).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn round_trip_minikube() {
-    round_trip(Layout::Minikube).await;
+round_trips! {
+    round_trip_kubeadm: Layout::Kubeadm, DEFAULT;
+    round_trip_kubeadm_usr: Layout::KubeadmUsr, DEFAULT;
+    round_trip_kind: Layout::Kind, DEFAULT;
+    round_trip_minikube: Layout::Minikube, DEFAULT;
+    round_trip_legacy_kubeadm: Layout::Kubeadm, LEGACY;
+    round_trip_legacy_kubeadm_usr: Layout::KubeadmUsr, LEGACY;
+    round_trip_legacy_kind: Layout::Kind, LEGACY;
+    round_trip_legacy_minikube: Layout::Minikube, LEGACY;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -434,41 +737,9 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
 
 /// Runs `convert -y`, sends SIGINT once a stderr line satisfies `at`; returns the exit code.
 async fn interrupted_convert(env: &Env, at: impl Fn(&str) -> bool) -> Option<i32> {
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    let mut child = command(env, "convert")
-        .arg("-y")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("convert reaches the point")
-            .unwrap()
-            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if at(&line) {
-            break;
-        }
-    }
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    while let Ok(Some(l)) = lines.next_line().await {
-        seen.push_str(&l);
-        seen.push('\n');
-    }
-    let status = child.wait().await.unwrap();
-    eprintln!("--- interrupted convert:\n{seen}");
-    status.code()
+    let mut cmd = command(env, "convert");
+    cmd.arg("-y");
+    support::interrupted(cmd, at).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -480,6 +751,31 @@ async fn revert_after_sigint_during_convert() {
     })
     .await;
     assert_eq!(code, Some(130));
+
+    // the server dry run checks the deletes of the Jobs the interrupted convert left, and
+    // leaves them where they are
+    let jobs =
+        Api::<k8s_openapi::api::batch::v1::Job>::namespaced(env.client.clone(), "kube-system");
+    let left = jobs.list(&Default::default()).await.unwrap().items.len();
+    let dry = yurtctl(&env, "revert", &["--dry-run=server", "-o", "json"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let p = dry.json();
+    let leftover = p["leftoverJobs"].as_array().unwrap();
+    assert!(!leftover.is_empty(), "{p:#}");
+    for j in leftover {
+        let object = format!("Job kube-system/{}", j.as_str().unwrap());
+        let row = p["serverDryRun"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["verb"] == "delete" && w["object"] == object.as_str())
+            .unwrap_or_else(|| panic!("no delete of {object}: {p:#}"));
+        assert_eq!(row["result"], "accepted", "{row}");
+    }
+    assert_eq!(
+        jobs.list(&Default::default()).await.unwrap().items.len(),
+        left
+    );
 
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);
@@ -496,32 +792,13 @@ async fn sigint_during_revert_then_revert_again_finishes() {
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
 
-    let mut child = command(&env, "revert")
-        .arg("-y")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use tokio::io::{AsyncBufReadExt, BufReader};
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        loop {
-            let l = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-                .await
-                .expect("revert reaches nodes/edge")
-                .unwrap()
-                .expect("stderr open");
-            if l.contains("[nodes/edge]") && l.ends_with("): created") {
-                break;
-            }
-        }
-        let pid = child.id().unwrap().to_string();
-        std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap();
-        while let Ok(Some(_)) = lines.next_line().await {}
-    }
-    assert_eq!(child.wait().await.unwrap().code(), Some(130));
+    let mut cmd = command(&env, "revert");
+    cmd.arg("-y");
+    let (code, seen) = support::interrupted(cmd, |l| {
+        l.contains("[nodes/edge]") && l.ends_with("): created")
+    })
+    .await;
+    assert_eq!(code, Some(130), "{seen}");
     Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
         .get("yurtctl-state")
         .await

@@ -766,41 +766,10 @@ async fn rollback_returns_every_node_to_the_previous_revision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ctrl_c_mid_rollout_exits_130_and_a_rerun_finishes() {
-    use tokio::io::{AsyncBufReadExt, BufReader};
     let env = start(4, Duration::from_millis(800)).await;
-    let mut child = command(&env, &args(&UPGRADE, &["--max-unavailable", "1", "-y"]))
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("a node gets upgraded")
-            .unwrap()
-            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(": upgraded") {
-            break;
-        }
-    }
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    while let Ok(Some(l)) = lines.next_line().await {
-        seen.push_str(&l);
-        seen.push('\n');
-    }
-    let status = child.wait().await.unwrap();
-    eprintln!("--- interrupted run:\n{seen}");
-    assert_eq!(status.code(), Some(130), "{seen}");
+    let cmd = command(&env, &args(&UPGRADE, &["--max-unavailable", "1", "-y"]));
+    let (code, seen) = support::interrupted(cmd, |l| l.contains(": upgraded")).await;
+    assert_eq!(code, Some(130), "{seen}");
     assert!(seen.contains("re-run the same command"), "{seen}");
     assert!(
         lease(&env, "yurtctl-staticpod-nginx").await.is_none(),
@@ -1306,14 +1275,7 @@ impl Watching {
 
     /// Ctrl-C; returns the exit code and what was printed after.
     async fn interrupt(mut self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id().unwrap().to_string();
-        assert!(
-            std::process::Command::new("kill")
-                .args(["-INT", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
+        support::sigint(&self.child);
         let n = self.seen.len();
         while self.next_line().await.is_some() {}
         let status = self.child.wait().await.unwrap();

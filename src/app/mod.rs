@@ -10,6 +10,7 @@ pub mod node_servant;
 pub mod playground;
 pub mod revert;
 pub mod servant_job;
+pub mod server_dry_run;
 pub mod staticpod;
 pub mod status;
 

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
 use crate::app::servant_job::servant_job;
+use crate::app::server_dry_run::{self, Write};
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::apply::{Applier, ApplyOptions, Deleted, describe};
 use crate::cluster::jobs::NodeJob;
@@ -35,10 +36,6 @@ use crate::render::Profile;
 
 /// Runs `yurtctl revert`; prints progress on stderr and the result on stdout.
 pub fn run(g: &GlobalArgs, cmd: &RevertCmd) -> Exit {
-    if g.dry_run == DryRun::Server {
-        eprintln!("error: --dry-run=server is not supported by revert yet; use --dry-run=client");
-        return Exit::Usage;
-    }
     let reporter = PlainReporter::stderr();
     block_on(revert(g, cmd, &reporter))
 }
@@ -79,16 +76,30 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
         }
     };
 
-    if g.dry_run == DryRun::Client {
+    if g.dry_run.enabled() {
         let mut v =
             json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan", "command": "revert"});
         if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(&plan)) {
             m.extend(p);
         }
+        let writes = if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+            match server_dry_run(&cluster, &plan, &opts, snap.journal.as_ref()).await {
+                Ok(w) => w,
+                Err(e) => return fail(&e),
+            }
+        } else {
+            Vec::new()
+        };
+        if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+            v["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
+        }
         if !print_structured(g, &v) {
             print!("{}", render_text(&plan));
+            if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+                println!("{}", server_dry_run::summary_line(&writes));
+            }
         }
-        return Exit::Ok;
+        return server_dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
     }
 
     if plan.nothing_to_do() {
@@ -398,17 +409,7 @@ async fn phases(
         rep.event(Event::PhaseSkipped(CLEANUP_JOBS));
     }
 
-    let servant_image = journal
-        .options
-        .get("servantImage")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .or_else(|| {
-            Profile::load(&plan.profile)
-                .ok()
-                .and_then(|p| p.images.get("servant").cloned())
-        })
-        .unwrap_or_default();
+    let servant_image = servant_image(Some(journal), plan);
 
     // nodes/cloud, nodes/edge
     for role in [Role::Cloud, Role::Edge] {
@@ -424,17 +425,7 @@ async fn phases(
         rep.event(Event::PhaseStarted(phase));
         let specs = nodes
             .iter()
-            .map(|n| {
-                servant_job(
-                    REVERT_ACTION,
-                    &n.name,
-                    &servant_image,
-                    "revert",
-                    &[],
-                    opts.job_timeout,
-                    &[],
-                )
-            })
+            .map(|n| revert_job(&n.name, &servant_image, opts.job_timeout))
             .collect();
         for n in &nodes {
             journal.set_phase(&n.name, REVERTED, PhaseState::Running, None);
@@ -480,17 +471,7 @@ async fn phases(
         rep.event(Event::PhaseStarted(plan::KCM));
         let specs = kcm_nodes
             .iter()
-            .map(|n| {
-                servant_job(
-                    ENABLE_NODELIFECYCLE_ACTION,
-                    &n.name,
-                    &servant_image,
-                    "enable-nodelifecycle",
-                    &[],
-                    opts.job_timeout,
-                    &[],
-                )
-            })
+            .map(|n| kcm_job(&n.name, &servant_image, opts.job_timeout))
             .collect();
         for (node, r) in node_jobs(
             cluster,
@@ -596,6 +577,38 @@ async fn phases(
     }
     result.nodes = results.into_values().collect();
     Ok(())
+}
+
+/// The servant image convert recorded, else the profile's.
+fn servant_image(journal: Option<&Journal>, plan: &RevertPlan) -> String {
+    journal
+        .and_then(|j| j.options.get("servantImage"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| {
+            Profile::load(&plan.profile)
+                .ok()
+                .and_then(|p| p.images.get("servant").cloned())
+        })
+        .unwrap_or_default()
+}
+
+/// The Job that runs `node-servant revert` on `node`.
+fn revert_job(node: &str, image: &str, timeout: Duration) -> NodeJob {
+    servant_job(REVERT_ACTION, node, image, "revert", &[], timeout, &[])
+}
+
+/// The Job that re-enables nodelifecycle in kube-controller-manager on `node`.
+fn kcm_job(node: &str, image: &str, timeout: Duration) -> NodeJob {
+    servant_job(
+        ENABLE_NODELIFECYCLE_ACTION,
+        node,
+        image,
+        "enable-nodelifecycle",
+        &[],
+        timeout,
+        &[],
+    )
 }
 
 /// Journals a node's revert Job's end (`Some(error)` when it failed). On success convert's
@@ -800,4 +813,206 @@ async fn delete_components(
         result.kept_objects.push(what);
     }
     Ok(())
+}
+
+/// `--dry-run=server`: every write this revert would make, in execution order, sent with
+/// `dryRun=All`, as if every node Job succeeded (so the components, the labels, the journal
+/// and the lock go as in a complete run). A delete of something not there (the lock, which
+/// the run takes first) is answered 404 only after authorization: allowed, with a note.
+async fn server_dry_run(
+    cluster: &Cluster,
+    plan: &RevertPlan,
+    opts: &RevertOptions,
+    journal: Option<&Journal>,
+) -> Result<Vec<Write>, ClusterError> {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::PostParams;
+
+    use crate::cluster::apply::delete_with;
+    use crate::cluster::journal::JOURNAL_NAME;
+    use crate::cluster::{LABEL_MANAGED_BY, MANAGED_BY};
+
+    let client = cluster.client().clone();
+    let pp = PostParams {
+        dry_run: true,
+        field_manager: Some(FIELD_MANAGER.into()),
+    };
+    let deleted = |verb, what: String, r: Result<Deleted, ClusterError>, gone: &str| match r {
+        Ok(Deleted::Deleted) => Write::of(verb, what, Ok(())),
+        Ok(Deleted::AlreadyGone) => Write::accepted_with(verb, what, gone),
+        Err(e) => Write::of(verb, what, Err(e)),
+    };
+    let mut out = Vec::new();
+
+    // lock: taken (created, or a stale one updated)
+    let lock = LockOptions::default();
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &lock.namespace);
+    let lease_what = format!("Lease {}", lock.lease());
+    if plan.runs(plan::LOCK) {
+        let current = cluster
+            .call(|| leases.get_opt(&lock.name))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get {lease_what}"), e))?;
+        let (verb, r) = match current {
+            None => {
+                let lease = Lease {
+                    metadata: kube::api::ObjectMeta {
+                        name: Some(lock.name.clone()),
+                        namespace: Some(lock.namespace.clone()),
+                        labels: Some([(LABEL_MANAGED_BY.into(), MANAGED_BY.into())].into()),
+                        ..Default::default()
+                    },
+                    spec: Some(LeaseSpec {
+                        holder_identity: Some(lock.identity.clone()),
+                        lease_duration_seconds: Some(lock.duration.as_secs() as i32),
+                        ..Default::default()
+                    }),
+                };
+                ("create", cluster.call(|| leases.create(&pp, &lease)).await)
+            }
+            Some(l) => (
+                "update",
+                cluster.call(|| leases.replace(&lock.name, &pp, &l)).await,
+            ),
+        };
+        let r = r
+            .map(drop)
+            .map_err(|e| ClusterError::from_kube(format!("{verb} {lease_what}"), e));
+        out.push(Write::of(verb, lease_what.clone(), r));
+    }
+
+    // the journal: saved after every phase
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), SYSTEM_NAMESPACE);
+    let journal_what = format!("ConfigMap {SYSTEM_NAMESPACE}/{JOURNAL_NAME}");
+    if journal.is_some()
+        && let Some(cm) = cluster
+            .call(|| cms.get_opt(JOURNAL_NAME))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get {journal_what}"), e))?
+    {
+        let r = cluster
+            .call(|| cms.replace(JOURNAL_NAME, &pp, &cm))
+            .await
+            .map(drop)
+            .map_err(|e| ClusterError::from_kube(format!("update {journal_what}"), e));
+        out.push(Write::of("update", journal_what.clone(), r));
+    }
+
+    // cleanup-jobs
+    if plan.runs(CLEANUP_JOBS) {
+        let jobs: Api<Job> = Api::namespaced(client.clone(), SYSTEM_NAMESPACE);
+        let dp = DeleteParams {
+            dry_run: true,
+            ..DeleteParams::foreground()
+        };
+        for name in &plan.leftover_jobs {
+            let what = format!("Job {SYSTEM_NAMESPACE}/{name}");
+            let r = delete_with(cluster, &jobs, name, &dp, &what).await;
+            out.push(deleted("delete", what, r, "already gone"));
+        }
+    }
+
+    // nodes/cloud, nodes/edge, kcm: their Jobs
+    let image = servant_image(journal, plan);
+    let mut specs: Vec<NodeJob> = Vec::new();
+    for role in [Role::Cloud, Role::Edge] {
+        if plan.runs(role.phase()) {
+            specs.extend(
+                plan.to_revert(role)
+                    .map(|n| revert_job(&n.name, &image, opts.job_timeout)),
+            );
+        }
+    }
+    if plan.runs(plan::KCM) {
+        specs.extend(
+            plan.nodes
+                .iter()
+                .filter(|n| n.kcm && n.action == RevertAction::Revert)
+                .map(|n| kcm_job(&n.name, &image, opts.job_timeout)),
+        );
+    }
+    for spec in &specs {
+        out.push(
+            server_dry_run::create_job(cluster, SYSTEM_NAMESPACE, spec, opts.job_timeout).await,
+        );
+    }
+
+    // components: deleted (only by a revert of all nodes); adopted objects give up our fields
+    if plan.complete && plan.runs(plan::COMPONENTS) {
+        let applier = Applier::new(
+            cluster.clone(),
+            ApplyOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        );
+        for r in &plan.objects {
+            let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+            let obj = dynamic(r)?;
+            let row = match applier.delete(&obj).await {
+                Err(ClusterError::UnknownKind { .. }) => {
+                    Write::accepted_with("delete", what, "its CRD is gone, and so is the object")
+                }
+                res => deleted("delete", what, res, "already gone"),
+            };
+            out.push(row);
+        }
+        for r in &plan.adopted_objects {
+            let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+            let obj = dynamic(r)?;
+            match applier.get_opt(&obj).await {
+                Ok(Some(_)) => out.push(Write::of(
+                    "apply",
+                    what,
+                    applier.apply(&obj).await.map(drop),
+                )),
+                Ok(None) | Err(ClusterError::UnknownKind { .. }) => {}
+                Err(e) => out.push(Write::of("apply", what, Err(e))),
+            }
+        }
+    }
+
+    // label-nodes: an apply naming no field gives up yurtctl's labels and annotations
+    if plan.runs(plan::LABEL_NODES) {
+        let nodes: Api<Node> = Api::all(client.clone());
+        let mut pp = PatchParams::apply(FIELD_MANAGER);
+        pp.dry_run = true;
+        for n in plan.nodes.iter().filter(|n| {
+            matches!(
+                n.action,
+                RevertAction::Revert | RevertAction::AlreadyReverted
+            )
+        }) {
+            let what = format!("Node {} (yurtctl's labels and annotations)", n.name);
+            let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n.name}});
+            let patch = Patch::Apply(&body);
+            let r = cluster
+                .call(|| nodes.patch(&n.name, &pp, &patch))
+                .await
+                .map(drop)
+                .map_err(|e| ClusterError::from_kube(format!("unlabel Node {}", n.name), e));
+            out.push(Write::of("patch", what, r));
+        }
+    }
+
+    // the end of a complete revert: the journal and the lock go
+    let dp = DeleteParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    if plan.complete && plan.runs(plan::COMPONENTS) && journal.is_some() {
+        let r = delete_with(cluster, &cms, JOURNAL_NAME, &dp, &journal_what).await;
+        out.push(deleted("delete", journal_what, r, "already gone"));
+    }
+    if plan.runs(plan::LOCK) {
+        let r = delete_with(cluster, &leases, &lock.name, &dp, &lease_what).await;
+        out.push(deleted(
+            "delete",
+            lease_what,
+            r,
+            "not there before the run takes it; the delete is authorized",
+        ));
+    }
+    Ok(out)
 }

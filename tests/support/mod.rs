@@ -132,3 +132,68 @@ pub async fn cluster(nodes: usize, layout: Layout, version: &str) -> Cluster {
         dir: env.dir,
     }
 }
+
+/// Sends SIGINT to a running child, as Ctrl-C in its terminal would.
+pub fn sigint(child: &tokio::process::Child) {
+    let pid = child.id().expect("the child is still running").to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success(), "kill -INT {pid}");
+}
+
+/// An interrupted run: spawns `cmd` with stderr piped, sends SIGINT once a progress line on
+/// stderr satisfies `at` (each line must come within 30 s), reads stderr to its end and waits;
+/// returns the exit code and everything printed on stderr (also echoed, for a failing test).
+pub async fn interrupted(
+    mut cmd: tokio::process::Command,
+    at: impl Fn(&str) -> bool,
+) -> (Option<i32>, String) {
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("yurtctl starts");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no awaited line within 30 s:\n{seen}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if at(&line) {
+            break;
+        }
+    }
+    sigint(&child);
+    while let Ok(Some(l)) = lines.next_line().await {
+        seen.push_str(&l);
+        seen.push('\n');
+    }
+    let status = child.wait().await.unwrap();
+    eprintln!("--- interrupted run:\n{seen}");
+    (status.code(), seen)
+}
+
+/// kube-controller-manager's manifest after `disable-nodelifecycle`: the same lines but one,
+/// the `--controllers` flag, which now holds `-nodelifecycle`.
+pub fn assert_only_nodelifecycle_disabled(before: &str, after: &str) {
+    let changed: Vec<_> = before
+        .lines()
+        .zip(after.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(before.lines().count(), after.lines().count(), "{after}");
+    assert_eq!(changed.len(), 1, "only the --controllers line: {changed:?}");
+    let flag = changed[0]
+        .1
+        .trim()
+        .strip_prefix("- --controllers=")
+        .unwrap_or_else(|| panic!("not the --controllers line: {changed:?}"));
+    assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
+}

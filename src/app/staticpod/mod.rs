@@ -392,27 +392,10 @@ async fn print_plan(g: &GlobalArgs, p: &RolloutPlan, writes: server_dry_run::Wri
             println!("{l}");
         }
         if let Some(a) = &answers {
-            println!(
-                "server dry run: {} of {} writes accepted (dryRun=All: nothing was stored)",
-                a.iter().filter(|w| !w.refused()).count(),
-                a.len()
-            );
+            println!("{}", crate::app::server_dry_run::summary_line(a));
         }
     }
-    let refused: Vec<_> = answers.iter().flatten().filter(|w| w.refused()).collect();
-    for w in &refused {
-        eprintln!(
-            "error: the API server would refuse {} {}: {}",
-            w.verb,
-            w.object,
-            w.message.as_deref().unwrap_or_default()
-        );
-    }
-    if refused.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Preflight
-    }
+    crate::app::server_dry_run::report_refusals(answers.as_deref().unwrap_or_default(), "")
 }
 
 /// Store the revision and carry out the strategy (the lock is held).

@@ -6,49 +6,15 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, PostParams};
 use serde::Serialize;
 
 use super::Context;
 use super::driver::{actions, servant_job};
+use crate::cluster::apply::describe;
 use crate::cluster::staticset::{self, StaticSet};
-use crate::cluster::{ClusterError, apply::describe};
 use crate::plan::staticpod::RolloutPlan;
 
-/// One write and the server's answer (`serverDryRun[]` in the `-o json` plan).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Write {
-    pub verb: &'static str,
-    pub object: String,
-    /// `accepted` or `refused`.
-    pub result: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-impl Write {
-    fn of(verb: &'static str, object: String, r: Result<(), ClusterError>) -> Self {
-        match r {
-            Ok(()) => Write {
-                verb,
-                object,
-                result: "accepted",
-                message: None,
-            },
-            Err(e) => Write {
-                verb,
-                object,
-                result: "refused",
-                message: Some(e.to_string()),
-            },
-        }
-    }
-
-    pub fn refused(&self) -> bool {
-        self.result == "refused"
-    }
-}
+pub use crate::app::server_dry_run::Write;
 
 /// The `--dry-run -o json|yaml` plan (`kind: Plan`), with the server's answers under `=server`.
 #[derive(Debug, Serialize)]
@@ -102,11 +68,6 @@ impl Writes<'_> {
         }
         if self.jobs {
             let (up, _) = actions(&ctx.name);
-            let api: Api<Job> = Api::namespaced(ctx.cluster.client().clone(), &ctx.ns);
-            let pp = PostParams {
-                dry_run: true,
-                ..Default::default()
-            };
             for n in &self.plan.nodes {
                 let spec = servant_job(
                     &up,
@@ -116,23 +77,15 @@ impl Writes<'_> {
                     false,
                     self.node_timeout,
                 );
-                let job = spec.to_job(&ctx.ns, self.node_timeout);
-                let what = format!("Job {}/{}", ctx.ns, spec.name());
-                let r = ctx
-                    .cluster
-                    .call(|| api.create(&pp, &job))
-                    .await
-                    .map(drop)
-                    .map_err(|e| ClusterError::from_kube(format!("create {what}"), e))
-                    // A leftover of an earlier run: the real run adopts or replaces it.
-                    .or_else(|e| {
-                        if e.status_code() == Some(409) {
-                            Ok(())
-                        } else {
-                            Err(e)
-                        }
-                    });
-                out.push(Write::of("create", what, r));
+                out.push(
+                    crate::app::server_dry_run::create_job(
+                        &ctx.cluster,
+                        &ctx.ns,
+                        &spec,
+                        self.node_timeout,
+                    )
+                    .await,
+                );
             }
         }
         out

@@ -1,0 +1,165 @@
+//! `--dry-run=server`, shared by convert, revert and staticpod: each write the run would make,
+//! sent with `dryRun=All` (admission, validation and RBAC answer; nothing is stored), and the
+//! server's answer as one row of `serverDryRun[]` in the `-o json` plan.
+
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, PostParams};
+use serde::Serialize;
+
+use crate::cluster::jobs::NodeJob;
+use crate::cluster::{Cluster, ClusterError};
+use crate::exit::Exit;
+
+pub const ACCEPTED: &str = "accepted";
+pub const REFUSED: &str = "refused";
+/// The server could not judge it yet (its kind comes from a CRD the run installs).
+pub const UNCHECKED: &str = "unchecked";
+
+/// One write and the server's answer (`serverDryRun[]` in the `-o json` plan).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Write {
+    /// `apply`, `create`, `update`, `patch` or `delete`.
+    pub verb: &'static str,
+    pub object: String,
+    /// `accepted`, `refused` or `unchecked`.
+    pub result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Write {
+    pub fn of(verb: &'static str, object: String, r: Result<(), ClusterError>) -> Self {
+        match r {
+            Ok(()) => Write {
+                verb,
+                object,
+                result: ACCEPTED,
+                message: None,
+            },
+            Err(e) => Write {
+                verb,
+                object,
+                result: REFUSED,
+                message: Some(e.to_string()),
+            },
+        }
+    }
+
+    /// Accepted, with a note (what the answer does not prove).
+    pub fn accepted_with(verb: &'static str, object: String, note: impl Into<String>) -> Self {
+        Write {
+            message: Some(note.into()),
+            ..Write::of(verb, object, Ok(()))
+        }
+    }
+
+    pub fn unchecked(verb: &'static str, object: String, why: impl Into<String>) -> Self {
+        Write {
+            verb,
+            object,
+            result: UNCHECKED,
+            message: Some(why.into()),
+        }
+    }
+
+    pub fn refused(&self) -> bool {
+        self.result == REFUSED
+    }
+
+    /// `VERB OBJECT: MESSAGE`, for the error line of a refused write.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {}: {}",
+            self.verb,
+            self.object,
+            self.message.as_deref().unwrap_or_default()
+        )
+    }
+}
+
+/// A node Job's create, sent with `dryRun=All`. A Job of that name already there is a leftover
+/// of an earlier run, which the real run adopts or replaces: accepted.
+pub async fn create_job(
+    cluster: &Cluster,
+    namespace: &str,
+    spec: &NodeJob,
+    job_timeout: Duration,
+) -> Write {
+    let api: Api<Job> = Api::namespaced(cluster.client().clone(), namespace);
+    let pp = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let job = spec.to_job(namespace, job_timeout);
+    let what = format!("Job {namespace}/{}", spec.name());
+    let r = cluster
+        .call(|| api.create(&pp, &job))
+        .await
+        .map(drop)
+        .map_err(|e| ClusterError::from_kube(format!("create {what}"), e))
+        .or_else(|e| {
+            if e.status_code() == Some(409) {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        });
+    Write::of("create", what, r)
+}
+
+/// The plain-text line after the plan.
+pub fn summary_line(writes: &[Write]) -> String {
+    format!(
+        "server dry run: {} of {} writes accepted (dryRun=All: nothing was stored)",
+        writes.iter().filter(|w| !w.refused()).count(),
+        writes.len()
+    )
+}
+
+/// Prints one error line per refused write (`prefix` is e.g. `[preflight] `); exit 3 if any.
+pub fn report_refusals(writes: &[Write], prefix: &str) -> Exit {
+    let mut exit = Exit::Ok;
+    for w in writes.iter().filter(|w| w.refused()) {
+        eprintln!(
+            "error: {prefix}the API server would refuse {}",
+            w.describe()
+        );
+        exit = Exit::Preflight;
+    }
+    exit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_serialise_in_one_shape_and_count_refusals() {
+        let ok = Write::of("create", "Job kube-system/a".into(), Ok(()));
+        let no = Write::of(
+            "delete",
+            "Deployment kube-system/b".into(),
+            Err(ClusterError::InvalidObject {
+                object: "b".into(),
+                message: "denied".into(),
+            }),
+        );
+        let later = Write::unchecked("apply", "NodePool x".into(), "its CRD is not there yet");
+        assert_eq!(
+            serde_json::to_value(&ok).unwrap(),
+            serde_json::json!({"verb": "create", "object": "Job kube-system/a", "result": "accepted"})
+        );
+        assert_eq!(serde_json::to_value(&no).unwrap()["result"], "refused");
+        assert!(no.refused() && !ok.refused() && !later.refused());
+        assert!(
+            no.describe()
+                .starts_with("delete Deployment kube-system/b: ")
+        );
+        assert_eq!(
+            summary_line(&[ok, no, later]),
+            "server dry run: 2 of 3 writes accepted (dryRun=All: nothing was stored)"
+        );
+    }
+}
