@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
 use crate::app::node_phase::{PhaseResult, job_node_result, run_journaled, run_reported};
 use crate::app::servant_job::{ServantVolume, servant_job};
+use crate::app::server_dry_run::{self, Write};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
@@ -88,41 +89,22 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
                 Err(e) => return fail(&e),
             }
         }
-        let mut exit = Exit::Ok;
-        let mut refused = Vec::new();
-        if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+        let mut writes = Vec::new();
+        let server = g.dry_run == DryRun::Server && !plan.nothing_to_do();
+        if server {
             match server_dry_run(&cluster, &plan, &profile, &opts).await {
-                Ok(writes) => {
-                    refused = writes
-                        .iter()
-                        .filter(|w| w["result"] == "refused")
-                        .map(|w| format!("{} {}: {}", w["verb"], w["object"], w["message"]))
-                        .collect();
-                    obj["serverDryRun"] = Value::Array(writes);
-                }
+                Ok(w) => writes = w,
                 Err(e) => return fail(&e),
             }
-            if !refused.is_empty() {
-                exit = Exit::Preflight;
-            }
+            obj["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
         }
         if !print_structured(g, &obj) {
             print!("{}", plan::render_text(&plan));
-            if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
-                let n = obj["serverDryRun"].as_array().map_or(0, Vec::len);
-                println!(
-                    "server dry run: {} of {n} writes accepted (dryRun=All: nothing was stored)",
-                    n - refused.len()
-                );
+            if server {
+                println!("{}", server_dry_run::summary_line(&writes));
             }
         }
-        for r in &refused {
-            eprintln!(
-                "error: [{}] the API server would refuse {r}",
-                plan::PREFLIGHT
-            );
-        }
-        return exit;
+        return server_dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
     }
 
     if plan.nothing_to_do() {
@@ -377,23 +359,7 @@ async fn node_preflight(
     opts: &plan::ConvertOptions,
     rep: &dyn Reporter,
 ) -> PhaseResult<Vec<NodeResult>> {
-    let servant_image = &opts.images(profile)["servant"];
-    let specs: Vec<NodeJob> = plan
-        .nodes
-        .iter()
-        .filter(|n| n.action == NodeAction::Convert && plan.runs(n.role.phase()))
-        .map(|n| {
-            servant_job(
-                plan::PREFLIGHT_ACTION,
-                &n.name,
-                servant_image,
-                "preflight",
-                &[],
-                opts.job_timeout,
-                &[],
-            )
-        })
-        .collect();
+    let specs = preflight_jobs(plan, &opts.images(profile)["servant"], opts.job_timeout);
     if specs.is_empty() {
         return Ok(Vec::new());
     }
@@ -424,6 +390,28 @@ async fn node_preflight(
         rep.event(Event::PhaseDone(plan::PREFLIGHT_NODES));
     }
     Ok(failed)
+}
+
+/// The `preflight/nodes` Jobs: one per node a node phase of this run converts.
+fn preflight_jobs(plan: &Plan, servant_image: &str, job_timeout: Duration) -> Vec<NodeJob> {
+    if !plan.runs(plan::PREFLIGHT_NODES) {
+        return Vec::new();
+    }
+    plan.nodes
+        .iter()
+        .filter(|n| n.action == NodeAction::Convert && plan.runs(n.role.phase()))
+        .map(|n| {
+            servant_job(
+                plan::PREFLIGHT_ACTION,
+                &n.name,
+                servant_image,
+                "preflight",
+                &[],
+                job_timeout,
+                &[],
+            )
+        })
+        .collect()
 }
 
 /// Every node's result when the run stopped in `phase` before converting any: `failed` as
@@ -1091,15 +1079,17 @@ async fn server_dry_run(
     plan: &Plan,
     profile: &Profile,
     opts: &plan::ConvertOptions,
-) -> Result<Vec<Value>, ClusterError> {
-    let entry = |verb: &str, object: String, r: Result<(), ClusterError>| match r {
-        Ok(()) => json!({"verb": verb, "object": object, "result": "accepted"}),
-        Err(ClusterError::UnknownKind { .. }) => json!({"verb": verb, "object": object,
-            "result": "unchecked", "message": "its kind comes from a CRD this run installs"}),
-        Err(e) => json!({"verb": verb, "object": object, "result": "refused",
-            "message": e.to_string()}),
+) -> Result<Vec<Write>, ClusterError> {
+    let entry = |verb: &'static str, object: String, r: Result<(), ClusterError>| match r {
+        Err(ClusterError::UnknownKind { .. }) => {
+            Write::unchecked(verb, object, "its kind comes from a CRD this run installs")
+        }
+        r => Write::of(verb, object, r),
     };
     let mut writes = Vec::new();
+    let servant_image = opts.images(profile)["servant"].clone();
+    // in run order: node preflight, labels, components, then the node Jobs
+    let mut jobs = preflight_jobs(plan, &servant_image, opts.job_timeout);
     if plan.runs(plan::COMPONENTS) {
         let (server, ca) = cluster_info(cluster).await?;
         let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
@@ -1126,8 +1116,6 @@ async fn server_dry_run(
         let r = label_nodes(cluster, plan, profile, true).await;
         writes.push(entry("patch", "node labels and annotations".into(), r));
     }
-    let servant_image = opts.images(profile)["servant"].clone();
-    let mut jobs: Vec<NodeJob> = Vec::new();
     if plan.runs(plan::KCM) {
         jobs.extend(
             plan.kcm_nodes
@@ -1143,29 +1131,10 @@ async fn server_dry_run(
             );
         }
     }
-    let api: Api<k8s_openapi::api::batch::v1::Job> =
-        Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
-    let pp = kube::api::PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
     for j in jobs {
-        let job = j.to_job(SYSTEM_NAMESPACE, opts.job_timeout);
-        let what = format!("Job {SYSTEM_NAMESPACE}/{}", j.name());
-        let r = cluster
-            .call(|| api.create(&pp, &job))
-            .await
-            .map(drop)
-            .map_err(|e| ClusterError::from_kube(format!("create {what}"), e));
-        // a leftover of an earlier run: the real run waits for it or replaces it
-        let r = r.or_else(|e| {
-            if e.status_code() == Some(409) {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        });
-        writes.push(entry("create", what, r));
+        writes.push(
+            server_dry_run::create_job(cluster, SYSTEM_NAMESPACE, &j, opts.job_timeout).await,
+        );
     }
     Ok(writes)
 }
