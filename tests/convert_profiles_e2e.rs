@@ -174,7 +174,11 @@ async fn server_dry_run_sends_every_write_with_dry_run_and_stores_nothing() {
     assert_eq!(p["kind"], "Plan");
     let writes = p["serverDryRun"].as_array().unwrap();
     let count = |verb: &str| writes.iter().filter(|w| w["verb"] == verb).count();
-    assert_eq!(count("create"), 3, "one node Job per node: {writes:#?}");
+    assert_eq!(
+        count("create"),
+        6,
+        "a preflight and a convert Job per node: {writes:#?}"
+    );
     assert_eq!(count("patch"), 1);
     assert!(count("apply") > 20, "{writes:#?}");
     for w in writes {
