@@ -4,6 +4,7 @@
 //! without cargo-fuzz or a nightly toolchain.
 #![allow(dead_code)]
 
+use crate::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 use std::path::Path;
 use std::sync::OnceLock;
 use yurtctl::rollout::{BudgetFlag, IntOrPercent, MaxUnavailable, Partition};
@@ -12,7 +13,6 @@ use yurtctl::servant::hostfs::HostFs;
 use yurtctl::servant::kubeconfig::{api_server, parse_server_url};
 use yurtctl::servant::systemd::{load_unit, parse_env_file};
 use yurtctl::servant::{self, disable_nodelifecycle, enable_nodelifecycle};
-use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 /// Label selectors: parse never panics; what parses renders to a canonical form that parses
 /// back to the same selector and renders identically (a fixed point).

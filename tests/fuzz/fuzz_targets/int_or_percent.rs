@@ -5,5 +5,9 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../checks.rs"]
 mod checks;
+// yurtsim's node layouts (std only), compiled in so the fuzz build skips the simulator
+#[allow(dead_code)]
+#[path = "../../yurtsim/src/layout.rs"]
+mod layout;
 
 fuzz_target!(|data: &[u8]| checks::int_or_percent(data));
