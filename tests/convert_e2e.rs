@@ -374,13 +374,7 @@ async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
     .await;
     assert_eq!(code, Some(130), "{seen}");
     assert!(seen.contains("re-run convert to resume"), "{seen}");
-    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
-        env.client.clone(),
-        "kube-system",
-    )
-    .get_opt("yurtctl-lock")
-    .await
-    .unwrap();
+    let lease = lock_lease(&env).await;
     assert!(lease.is_none(), "the lock is released");
 
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
@@ -472,13 +466,7 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
         run.stderr
     );
     assert!(label(&node(&env, "worker-1").await, EDGE_LABEL).is_none());
-    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
-        env.client.clone(),
-        "kube-system",
-    )
-    .get_opt("yurtctl-lock")
-    .await
-    .unwrap();
+    let lease = lock_lease(&env).await;
     assert!(lease.is_none(), "no lock taken");
     env.sim.shutdown().await;
 }
@@ -570,24 +558,7 @@ async fn a_node_failing_node_preflight_stops_the_run_before_any_change() {
         "[Service]\nEnvironment=\"D=/etc/kubernetes\"\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS --kubeconfig=${D}/kubelet.conf\n",
     )
     .unwrap();
-    let units_before: Vec<_> = env
-        .sim
-        .node_names()
-        .iter()
-        .map(|n| {
-            let d = env
-                .sim
-                .node_root(n)
-                .join("etc/systemd/system/kubelet.service.d");
-            let mut files: Vec<_> = std::fs::read_dir(&d)
-                .unwrap()
-                .flatten()
-                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
-                .collect();
-            files.sort();
-            files
-        })
-        .collect();
+    let units_before = kubelet_dropins(&env);
 
     let run = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(run.code, 3, "{}", run.stderr);
@@ -616,37 +587,14 @@ async fn a_node_failing_node_preflight_stops_the_run_before_any_change() {
             "{n}"
         );
     }
-    let units_after: Vec<_> = env
-        .sim
-        .node_names()
-        .iter()
-        .map(|n| {
-            let d = env
-                .sim
-                .node_root(n)
-                .join("etc/systemd/system/kubelet.service.d");
-            let mut files: Vec<_> = std::fs::read_dir(&d)
-                .unwrap()
-                .flatten()
-                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
-                .collect();
-            files.sort();
-            files
-        })
-        .collect();
+    let units_after = kubelet_dropins(&env);
     assert_eq!(units_before, units_after);
     let cms = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system");
     assert!(cms.get_opt("yurtctl-state").await.unwrap().is_none());
     let managed = ListParams::default().labels(MANAGED);
     let deployments = Api::<Deployment>::all(env.client.clone());
     assert!(deployments.list(&managed).await.unwrap().items.is_empty());
-    let lease = Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
-        env.client.clone(),
-        "kube-system",
-    )
-    .get_opt("yurtctl-lock")
-    .await
-    .unwrap();
+    let lease = lock_lease(&env).await;
     assert!(lease.is_none(), "the lock is released");
     // the failed Job stays for `kubectl logs`; the passing ones are gone
     let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system");
@@ -669,4 +617,33 @@ async fn a_node_failing_node_preflight_stops_the_run_before_any_change() {
         converted_through_yurthub(&env, n).await;
     }
     env.sim.shutdown().await;
+}
+
+/// Every node's kubelet drop-in files, name and content.
+fn kubelet_dropins(env: &Env) -> Vec<Vec<(std::ffi::OsString, Vec<u8>)>> {
+    env.sim
+        .node_names()
+        .iter()
+        .map(|n| {
+            let d = env
+                .sim
+                .node_root(n)
+                .join("etc/systemd/system/kubelet.service.d");
+            let mut files: Vec<_> = std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+                .collect();
+            files.sort();
+            files
+        })
+        .collect()
+}
+
+/// The run lock's Lease, if any.
+async fn lock_lease(env: &Env) -> Option<k8s_openapi::api::coordination::v1::Lease> {
+    Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(env.client.clone(), "kube-system")
+        .get_opt("yurtctl-lock")
+        .await
+        .unwrap()
 }

@@ -143,12 +143,21 @@ pub fn sigint(child: &tokio::process::Child) {
     assert!(kill.success(), "kill -INT {pid}");
 }
 
-/// An interrupted run: spawns `cmd` with stderr piped, sends SIGINT once a progress line on
-/// stderr satisfies `at` (each line must come within 30 s), reads stderr to its end and waits;
-/// returns the exit code and everything printed on stderr (also echoed, for a failing test).
+/// An interrupted run: [`act_at`] with SIGINT.
 pub async fn interrupted(
+    cmd: tokio::process::Command,
+    at: impl Fn(&str) -> bool,
+) -> (Option<i32>, String) {
+    act_at(cmd, at, sigint).await
+}
+
+/// Spawns `cmd` with stderr piped, does `act` once a progress line on stderr satisfies `at`
+/// (each line must come within 30 s), reads stderr to its end and waits; returns the exit code
+/// and everything printed on stderr (also echoed, for a failing test).
+pub async fn act_at(
     mut cmd: tokio::process::Command,
     at: impl Fn(&str) -> bool,
+    act: impl FnOnce(&tokio::process::Child),
 ) -> (Option<i32>, String) {
     use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, BufReader};
@@ -170,13 +179,13 @@ pub async fn interrupted(
             break;
         }
     }
-    sigint(&child);
+    act(&child);
     while let Ok(Some(l)) = lines.next_line().await {
         seen.push_str(&l);
         seen.push('\n');
     }
     let status = child.wait().await.unwrap();
-    eprintln!("--- interrupted run:\n{seen}");
+    eprintln!("--- run acted on:\n{seen}");
     (status.code(), seen)
 }
 
