@@ -209,7 +209,9 @@ fn retry_delay(p: &RetryPolicy, attempt: u32, e: &kube::Error) -> Duration {
     exp.mul_f64(frac)
 }
 
-/// Current time as a k8s timestamp.
+/// Current time as a k8s timestamp, to the millisecond: the journal holds three per node and
+/// phase, and nanoseconds would add 18 bytes to each in a ConfigMap limited to 1 MiB.
 pub(crate) fn now() -> k8s_openapi::jiff::Timestamp {
-    k8s_openapi::jiff::Timestamp::now()
+    let t = k8s_openapi::jiff::Timestamp::now();
+    t.round(k8s_openapi::jiff::Unit::Millisecond).unwrap_or(t)
 }

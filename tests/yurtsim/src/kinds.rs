@@ -347,6 +347,9 @@ pub fn tracks_generation(res: &ResourceInfo) -> bool {
 }
 
 /// Validation on create and update (`old` is Some on update).
+/// The API server's limit on a ConfigMap's (and a Secret's) data: 1 MiB.
+pub const MAX_CONFIG_SIZE: usize = 1024 * 1024;
+
 pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes {
     let mut causes = Causes::new();
     let name = obj["metadata"]["name"].as_str().unwrap_or("");
@@ -469,6 +472,26 @@ pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes 
                         causes.push((format!("{field}[{k}]"), format!("Invalid value: \"{k}\": a valid config key must consist of alphanumeric characters, '-', '_' or '.'")));
                     }
                 }
+            }
+            // Like the API server (and etcd's request limit behind it): keys plus values of
+            // the data together at most 1 MiB; base64 values count decoded (3 bytes per 4).
+            let base64_data = if res.resource == "secrets" { 3 } else { 1 };
+            let size: usize = [("data", base64_data), ("binaryData", 3)]
+                .iter()
+                .flat_map(|(f, num)| {
+                    let den = if *num == 3 { 4 } else { 1 };
+                    obj[*f]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(move |(k, v)| k.len() + v.as_str().map_or(0, |v| v.len() * num / den))
+                })
+                .sum();
+            if size > MAX_CONFIG_SIZE {
+                causes.push((
+                    "data".into(),
+                    format!("Too long: must have at most {MAX_CONFIG_SIZE} bytes"),
+                ));
             }
             if res.resource == "secrets" {
                 use base64::Engine;

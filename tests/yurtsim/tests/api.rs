@@ -690,3 +690,40 @@ async fn webhooks_without_ready_endpoints_refuse_matching_writes_when_they_must(
     .await;
     c.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_maps_over_one_mib_are_refused_as_the_api_server_does() {
+    let c = common::start(1, Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let with = |name: &str, bytes: usize| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name},
+            "data": {"k": "x".repeat(bytes)}}))
+        .unwrap()
+    };
+    // key "k" plus the value: exactly 1 MiB is allowed, one byte more is not
+    let max = yurtsim::kinds::MAX_CONFIG_SIZE;
+    cms.create(&PostParams::default(), &with("fits", max - 1))
+        .await
+        .unwrap();
+    let e = api_err(
+        cms.create(&PostParams::default(), &with("too-big", max))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert!(
+        e.message.contains("must have at most 1048576 bytes"),
+        "{e:?}"
+    );
+    // growing an existing one past the limit is refused too, and nothing is stored
+    let grown = api_err(
+        cms.replace("fits", &PostParams::default(), &with("fits", max + 10))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(grown.code, 422);
+    assert_eq!(
+        cms.get("fits").await.unwrap().data.unwrap()["k"].len(),
+        max - 1
+    );
+}
