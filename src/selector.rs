@@ -278,14 +278,28 @@ impl Parser<'_> {
     }
 }
 
-fn name_part(s: &str) -> bool {
+/// What is wrong with a label name segment (`[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most
+/// 63 characters), said of the segment: "is empty", "contains ' '; …".
+fn name_problem(s: &str) -> Option<String> {
     let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    if b.is_empty() {
+        return Some("is empty".into());
+    }
+    if b.len() > 63 {
+        return Some("is longer than 63 characters".into());
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Some(format!(
+            "contains {c:?}; only letters, digits, '-', '_' and '.' are allowed"
+        ));
+    }
+    if !b[0].is_ascii_alphanumeric() || !b[b.len() - 1].is_ascii_alphanumeric() {
+        return Some("must start and end with a letter or digit".into());
+    }
+    None
 }
 
 /// A DNS-1123 subdomain: lower-case alphanumerics, `-` and `.`, at most 253 characters,
@@ -312,30 +326,27 @@ pub fn label_key(k: &str) -> Result<(), String> {
         Some((p, n)) => (Some(p), n),
         None => (None, k),
     };
-    if let Some(p) = prefix
-        && !is_dns1123_subdomain(p)
-    {
-        return Err(format!(
-            "label key {k:?}: the prefix {p:?} must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253)"
-        ));
+    match prefix {
+        Some("") => return Err(format!("label key {k:?} has an empty prefix")),
+        Some(p) if !is_dns1123_subdomain(p) => {
+            return Err(format!(
+                "label key {k:?}: the prefix {p:?} is not a DNS subdomain (lower-case letters, digits, '-' and '.', at most 253)"
+            ));
+        }
+        _ => {}
     }
-    if !name_part(name) {
-        return Err(format!(
-            "label key {k:?}: the name must be 1-63 characters of letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
-        ));
+    match name_problem(name) {
+        Some(why) => Err(format!("label key {k:?}: the label key name {why}")),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A label value: empty, or at most 63 characters of alphanumerics, `-`, `_`, `.`,
 /// alphanumeric at both ends.
 pub fn label_value(v: &str) -> Result<(), String> {
-    if v.is_empty() || name_part(v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "label value {v:?}: must be empty or 1-63 characters of letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
-        ))
+    match name_problem(v) {
+        Some(why) if !v.is_empty() => Err(format!("label value {v:?}: the value {why}")),
+        _ => Ok(()),
     }
 }
 

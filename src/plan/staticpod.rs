@@ -385,16 +385,16 @@ fn split_top(s: &str) -> Vec<&str> {
 impl std::str::FromStr for NodeSelector {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        use crate::rollout::priority::{validate_label_key, validate_label_value};
+        use crate::selector::{label_key, label_value};
         let bad = |why: String| format!("invalid --selector {s:?}: {why}");
         let key = |k: &str| -> Result<String, String> {
             let k = k.trim();
-            validate_label_key(k).map_err(bad)?;
+            label_key(k).map_err(bad)?;
             Ok(k.to_string())
         };
         let val = |v: &str| -> Result<String, String> {
             let v = v.trim();
-            validate_label_value(v).map_err(bad)?;
+            label_value(v).map_err(bad)?;
             Ok(v.to_string())
         };
         let set = |rest: &str| -> Result<Vec<String>, String> {

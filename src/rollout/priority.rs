@@ -48,8 +48,8 @@ impl std::str::FromStr for PriorityTerm {
         let (key, value) = selector
             .split_once('=')
             .ok_or_else(|| fail("missing '=' between the label key and value".into()))?;
-        validate_label_key(key).map_err(fail)?;
-        validate_label_value(value).map_err(fail)?;
+        crate::selector::label_key(key).map_err(fail)?;
+        crate::selector::label_value(value).map_err(fail)?;
         if weight.is_empty() {
             return Err(fail("the weight is empty".into()));
         }
@@ -152,77 +152,6 @@ fn apply_permutation<T>(items: &mut [T], mut perm: Vec<usize>) {
         }
         perm[cur] = cur;
     }
-}
-
-fn is_alnum(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-}
-
-/// A label name segment (`[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 chars).
-fn validate_name_segment(what: &str, s: &str, allow_empty: bool) -> Result<(), String> {
-    if s.is_empty() {
-        return if allow_empty {
-            Ok(())
-        } else {
-            Err(format!("the {what} is empty"))
-        };
-    }
-    if s.len() > 63 {
-        return Err(format!("the {what} {s:?} is longer than 63 characters"));
-    }
-    let b = s.as_bytes();
-    if !is_alnum(b[0]) || !is_alnum(b[b.len() - 1]) {
-        return Err(format!(
-            "the {what} {s:?} must start and end with a letter or digit"
-        ));
-    }
-    if let Some(c) = s
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        return Err(format!(
-            "the {what} {s:?} contains {c:?}; only letters, digits, '-', '_' and '.' are allowed"
-        ));
-    }
-    Ok(())
-}
-
-/// A Kubernetes label key: `[prefix/]name`, prefix a DNS subdomain (at most 253 characters).
-pub fn validate_label_key(key: &str) -> Result<(), String> {
-    let name = match key.split_once('/') {
-        Some((prefix, name)) => {
-            if prefix.is_empty() {
-                return Err(format!("the label key {key:?} has an empty prefix"));
-            }
-            if prefix.len() > 253 {
-                return Err(format!(
-                    "the label key prefix {prefix:?} is longer than 253 characters"
-                ));
-            }
-            for label in prefix.split('.') {
-                let b = label.as_bytes();
-                let ok = !b.is_empty()
-                    && b.len() <= 63
-                    && b.iter()
-                        .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                    && b[0] != b'-'
-                    && b[b.len() - 1] != b'-';
-                if !ok {
-                    return Err(format!(
-                        "the label key prefix {prefix:?} is not a DNS subdomain (lowercase letters, digits, '-' and '.')"
-                    ));
-                }
-            }
-            name
-        }
-        None => key,
-    };
-    validate_name_segment("label key name", name, false)
-}
-
-/// A Kubernetes label value: empty, or a name segment.
-pub fn validate_label_value(value: &str) -> Result<(), String> {
-    validate_name_segment("label value", value, true)
 }
 
 #[cfg(test)]
