@@ -65,6 +65,12 @@ pub(crate) struct Context {
     pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
 }
 
+/// Connects (global flags) and reads the context; a failure is already reported.
+pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Result<Context, Exit> {
+    let cluster = connect_from(g).await?;
+    context(cluster, ns, name).await.map_err(|e| fail(&e))
+}
+
 pub(crate) async fn context(
     cluster: Cluster,
     ns: &str,
@@ -199,13 +205,9 @@ async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let cluster = match connect_from(g).await {
+    let ctx = match connect_context(g, &ns, &cmd.name).await {
         Ok(c) => c,
         Err(e) => return e,
-    };
-    let ctx = match context(cluster, &ns, &cmd.name).await {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
     };
     if let Some(e) = ctx.no_mirrors() {
         return e;
@@ -252,13 +254,9 @@ async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let cluster = match connect_from(g).await {
+    let ctx = match connect_context(g, &ns, &cmd.name).await {
         Ok(c) => c,
         Err(e) => return e,
-    };
-    let ctx = match context(cluster, &ns, &cmd.name).await {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
     };
     let Some(stored) = ctx.set.clone() else {
         return preflight(format!(
@@ -593,13 +591,9 @@ async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNo
 
 async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let ns = namespace(g);
-    let cluster = match connect_from(g).await {
+    let ctx = match connect_context(g, &ns, &cmd.name).await {
         Ok(c) => c,
         Err(e) => return e,
-    };
-    let ctx = match context(cluster, &ns, &cmd.name).await {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
     };
     let Some(set) = ctx.set.clone() else {
         return preflight(format!(

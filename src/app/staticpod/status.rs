@@ -9,8 +9,8 @@ use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
 
-use super::{Context, context, namespace};
-use crate::app::common::{connect_from, fail, print_structured};
+use super::{Context, connect_context, namespace};
+use crate::app::common::print_structured;
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::exit::Exit;
@@ -106,13 +106,9 @@ fn print(g: &GlobalArgs, ctx: &Context, s: &StaticPodStatus, again: bool) {
 
 pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
     let ns = namespace(g);
-    let cluster = match connect_from(g).await {
+    let ctx = match connect_context(g, &ns, &cmd.name).await {
         Ok(c) => c,
         Err(e) => return e,
-    };
-    let ctx = match context(cluster.clone(), &ns, &cmd.name).await {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
     };
     if ctx.mirrors.is_empty() && ctx.set.is_none() {
         eprintln!(
