@@ -46,18 +46,7 @@ async fn start_at(layout: Layout, version: &str) -> Env {
     }
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
-    }
-}
+use support::Run;
 
 fn command(env: &Env, cmd: &str) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
@@ -76,17 +65,9 @@ fn command(env: &Env, cmd: &str) -> tokio::process::Command {
 }
 
 async fn yurtctl(env: &Env, cmd: &str, args: &[&str]) -> Run {
-    let out = command(env, cmd).args(args).output().await.unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    eprintln!(
-        "--- yurtctl {cmd} {args:?}: exit {}\n{}",
-        run.code, run.stderr
-    );
-    run
+    let mut c = command(env, cmd);
+    c.args(args);
+    support::run(c, &format!("{cmd} {args:?}")).await
 }
 
 fn result_of<'a>(v: &'a Value, node: &str) -> &'a Value {

@@ -67,18 +67,7 @@ async fn start(workers: usize, ready_delay: Duration) -> Env {
     e
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
-    }
-}
+use support::Run;
 
 fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
@@ -92,17 +81,7 @@ fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
 }
 
 async fn yurtctl(env: &Env, args: &[&str]) -> Run {
-    let out = command(env, args).output().await.unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    eprintln!(
-        "--- yurtctl staticpod {args:?}: exit {}\n{}{}",
-        run.code, run.stderr, run.stdout
-    );
-    run
+    support::run(command(env, args), &format!("staticpod {args:?}")).await
 }
 
 fn ready(p: &Pod) -> bool {

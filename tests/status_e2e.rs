@@ -8,30 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use yurtsim::{Layout, Sim};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-async fn yurtctl(sim: &Sim, args: &[&str]) -> Run {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(sim.kubeconfig_path())
-        .stdin(std::process::Stdio::null())
-        .env_remove("KUBECONFIG")
-        .output()
-        .await
-        .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    eprintln!("--- yurtctl {args:?}: exit {}\n{}", run.code, run.stderr);
-    run
-}
+use support::yurtctl;
 
 async fn status_json(sim: &Sim) -> Value {
     let run = yurtctl(sim, &["status", "-o", "json"]).await;

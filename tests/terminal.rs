@@ -18,33 +18,16 @@ async fn sim() -> support::SimEnv {
     .await
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use support::Run;
 
 /// yurtctl with stdin, stdout and stderr all pipes (no terminal anywhere).
 async fn piped(env: &support::SimEnv, args: &[&str], envs: &[(&str, &str)]) -> Run {
-    let out = tokio::process::Command::new(BIN)
-        .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
-        .args(args)
-        .env_remove("KUBECONFIG")
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args(args)
         .env_remove("CI")
         .env_remove("NO_COLOR")
-        .envs(envs.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    eprintln!("--- yurtctl {args:?}: exit {}\n{}", run.code, run.stderr);
-    run
+        .envs(envs.iter().copied());
+    support::run(cmd, &format!("{args:?}")).await
 }
 
 /// yurtctl under `script` (util-linux): stdout and stderr are one pseudo-terminal, whose

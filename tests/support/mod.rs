@@ -104,13 +104,20 @@ pub fn yurtctl_command(sim: &Sim) -> tokio::process::Command {
 
 /// Runs `yurtctl ARGS` against `sim`; its stderr is echoed so a failing test shows it.
 pub async fn yurtctl(sim: &Sim, args: &[&str]) -> Run {
-    let out = yurtctl_command(sim).args(args).output().await.unwrap();
+    let mut cmd = yurtctl_command(sim);
+    cmd.args(args);
+    run(cmd, &format!("{args:?}")).await
+}
+
+/// Runs `cmd` to its end; stderr is echoed under `what` so a failing test shows it.
+pub async fn run(mut cmd: tokio::process::Command, what: &str) -> Run {
+    let out = cmd.output().await.unwrap();
     let run = Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
-    eprintln!("--- yurtctl {args:?}: exit {}\n{}", run.code, run.stderr);
+    eprintln!("--- yurtctl {what}: exit {}\n{}", run.code, run.stderr);
     run
 }
 
