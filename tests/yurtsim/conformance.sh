@@ -120,6 +120,20 @@ ok "a failing Job ends Failed"
 # auth can-i answers from SelfSubjectAccessReview.
 expect_eq "auth can-i" "$(kubectl auth can-i create jobs -n kube-system)" "yes"
 
+# RBAC per identity: kubectl --as impersonates, and the answer comes from Roles and bindings.
+sa="system:serviceaccount:$ns:reader"
+kubectl -n $ns create serviceaccount reader >/dev/null
+expect_eq "auth can-i --as an unbound ServiceAccount" "$(kubectl auth can-i list pods --as="$sa" || true)" "no"
+kubectl create clusterrole conformance-pod-reader --verb=list,watch --resource=pods >/dev/null
+kubectl create clusterrolebinding conformance-pod-reader --clusterrole=conformance-pod-reader --serviceaccount=$ns:reader >/dev/null
+expect_eq "auth can-i --as a bound ServiceAccount" "$(kubectl auth can-i list pods --as="$sa")" "yes"
+expect_eq "auth can-i --as: list does not grant delete" "$(kubectl auth can-i delete pods --as="$sa" || true)" "no"
+expect_contains "get --as without a grant is Forbidden with the apiserver's message" \
+  "$(kubectl -n $ns get secrets --as="$sa" 2>&1 || true)" \
+  "User \"$sa\" cannot list resource \"secrets\" in API group \"\" in the namespace \"$ns\""
+kubectl delete clusterrolebinding conformance-pod-reader >/dev/null
+kubectl delete clusterrole conformance-pod-reader >/dev/null
+
 # delete.
 expect_contains "delete" "$(kubectl -n $ns delete cm applied)" "deleted"
 if kubectl -n $ns get cm applied >"$work/get.out" 2>&1; then fail "a deleted object must be gone"; fi

@@ -31,6 +31,9 @@ enum Key {
 struct Queue {
     pending: Mutex<BTreeSet<Key>>,
     notify: Notify,
+    /// Pods waiting for a node: retried when a node's labels, taints or readiness change, as the
+    /// scheduler moves unschedulable pods back to its active queue on node events.
+    unscheduled: Mutex<BTreeSet<(String, String)>>,
 }
 
 impl Queue {
@@ -107,19 +110,42 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("", "nodes") => {
                     // Only changes that affect placement matter to DaemonSets (not heartbeats).
-                    let placement =
-                        |o: &Value| (o["metadata"]["labels"].clone(), o["spec"]["taints"].clone());
+                    let placement = |o: &Value| {
+                        (
+                            o["metadata"]["labels"].clone(),
+                            o["spec"]["taints"].clone(),
+                            o["spec"]["unschedulable"].clone(),
+                        )
+                    };
                     if ev.prev.as_deref().map(placement) != Some(placement(obj))
                         || ev.typ == crate::store::EventType::Deleted
                     {
                         q2.add(Key::DaemonSet(String::new(), String::new()));
                     }
+                    let ready = |o: &Value| is_ready(&json!({"status": o["status"]}));
+                    if ev.prev.as_deref().map(placement) != Some(placement(obj))
+                        || ev.prev.as_deref().map(ready) != Some(ready(obj))
+                    {
+                        let waiting = q2.unscheduled.lock().unwrap().clone();
+                        for (ns, name) in waiting {
+                            q2.add(Key::Schedule(ns, name));
+                        }
+                    }
                 }
                 ("", "pods") => {
-                    if obj["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
-                        && ev.typ != crate::store::EventType::Deleted
-                    {
+                    let waiting = obj["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
+                        && ev.typ != crate::store::EventType::Deleted;
+                    if waiting {
+                        q2.unscheduled
+                            .lock()
+                            .unwrap()
+                            .insert((ns.clone(), name.clone()));
                         q2.add(Key::Schedule(ns.clone(), name.clone()));
+                    } else {
+                        q2.unscheduled
+                            .lock()
+                            .unwrap()
+                            .remove(&(ns.clone(), name.clone()));
                     }
                     if let Some((k, n)) = controller_of(obj) {
                         match k.as_str() {
@@ -510,28 +536,139 @@ fn tolerates(tolerations: &Value, taint: &Value) -> bool {
 }
 
 fn node_fits(node: &Value, pod_spec: &Value, extra_tolerations: &[Value]) -> bool {
+    unfit_reason(node, pod_spec, extra_tolerations).is_none()
+}
+
+/// `NodeSelectorRequirement` of a required node affinity term (`matchExpressions` against the
+/// labels, `matchFields` against `metadata.name`), as
+/// kubernetes/kubernetes@v1.33 `staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity`.
+fn requirement_matches(req: &Value, value: Option<&str>) -> bool {
+    let values: Vec<&str> = req["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let num = |s: &str| s.parse::<i64>().ok();
+    match req["operator"].as_str().unwrap_or("") {
+        "In" => value.is_some_and(|v| values.contains(&v)),
+        "NotIn" => value.is_none_or(|v| !values.contains(&v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        "Gt" => {
+            matches!((value.and_then(num), values.first().and_then(|v| num(v))), (Some(a), Some(b)) if a > b)
+        }
+        "Lt" => {
+            matches!((value.and_then(num), values.first().and_then(|v| num(v))), (Some(a), Some(b)) if a < b)
+        }
+        _ => false,
+    }
+}
+
+/// `nodeSelector` and `requiredDuringSchedulingIgnoredDuringExecution` (terms ORed, the
+/// requirements of a term ANDed; a term with no requirement matches nothing).
+fn affinity_matches(node: &Value, pod_spec: &Value) -> bool {
     let labels = node["metadata"]["labels"].as_object();
-    let sel_ok = pod_spec["nodeSelector"]
+    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let selector_ok = pod_spec["nodeSelector"]
         .as_object()
         .into_iter()
         .flatten()
-        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
+        .all(|(k, v)| label(k) == v.as_str());
+    let required =
+        &pod_spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    let affinity_ok = match required["nodeSelectorTerms"].as_array() {
+        None => true,
+        Some(terms) => terms.iter().any(|term| {
+            let exprs = term["matchExpressions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let fields = term["matchFields"].as_array().cloned().unwrap_or_default();
+            (!exprs.is_empty() || !fields.is_empty())
+                && exprs
+                    .iter()
+                    .all(|e| requirement_matches(e, label(e["key"].as_str().unwrap_or(""))))
+                && fields.iter().all(|f| {
+                    f["key"] == json!("metadata.name")
+                        && requirement_matches(f, node["metadata"]["name"].as_str())
+                })
+        }),
+    };
+    selector_ok && affinity_ok
+}
+
+/// Why the default scheduler's filters reject this node for the pod, in the order its filter
+/// plugins run (NodeUnschedulable, TaintToleration, NodeAffinity), with their reason strings
+/// (kubernetes/kubernetes@v1.33 `pkg/scheduler/framework/plugins/{nodeunschedulable,
+/// tainttoleration,nodeaffinity}`). A NotReady node without its condition taint gets
+/// `node.kubernetes.io/not-ready`, as TaintNodesByCondition would put there.
+fn unfit_reason(node: &Value, pod_spec: &Value, extra_tolerations: &[Value]) -> Option<String> {
     let mut tols = pod_spec["tolerations"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     tols.extend(extra_tolerations.iter().cloned());
     let tols = Value::Array(tols);
-    let taints_ok = node["spec"]["taints"]
+    if node["spec"]["unschedulable"] == json!(true)
+        && !tolerates(
+            &tols,
+            &json!({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}),
+        )
+    {
+        return Some("node(s) were unschedulable".into());
+    }
+    let mut taints = node["spec"]["taints"]
         .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["effect"] != json!("PreferNoSchedule"))
-        .all(|t| tolerates(&tols, t));
-    sel_ok && taints_ok && node["spec"]["unschedulable"] != json!(true)
+        .cloned()
+        .unwrap_or_default();
+    let conditioned = taints.iter().any(|t| {
+        matches!(
+            t["key"].as_str(),
+            Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
+        )
+    });
+    if !is_ready(&json!({"status": node["status"]})) && !conditioned {
+        taints.push(json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}));
+    }
+    if let Some(t) = taints
+        .iter()
+        .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
+        .find(|t| !tolerates(&tols, t))
+    {
+        return Some(format!(
+            "node(s) had untolerated taint {{{}: {}}}",
+            t["key"].as_str().unwrap_or(""),
+            t["value"].as_str().unwrap_or("")
+        ));
+    }
+    if !affinity_matches(node, pod_spec) {
+        return Some("node(s) didn't match Pod's node affinity/selector".into());
+    }
+    None
 }
 
-/// The default scheduler, reduced to filtering (selector, taints, readiness) and least-loaded.
+/// The FitError text: reasons counted per node, "N reason" sorted, then the preemption
+/// post-filter's verdict (none of these reasons is resolvable by preemption).
+fn fit_error(total: usize, reasons: &[String]) -> String {
+    if total == 0 {
+        return "no nodes available to schedule pods".into();
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for r in reasons {
+        *counts.entry(r.as_str()).or_default() += 1;
+    }
+    let mut parts: Vec<String> = counts.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    parts.sort();
+    format!(
+        "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
+        parts.join(", ")
+    )
+}
+
+/// The default scheduler, reduced to its filters (unschedulable, taints, node affinity and
+/// selector) and least-loaded placement; an unschedulable pod gets `PodScheduled=False` and a
+/// `FailedScheduling` event with the real message.
 fn schedule(shared: &Shared, ns: &str, name: &str) {
     let pods = shared.api.info("", "pods");
     let Ok(pod) = shared.api.get(&pods, ns, name) else {
@@ -555,10 +692,16 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
             *load.entry(n.to_string()).or_default() += 1;
         }
     }
+    let mut reasons = Vec::new();
     let best = nodes
         .iter()
-        .filter(|n| node_fits(n, &pod["spec"], &[]))
-        .filter(|n| is_ready(&json!({"status": n["status"]})))
+        .filter(|n| match unfit_reason(n, &pod["spec"], &[]) {
+            None => true,
+            Some(r) => {
+                reasons.push(r);
+                false
+            }
+        })
         .min_by_key(|n| {
             (
                 load.get(n["metadata"]["name"].as_str().unwrap_or(""))
@@ -575,24 +718,32 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
                 .bind(ns, name, &node, &Ctx::system("default-scheduler"));
         }
         None => {
-            let _ = shared.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o| {
-                if has_condition_status(o, "PodScheduled", "False") {
+            let message = fit_error(nodes.len(), &reasons);
+            let updated = shared.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o: &mut Value| {
+                let same = o["status"]["conditions"].as_array().into_iter().flatten().any(|c| {
+                    c["type"] == json!("PodScheduled") && c["status"] == json!("False") && c["message"] == json!(message)
+                });
+                if same {
                     return false;
                 }
+                o["status"]["phase"] = json!("Pending");
                 o["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                    "message": format!("0/{} nodes are available: no node matched the pod's node selector, tolerations and readiness.", nodes.len()), "lastTransitionTime": util::now()}]);
+                    "message": message, "lastProbeTime": null, "lastTransitionTime": util::now()}]);
                 true
             });
+            if matches!(updated, Ok(Some(_))) {
+                event(
+                    shared,
+                    &pod,
+                    &pods,
+                    "Warning",
+                    "FailedScheduling",
+                    &message,
+                    "default-scheduler",
+                );
+            }
         }
     }
-}
-
-fn has_condition_status(o: &Value, typ: &str, status: &str) -> bool {
-    o["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == json!(typ) && c["status"] == json!(status))
 }
 
 fn template_hash(template: &Value) -> String {
@@ -963,13 +1114,6 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
     }
 }
 
-fn secret_field(secret: &Value, key: &str) -> Option<String> {
-    use base64::Engine;
-    let raw = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
-    String::from_utf8(bytes).ok()
-}
-
 /// Expired bootstrap tokens are deleted (tokencleaner), and `kube-public/cluster-info` carries a
 /// `jws-kubeconfig-<token-id>` entry for every signing token (bootstrapsigner). The signature is
 /// a stand-in: what matters to clients is that the key appears and disappears with the token.
@@ -984,7 +1128,7 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
     let mut signing: Vec<String> = Vec::new();
     for t in shared.api.list(&secrets, &filter).0 {
         let name = s(&t["metadata"]["name"]);
-        let expiry = secret_field(&t, "expiration").and_then(|e| util::parse_rfc3339(&e));
+        let expiry = util::secret_field(&t, "expiration").and_then(|e| util::parse_rfc3339(&e));
         if let Some(exp) = expiry {
             if exp <= now {
                 let _ = shared.api.delete(
@@ -1001,8 +1145,8 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
                 exp.duration_since(now).unwrap_or_default() + Duration::from_millis(50),
             );
         }
-        if secret_field(&t, "usage-bootstrap-signing").as_deref() == Some("true")
-            && let Some(id) = secret_field(&t, "token-id")
+        if util::secret_field(&t, "usage-bootstrap-signing").as_deref() == Some("true")
+            && let Some(id) = util::secret_field(&t, "token-id")
         {
             signing.push(id);
         }

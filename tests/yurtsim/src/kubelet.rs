@@ -1539,16 +1539,27 @@ fn prepare_volumes(
         } else if let Some(srcs) = v["projected"]["sources"].as_array() {
             for s in srcs {
                 if let Some(path) = s["serviceAccountToken"]["path"].as_str() {
-                    write(
-                        path,
-                        format!(
-                            "yurtsim-token-for-{}",
-                            p["spec"]["serviceAccountName"]
-                                .as_str()
-                                .unwrap_or("default")
-                        )
-                        .as_bytes(),
-                    )?;
+                    // A real token for the pod's ServiceAccount, bound to the pod, as the
+                    // kubelet's TokenRequest gets it: the API authenticates it as that SA.
+                    let sa = p["spec"]["serviceAccountName"]
+                        .as_str()
+                        .unwrap_or("default");
+                    let (pod_ns, pod_name) = crate::store::key_of(p);
+                    let ttl = Duration::from_secs(
+                        s["serviceAccountToken"]["expirationSeconds"]
+                            .as_u64()
+                            .unwrap_or(3607),
+                    );
+                    let token = shared
+                        .tokens
+                        .issue(shared, &pod_ns, sa, Some((&pod_ns, &pod_name)), ttl)
+                        .ok_or_else(|| {
+                            format!(
+                                "MountVolume.SetUp failed for volume \"{}\" : failed to fetch token: serviceaccounts \"{sa}\" not found",
+                                v["name"].as_str().unwrap_or("")
+                            )
+                        })?;
+                    write(path, token.as_bytes())?;
                 } else if s["configMap"].is_object() {
                     source("configmaps", &s["configMap"])?;
                 } else if s["secret"].is_object() {

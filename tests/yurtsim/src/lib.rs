@@ -6,6 +6,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod auth;
 pub mod control;
 pub mod controllers;
 pub mod error;

@@ -215,6 +215,58 @@ fn route(shared: &Shared, path: &str) -> Route {
     })
 }
 
+/// The request's identity: its credentials (`auth::authenticate`), then `Impersonate-User` /
+/// `Impersonate-Group` if present (`kubectl --as`).
+fn identify<B>(shared: &Shared, req: &Request<B>) -> ApiResult<crate::auth::UserInfo> {
+    let h = req.headers();
+    let header = |k: &str| h.get(k).and_then(|v| v.to_str().ok());
+    let user = crate::auth::authenticate(shared, header("authorization"))?;
+    let groups: Vec<String> = h
+        .get_all("impersonate-group")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    crate::auth::impersonate(shared, user, header("impersonate-user"), &groups)
+}
+
+fn authorize_path(shared: &Shared, user: &crate::auth::UserInfo, path: &str) -> ApiResult<()> {
+    let attrs = crate::auth::Attributes::non_resource("get", path);
+    let d = crate::auth::authorize(shared, user, &attrs);
+    if d.allowed {
+        Ok(())
+    } else {
+        Err(crate::auth::forbidden(&attrs, user, &d.reason))
+    }
+}
+
+/// The authorizer's view of a resource request; a list or watch narrowed to one object by
+/// `fieldSelector=metadata.name=X` names it, as the apiserver's RequestInfo does.
+fn attributes_of(t: &Target, verb: &str, q: &HashMap<String, String>) -> crate::auth::Attributes {
+    let name = match (&t.name, verb) {
+        (Some(n), _) => n.clone(),
+        (None, "list" | "watch") => q
+            .get("fieldSelector")
+            .and_then(|f| {
+                f.split(',').find_map(|p| {
+                    p.strip_prefix("metadata.name=")
+                        .or(p.strip_prefix("metadata.name=="))
+                })
+            })
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    };
+    crate::auth::Attributes {
+        verb: verb.into(),
+        path: None,
+        group: t.res.group.clone(),
+        resource: t.res.resource.clone(),
+        subresource: t.sub.clone().unwrap_or_default(),
+        namespace: t.namespace.clone().unwrap_or_default(),
+        name,
+    }
+}
+
 /// Plain HTTP on loopback is served like the old apiserver's localhost insecure port: requests
 /// without credentials act as the admin (kubectl never sends a token over http). A request that
 /// does present credentials must present the kubeconfig's token, else 401.
@@ -304,15 +356,23 @@ pub async fn handle(
         return Ok(text_response(200, "ok"));
     }
     // authentication comes first, as in kube-apiserver: a wrong token gets 401 even for
-    // /version, which anonymous requests may read
-    let authorized = crate::server::authorized(&shared, &req);
-    if !authorized {
-        return Ok(error_response(&ApiError::unauthorized()));
-    }
+    // /version, which anonymous requests may read; then impersonation
+    let user = match identify(&shared, &req) {
+        Ok(u) => u,
+        Err(e) => return Ok(error_response(&e)),
+    };
     if path == "/version" {
+        if let Err(e) = authorize_path(&shared, &user, &path) {
+            return Ok(error_response(&e));
+        }
         return Ok(json_response(200, &shared.version_info()));
     }
     let route = route(&shared, &path);
+    if !matches!(route, Route::Resource(_))
+        && let Err(e) = authorize_path(&shared, &user, &path)
+    {
+        return Ok(error_response(&e));
+    }
     let t = match route {
         Route::Discovery(v) if req.method() == Method::GET => return Ok(json_response(200, &v)),
         Route::Discovery(_) => {
@@ -384,23 +444,27 @@ pub async fn handle(
             return Ok(resp);
         }
     }
+    let attrs = attributes_of(&t, verb, &q);
     if shared.faults.is_denied(verb, &t.res.group, &t.res.resource) {
-        let scope = match &t.namespace {
-            Some(ns) => format!(" in the namespace \"{ns}\""),
-            None => " at the cluster scope".to_string(),
-        };
-        let what = t
-            .name
-            .as_deref()
-            .map(|n| format!(" \"{n}\""))
-            .unwrap_or_default();
-        return Ok(error_response(&ApiError::forbidden(format!(
-            "{}{what} is forbidden: User \"yurtsim-admin\" cannot {verb} resource \"{}\" in API group \"{}\"{scope}",
-            t.res.group_resource(),
-            t.res.resource,
-            t.res.group
-        ))));
+        return Ok(error_response(&crate::auth::forbidden(
+            &attrs,
+            &user,
+            "denied by yurtsim fault injection",
+        )));
     }
+    let decision = crate::auth::authorize(&shared, &user, &attrs);
+    if !decision.allowed {
+        return Ok(error_response(&crate::auth::forbidden(
+            &attrs,
+            &user,
+            &decision.reason,
+        )));
+    }
+    let req = {
+        let mut req = req;
+        req.extensions_mut().insert(user);
+        req
+    };
     let result = dispatch(&shared, req, &t, verb, &q).await;
     Ok(match result {
         Ok(resp) => resp,
@@ -558,10 +622,19 @@ async fn dispatch(
         }
         "watch" => watch(shared, t, q, table.map(|v| (v, include.clone()))).await,
         "create" => {
+            let user = req
+                .extensions()
+                .get::<crate::auth::UserInfo>()
+                .cloned()
+                .unwrap_or_else(crate::auth::UserInfo::admin);
             let body = read_body(req).await?;
             if t.res.create_only {
                 let v = parse_body(&body, &content_type)?;
-                return Ok(json_response(201, &review(shared, &t.res, v)));
+                return Ok(json_response(201, &review(shared, &t.res, &ns, &user, v)?));
+            }
+            if t.sub.as_deref() == Some("token") && t.name.is_some() {
+                let v = parse_body(&body, &content_type)?;
+                return token_request(shared, &ns, &name, v);
             }
             if t.sub.as_deref() == Some("binding") && t.name.is_some() {
                 let v = parse_body(&body, &content_type)?;
@@ -730,33 +803,130 @@ fn decode_continue(token: &str) -> ApiResult<(String, String)> {
     Ok((a.to_string(), b.to_string()))
 }
 
-/// SelfSubjectAccessReview / SelfSubjectRulesReview: the sim's user is a cluster admin except for
-/// what the `deny` fault withholds.
-fn review(shared: &Shared, res: &ResourceInfo, mut v: Value) -> Value {
+/// The access reviews, answered by the same authorizer as requests: SelfSubjectAccessReview and
+/// SelfSubjectRulesReview for the requester, SubjectAccessReview / LocalSubjectAccessReview for
+/// the user in the spec. The `deny` fault also shows here.
+fn review(
+    shared: &Shared,
+    res: &ResourceInfo,
+    ns: &str,
+    requester: &crate::auth::UserInfo,
+    mut v: Value,
+) -> ApiResult<Value> {
+    use crate::auth::{Attributes, UserInfo};
     v["apiVersion"] = json!(res.api_version());
     v["kind"] = json!(res.kind);
-    if res.resource == "selfsubjectaccessreviews" {
-        let ra = &v["spec"]["resourceAttributes"];
-        let verb = ra["verb"].as_str().unwrap_or("");
-        let denied = shared.faults.is_denied(
-            verb,
-            ra["group"].as_str().unwrap_or(""),
-            ra["resource"].as_str().unwrap_or(""),
-        );
+    let spec = v["spec"].clone();
+    let subject = match res.resource.as_str() {
+        "subjectaccessreviews" | "localsubjectaccessreviews" => {
+            let user = spec["user"].as_str().unwrap_or("");
+            let groups: Vec<String> = spec["groups"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.as_str().map(str::to_string))
+                .collect();
+            if user.is_empty() && groups.is_empty() {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    format!(
+                        "{} \"\" is invalid: spec.user: Invalid value: \"\": at least one of user or group must be specified",
+                        res.kind
+                    ),
+                ));
+            }
+            UserInfo {
+                name: user.to_string(),
+                groups,
+            }
+        }
+        _ => requester.clone(),
+    };
+    if res.resource == "selfsubjectrulesreviews" {
+        let namespace = spec["namespace"].as_str().unwrap_or("");
+        v["status"] = crate::auth::rules_review(shared, &subject, namespace);
+    } else if res.resource == "tokenreviews" {
+        return Err(ApiError::method_not_allowed(
+            "tokenreviews are not served by yurtsim",
+        ));
+    } else {
+        let ra = &spec["resourceAttributes"];
+        let attrs = if let Some(path) = spec["nonResourceAttributes"]["path"].as_str() {
+            Attributes::non_resource(
+                spec["nonResourceAttributes"]["verb"].as_str().unwrap_or(""),
+                path,
+            )
+        } else {
+            let namespace = if res.resource == "localsubjectaccessreviews" {
+                ns
+            } else {
+                ra["namespace"].as_str().unwrap_or("")
+            };
+            let mut a = Attributes::resource(
+                ra["verb"].as_str().unwrap_or(""),
+                ra["group"].as_str().unwrap_or(""),
+                ra["resource"].as_str().unwrap_or(""),
+                namespace,
+                ra["name"].as_str().unwrap_or(""),
+            );
+            a.subresource = ra["subresource"].as_str().unwrap_or("").to_string();
+            a
+        };
+        let denied = attrs.path.is_none()
+            && shared
+                .faults
+                .is_denied(&attrs.verb, &attrs.group, &attrs.resource);
         v["status"] = if denied {
             json!({"allowed": false, "denied": true, "reason": "denied by yurtsim fault injection"})
         } else {
-            json!({"allowed": true, "reason": "yurtsim: the kubeconfig user is a cluster administrator"})
+            let d = crate::auth::authorize(shared, &subject, &attrs);
+            let mut st = json!({"allowed": d.allowed});
+            if !d.reason.is_empty() {
+                st["reason"] = json!(d.reason);
+            }
+            st
         };
-    } else {
-        v["status"] = json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false});
     }
     if v["metadata"].is_null() {
         v["metadata"] = json!({});
     }
     v["metadata"]["creationTimestamp"] = Value::Null;
-    v
+    Ok(v)
+}
+
+/// `POST serviceaccounts/NAME/token` (TokenRequest): a token for that ServiceAccount, bound to
+/// a pod when `boundObjectRef` names one, valid for `expirationSeconds` (default 1 h, at least
+/// 10 min, as the apiserver's validation requires).
+fn token_request(shared: &Shared, ns: &str, sa: &str, mut v: Value) -> ApiResult<Response<Body>> {
+    let secs = v["spec"]["expirationSeconds"].as_u64().unwrap_or(3600);
+    if secs < 600 {
+        return Err(ApiError::new(
+            422,
+            "Invalid",
+            format!(
+                "TokenRequest.authentication.k8s.io \"{sa}\" is invalid: spec.expirationSeconds: Invalid value: {secs}: may not specify a duration less than 10 minutes"
+            ),
+        ));
+    }
+    let bound = &v["spec"]["boundObjectRef"];
+    let pod = (bound["kind"] == json!("Pod")).then(|| bound["name"].as_str().unwrap_or(""));
+    if let Some(p) = pod
+        && shared.api.get_opt("", "pods", ns, p).is_none()
+    {
+        return Err(ApiError::not_found(&shared.api.info("", "pods"), p));
+    }
+    let ttl = Duration::from_secs(secs);
+    let token = shared
+        .tokens
+        .issue(shared, ns, sa, pod.map(|p| (ns, p)), ttl)
+        .ok_or_else(|| ApiError::not_found(&shared.api.info("", "serviceaccounts"), sa))?;
+    v["apiVersion"] = json!("authentication.k8s.io/v1");
+    v["kind"] = json!("TokenRequest");
+    v["metadata"] = json!({"name": sa, "namespace": ns, "creationTimestamp": null});
+    v["spec"]["expirationSeconds"] = json!(secs);
+    v["status"] = json!({"token": token, "expirationTimestamp": crate::util::rfc3339(std::time::SystemTime::now() + ttl)});
+    Ok(json_response(201, &v))
 }
 
 async fn watch(

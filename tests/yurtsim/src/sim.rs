@@ -84,6 +84,8 @@ pub struct Shared {
     pub faults: Faults,
     pub metrics: Metrics,
     pub token: String,
+    /// ServiceAccount tokens the sim has issued (projected volumes, TokenRequests).
+    pub tokens: crate::auth::Tokens,
     pub addr: SocketAddr,
     pub kubelets: Kubelets,
     /// The API endpoint as nodes know it (layout-specific), which kubelets can reach.
@@ -181,6 +183,7 @@ impl Sim {
             faults: Faults::default(),
             metrics: Metrics::default(),
             token,
+            tokens: Default::default(),
             addr,
             kubelets: Kubelets::default(),
             internal_endpoint,
@@ -281,6 +284,15 @@ fn bootstrap_objects(shared: &Shared) {
             &ctx,
         )
         .expect("bootstrap namespace");
+    }
+    for (resource, ns, obj) in crate::auth::bootstrap_policy() {
+        api.create(
+            &api.info("rbac.authorization.k8s.io", resource),
+            ns,
+            obj,
+            &ctx,
+        )
+        .expect("bootstrap RBAC policy");
     }
     let svc = api.info("", "services");
     let _ = api.create(&svc, "default", json!({"metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},

@@ -182,3 +182,11 @@ mod tests {
         assert_eq!(fnv32a(b"a"), 0xe40c_292c);
     }
 }
+
+/// A Secret's `data` value decoded (base64) as UTF-8.
+pub fn secret_field(secret: &serde_json::Value, key: &str) -> Option<String> {
+    use base64::Engine;
+    let raw = secret["data"][key].as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
+    String::from_utf8(bytes).ok()
+}
