@@ -257,6 +257,9 @@ async fn tour(
         };
         match status {
             Ok(s) if s.success() => show_nodes(g, kubeconfig, "after this step").await,
+            // On a terminal the step gets the SIGINT too and may exit before our own handler
+            // has run: its 130 is the same interruption.
+            Ok(s) if s.code() == Some(130) || *stop.borrow() => return Exit::Interrupted,
             Ok(s) => {
                 eprintln!(
                     "error: step {} (yurtctl {}) failed with exit code {}",
