@@ -1741,203 +1741,309 @@ async fn run_pod_inner(
         );
         return PodEnd::Exited(code, "Error");
     }
-    let started = util::now();
     let never_ready = containers.iter().any(|c| {
         shared
             .faults
             .is_never_ready(c["image"].as_str().unwrap_or(""))
     });
-    let mut running = Vec::new();
-    let mut simulated = false;
-    for c in &containers {
-        let cname = c["name"].as_str().unwrap_or("main").to_string();
-        let lp = log_path(shared, p, &cname);
-        let _ = std::fs::create_dir_all(lp.parent().unwrap());
-        match resolve_program(shared, c, &restart_policy) {
-            Program::StartError(msg) => {
-                let _ = std::fs::write(&lp, format!("{msg}\n"));
-                pod_event(
-                    shared,
-                    p,
-                    "Warning",
-                    "Failed",
-                    &format!(
-                        "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
-                    ),
-                );
-                for r in running.iter_mut() {
-                    let r: &mut crate::runtime::Running = r;
-                    let _ = r.stop(Duration::from_secs(1)).await;
-                }
-                return PodEnd::Exited(128, "StartError");
+    // The kubelet restarts exited containers of Always (and failed ones of OnFailure) pods
+    // after a back-off that doubles from its base up to its cap (kubernetes/kubernetes@v1.33
+    // pkg/kubelet/kubelet.go: backOffPeriod 10s, MaxContainerBackOff 300s).
+    let mut restarts: u32 = 0;
+    let mut last_state = Value::Null;
+    let first_start = util::now();
+    loop {
+        let started = util::now();
+        let mut running = Vec::new();
+        let mut simulated = false;
+        for c in &containers {
+            let cname = c["name"].as_str().unwrap_or("main").to_string();
+            let lp = log_path(shared, p, &cname);
+            let _ = std::fs::create_dir_all(lp.parent().unwrap());
+            if restarts > 0 {
+                // `kubectl logs` shows the current instance; the last one is kept beside it.
+                let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
             }
-            Program::Simulated => {
-                simulated = true;
-                let _ = std::fs::write(
-                    &lp,
-                    format!(
-                        "yurtsim: container {cname} ({}) is simulated: its image's binary does not exist on this machine\n",
-                        c["image"].as_str().unwrap_or("")
-                    ),
-                );
-            }
-            Program::Process(prog, args) => {
-                let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
-                {
-                    let mut t = k.tools.lock().unwrap();
-                    if t.is_none() {
-                        let call_log = k.host_path("/var/log/yurtsim/systemctl.log");
-                        let _ = std::fs::create_dir_all(call_log.parent().unwrap());
-                        let ack = state_dir_of(shared, &["nodes", &k.name, "systemctl.ack"]);
-                        let state = state_dir_of(shared, &["nodes", &k.name, "kubelet.state"]);
-                        match NodeTools::install(
-                            &tools_dir,
-                            &call_log,
-                            &ack,
-                            &state,
-                            shared.cfg.yurtctl.as_deref(),
-                        ) {
-                            Ok(tools) => {
-                                let _ = tools.set_unit_state("active");
-                                *t = Some(tools);
-                            }
-                            Err(e) => tracing::warn!(node = %k.name, "installing node tools: {e}"),
-                        }
+            match resolve_program(shared, c, &restart_policy) {
+                Program::StartError(msg) => {
+                    let _ = std::fs::write(&lp, format!("{msg}\n"));
+                    pod_event(
+                        shared,
+                        p,
+                        "Warning",
+                        "Failed",
+                        &format!(
+                            "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
+                        ),
+                    );
+                    for r in running.iter_mut() {
+                        let r: &mut crate::runtime::Running = r;
+                        let _ = r.stop(Duration::from_secs(1)).await;
                     }
+                    return PodEnd::Exited(128, "StartError");
                 }
-                let path_env = format!(
-                    "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                    tools_dir.display()
-                );
-                let mut mounts = Vec::new();
-                for m in c["volumeMounts"].as_array().into_iter().flatten() {
-                    if let Some((src, ro_default)) =
-                        volumes.get(m["name"].as_str().unwrap_or_default())
+                Program::Simulated => {
+                    simulated = true;
+                    let _ = std::fs::write(
+                        &lp,
+                        format!(
+                            "yurtsim: container {cname} ({}) is simulated: its image's binary does not exist on this machine\n",
+                            c["image"].as_str().unwrap_or("")
+                        ),
+                    );
+                }
+                Program::Process(prog, args) => {
+                    let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
                     {
-                        let mut source = src.clone();
-                        if let Some(sp) = m["subPath"].as_str().filter(|s| !s.is_empty()) {
-                            source = resolve_under(&source, sp);
+                        let mut t = k.tools.lock().unwrap();
+                        if t.is_none() {
+                            let call_log = k.host_path("/var/log/yurtsim/systemctl.log");
+                            let _ = std::fs::create_dir_all(call_log.parent().unwrap());
+                            let ack = state_dir_of(shared, &["nodes", &k.name, "systemctl.ack"]);
+                            let state = state_dir_of(shared, &["nodes", &k.name, "kubelet.state"]);
+                            match NodeTools::install(
+                                &tools_dir,
+                                &call_log,
+                                &ack,
+                                &state,
+                                shared.cfg.yurtctl.as_deref(),
+                            ) {
+                                Ok(tools) => {
+                                    let _ = tools.set_unit_state("active");
+                                    *t = Some(tools);
+                                }
+                                Err(e) => {
+                                    tracing::warn!(node = %k.name, "installing node tools: {e}")
+                                }
+                            }
                         }
-                        mounts.push(Mount {
-                            source,
-                            target: PathBuf::from(m["mountPath"].as_str().unwrap_or("/")),
-                            read_only: m["readOnly"] == json!(true) || *ro_default,
-                        });
                     }
-                }
-                let net_holder;
-                let network = if p["spec"]["hostNetwork"] == json!(true) {
-                    match k.network() {
-                        Ok(n) => {
-                            net_holder = n;
-                            Network::Node(&net_holder)
+                    let path_env = format!(
+                        "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        tools_dir.display()
+                    );
+                    let mut mounts = Vec::new();
+                    for m in c["volumeMounts"].as_array().into_iter().flatten() {
+                        if let Some((src, ro_default)) =
+                            volumes.get(m["name"].as_str().unwrap_or_default())
+                        {
+                            let mut source = src.clone();
+                            if let Some(sp) = m["subPath"].as_str().filter(|s| !s.is_empty()) {
+                                source = resolve_under(&source, sp);
+                            }
+                            mounts.push(Mount {
+                                source,
+                                target: PathBuf::from(m["mountPath"].as_str().unwrap_or("/")),
+                                read_only: m["readOnly"] == json!(true) || *ro_default,
+                            });
                         }
+                    }
+                    let net_holder;
+                    let network = if p["spec"]["hostNetwork"] == json!(true) {
+                        match k.network() {
+                            Ok(n) => {
+                                net_holder = n;
+                                Network::Node(&net_holder)
+                            }
+                            Err(e) => {
+                                let _ = std::fs::write(
+                                    &lp,
+                                    format!(
+                                        "yurtsim: cannot create the node network namespace: {e}\n"
+                                    ),
+                                );
+                                return PodEnd::Exited(128, "StartError");
+                            }
+                        }
+                    } else {
+                        Network::Isolated
+                    };
+                    let spec = ContainerSpec {
+                        program: prog.clone(),
+                        args,
+                        env: container_env(shared, k, p, c, &path_env),
+                        working_dir: c["workingDir"].as_str().map(PathBuf::from),
+                        hostname: if p["spec"]["hostNetwork"] == json!(true) {
+                            k.name.clone()
+                        } else {
+                            p["metadata"]["name"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string()
+                        },
+                        network,
+                        mounts,
+                        log_path: lp.clone(),
+                    };
+                    match crate::runtime::spawn(spec) {
+                        Ok(r) => running.push(r),
                         Err(e) => {
-                            let _ = std::fs::write(
-                                &lp,
-                                format!("yurtsim: cannot create the node network namespace: {e}\n"),
-                            );
+                            let _ = std::fs::write(&lp, format!("{e}\n"));
+                            pod_event(shared, p, "Warning", "Failed", &format!("Error: {e}"));
                             return PodEnd::Exited(128, "StartError");
                         }
                     }
-                } else {
-                    Network::Isolated
-                };
-                let spec = ContainerSpec {
-                    program: prog.clone(),
-                    args,
-                    env: container_env(shared, k, p, c, &path_env),
-                    working_dir: c["workingDir"].as_str().map(PathBuf::from),
-                    hostname: if p["spec"]["hostNetwork"] == json!(true) {
-                        k.name.clone()
-                    } else {
-                        p["metadata"]["name"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string()
-                    },
-                    network,
-                    mounts,
-                    log_path: lp.clone(),
-                };
-                match crate::runtime::spawn(spec) {
-                    Ok(r) => running.push(r),
-                    Err(e) => {
-                        let _ = std::fs::write(&lp, format!("{e}\n"));
-                        pod_event(shared, p, "Warning", "Failed", &format!("Error: {e}"));
-                        return PodEnd::Exited(128, "StartError");
-                    }
                 }
             }
         }
-    }
-    pod_event(shared, p, "Normal", "Started", "Started container");
-    let status = pod_status(
-        k,
-        p,
-        "Running",
-        !never_ready,
-        &p["spec"]["containers"],
-        None,
-        started.clone(),
-    );
-    let _ = set_pod_status(shared, p, status);
-    // The pod object is large and a daemon's task lives long: keep only what the wait needs.
-    let grace = Duration::from_secs(
-        p["spec"]["terminationGracePeriodSeconds"]
-            .as_u64()
-            .unwrap_or(30)
-            .min(30),
-    );
-    let (ns, name) = crate::store::key_of(p);
-    drop(pod);
-    if running.is_empty() {
-        // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
-        if restart_policy == "Always" || !simulated {
-            stopped(stop).await;
-            return PodEnd::Stopped;
-        }
-        if wait_stop(stop, shared.cfg.pod_ready_delay).await {
-            return PodEnd::Stopped;
-        }
-        return PodEnd::Exited(0, "Completed");
-    }
-    let mut worst = 0;
-    for mut r in running {
-        let res = tokio::select! {
-            r = r.wait() => r,
-            _ = stopped(stop) => {
-                let _ = r.stop(grace).await;
+        pod_event(shared, p, "Normal", "Started", "Started container");
+        let mut status = pod_status(
+            k,
+            p,
+            "Running",
+            !never_ready,
+            &p["spec"]["containers"],
+            None,
+            first_start.clone(),
+        );
+        with_restarts(&mut status, restarts, &last_state, &started);
+        let _ = set_pod_status(shared, p, status);
+        let grace = Duration::from_secs(
+            p["spec"]["terminationGracePeriodSeconds"]
+                .as_u64()
+                .unwrap_or(30)
+                .min(30),
+        );
+        let (ns, name) = crate::store::key_of(p);
+        if running.is_empty() {
+            // The pod object is large and a daemon's task lives long: keep only what the wait needs.
+            drop(pod);
+            // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
+            if restart_policy == "Always" || !simulated {
+                stopped(stop).await;
                 return PodEnd::Stopped;
             }
-        };
-        match res {
-            Ok(info) if info.exit_code != 0 => worst = info.exit_code,
-            Ok(_) => {}
-            Err(_) => worst = 128,
+            if wait_stop(stop, shared.cfg.pod_ready_delay).await {
+                return PodEnd::Stopped;
+            }
+            return PodEnd::Exited(0, "Completed");
         }
-    }
-    if restart_policy == "Always" {
-        // Crash-looping or exited daemons: keep the pod Running but not Ready, as CrashLoopBackOff.
-        if let Some(p) = shared.api.get_opt("", "pods", &ns, &name) {
-            let status = pod_status(
+        let mut worst = 0;
+        for mut r in running {
+            let res = tokio::select! {
+                r = r.wait() => r,
+                _ = stopped(stop) => {
+                    let _ = r.stop(grace).await;
+                    return PodEnd::Stopped;
+                }
+            };
+            match res {
+                Ok(info) if info.exit_code != 0 => worst = info.exit_code,
+                Ok(_) => {}
+                Err(_) => worst = 128,
+            }
+        }
+        let restart = restart_policy == "Always" || (restart_policy == "OnFailure" && worst != 0);
+        if !restart {
+            return if worst == 0 {
+                PodEnd::Exited(0, "Completed")
+            } else {
+                PodEnd::Exited(worst, "Error")
+            };
+        }
+        // CrashLoopBackOff: the container is Terminated, then Waiting while the back-off runs.
+        let reason = if worst == 0 { "Completed" } else { "Error" };
+        last_state = json!({"terminated": {"exitCode": worst, "reason": reason, "startedAt": started, "finishedAt": util::now()}});
+        let backoff = shared
+            .cfg
+            .crash_backoff
+            .saturating_mul(1 << restarts.min(16))
+            .min(shared.cfg.crash_backoff_max);
+        restarts += 1;
+        let cname = containers
+            .first()
+            .and_then(|c| c["name"].as_str())
+            .unwrap_or("main");
+        let uid = p["metadata"]["uid"].as_str().unwrap_or("");
+        let waiting = format!(
+            "back-off {} restarting failed container={cname} pod={name}_{ns}({uid})",
+            go_duration(backoff)
+        );
+        if let Some(cur) = shared.api.get_opt("", "pods", &ns, &name) {
+            let mut status = pod_status(
                 k,
-                &p,
+                &cur,
                 "Running",
                 false,
-                &p["spec"]["containers"],
+                &cur["spec"]["containers"],
                 None,
-                started,
+                first_start.clone(),
             );
-            let _ = set_pod_status(shared, &p, status);
+            with_restarts(&mut status, restarts, &last_state, &started);
+            for cs in status["containerStatuses"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+            {
+                cs["state"] =
+                    json!({"waiting": {"reason": "CrashLoopBackOff", "message": waiting}});
+                cs["started"] = json!(false);
+            }
+            let _ = set_pod_status(shared, &cur, status);
         }
-        stopped(stop).await;
-        return PodEnd::Stopped;
+        pod_event(
+            shared,
+            p,
+            "Warning",
+            "BackOff",
+            &format!("Back-off restarting failed container {cname} in pod {name}_{ns}({uid})"),
+        );
+        if wait_stop(stop, backoff).await {
+            return PodEnd::Stopped;
+        }
     }
-    if worst == 0 {
-        PodEnd::Exited(0, "Completed")
+}
+
+/// Restart bookkeeping on a freshly built status: the count and the last terminated state.
+fn with_restarts(status: &mut Value, restarts: u32, last_state: &Value, started: &str) {
+    for cs in status["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        cs["restartCount"] = json!(restarts);
+        if !last_state.is_null() {
+            cs["lastState"] = last_state.clone();
+        }
+        if cs["state"]["running"].is_object() {
+            cs["state"]["running"]["startedAt"] = json!(started);
+        }
+    }
+}
+
+/// A duration as Go's `time.Duration.String()` writes it ("400ms", "1.6s", "5m0s").
+fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let secs = |ms: u128| {
+        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if ms < 60_000 {
+        format!("{}s", secs(ms))
     } else {
-        PodEnd::Exited(worst, "Error")
+        format!("{}m{}s", ms / 60_000, secs(ms % 60_000))
+    }
+}
+
+#[cfg(test)]
+mod go_duration_tests {
+    #[test]
+    fn durations_print_as_go_does() {
+        for (ms, want) in [
+            (100, "100ms"),
+            (1600, "1.6s"),
+            (10_000, "10s"),
+            (300_000, "5m0s"),
+            (90_500, "1m30.5s"),
+        ] {
+            assert_eq!(
+                super::go_duration(std::time::Duration::from_millis(ms)),
+                want
+            );
+        }
     }
 }
 

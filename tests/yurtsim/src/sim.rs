@@ -38,6 +38,10 @@ pub struct SimConfig {
     pub bookmark_interval: Duration,
     pub static_pod_poll: Duration,
     pub job_backoff: Duration,
+    /// The kubelet's first restart back-off of a crashed container, doubled per restart up to
+    /// `crash_backoff_max` (a real kubelet: 10 s and 300 s).
+    pub crash_backoff: Duration,
+    pub crash_backoff_max: Duration,
     pub seed: SeedOptions,
 }
 
@@ -51,6 +55,8 @@ impl SimConfig {
             heartbeat_interval: Duration::from_millis(200),
             static_pod_poll: Duration::from_millis(100),
             job_backoff: Duration::from_millis(50),
+            crash_backoff: Duration::from_millis(100),
+            crash_backoff_max: Duration::from_secs(3),
             ..SimConfig::new(state_dir)
         }
     }
@@ -73,6 +79,8 @@ impl SimConfig {
             bookmark_interval: Duration::from_secs(5),
             static_pod_poll: Duration::from_millis(250),
             job_backoff: Duration::from_millis(200),
+            crash_backoff: Duration::from_secs(10),
+            crash_backoff_max: Duration::from_secs(300),
             seed: SeedOptions::default(),
         }
     }

@@ -506,3 +506,69 @@ async fn silent_nodes_go_unknown_only_while_the_nodelifecycle_controller_runs() 
     .await;
     c.sim.shutdown().await;
 }
+
+/// A container that keeps exiting is restarted with the kubelet's doubling back-off and shows as
+/// `CrashLoopBackOff` with its restart count and last exit, as `kubectl get pods` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exiting_daemon_crash_loops_with_growing_back_off() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "crasher"},
+        "spec": {"nodeName": "worker-1", "automountServiceAccountToken": false,
+            "containers": [{"name": "main", "image": "busybox", "command": ["sh", "-c", "echo boom; exit 3"]}]}}))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let seen = common::eventually(Duration::from_secs(20), "three restarts", || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get("crasher").await.ok()?;
+            let cs = p.status?.container_statuses?.into_iter().next()?;
+            (cs.restart_count >= 3 && cs.state.as_ref()?.waiting.is_some()).then_some(cs)
+        }
+    })
+    .await;
+    let waiting = seen.state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
+    assert!(
+        waiting
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("back-off ")
+            && waiting
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .contains("restarting failed container=main pod=crasher_default("),
+        "{waiting:?}"
+    );
+    let last = seen.last_state.unwrap().terminated.unwrap();
+    assert_eq!((last.exit_code, last.reason.as_deref()), (3, Some("Error")));
+    assert!(!seen.ready);
+    let logs = pods.logs("crasher", &LogParams::default()).await.unwrap();
+    assert_eq!(logs.trim(), "boom");
+    // the back-off doubles per restart from the base (100 ms in tests; 10 s on a real kubelet)
+    let wait = waiting.message.as_deref().unwrap();
+    let shown: Vec<&str> = ["100ms", "200ms", "400ms", "800ms", "1.6s", "3s"]
+        .into_iter()
+        .filter(|d| wait.starts_with(&format!("back-off {d} ")))
+        .collect();
+    let expected = ["100ms", "200ms", "400ms", "800ms", "1.6s", "3s"]
+        [(seen.restart_count as usize - 1).min(5)];
+    assert_eq!(shown, vec![expected], "{wait}");
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(c.client.clone(), "default");
+    let evs = events
+        .list(&ListParams::default().fields("involvedObject.name=crasher"))
+        .await
+        .unwrap();
+    assert!(
+        evs.items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("BackOff")
+                && e.message.as_deref().is_some_and(|m| m.starts_with(
+                    "Back-off restarting failed container main in pod crasher_default("
+                )))
+    );
+    c.sim.shutdown().await;
+}
