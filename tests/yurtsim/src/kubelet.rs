@@ -2028,25 +2028,6 @@ fn go_duration(d: Duration) -> String {
     }
 }
 
-#[cfg(test)]
-mod go_duration_tests {
-    #[test]
-    fn durations_print_as_go_does() {
-        for (ms, want) in [
-            (100, "100ms"),
-            (1600, "1.6s"),
-            (10_000, "10s"),
-            (300_000, "5m0s"),
-            (90_500, "1m30.5s"),
-        ] {
-            assert_eq!(
-                super::go_duration(std::time::Duration::from_millis(ms)),
-                want
-            );
-        }
-    }
-}
-
 /// `GET pods/{name}/log`: the container's output, optionally followed while it runs.
 pub async fn pod_log(
     shared: Arc<Shared>,
@@ -2152,4 +2133,23 @@ pub async fn pod_log(
         .header("Content-Type", "text/plain")
         .body(http_body_util::StreamBody::new(stream).boxed())
         .unwrap())
+}
+
+#[cfg(test)]
+mod go_duration_tests {
+    #[test]
+    fn durations_print_as_go_does() {
+        for (ms, want) in [
+            (100, "100ms"),
+            (1600, "1.6s"),
+            (10_000, "10s"),
+            (300_000, "5m0s"),
+            (90_500, "1m30.5s"),
+        ] {
+            assert_eq!(
+                super::go_duration(std::time::Duration::from_millis(ms)),
+                want
+            );
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod control;
 pub mod controllers;
 pub mod error;
+pub mod facts;
 pub mod faults;
 pub mod kinds;
 pub mod kubelet;

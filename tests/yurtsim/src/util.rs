@@ -150,6 +150,14 @@ pub fn is_dns_label(s: &str) -> bool {
     s.len() <= 63 && !s.contains('.') && is_dns_subdomain(s)
 }
 
+/// A Secret's `data` value decoded (base64) as UTF-8.
+pub fn secret_field(secret: &serde_json::Value, key: &str) -> Option<String> {
+    use base64::Engine;
+    let raw = secret["data"][key].as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,12 +189,4 @@ mod tests {
         assert_eq!(fnv32a(b""), 0x811c_9dc5);
         assert_eq!(fnv32a(b"a"), 0xe40c_292c);
     }
-}
-
-/// A Secret's `data` value decoded (base64) as UTF-8.
-pub fn secret_field(secret: &serde_json::Value, key: &str) -> Option<String> {
-    use base64::Engine;
-    let raw = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
-    String::from_utf8(bytes).ok()
 }
