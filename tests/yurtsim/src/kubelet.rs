@@ -1355,6 +1355,18 @@ fn key_ref(shared: &Shared, ns: &str, kind: &str, r: &Value) -> Option<String> {
     }
 }
 
+/// A container's hostname: the node's on the host network, else the pod's name.
+fn pod_hostname(k: &NodeKubelet, p: &Value) -> String {
+    if p["spec"]["hostNetwork"] == json!(true) {
+        k.name.clone()
+    } else {
+        p["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
 fn container_env(
     shared: &Shared,
     k: &NodeKubelet,
@@ -1363,14 +1375,7 @@ fn container_env(
     path: &str,
 ) -> Vec<(String, String)> {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
-    let hostname = if p["spec"]["hostNetwork"] == json!(true) {
-        k.name.clone()
-    } else {
-        p["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
+    let hostname = pod_hostname(k, p);
     let mut env: Vec<(String, String)> = vec![
         ("PATH".into(), path.to_string()),
         ("HOSTNAME".into(), hostname),
@@ -1863,14 +1868,7 @@ async fn run_pod_inner(
                         args,
                         env: container_env(shared, k, p, c, &path_env),
                         working_dir: c["workingDir"].as_str().map(PathBuf::from),
-                        hostname: if p["spec"]["hostNetwork"] == json!(true) {
-                            k.name.clone()
-                        } else {
-                            p["metadata"]["name"]
-                                .as_str()
-                                .unwrap_or_default()
-                                .to_string()
-                        },
+                        hostname: pod_hostname(k, p),
                         network,
                         mounts,
                         log_path: lp.clone(),

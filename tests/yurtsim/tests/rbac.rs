@@ -40,6 +40,14 @@ fn status_of(e: kube::Error) -> (u16, String) {
     }
 }
 
+/// The status of a list that must be refused.
+async fn list_refused<K>(api: &Api<K>) -> (u16, String)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    status_of(api.list(&ListParams::default()).await.unwrap_err())
+}
+
 async fn apply(client: &Client, doc: serde_json::Value) {
     let url = client.default_namespace().to_string();
     let _ = url;
@@ -85,7 +93,7 @@ async fn a_service_account_gets_exactly_what_its_role_bindings_grant() {
     let token = sa_token(&c.client, "yurt-manager").await;
     let sa = client_with(&url, &token, None).await;
     let pods: Api<Pod> = Api::all(sa.clone());
-    let (code, msg) = status_of(pods.list(&ListParams::default()).await.unwrap_err());
+    let (code, msg) = list_refused(&pods).await;
     assert_eq!(code, 403);
     assert_eq!(
         msg,
@@ -117,7 +125,7 @@ async fn a_service_account_gets_exactly_what_its_role_bindings_grant() {
     assert_eq!(code, 404, "allowed, and absent");
     let (code, _) = status_of(cms.get("kubeadm-config").await.unwrap_err());
     assert_eq!(code, 403);
-    let (code, _) = status_of(cms.list(&ListParams::default()).await.unwrap_err());
+    let (code, _) = list_refused(&cms).await;
     assert_eq!(code, 403, "resourceNames never allow a list");
     let elsewhere: Api<ConfigMap> = Api::namespaced(sa.clone(), "default");
     let (code, _) = status_of(elsewhere.get("yurt-hub-cfg").await.unwrap_err());
@@ -128,7 +136,7 @@ async fn a_service_account_gets_exactly_what_its_role_bindings_grant() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "not-there"},
         "subjects": [{"kind": "ServiceAccount", "name": "yurt-manager", "namespace": "kube-system"}]})).await;
     let secrets: Api<Secret> = Api::all(sa.clone());
-    let (code, msg) = status_of(secrets.list(&ListParams::default()).await.unwrap_err());
+    let (code, msg) = list_refused(&secrets).await;
     assert_eq!(code, 403);
     assert!(
         msg.ends_with("at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io \"not-there\" not found"),
@@ -141,16 +149,11 @@ async fn a_service_account_gets_exactly_what_its_role_bindings_grant() {
     sas.delete("yurt-manager", &Default::default())
         .await
         .unwrap();
-    let (code, _) = status_of(pods.list(&ListParams::default()).await.unwrap_err());
+    let (code, _) = list_refused(&pods).await;
     assert_eq!(code, 401);
     // an unknown token is 401 as well
     let stranger = client_with(&url, "not-a-token", None).await;
-    let (code, _) = status_of(
-        Api::<Pod>::all(stranger)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, _) = list_refused(&Api::<Pod>::all(stranger)).await;
     assert_eq!(code, 401);
     c.sim.shutdown().await;
 }
@@ -228,12 +231,7 @@ async fn access_reviews_and_impersonation_answer_from_rbac() {
         Some("system:serviceaccount:kube-system:yurt-manager"),
     )
     .await;
-    let (code, msg) = status_of(
-        Api::<Pod>::all(as_sa)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, msg) = list_refused(&Api::<Pod>::all(as_sa)).await;
     assert_eq!(code, 403);
     assert!(
         msg.contains("User \"system:serviceaccount:kube-system:yurt-manager\" cannot list"),
@@ -242,12 +240,7 @@ async fn access_reviews_and_impersonation_answer_from_rbac() {
     // a ServiceAccount may not impersonate others
     let token = sa_token(&c.client, "yurt-manager").await;
     let sneaky = client_with(&url, &token, Some("yurtsim-admin")).await;
-    let (code, msg) = status_of(
-        Api::<Pod>::all(sneaky)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, msg) = list_refused(&Api::<Pod>::all(sneaky)).await;
     assert_eq!(code, 403);
     assert_eq!(
         msg,
@@ -278,12 +271,7 @@ async fn bootstrap_tokens_authenticate_until_they_expire() {
     let csrs: Api<k8s_openapi::api::certificates::v1::CertificateSigningRequest> =
         Api::all(joiner.clone());
     csrs.list(&ListParams::default()).await.unwrap();
-    let (code, msg) = status_of(
-        Api::<Secret>::all(joiner)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, msg) = list_refused(&Api::<Secret>::all(joiner)).await;
     assert_eq!(code, 403);
     assert!(
         msg.contains("User \"system:bootstrap:abcdef\" cannot list resource \"secrets\""),
@@ -291,12 +279,10 @@ async fn bootstrap_tokens_authenticate_until_they_expire() {
     );
     // wrong secret, and an expired token: 401 (the tokencleaner also deletes the expired one)
     let wrong = client_with(&url, "abcdef.ffffffffffffffff", None).await;
-    let (code, _) = status_of(
-        Api::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>::all(wrong)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, _) = list_refused(&Api::<
+        k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+    >::all(wrong))
+    .await;
     assert_eq!(code, 401);
     secrets
         .create(
@@ -306,12 +292,10 @@ async fn bootstrap_tokens_authenticate_until_they_expire() {
         .await
         .unwrap();
     let expired = client_with(&url, "zzzzzz.0123456789abcdef", None).await;
-    let (code, _) = status_of(
-        Api::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>::all(expired)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, _) = list_refused(&Api::<
+        k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+    >::all(expired))
+    .await;
     assert_eq!(code, 401);
     c.sim.shutdown().await;
 }
@@ -345,12 +329,7 @@ async fn a_pods_projected_token_is_its_service_account_until_the_pod_is_gone() {
     })
     .await;
     let as_pod = client_with(&url, &token, None).await;
-    let (code, msg) = status_of(
-        Api::<Pod>::all(as_pod.clone())
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let (code, msg) = list_refused(&Api::<Pod>::all(as_pod.clone())).await;
     assert_eq!(code, 403);
     assert!(
         msg.contains("User \"system:serviceaccount:default:default\""),
