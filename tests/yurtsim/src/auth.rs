@@ -176,30 +176,29 @@ pub fn forbidden(attrs: &Attributes, user: &UserInfo, reason: &str) -> ApiError 
     if !reason.is_empty() {
         msg = format!("{msg}: {reason}");
     }
-    let Some(path) = &attrs.path else {
-        let qualified = if attrs.group.is_empty() {
-            attrs.resource.clone()
-        } else {
-            format!("{}.{}", attrs.resource, attrs.group)
-        };
-        let full = if attrs.name.is_empty() {
-            format!("{qualified} is forbidden: {msg}")
-        } else {
-            format!("{qualified} \"{}\" is forbidden: {msg}", attrs.name)
-        };
-        let mut e = ApiError::forbidden(full);
-        let mut details = json!({"kind": attrs.resource});
-        if !attrs.group.is_empty() {
-            details["group"] = json!(attrs.group);
-        }
-        if !attrs.name.is_empty() {
-            details["name"] = json!(attrs.name);
-        }
-        e.details = Some(details);
-        return e;
+    if attrs.path.is_some() {
+        return ApiError::forbidden(format!("forbidden: {msg}"));
+    }
+    let qualified = if attrs.group.is_empty() {
+        attrs.resource.clone()
+    } else {
+        format!("{}.{}", attrs.resource, attrs.group)
     };
-    let _ = path;
-    ApiError::forbidden(format!("forbidden: {msg}"))
+    let full = if attrs.name.is_empty() {
+        format!("{qualified} is forbidden: {msg}")
+    } else {
+        format!("{qualified} \"{}\" is forbidden: {msg}", attrs.name)
+    };
+    let mut e = ApiError::forbidden(full);
+    let mut details = json!({"kind": attrs.resource});
+    if !attrs.group.is_empty() {
+        details["group"] = json!(attrs.group);
+    }
+    if !attrs.name.is_empty() {
+        details["name"] = json!(attrs.name);
+    }
+    e.details = Some(details);
+    e
 }
 
 /// Tokens the sim has issued for ServiceAccounts (projected volumes and TokenRequests).

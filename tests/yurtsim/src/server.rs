@@ -267,20 +267,14 @@ fn attributes_of(t: &Target, verb: &str, q: &HashMap<String, String>) -> crate::
     }
 }
 
-/// Plain HTTP on loopback is served like the old apiserver's localhost insecure port: requests
-/// without credentials act as the admin (kubectl never sends a token over http). A request that
-/// does present credentials must present the kubeconfig's token, else 401.
+/// The control API (`/yurtsim/v1/…`) is the cluster admin's: whoever `auth::authenticate`
+/// takes for a member of `system:masters`.
 pub fn authorized<B>(shared: &Shared, req: &Request<B>) -> bool {
-    match req
+    let header = req
         .headers()
         .get("authorization")
-        .and_then(|v| v.to_str().ok())
-    {
-        None => true,
-        Some(v) => v
-            .strip_prefix("Bearer ")
-            .is_some_and(|t| t.trim() == shared.token),
-    }
+        .and_then(|v| v.to_str().ok());
+    crate::auth::authenticate(shared, header).is_ok_and(|u| u.in_group(crate::auth::MASTERS))
 }
 
 fn user_agent(req: &Request<Incoming>) -> String {
@@ -846,10 +840,6 @@ fn review(
     if res.resource == "selfsubjectrulesreviews" {
         let namespace = spec["namespace"].as_str().unwrap_or("");
         v["status"] = crate::auth::rules_review(shared, &subject, namespace);
-    } else if res.resource == "tokenreviews" {
-        return Err(ApiError::method_not_allowed(
-            "tokenreviews are not served by yurtsim",
-        ));
     } else {
         let ra = &spec["resourceAttributes"];
         let attrs = if let Some(path) = spec["nonResourceAttributes"]["path"].as_str() {

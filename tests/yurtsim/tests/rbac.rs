@@ -49,8 +49,6 @@ where
 }
 
 async fn apply(client: &Client, doc: serde_json::Value) {
-    let url = client.default_namespace().to_string();
-    let _ = url;
     let kind = doc["kind"].as_str().unwrap().to_string();
     let ns = doc["metadata"]["namespace"].as_str().map(str::to_string);
     let gvk = kube::api::GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", &kind);
@@ -359,6 +357,16 @@ async fn a_pods_projected_token_is_its_service_account_until_the_pod_is_gone() {
     c.sim.shutdown().await;
 }
 
+/// The node the scheduler binds `name` to.
+async fn bound_node(pods: &Api<Pod>, name: &str) -> String {
+    common::eventually(
+        Duration::from_secs(10),
+        "the pod's binding",
+        || async move { pods.get(name).await.ok()?.spec?.node_name },
+    )
+    .await
+}
+
 async fn pending_message(client: &Client, name: &str) -> String {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
     common::eventually(Duration::from_secs(10), "PodScheduled=False", || {
@@ -417,21 +425,13 @@ async fn required_node_affinity_and_taints_decide_placement_as_the_scheduler_doe
     // with the control-plane toleration it lands on the control plane, never on a worker
     pods.create(&PostParams::default(), &pod("tolerating", json!({"affinity": on_control_plane,
         "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}))).await.unwrap();
-    let node = common::eventually(Duration::from_secs(10), "binding", || {
-        let pods = pods.clone();
-        async move { pods.get("tolerating").await.ok()?.spec?.node_name }
-    })
-    .await;
+    let node = bound_node(&pods, "tolerating").await;
     assert_eq!(node, "control-plane-1");
 
     // matchFields on metadata.name, NotIn: any worker but worker-1
     pods.create(&PostParams::default(), &pod("fields", json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["worker-1"]}]}]}}}}))).await.unwrap();
-    let node = common::eventually(Duration::from_secs(10), "binding", || {
-        let pods = pods.clone();
-        async move { pods.get("fields").await.ok()?.spec?.node_name }
-    })
-    .await;
+    let node = bound_node(&pods, "fields").await;
     assert_eq!(node, "worker-2");
 
     // a pending pod is placed once a node gets the label it selects
@@ -460,11 +460,7 @@ async fn required_node_affinity_and_taints_decide_placement_as_the_scheduler_doe
         )
         .await
         .unwrap();
-    let node = common::eventually(Duration::from_secs(10), "binding after the label", || {
-        let pods = pods.clone();
-        async move { pods.get("selector").await.ok()?.spec?.node_name }
-    })
-    .await;
+    let node = bound_node(&pods, "selector").await;
     assert_eq!(node, "worker-1");
     c.sim.shutdown().await;
 }
