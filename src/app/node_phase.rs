@@ -33,28 +33,31 @@ pub async fn run_journaled(
     mark: Mark<'_>,
 ) -> PhaseResult<Vec<NodeJobResult>> {
     let run_opts = run_options(concurrency, job_timeout);
-    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A node's end is marked in the journal before its line is reported: whatever the user saw
+    // finish is in the journal that an interrupted run saves on its way out.
+    let (end_tx, mut end_rx) = tokio::sync::mpsc::unbounded_channel();
     let on_event = move |e: crate::cluster::jobs::JobEvent| {
-        rep.event(Event::Job { phase, event: &e });
         let end = match &e.phase {
-            JobPhase::Succeeded { .. } => Some(None),
-            JobPhase::Failed(f) | JobPhase::TimedOut(f) => Some(Some(failure_summary(f))),
-            JobPhase::Error(err) => Some(Some(err.to_string())),
-            _ => None,
+            JobPhase::Succeeded { .. } => None,
+            JobPhase::Failed(f) | JobPhase::TimedOut(f) => Some(failure_summary(f)),
+            JobPhase::Error(err) => Some(err.to_string()),
+            _ => return rep.event(Event::Job { phase, event: &e }),
         };
-        if let Some(error) = end {
-            let _ = done_tx.send((e.node.clone(), error));
-        }
+        let _ = end_tx.send((e, end));
+    };
+    let record = |journal: &mut Journal, (e, error): (crate::cluster::jobs::JobEvent, _)| {
+        mark(journal, &e.node, error);
+        rep.event(Event::Job { phase, event: &e });
     };
     let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
     tokio::pin!(jobs);
     let outcomes = loop {
         tokio::select! {
-            r = &mut jobs => break r.map_err(|e| (phase, e))?,
-            Some((node, error)) = done_rx.recv() => {
-                mark(journal, &node, error);
-                while let Ok((node, error)) = done_rx.try_recv() {
-                    mark(journal, &node, error);
+            biased;
+            Some(end) = end_rx.recv() => {
+                record(journal, end);
+                while let Ok(end) = end_rx.try_recv() {
+                    record(journal, end);
                 }
                 if let Err(e) = store.save(journal).await {
                     rep.event(Event::Note {
@@ -63,8 +66,12 @@ pub async fn run_journaled(
                     });
                 }
             }
+            r = &mut jobs => break r.map_err(|e| (phase, e))?,
         }
     };
+    while let Ok(end) = end_rx.try_recv() {
+        record(journal, end);
+    }
     for r in &outcomes {
         let error =
             (!r.succeeded()).then(|| job_node_result(r, "", NodeOutcome::Failed, "", "").message);
