@@ -532,6 +532,16 @@ impl Api {
                             new["metadata"]["managedFields"].clone();
                         new = merged;
                     }
+                    // CSR approval writes change only the conditions (kubernetes/kubernetes
+                    // pkg/registry/certificates/certificates/strategy.go, csrApprovalStrategy).
+                    Some("approval") => {
+                        let conditions = new["status"]["conditions"].clone();
+                        let mut merged = (**cur).clone();
+                        merged["status"]["conditions"] = conditions;
+                        merged["metadata"]["managedFields"] =
+                            new["metadata"]["managedFields"].clone();
+                        new = merged;
+                    }
                     Some(other) if other != "finalize" => {
                         return Err(ApiError::method_not_allowed(format!(
                             "subresource {other} does not support this verb"

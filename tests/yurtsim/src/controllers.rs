@@ -25,6 +25,8 @@ enum Key {
     Schedule(String, String),
     /// kube-controller-manager's bootstrapsigner and tokencleaner (kubeadm enables both).
     BootstrapTokens,
+    /// kube-controller-manager's csrsigning: signs approved requests.
+    Csr(String),
 }
 
 #[derive(Default)]
@@ -102,6 +104,11 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
+                ("certificates.k8s.io", "certificatesigningrequests")
+                    if ev.typ != crate::store::EventType::Deleted =>
+                {
+                    q2.add(Key::Csr(name))
+                }
                 ("", "secrets") if obj["type"] == json!("bootstrap.kubernetes.io/token") => {
                     q2.add(Key::BootstrapTokens)
                 }
@@ -197,6 +204,7 @@ fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
         Key::Namespace(name) => namespace(shared, queue, &name),
         Key::Schedule(ns, name) => schedule(shared, &ns, &name),
         Key::BootstrapTokens => bootstrap_tokens(shared, queue),
+        Key::Csr(name) => sign_csr(shared, &name),
     }
 }
 
@@ -1182,6 +1190,56 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
                 return false;
             }
             o["data"] = Value::Object(next);
+            true
+        },
+    );
+}
+
+/// Signers kube-controller-manager's csrsigning controller serves (kubernetes/kubernetes
+/// pkg/controller/certificates/signer/signer.go; kubeadm passes it the cluster CA).
+const SIGNERS: &[&str] = &[
+    "kubernetes.io/kube-apiserver-client",
+    "kubernetes.io/kube-apiserver-client-kubelet",
+    "kubernetes.io/kubelet-serving",
+];
+
+/// An approved, not yet issued request of a known signer gets a certificate from the
+/// cluster CA (valid one year, the controller's default duration).
+fn sign_csr(shared: &Shared, name: &str) {
+    let csrs = shared
+        .api
+        .info("certificates.k8s.io", "certificatesigningrequests");
+    let Ok(csr) = shared.api.get(&csrs, "", name) else {
+        return;
+    };
+    let approved = csr["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == json!("Approved") && c["status"] == json!("True"));
+    let signer = csr["spec"]["signerName"].as_str().unwrap_or("");
+    if !approved || !SIGNERS.contains(&signer) || csr["status"]["certificate"].is_string() {
+        return;
+    }
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let Some(cert) = csr["spec"]["request"]
+        .as_str()
+        .and_then(|r| b64.decode(r).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|pem| crate::models::pki::sign(&pem, Duration::from_secs(365 * 24 * 3600)))
+    else {
+        return;
+    };
+    let cert = b64.encode(cert);
+    let _ = shared.api.modify(
+        &csrs,
+        "",
+        name,
+        Some("status"),
+        "certificatesigningrequest-signing-controller",
+        &|o| {
+            o["status"]["certificate"] = json!(cert);
             true
         },
     );

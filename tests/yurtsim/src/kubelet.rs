@@ -83,7 +83,20 @@ struct NodeState {
     statics: BTreeMap<String, StaticEntry>,
     pods: HashMap<String, PodRun>,
     hub: Option<JoinHandle<()>>,
+    /// The YurtHub static pod's model, when its image has one.
+    hub_model: Option<HubModel>,
+    /// (serving, ready) of the hub as last published in the node's status and annotations.
+    hub_published: (bool, bool),
     annotated: Option<Value>,
+}
+
+/// A YurtHub model run for one version of the static pod (its config hash), restarted after
+/// the kubelet's crash back-off when it exits.
+struct HubModel {
+    hash: String,
+    run: crate::models::Run,
+    restarts: u32,
+    ended: Option<Instant>,
 }
 
 pub struct NodeKubelet {
@@ -266,10 +279,107 @@ fn container_ready_after_delay(
     !never && since.elapsed() >= static_delay(shared, node)
 }
 
+/// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
+/// (the same check gates its proxy), any other hub image once started.
 fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
-    st.statics
-        .values()
-        .any(|e| is_hub(e) && container_ready_after_delay(shared, node, &e.manifest, e.seen))
+    match &st.hub_model {
+        Some(m) => *m.run.ready.borrow() && !m.run.exit.is_finished(),
+        None => st
+            .statics
+            .values()
+            .any(|e| is_hub(e) && container_ready_after_delay(shared, node, &e.manifest, e.seen)),
+    }
+}
+
+/// Whether YurtHub's own server (port 10267) listens.
+fn hub_serving(shared: &Shared, node: &str, st: &NodeState) -> bool {
+    match &st.hub_model {
+        Some(m) => *m.run.serving.borrow() && !m.run.exit.is_finished(),
+        None => hub_running(shared, node, st),
+    }
+}
+
+/// Starts, restarts (after the crash back-off) or stops the YurtHub model so that it runs the
+/// current YurtHub static pod.
+fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
+    let mut st = k.state.lock().unwrap();
+    let Some((hash, manifest, pod_name, namespace)) =
+        st.statics.values().find(|e| is_hub(e)).map(|e| {
+            (
+                e.hash.clone(),
+                e.manifest.clone(),
+                e.pod_name.clone(),
+                e.namespace.clone(),
+            )
+        })
+    else {
+        if let Some(m) = st.hub_model.take() {
+            m.run.exit.abort();
+        }
+        return;
+    };
+    let Some((model, c)) = manifest["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|c| crate::models::for_image(c["image"].as_str().unwrap_or("")).map(|m| (m, c)))
+    else {
+        if let Some(m) = st.hub_model.take() {
+            m.run.exit.abort();
+        }
+        return;
+    };
+    let restarts = match st.hub_model.as_mut() {
+        Some(m) if m.hash == hash => {
+            if !m.run.exit.is_finished() {
+                return;
+            }
+            let ended = *m.ended.get_or_insert_with(Instant::now);
+            let backoff = shared
+                .cfg
+                .crash_backoff
+                .saturating_mul(1 << m.restarts.min(16))
+                .min(shared.cfg.crash_backoff_max);
+            if ended.elapsed() < backoff {
+                return;
+            }
+            m.restarts + 1
+        }
+        _ => 0,
+    };
+    let mut pod = manifest.clone();
+    pod["metadata"]["name"] = json!(pod_name);
+    pod["metadata"]["namespace"] = json!(namespace);
+    pod["spec"]["nodeName"] = json!(k.name);
+    let cname = c["name"].as_str().unwrap_or("yurt-hub").to_string();
+    let mut argv: Vec<String> = c["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(c["args"].as_array().into_iter().flatten())
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect();
+    if c["command"].as_array().is_some_and(|a| !a.is_empty()) {
+        argv.remove(0);
+    }
+    let env = container_env(shared, k, &pod, c, "");
+    let container = crate::models::Container {
+        node: k.name.clone(),
+        namespace: namespace.clone(),
+        pod: pod_name.clone(),
+        service_account: None,
+        args: crate::models::expand_args(&argv, &env),
+        log: static_log_path(shared, &namespace, &pod_name, &cname),
+    };
+    if let Some(old) = st.hub_model.take() {
+        old.run.exit.abort();
+    }
+    st.hub_model = Some(HubModel {
+        hash,
+        run: crate::models::start(shared, model, container),
+        restarts,
+        ended: None,
+    });
 }
 
 fn annotate(shared: &Shared, k: &NodeKubelet) {
@@ -780,7 +890,8 @@ fn mark_mirrored(k: &NodeKubelet, pod: &str) {
 /// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
 /// configured never to become ready). A deleted mirror pod is recreated.
 fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
-    let (entries, reachable, hub_was) = {
+    ensure_hub_model(&shared.self_arc(), k);
+    let (entries, reachable) = {
         let st = k.state.lock().unwrap();
         let e: Vec<(String, String, Value, Instant, bool)> = st
             .statics
@@ -795,18 +906,26 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
                 )
             })
             .collect();
-        (
-            e,
-            unreachable_reason(shared, k, &st).is_none(),
-            st.hub.is_some(),
-        )
+        (e, unreachable_reason(shared, k, &st).is_none())
     };
-    let hub_now = {
-        let st = k.state.lock().unwrap();
-        hub_running(shared, &k.name, &st)
+    let (hub, changed, modelled_hub) = {
+        let mut st = k.state.lock().unwrap();
+        let now = (
+            hub_serving(shared, &k.name, &st),
+            hub_running(shared, &k.name, &st),
+        );
+        let changed = now != st.hub_published || now.0 != st.hub.is_some();
+        st.hub_published = now;
+        let modelled = st.hub_model.as_ref().and_then(|_| {
+            st.statics
+                .values()
+                .find(|e| is_hub(e))
+                .map(|e| e.pod_name.clone())
+        });
+        (now, changed, modelled)
     };
-    if hub_now != hub_was {
-        set_hub(shared, k, hub_now);
+    if changed {
+        set_hub(shared, k, hub.0);
         annotate(shared, k);
         post_status(shared, k, false);
     }
@@ -829,7 +948,10 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             continue;
         };
         let running = seen.elapsed() >= static_delay(shared, &k.name);
-        let ready = container_ready_after_delay(shared, &k.name, &manifest, seen);
+        let ready = match &modelled_hub {
+            Some(hub_pod) if *hub_pod == name => hub.1,
+            _ => container_ready_after_delay(shared, &k.name, &manifest, seen),
+        };
         let want_phase = if running { "Running" } else { "Pending" };
         let cur_ready = pod["status"]["conditions"]
             .as_array()
@@ -985,8 +1107,14 @@ pub fn yurthub_endpoint(
     let Some(k) = shared.kubelets.get(node) else {
         return text_response(404, format!("no node {node}"));
     };
-    let running = hub_running(shared, &k.name, &k.state.lock().unwrap());
-    if !running {
+    let (serving, ready) = {
+        let st = k.state.lock().unwrap();
+        (
+            hub_serving(shared, &k.name, &st),
+            hub_running(shared, &k.name, &st),
+        )
+    };
+    if !serving {
         return text_response(
             503,
             format!("yurthub is not running on node {node} (connection refused)"),
@@ -994,7 +1122,13 @@ pub fn yurthub_endpoint(
     }
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method.as_str(), segs.as_slice()) {
-        ("GET", ["v1", "healthz"]) | ("GET", ["v1", "readyz"]) => text_response(200, "OK"),
+        ("GET", ["v1", "healthz"]) => text_response(200, "OK"),
+        ("GET", ["v1", "readyz"]) if ready => text_response(200, "OK"),
+        // pkg/yurthub/server/server.go (readyz): net/http Error text, status 500
+        ("GET", ["v1", "readyz"]) => text_response(
+            500,
+            "yurthub is not ready: certificates or informers are not synced yet\n",
+        ),
         ("GET", ["pods"]) => {
             let filter = Filter {
                 field: crate::selector::FieldSelector::parse(&format!("spec.nodeName={node}"))
@@ -1248,11 +1382,24 @@ fn pod_dir(shared: &Shared, p: &Value) -> PathBuf {
 }
 
 fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
+    if p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string() {
+        let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = p["metadata"]["name"].as_str().unwrap_or_default();
+        return static_log_path(shared, ns, name, container);
+    }
     pod_dir(shared, p).join(format!("{container}.log"))
+}
+
+/// A static pod's container log: by the mirror pod's name, which is known before the mirror
+/// pod exists (the kubelet runs static pods whether or not it reaches the API).
+fn static_log_path(shared: &Shared, ns: &str, pod: &str, container: &str) -> PathBuf {
+    state_dir_of(shared, &["static-pods", &format!("{ns}_{pod}")]).join(format!("{container}.log"))
 }
 
 enum Program {
     Process(String, Vec<String>),
+    /// A known OpenYurt component: its model runs with these arguments.
+    Model(crate::models::Model, Vec<String>),
     Simulated,
     StartError(String),
 }
@@ -1271,7 +1418,15 @@ fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) -> Program 
             .flatten()
             .filter_map(|x| x.as_str().map(str::to_string)),
     );
-    if c["command"].as_array().is_none_or(|a| a.is_empty()) {
+    let entrypoint = c["command"].as_array().is_none_or(|a| a.is_empty());
+    if let Some(model) = crate::models::for_image(c["image"].as_str().unwrap_or("")) {
+        // The image's binary is the entrypoint; an explicit command names it first.
+        if !entrypoint {
+            argv.remove(0);
+        }
+        return Program::Model(model, argv);
+    }
+    if entrypoint {
         // The image's own entrypoint: the sim has no images, so it stands in for the container.
         return Program::Simulated;
     }
@@ -1760,6 +1915,7 @@ async fn run_pod_inner(
     loop {
         let started = util::now();
         let mut running = Vec::new();
+        let mut models: Vec<crate::models::Run> = Vec::new();
         let mut simulated = false;
         for c in &containers {
             let cname = c["name"].as_str().unwrap_or("main").to_string();
@@ -1786,6 +1942,24 @@ async fn run_pod_inner(
                         let _ = r.stop(Duration::from_secs(1)).await;
                     }
                     return PodEnd::Exited(128, "StartError");
+                }
+                Program::Model(model, args) => {
+                    let (ns, name) = crate::store::key_of(p);
+                    let env = container_env(shared, k, p, c, "");
+                    models.push(crate::models::start(
+                        shared,
+                        model,
+                        crate::models::Container {
+                            node: k.name.clone(),
+                            namespace: ns,
+                            pod: name,
+                            service_account: p["spec"]["serviceAccountName"]
+                                .as_str()
+                                .map(str::to_string),
+                            args: crate::models::expand_args(&args, &env),
+                            log: lp.clone(),
+                        },
+                    ));
                 }
                 Program::Simulated => {
                     simulated = true;
@@ -1885,11 +2059,12 @@ async fn run_pod_inner(
             }
         }
         pod_event(shared, p, "Normal", "Started", "Started container");
+        let models_ready = |models: &[crate::models::Run]| models.iter().all(|m| *m.ready.borrow());
         let mut status = pod_status(
             k,
             p,
             "Running",
-            !never_ready,
+            !never_ready && models_ready(&models),
             &p["spec"]["containers"],
             None,
             first_start.clone(),
@@ -1903,7 +2078,50 @@ async fn run_pod_inner(
                 .min(30),
         );
         let (ns, name) = crate::store::key_of(p);
-        if running.is_empty() {
+        let mut worst = 0;
+        if !models.is_empty() {
+            // A model's readiness endpoint decides the pod's Ready condition; the pod ends
+            // when a model exits.
+            let mut was_ready = models_ready(&models);
+            while !models.iter().any(|m| m.exit.is_finished()) {
+                if wait_stop(stop, Duration::from_millis(50)).await {
+                    for m in &models {
+                        m.exit.abort();
+                    }
+                    for mut r in running {
+                        let _ = r.stop(grace).await;
+                    }
+                    return PodEnd::Stopped;
+                }
+                let ready = !never_ready && models_ready(&models);
+                if ready != was_ready
+                    && let Some(cur) = shared.api.get_opt("", "pods", &ns, &name)
+                {
+                    let mut status = pod_status(
+                        k,
+                        &cur,
+                        "Running",
+                        ready,
+                        &cur["spec"]["containers"],
+                        None,
+                        first_start.clone(),
+                    );
+                    with_restarts(&mut status, restarts, &last_state, &started);
+                    let _ = set_pod_status(shared, &cur, status);
+                    was_ready = ready;
+                }
+            }
+            for m in models {
+                if m.exit.is_finished() {
+                    worst = worst.max(m.exit.await.unwrap_or(128));
+                } else {
+                    m.exit.abort();
+                }
+            }
+            for mut r in std::mem::take(&mut running) {
+                let _ = r.stop(grace).await;
+            }
+        } else if running.is_empty() {
             // The pod object is large and a daemon's task lives long: keep only what the wait needs.
             drop(pod);
             // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
@@ -1916,7 +2134,6 @@ async fn run_pod_inner(
             }
             return PodEnd::Exited(0, "Completed");
         }
-        let mut worst = 0;
         for mut r in running {
             let res = tokio::select! {
                 r = r.wait() => r,
@@ -1955,7 +2172,7 @@ async fn run_pod_inner(
         let uid = p["metadata"]["uid"].as_str().unwrap_or("");
         let waiting = format!(
             "back-off {} restarting failed container={cname} pod={name}_{ns}({uid})",
-            go_duration(backoff)
+            util::go_duration(backoff)
         );
         if let Some(cur) = shared.api.get_opt("", "pods", &ns, &name) {
             let mut status = pod_status(
@@ -2009,23 +2226,6 @@ fn with_restarts(status: &mut Value, restarts: u32, last_state: &Value, started:
     }
 }
 
-/// A duration as Go's `time.Duration.String()` writes it ("400ms", "1.6s", "5m0s").
-fn go_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let secs = |ms: u128| {
-        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
-    if ms < 60_000 {
-        format!("{}s", secs(ms))
-    } else {
-        format!("{}m{}s", ms / 60_000, secs(ms % 60_000))
-    }
-}
-
 /// `GET pods/{name}/log`: the container's output, optionally followed while it runs.
 pub async fn pod_log(
     shared: Arc<Shared>,
@@ -2057,12 +2257,16 @@ pub async fn pod_log(
             )));
         }
     };
+    let mut path = log_path(&shared, &p, &container);
     if q.get("previous").is_some_and(|v| v == "true") {
-        return Err(crate::error::ApiError::bad_request(format!(
-            "previous terminated container \"{container}\" in pod \"{name}\" not found"
-        )));
+        // the kubelet keeps the last terminated instance's log beside the current one
+        path = path.with_extension("previous.log");
+        if !path.exists() {
+            return Err(crate::error::ApiError::bad_request(format!(
+                "previous terminated container \"{container}\" in pod \"{name}\" not found"
+            )));
+        }
     }
-    let path = log_path(&shared, &p, &container);
     let Ok(data) = std::fs::read(&path) else {
         return Err(crate::error::ApiError::bad_request(format!(
             "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
@@ -2145,7 +2349,7 @@ mod go_duration_tests {
             (90_500, "1m30.5s"),
         ] {
             assert_eq!(
-                super::go_duration(std::time::Duration::from_millis(ms)),
+                super::util::go_duration(std::time::Duration::from_millis(ms)),
                 want
             );
         }

@@ -16,6 +16,7 @@ pub mod kinds;
 pub mod kubelet;
 pub mod kubelet_config;
 pub mod layout;
+pub mod models;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

@@ -42,6 +42,10 @@ pub struct SimConfig {
     /// `crash_backoff_max` (a real kubelet: 10 s and 300 s).
     pub crash_backoff: Duration,
     pub crash_backoff_max: Duration,
+    /// Scales the upstream durations the component models enforce (yurt-manager's 20 s webhook
+    /// wait, YurtHub's 4 min certificate wait, …): 1.0 is real time; tests run them faster,
+    /// which only makes the deadlines stricter.
+    pub model_time_scale: f64,
     pub seed: SeedOptions,
 }
 
@@ -57,6 +61,7 @@ impl SimConfig {
             job_backoff: Duration::from_millis(50),
             crash_backoff: Duration::from_millis(100),
             crash_backoff_max: Duration::from_secs(3),
+            model_time_scale: 0.05,
             ..SimConfig::new(state_dir)
         }
     }
@@ -81,6 +86,7 @@ impl SimConfig {
             job_backoff: Duration::from_millis(200),
             crash_backoff: Duration::from_secs(10),
             crash_backoff_max: Duration::from_secs(300),
+            model_time_scale: 1.0,
             seed: SeedOptions::default(),
         }
     }

@@ -190,3 +190,20 @@ mod tests {
         assert_eq!(fnv32a(b"a"), 0xe40c_292c);
     }
 }
+
+/// A duration as Go's `time.Duration.String()` writes it ("400ms", "1.6s", "5m0s").
+pub fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let secs = |ms: u128| {
+        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if ms < 60_000 {
+        format!("{}s", secs(ms))
+    } else {
+        format!("{}m{}s", ms / 60_000, secs(ms % 60_000))
+    }
+}

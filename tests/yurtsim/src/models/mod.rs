@@ -1,0 +1,348 @@
+//! Models of the OpenYurt binaries our profiles deploy. A pod whose image is a component and
+//! version the sim has a model for runs that model instead of the absent binary: it parses its
+//! command line against the real flag set, enforces the real binary's start-up contract and
+//! talks to the API with the identity the real binary would use (every request authorized as
+//! the API server would), so RBAC, served API versions and ordering are exercised for real.
+//! The facts each model enforces live in `tests/yurtsim/facts/` with their upstream sources.
+//!
+//! A model ends like a process: with an exit code and its last log lines in the container's log.
+
+pub mod pki;
+pub mod yurt_manager;
+pub mod yurthub;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::api::Ctx;
+use crate::auth::{self, Attributes, UserInfo};
+use crate::error::{ApiError, ApiResult};
+use crate::facts::{self, Facts};
+use crate::registry::ResourceInfo;
+use crate::sim::Shared;
+use crate::store::Filter;
+
+/// The components the sim models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    YurtManager,
+    YurtHub,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Model {
+    pub component: Component,
+    pub facts: &'static Facts,
+}
+
+/// The model that runs `image`, when the sim has one for that component and version. Other
+/// images keep the plain simulated behaviour.
+pub fn for_image(image: &str) -> Option<Model> {
+    facts::for_image(image).into_iter().find_map(|f| {
+        let component = match (f.component.as_str(), f.version.as_str()) {
+            ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
+            ("yurthub", v) if v.starts_with("v1.6.") => Component::YurtHub,
+            _ => return None,
+        };
+        f.doc["flags"].is_array().then_some(Model {
+            component,
+            facts: f,
+        })
+    })
+}
+
+/// The container a model runs as.
+#[derive(Clone, Debug)]
+pub struct Container {
+    pub node: String,
+    pub namespace: String,
+    pub pod: String,
+    /// The pod's ServiceAccount (`None` for static pods, which have no API identity).
+    pub service_account: Option<String>,
+    /// The command line after the binary, `$(VAR)` references expanded as the kubelet does.
+    pub args: Vec<String>,
+    pub log: PathBuf,
+}
+
+/// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
+pub struct Run {
+    pub exit: tokio::task::JoinHandle<i32>,
+    pub ready: watch::Receiver<bool>,
+    pub serving: watch::Receiver<bool>,
+}
+
+/// What a model sees: the sim, its container, its log and its readiness switches.
+pub struct Env {
+    pub shared: Arc<Shared>,
+    pub container: Container,
+    pub log: Log,
+    /// The readiness endpoint answers OK.
+    pub ready: watch::Sender<bool>,
+    /// The process has started serving (health endpoints and, for YurtHub, its proxy).
+    pub serving: watch::Sender<bool>,
+}
+
+impl Env {
+    /// An upstream duration, scaled by `SimConfig::model_time_scale` (tests run them faster).
+    pub fn scaled(&self, d: Duration) -> Duration {
+        d.mul_f64(self.shared.cfg.model_time_scale)
+    }
+
+    pub async fn sleep(&self, d: Duration) {
+        tokio::time::sleep(self.scaled(d)).await
+    }
+
+    /// The identity of the pod's ServiceAccount, by a token bound to the pod (the projected
+    /// token the real process reads), authenticated like any request's bearer token.
+    pub fn pod_identity(&self) -> Result<Caller, String> {
+        let c = &self.container;
+        let sa = c.service_account.as_deref().unwrap_or("default");
+        let token = self
+            .shared
+            .tokens
+            .issue(
+                &self.shared,
+                &c.namespace,
+                sa,
+                Some((&c.namespace, &c.pod)),
+                Duration::from_secs(3607),
+            )
+            .ok_or_else(|| format!("serviceaccounts \"{sa}\" not found"))?;
+        self.caller_with_token(&token)
+    }
+
+    pub fn caller_with_token(&self, token: &str) -> Result<Caller, String> {
+        auth::authenticate(&self.shared, Some(&format!("Bearer {token}")))
+            .map(|user| Caller::new(&self.shared, user))
+            .map_err(|e| e.message)
+    }
+}
+
+pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
+    let (ready_tx, ready) = watch::channel(false);
+    let (serving_tx, serving) = watch::channel(false);
+    let env = Env {
+        log: Log::create(&container.log),
+        shared: shared.clone(),
+        container,
+        ready: ready_tx,
+        serving: serving_tx,
+    };
+    let exit = tokio::spawn(async move {
+        match model.component {
+            Component::YurtManager => yurt_manager::run(&env, model.facts).await,
+            Component::YurtHub => yurthub::run(&env, model.facts).await,
+        }
+    });
+    Run {
+        exit,
+        ready,
+        serving,
+    }
+}
+
+/// The container's log file, written as the real process writes stderr.
+pub struct Log {
+    file: Mutex<Option<std::fs::File>>,
+}
+
+impl Log {
+    fn create(path: &std::path::Path) -> Log {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        Log {
+            file: Mutex::new(std::fs::File::create(path).ok()),
+        }
+    }
+
+    pub fn line(&self, text: &str) {
+        if let Some(f) = self.file.lock().unwrap().as_mut() {
+            let _ = writeln!(f, "{text}");
+        }
+    }
+
+    /// A klog line: `I1124 10:00:00.000000       1 file.go:0] msg`.
+    pub fn klog(&self, severity: char, file: &str, msg: &str) {
+        self.line(&format!(
+            "{}{} {:>7} {file}] {msg}",
+            severity,
+            klog_time(),
+            1
+        ));
+    }
+
+    pub fn info(&self, file: &str, msg: &str) {
+        self.klog('I', file, msg)
+    }
+
+    pub fn error(&self, file: &str, msg: &str) {
+        self.klog('E', file, msg)
+    }
+
+    /// A controller-runtime zap development line: `<time>\tERROR\t<logger>\t<msg>\t{"error": …}`.
+    pub fn zap_error(&self, logger: &str, msg: &str, error: &str) {
+        self.line(&format!(
+            "{}\tERROR\t{logger}\t{msg}\t{{\"error\": {}}}",
+            crate::util::now(),
+            serde_json::Value::String(error.into())
+        ));
+    }
+}
+
+fn klog_time() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    // "YYYY-MM-DDTHH:MM:SS.ffffffZ" → "MMDD HH:MM:SS.ffffff"
+    let t = crate::util::format_unix(d.as_secs() as i64, Some(d.subsec_micros()));
+    format!("{}{} {}", &t[5..7], &t[8..10], &t[11..26])
+}
+
+/// API requests as one identity, each authorized as the API server would (`Node,RBAC`) and
+/// answered from the sim's store, with admission (webhooks) applied to writes.
+#[derive(Clone)]
+pub struct Caller {
+    shared: Arc<Shared>,
+    pub user: UserInfo,
+}
+
+impl Caller {
+    pub fn new(shared: &Arc<Shared>, user: UserInfo) -> Caller {
+        Caller {
+            shared: shared.clone(),
+            user,
+        }
+    }
+
+    pub fn authorize(
+        &self,
+        verb: &str,
+        group: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> ApiResult<()> {
+        let attrs = Attributes::resource(verb, group, resource, ns, name);
+        let d = auth::authorize(&self.shared, &self.user, &attrs);
+        if d.allowed {
+            Ok(())
+        } else {
+            Err(auth::forbidden(&attrs, &self.user, &d.reason))
+        }
+    }
+
+    /// Whether discovery lists `group/version` with `resource` (a REST mapper's lookup).
+    pub fn served(&self, group: &str, version: &str, resource: &str) -> bool {
+        self.shared
+            .api
+            .registry
+            .lookup(group, version, resource)
+            .is_some()
+    }
+
+    fn info(&self, group: &str, resource: &str) -> ApiResult<Arc<ResourceInfo>> {
+        self.shared
+            .api
+            .registry
+            .lookup_gr(group, resource)
+            .ok_or_else(ApiError::path_not_found)
+    }
+
+    pub fn get(&self, group: &str, resource: &str, ns: &str, name: &str) -> ApiResult<Arc<Value>> {
+        self.authorize("get", group, resource, ns, name)?;
+        let info = self.info(group, resource)?;
+        self.shared.api.get(&info, ns, name)
+    }
+
+    /// An informer's first list (and the watch it then opens): both verbs must be allowed and
+    /// the version served, else the informer never syncs.
+    pub fn list_watch(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> ApiResult<Vec<Arc<Value>>> {
+        if !self.served(group, version, resource) {
+            return Err(ApiError::path_not_found());
+        }
+        self.authorize("list", group, resource, ns, name)?;
+        self.authorize("watch", group, resource, ns, name)?;
+        let info = self.info(group, resource)?;
+        let filter = Filter {
+            namespace: (!ns.is_empty()).then(|| ns.to_string()),
+            ..Default::default()
+        };
+        let (items, _) = self.shared.api.list(&info, &filter);
+        Ok(items
+            .into_iter()
+            .filter(|o| name.is_empty() || o["metadata"]["name"] == name)
+            .collect())
+    }
+
+    pub fn create(&self, group: &str, resource: &str, ns: &str, body: Value) -> ApiResult<Value> {
+        let (res, sub) = resource.split_once('/').unwrap_or((resource, ""));
+        let name = if sub.is_empty() {
+            ""
+        } else {
+            body["metadata"]["name"].as_str().unwrap_or("")
+        };
+        self.authorize("create", group, resource, ns, name)?;
+        let info = self.info(group, res)?;
+        Ok(self.shared.api.create(&info, ns, body, &self.ctx())?.body)
+    }
+
+    /// A read-modify-write `update` of `name` (or of its `subresource`); `f` returns false when
+    /// there is nothing to change. None when the object does not exist.
+    pub fn update(
+        &self,
+        group: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+        f: &dyn Fn(&mut Value) -> bool,
+    ) -> ApiResult<Option<Value>> {
+        self.authorize("update", group, resource, ns, name)?;
+        let (res, sub) = resource.split_once('/').unwrap_or((resource, ""));
+        let info = self.info(group, res)?;
+        let Ok(cur) = self.shared.api.get(&info, ns, name) else {
+            return Ok(None);
+        };
+        let mut new = (*cur).clone();
+        if !f(&mut new) {
+            return Ok(Some(new));
+        }
+        let sub = (!sub.is_empty()).then_some(sub);
+        Ok(Some(
+            self.shared
+                .api
+                .update(&info, ns, name, new, sub, &self.ctx())?
+                .body,
+        ))
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx::system(&self.user.name)
+    }
+}
+
+/// `$(VAR)` references in a container's command and args, expanded as the kubelet does with
+/// the container's env (`fieldRef: spec.nodeName` and literal values); unknown ones stay.
+pub fn expand_args(args: &[String], env: &[(String, String)]) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            let mut out = a.clone();
+            for (k, v) in env {
+                out = out.replace(&format!("$({k})"), v);
+            }
+            out
+        })
+        .collect()
+}

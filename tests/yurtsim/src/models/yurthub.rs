@@ -1,0 +1,358 @@
+//! YurtHub v1.6 as a static pod: flags and validation of the real binary, the client and
+//! serving certificates it requests (with the bootstrap token, then as the node), the
+//! 4-minute certificate wait it dies on, and what `/v1/readyz` — which also gates the proxy
+//! the kubelet talks through — waits for. Facts from `facts/yurthub-v1.6.1.yaml`
+//! (openyurtio/openyurt@v1.6.1: cmd/yurthub, pkg/yurthub).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::pki::{self, Subject};
+use super::{Caller, Env};
+use crate::facts::{self, Facts};
+
+const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+const SERVING_SIGNER: &str = "kubernetes.io/kubelet-serving";
+/// yurthub's own organization in its client certificate (pkg/yurthub/certificate/token).
+const HUB_ORG: &str = "openyurt:yurthub";
+
+pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
+    let log = &env.log;
+    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+        Ok(p) => p,
+        Err(e) => {
+            // cobra prints the error and usage; main panics with it (exit 2)
+            log.line(&format!("Error: {e}"));
+            log.line(&format!("panic: {e}"));
+            return 2;
+        }
+    };
+    log.line(&format!(
+        "yurthub version: projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
+        facts.version
+    ));
+    if parsed.get("version") == Some("true") {
+        return 0;
+    }
+    let opt = |n: &str, d: &str| parsed.get(n).unwrap_or(d).to_string();
+    let node = opt("node-name", "");
+    let mode = opt("working-mode", "edge");
+    let token = opt("join-token", "");
+    let bootstrap_file = opt("bootstrap-file", "");
+    let kubelet_certs = parsed.get("bootstrap-mode") == Some("kubeletcertificate");
+    let invalid = if node.is_empty() {
+        Some("node name is empty".to_string())
+    } else if opt("server-addr", "").is_empty() {
+        Some("server-address is empty".into())
+    } else if mode != "local" && !kubelet_certs && token.is_empty() && bootstrap_file.is_empty() {
+        Some("bootstrap token and bootstrap file are empty, one of them must be set".into())
+    } else if !["edge", "cloud", "local"].contains(&mode.as_str()) {
+        Some(format!("working mode {mode} is not supported"))
+    } else {
+        None
+    };
+    if let Some(msg) = invalid {
+        log.klog('F', "start.go:0", &format!("validate options: {msg}"));
+        return 255;
+    }
+    let Some(kubelet) = env.shared.kubelets.get(&env.container.node) else {
+        return 255;
+    };
+    let root = kubelet.host_path(&opt("root-dir", "/var/lib/yurthub"));
+    let hub = Hub {
+        env,
+        node: node.clone(),
+        root,
+    };
+    let credential = match hub.bootstrap_token(&bootstrap_file, &token, &|p| kubelet.host_path(p)) {
+        Ok(t) => t,
+        Err(e) => {
+            log.klog(
+                'F',
+                "start.go:0",
+                &format!("complete yurthub configuration error, {e}"),
+            );
+            return 255;
+        }
+    };
+    // config.Complete: Ready() polled every 5 s for 4 minutes, then the process dies.
+    let deadline = Instant::now() + env.scaled(Duration::from_secs(240));
+    let identity = loop {
+        match hub.certificates(&credential) {
+            Ok(Some(me)) => break me,
+            Ok(None) => {}
+            Err(e) => log.error("certificate_manager.go:0", &e),
+        }
+        if Instant::now() >= deadline {
+            log.klog(
+                'F',
+                "start.go:0",
+                "complete yurthub configuration error, hub certificates preparation failed, context deadline exceeded",
+            );
+            return 255;
+        }
+        env.sleep(Duration::from_secs(5)).await;
+    };
+    let _ = env.serving.send(true);
+    let ns = opt("namespace", "kube-system");
+    let node_pools = parsed.get("enable-node-pool") != Some("false")
+        && parsed.get("enable-resource-filter") != Some("false")
+        && !parsed
+            .values
+            .get("disabled-resource-filters")
+            .into_iter()
+            .flatten()
+            .any(|v| v.split(',').any(|f| f == "servicetopology"));
+    loop {
+        match readiness(&identity, &ns, node_pools) {
+            Ok(()) => {
+                if !*env.ready.borrow() {
+                    log.info("server.go:0", "yurthub is ready");
+                    let _ = env.ready.send(true);
+                }
+            }
+            Err(why) => log.error("server.go:0", &why),
+        }
+        env.sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `/v1/readyz` after the certificates: the yurt-hub-cfg informer has listed, and the
+/// informers the servicetopology filter needs have synced (as the hub's node identity).
+fn readiness(me: &Caller, ns: &str, node_pools: bool) -> Result<(), String> {
+    me.list_watch("", "v1", "configmaps", ns, "yurt-hub-cfg")
+        .map_err(|e| format!("yurt-hub-cfg configmap is not synced: {e}"))?;
+    me.list_watch("", "v1", "services", "", "")
+        .map_err(|e| format!("resources needed by filters are not synced: {e}"))?;
+    if node_pools {
+        me.list_watch("apps.openyurt.io", "v1beta1", "nodepools", "", "")
+            .map_err(|e| format!("resources needed by filters are not synced: {e}"))?;
+    }
+    Ok(())
+}
+
+struct Hub<'a> {
+    env: &'a Env,
+    node: String,
+    root: PathBuf,
+}
+
+impl Hub<'_> {
+    fn pki(&self, file: &str) -> PathBuf {
+        self.root.join("pki").join(file)
+    }
+
+    /// The bootstrap token: from the bootstrap kubeconfig file (the current user's token), or
+    /// `--join-token` written into `<root-dir>/bootstrap-hub.conf` (reused when present).
+    fn bootstrap_token(
+        &self,
+        bootstrap_file: &str,
+        join_token: &str,
+        host: &dyn Fn(&str) -> PathBuf,
+    ) -> Result<String, String> {
+        let hub_conf = self.root.join("yurthub.conf");
+        let file = if bootstrap_file.is_empty() {
+            self.root.join("bootstrap-hub.conf")
+        } else {
+            host(bootstrap_file)
+        };
+        if let Some(t) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| kubeconfig_token(&text))
+        {
+            return Ok(t);
+        }
+        if !bootstrap_file.is_empty() {
+            return if hub_conf.exists() {
+                Ok(String::new())
+            } else {
+                Err(format!(
+                    "neither bootstrap file({bootstrap_file}) nor kubeconfig file({}) exist when hub agent started",
+                    hub_conf.display()
+                ))
+            };
+        }
+        let valid = join_token.split_once('.').is_some_and(|(id, secret)| {
+            let ok = |s: &str, n| {
+                s.len() == n
+                    && s.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            };
+            ok(id, 6) && ok(secret, 16)
+        });
+        if !valid {
+            return Err(format!(
+                "the bootstrap token \"{join_token}\" was not of the form \"[a-z0-9]{{6}}.[a-z0-9]{{16}}\""
+            ));
+        }
+        let conf = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kubernetes\n  cluster:\n    server: https://{}\ncontexts:\n- name: bootstrap\n  context: {{cluster: kubernetes, user: token-bootstrap-client}}\ncurrent-context: bootstrap\nusers:\n- name: token-bootstrap-client\n  user:\n    token: {join_token}\n",
+            self.env.shared.internal_endpoint
+        );
+        write_file(&file, &conf);
+        Ok(join_token.to_string())
+    }
+
+    /// One pass of the certificate managers; the node identity once the client and serving
+    /// certificates are both issued.
+    fn certificates(&self, token: &str) -> Result<Option<Caller>, String> {
+        let client = self.pki("yurthub-current.pem");
+        let me = match read_identity(&self.env.shared, &client) {
+            Some(me) => me,
+            None => {
+                let bootstrap = self
+                    .env
+                    .caller_with_token(token)
+                    .map_err(|e| format!("{CLIENT_SIGNER}: Failed while requesting a signed certificate from the control plane: cannot create certificate signing request: {e}"))?;
+                let subject = Subject {
+                    common_name: format!("system:node:{}", self.node),
+                    organizations: vec![HUB_ORG.into(), "system:nodes".into()],
+                    ..Default::default()
+                };
+                if !self.request(&bootstrap, &client, CLIENT_SIGNER, &subject, "client auth")? {
+                    return Ok(None);
+                }
+                match read_identity(&self.env.shared, &client) {
+                    Some(me) => {
+                        self.write_hub_conf();
+                        me
+                    }
+                    None => return Ok(None),
+                }
+            }
+        };
+        let serving = self.pki("yurthub-server-current.pem");
+        if !serving.exists() {
+            let svc = me
+                .get("", "services", "default", "kubernetes")
+                .map_err(|e| format!("could not get kubernetes service: {e}"))?;
+            let mut ips = vec!["169.254.2.1".parse().unwrap(), "127.0.0.1".parse().unwrap()];
+            if let Some(ip) = svc["spec"]["clusterIP"]
+                .as_str()
+                .and_then(|s| s.parse().ok())
+            {
+                ips.insert(0, ip);
+            }
+            let subject = Subject {
+                common_name: format!("system:node:{}", self.node),
+                organizations: vec!["system:nodes".into()],
+                dns_names: [
+                    "kubernetes",
+                    "kubernetes.default",
+                    "kubernetes.default.svc",
+                    "kubernetes.default.svc.cluster.local",
+                ]
+                .map(String::from)
+                .to_vec(),
+                ips,
+            };
+            if !self.request(&me, &serving, SERVING_SIGNER, &subject, "server auth")? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(me))
+    }
+
+    /// client-go's certificate manager for one certificate: create the request (once per
+    /// key) and store the issued certificate with its key at `store`. True once stored.
+    fn request(
+        &self,
+        as_who: &Caller,
+        store: &Path,
+        signer: &str,
+        subject: &Subject,
+        usage: &str,
+    ) -> Result<bool, String> {
+        let key_file = store.with_extension("key");
+        let key = match std::fs::read(&key_file) {
+            Ok(k) => k,
+            Err(_) => {
+                let k = pki::new_key();
+                write_file(&key_file, &k);
+                k
+            }
+        };
+        let name = format!("csr-{}", &crate::util::short_hash(&key));
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let csr = match as_who.get(
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            "",
+            &name,
+        ) {
+            Ok(c) => c,
+            Err(e) if e.code == 404 || e.code == 403 => {
+                let body = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                    "metadata": {"name": name},
+                    "spec": {"request": b64.encode(pki::csr_pem(subject, &key)), "signerName": signer,
+                             "usages": ["key encipherment", "digital signature", usage]}});
+                as_who
+                    .create("certificates.k8s.io", "certificatesigningrequests", "", body)
+                    .map_err(|e| format!("{signer}: Failed while requesting a signed certificate from the control plane: cannot create certificate signing request: {e}"))?;
+                return Ok(false);
+            }
+            Err(e) => return Err(format!("{signer}: certificate request was not signed: {e}")),
+        };
+        let Some(cert) = csr["status"]["certificate"]
+            .as_str()
+            .and_then(|c| b64.decode(c).ok())
+        else {
+            return Ok(false);
+        };
+        let mut pem = cert;
+        pem.extend_from_slice(pki::key_pem(&key).as_bytes());
+        write_file(store, &pem);
+        Ok(true)
+    }
+
+    fn write_hub_conf(&self) {
+        let conf = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: default-cluster\n  cluster:\n    server: https://{}\ncontexts:\n- name: default-context\n  context: {{cluster: default-cluster, namespace: default, user: default-auth}}\ncurrent-context: default-context\nusers:\n- name: default-auth\n  user:\n    client-certificate: {cert}\n    client-key: {cert}\n",
+            self.env.shared.internal_endpoint,
+            cert = self.pki("yurthub-current.pem").display()
+        );
+        write_file(&self.root.join("yurthub.conf"), &conf);
+    }
+}
+
+/// The identity a stored client certificate gives: CN the user, every O a group.
+fn read_identity(shared: &std::sync::Arc<crate::sim::Shared>, pem: &Path) -> Option<Caller> {
+    let text = std::fs::read_to_string(pem).ok()?;
+    let s = pki::certificate_subject(&text)?;
+    let mut groups = s.organizations;
+    groups.push("system:authenticated".into());
+    Some(Caller::new(
+        shared,
+        crate::auth::UserInfo {
+            name: s.common_name,
+            groups,
+        },
+    ))
+}
+
+/// The token of the current context's user in a kubeconfig.
+fn kubeconfig_token(text: &str) -> Option<String> {
+    let v: Value = serde_saphyr::from_str(text).ok()?;
+    let ctx_name = v["current-context"].as_str()?;
+    let ctx = v["contexts"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == json!(ctx_name))?;
+    let user = ctx["context"]["user"].as_str()?;
+    v["users"]
+        .as_array()?
+        .iter()
+        .find(|u| u["name"] == json!(user))?["user"]["token"]
+        .as_str()
+        .map(str::to_string)
+}
+
+fn write_file(path: &Path, data: impl AsRef<[u8]>) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, data);
+}

@@ -1,0 +1,346 @@
+//! The component models: a pod whose image is a modelled OpenYurt binary runs that binary's
+//! start-up contract (facts and sources in `tests/yurtsim/facts/`). Each test names the
+//! upstream source of the behaviour it holds the model to.
+
+mod common;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::api::{Api, DynamicObject, LogParams, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+use yurtsim::Layout;
+
+const IMAGE: &str = "openyurt/yurt-manager:v1.6.1";
+
+/// Server-side applies `objects` as the admin.
+async fn apply(client: &kube::Client, objects: &[Value]) {
+    for o in objects {
+        let gvk = kube::core::GroupVersionKind::try_from(&serde_json::from_value::<
+            kube::core::TypeMeta,
+        >(o.clone())
+        .unwrap())
+        .unwrap();
+        let plural = match o["kind"].as_str().unwrap() {
+            "ServiceAccount" => "serviceaccounts",
+            "ClusterRoleBinding" => "clusterrolebindings",
+            "Secret" => "secrets",
+            "MutatingWebhookConfiguration" => "mutatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration" => "validatingwebhookconfigurations",
+            "CustomResourceDefinition" => "customresourcedefinitions",
+            "ConfigMap" => "configmaps",
+            "YurtStaticSet" => "yurtstaticsets",
+            "Pod" => "pods",
+            k => panic!("add {k}"),
+        };
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+        let api: Api<DynamicObject> = match o["metadata"]["namespace"].as_str() {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+            None => Api::all_with(client.clone(), &ar),
+        };
+        let obj: DynamicObject = serde_json::from_value(o.clone()).unwrap();
+        let name = o["metadata"]["name"].as_str().unwrap();
+        let mut done = false;
+        for _ in 0..50 {
+            // a CRD applied a moment ago is served after a short while
+            match api
+                .patch(name, &PatchParams::apply("test").force(), &Patch::Apply(&obj))
+                .await
+            {
+                Ok(_) => {
+                    done = true;
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+        assert!(done, "apply {name}");
+    }
+}
+
+fn service_account(admin: bool) -> Vec<Value> {
+    let mut v = vec![json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "yurt-manager", "namespace": "kube-system"}})];
+    if admin {
+        let subjects = [
+            "yurt-manager",
+            "yurt-manager-yurt-static-set-controller",
+            "yurt-manager-csr-approver-controller",
+        ]
+        .map(|sa| json!({"kind": "ServiceAccount", "name": sa, "namespace": "kube-system"}));
+        v.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "yurt-manager-admin"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            // the base identity and the per-controller ones it mints tokens for
+            "subjects": subjects}));
+    }
+    v
+}
+
+/// What yurt-manager's webhook wait needs: the certificate Secret and both configurations.
+fn webhook_objects() -> Vec<Value> {
+    let wh = |kind: &str, name: &str, path: &str| {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name},
+            "webhooks": [{"name": "n.openyurt.io", "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Ignore",
+                "clientConfig": {"service": {"name": "yurt-manager-webhook-service", "namespace": "kube-system", "path": path}},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["nodes"]}]}]})
+    };
+    vec![
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "yurt-manager-webhook-certs", "namespace": "kube-system"}}),
+        wh(
+            "MutatingWebhookConfiguration",
+            "yurt-manager-mutating-webhook-configuration",
+            "/mutate-core-openyurt-io-v1-node",
+        ),
+        wh(
+            "ValidatingWebhookConfiguration",
+            "yurt-manager-validating-webhook-configuration",
+            "/validate-apps-openyurt-io-v1beta2-nodepool",
+        ),
+    ]
+}
+
+fn yurt_manager_pod(args: &[&str]) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "yurt-manager", "namespace": "kube-system"},
+        "spec": {"serviceAccountName": "yurt-manager", "nodeName": "control-plane-1",
+            "containers": [{"name": "yurt-manager", "image": IMAGE, "command": ["/usr/local/bin/yurt-manager"], "args": args}]}})
+}
+
+/// The pod once its container has crashed at least once: (exit code, its log).
+async fn crashed(client: &kube::Client) -> (i32, String) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    let code = common::eventually(Duration::from_secs(20), "yurt-manager to crash", || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get("yurt-manager").await.ok()?;
+            let cs = p.status?.container_statuses?.into_iter().next()?;
+            (cs.restart_count >= 1).then_some(())?;
+            Some(cs.last_state?.terminated?.exit_code)
+        }
+    })
+    .await;
+    // while the container waits out its back-off, its log is the terminated instance's
+    let log = pods
+        .logs("yurt-manager", &LogParams::default())
+        .await
+        .unwrap();
+    (code, log)
+}
+
+async fn ready(client: &kube::Client, what: &str) -> Pod {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    common::eventually(Duration::from_secs(20), what, || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get("yurt-manager").await.ok()?;
+            let ready = p
+                .status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True");
+            ready.then_some(p)
+        }
+    })
+    .await
+}
+
+// openyurtio/openyurt@v1.6.1:cmd/yurt-manager/yurt-manager.go (main: exit 1), spf13/pflag@v1.0.5
+// flag.go ("unknown flag: --%s"): cobra prints "Error: <err>" and the usage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_manager_refuses_an_unknown_flag_like_the_real_binary() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let mut objects = service_account(true);
+    objects.push(yurt_manager_pod(&["--controllers=*", "--zap-devel"]));
+    apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client).await;
+    assert_eq!(code, 1, "{log}");
+    assert!(log.starts_with("Error: unknown flag: --zap-devel\nUsage:"), "{log}");
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v1.6.1:pkg/yurtmanager/controller/platformadmin/platform_admin_controller.go
+// (Add: REST-mapper lookup of iot.openyurt.io/v1beta1 platformadmins; pkg/yurtmanager/controller/
+// base/controller.go SetupWithManager does not tolerate NoResourceMatchError → exit 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_manager_exits_when_a_version_a_controller_looks_up_is_not_served() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "platformadmins.iot.openyurt.io"},
+        "spec": {"group": "iot.openyurt.io", "scope": "Namespaced",
+            "names": {"plural": "platformadmins", "singular": "platformadmin", "kind": "PlatformAdmin", "listKind": "PlatformAdminList"},
+            "versions": [{"name": "v1alpha2", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let mut objects = service_account(true);
+    objects.push(crd);
+    objects.push(yurt_manager_pod(&["--controllers=platformadmin"]));
+    apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client).await;
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("resource iot.openyurt.io/v1beta1, Resource=platformadmins doesn't exist"),
+        "{log}"
+    );
+    assert!(
+        log.contains("unable to setup controllers\t{\"error\": \"no matches for iot.openyurt.io/v1beta1, Resource=platformadmins\"}"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v1.6.1:pkg/yurtmanager/webhook/server.go (Initialize: the first sync must
+// succeed within 20 s, else "could not prepare certificate for webhook within 20s", exit 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_manager_exits_when_its_webhook_configurations_are_missing() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let mut objects = service_account(true);
+    objects.push(webhook_objects().remove(0));
+    objects.push(yurt_manager_pod(&["--controllers=csrapprover"]));
+    apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client).await;
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("not found MutatingWebhookConfiguration yurt-manager-mutating-webhook-configuration"), "{log}");
+    assert!(log.contains("unable to initialize webhook\t{\"error\": \"could not prepare certificate for webhook within 20s\"}"), "{log}");
+    c.sim.shutdown().await;
+}
+
+// The same wait, with the objects present but the ServiceAccount without RBAC: the webhook
+// controller's informers cannot list the configurations, so the sync never succeeds
+// (openyurtio/openyurt@v1.6.1:pkg/yurtmanager/webhook/util/controller/webhook_controller.go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_manager_without_its_rbac_never_gets_past_the_webhook_wait() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let mut objects = service_account(false);
+    objects.extend(webhook_objects());
+    objects.push(yurt_manager_pod(&["--controllers=csrapprover"]));
+    apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client).await;
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("User \"system:serviceaccount:kube-system:yurt-manager\" cannot list resource \"mutatingwebhookconfigurations\""), "{log}");
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v1.6.1: webhook_controller.go/configuration.go (CA injected, paths the
+// process does not serve pruned, template kept in annotation yurt-manager-template),
+// cmd/yurt-manager/app/manager.go (Lease cloud-yurt-manager via --leader-elect-resource-name).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_manager_with_its_objects_becomes_ready_prunes_unserved_webhooks_and_leads() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let mut objects = service_account(true);
+    objects.extend(webhook_objects());
+    objects.push(yurt_manager_pod(&[
+        "--controllers=csrapprover",
+        "--leader-elect-resource-name=cloud-yurt-manager",
+    ]));
+    apply(&c.client, &objects).await;
+    ready(&c.client, "yurt-manager Ready").await;
+    let api = |plural: &str, kind: &str| {
+        let ar = ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind),
+            plural,
+        );
+        Api::<DynamicObject>::all_with(c.client.clone(), &ar)
+    };
+    let mutating = api("mutatingwebhookconfigurations", "MutatingWebhookConfiguration")
+        .get("yurt-manager-mutating-webhook-configuration")
+        .await
+        .unwrap();
+    let hooks = mutating.data["webhooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 1, "the node webhook is served");
+    assert!(hooks[0]["clientConfig"]["caBundle"].is_string());
+    assert!(mutating.metadata.annotations.unwrap().contains_key("yurt-manager-template"));
+    let validating = api("validatingwebhookconfigurations", "ValidatingWebhookConfiguration")
+        .get("yurt-manager-validating-webhook-configuration")
+        .await
+        .unwrap();
+    assert_eq!(
+        validating.data["webhooks"],
+        json!([]),
+        "v1.6.1 serves no v1beta2 NodePool path, so that webhook is pruned"
+    );
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    let lease = common::eventually(Duration::from_secs(10), "the lease", || {
+        let leases = leases.clone();
+        async move { leases.get("cloud-yurt-manager").await.ok() }
+    })
+    .await;
+    assert!(lease.spec.unwrap().holder_identity.unwrap().starts_with("yurt-manager_"));
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v1.6.1:pkg/yurtmanager/controller/yurtstaticset/yurt_static_set_controller.go
+// (syncConfigMap: ConfigMap yurt-static-set-<name>, key = spec.staticPodManifest, annotation
+// openyurt.io/static-pod-hash, rewritten when the hash differs; a ConfigMap without
+// annotations panics on every reconcile, lines 428-430).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_without_annotations() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    // the profile's CRD, without the template's leading comment
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../templates/openyurt-v1.6/crd-yurtstaticsets.yaml.hbs"),
+    )
+    .unwrap();
+    let crd: Value = serde_saphyr::from_str(text.split_once("--}}").map_or(&*text, |(_, y)| y))
+        .unwrap();
+    let yss = |name: &str| {
+        json!({"apiVersion": "apps.openyurt.io/v1alpha1", "kind": "YurtStaticSet",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {"staticPodManifest": "demo", "upgradeStrategy": {"type": "OTA"},
+                "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}})
+    };
+    let mut objects = service_account(true);
+    objects.extend(webhook_objects());
+    objects.push(crd);
+    objects.push(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "yurt-static-set-preexisting", "namespace": "kube-system"}, "data": {"demo": "x"}}));
+    objects.push(yss("fresh"));
+    objects.push(yss("preexisting"));
+    objects.push(yurt_manager_pod(&["--controllers=yurtstaticset"]));
+    apply(&c.client, &objects).await;
+    ready(&c.client, "yurt-manager Ready").await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
+    let created = common::eventually(Duration::from_secs(10), "the controller's ConfigMap", || {
+        let cms = cms.clone();
+        async move { cms.get("yurt-static-set-fresh").await.ok() }
+    })
+    .await;
+    let hash = created.metadata.annotations.clone().unwrap()["openyurt.io/static-pod-hash"].clone();
+    let manifest = &created.data.clone().unwrap()["demo"];
+    assert!(manifest.contains(&format!("openyurt.io/static-pod-hash: {hash}")), "{manifest}");
+    // a foreign edit of the data is kept while the hash annotation matches; one of the hash is reverted
+    let edit = json!({"metadata": {"annotations": {"openyurt.io/static-pod-hash": "someone-else"}}, "data": {"demo": "edited"}});
+    cms.patch("yurt-static-set-fresh", &PatchParams::default(), &Patch::Merge(&edit))
+        .await
+        .unwrap();
+    common::eventually(Duration::from_secs(10), "the ConfigMap restored", || {
+        let cms = cms.clone();
+        let manifest = manifest.clone();
+        async move {
+            let cm = cms.get("yurt-static-set-fresh").await.ok()?;
+            (cm.data?["demo"] == manifest).then_some(())
+        }
+    })
+    .await;
+    // the pre-existing ConfigMap without annotations is never rewritten, and the set gets no status
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let stuck = cms.get("yurt-static-set-preexisting").await.unwrap();
+    assert_eq!(stuck.data.unwrap()["demo"], "x");
+    let ar = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(c.client.clone(), "kube-system", &ar);
+    assert!(sets.get("preexisting").await.unwrap().data["status"].is_null());
+    assert_eq!(
+        sets.get("fresh").await.unwrap().data["status"],
+        json!({"totalNumber": 0, "readyNumber": 0, "upgradedNumber": 0})
+    );
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let log = pods.logs("yurt-manager", &LogParams::default()).await.unwrap();
+    assert!(log.contains("\"name\": \"preexisting\", \"error\": \"panic: assignment to entry in nil map [recovered]\""), "{log}");
+    c.sim.shutdown().await;
+}
