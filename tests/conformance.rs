@@ -833,7 +833,7 @@ fn check_api_versions(objects: &[Value], pinned: &[&Facts]) -> Vec<Finding> {
     // same thing are one problem
     let mut by_key: BTreeMap<(String, String, String), Finding> = BTreeMap::new();
     for n in needs(objects, pinned) {
-        if n.group.is_empty() && n.resource.is_empty() || builtin(&n.group) {
+        if builtin(&n.group) {
             continue;
         }
         if served.contains(&(n.group.clone(), n.version.clone(), n.resource.clone())) {
@@ -2279,11 +2279,21 @@ fn planted_unserved_webhook_path_is_reported() {
         );
         c["webhooks"][0]["clientConfig"]["service"]["path"] = json!("/validate-nothing");
     });
+    // the entry now points nowhere, and upstream's entry it replaced is gone
+    assert_eq!(found.len(), 2, "{found:#?}");
     assert!(
-        found.iter().any(|f| f
+        found[0]
             .problem
-            .contains("serves no validating webhook at /validate-nothing")),
-        "{found:#?}"
+            .contains("serves no validating webhook at /validate-nothing"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1]
+            .problem
+            .contains("validate.gateway.v1beta1.raven.openyurt.io at /validate-raven-openyurt-io-v1beta1-gateway"),
+        "{}",
+        found[1]
     );
 }
 

@@ -28,8 +28,8 @@ use crate::exit::Exit;
 use crate::output::{ConvertResult, Event, NodeOutcome, NodeResult, Reporter};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
 use crate::render::{
-    BootstrapTokenRef, Profile, RenderContext, TokenSecret, YurtHubCredential, base64,
-    render_cluster_objects,
+    BootstrapTokenRef, Profile, RenderContext, TokenSecret, WorkingMode, YurtHubCredential,
+    YurtHubMode, base64, render_cluster_objects,
 };
 
 /// The Secret that carries YurtHub's bootstrap kubeconfig into node Jobs (a volume, never an
@@ -1154,17 +1154,22 @@ async fn apply_components(
     journal.token_id = Some(token_id.clone());
     let objects = render_objects(plan, profile, opts, &server, &ca, &token_id, token_secret)?;
 
-    // Admission webhooks go last, once the Deployments that serve them are available: a
-    // webhook registered before its pods are ready refuses the writes it matches.
-    let is_webhook = |o: &DynamicObject| {
+    // Webhook configurations go with the Deployment that serves them, as the upstream charts
+    // apply them: yurt-manager exits when its configurations are still missing 20 s after it
+    // starts (openyurtio/openyurt@v1.6.1 pkg/yurtmanager/webhook/server.go). Everything after
+    // the last of them is applied only once those Deployments are available, so a webhook
+    // with failurePolicy Fail never refuses one of our writes while its server starts.
+    let serves_or_registers = |o: &DynamicObject| {
         o.types.as_ref().is_some_and(|t| {
-            t.api_version == "admissionregistration.k8s.io/v1"
-                && t.kind.ends_with("WebhookConfiguration")
+            (t.api_version == "admissionregistration.k8s.io/v1"
+                && t.kind.ends_with("WebhookConfiguration"))
+                || (t.api_version == "apps/v1" && t.kind == "Deployment")
         })
     };
-    let (webhooks, mut objects): (Vec<_>, Vec<_>) = objects.into_iter().partition(is_webhook);
-    let first_batch = objects.len();
-    objects.extend(webhooks);
+    let first_batch = objects
+        .iter()
+        .rposition(serves_or_registers)
+        .map_or(0, |i| i + 1);
 
     let applier = Applier::new(
         cluster.clone(),
@@ -1180,7 +1185,7 @@ async fn apply_components(
             rep.event(Event::Note {
                 phase: plan::COMPONENTS,
                 message: format!(
-                    "waiting for Deployment(s) {} to be available before registering webhooks",
+                    "waiting for Deployment(s) {} to be available before applying what their webhooks admit",
                     deployments.join(", ")
                 ),
             });
@@ -1229,7 +1234,70 @@ async fn apply_components(
             refs.push(r);
         }
     }
+    if profile.yurthub.mode == YurtHubMode::YurtStaticSet {
+        refs.extend(
+            wait_static_set_config_maps(cluster, profile, journal, opts.job_timeout, rep).await?,
+        );
+    }
     Ok(refs)
+}
+
+/// The hash annotation yurt-manager's YurtStaticSet controller writes on the ConfigMaps it
+/// renders (openyurtio/openyurt@v1.6.1 pkg/yurtmanager/controller/yurtstaticset).
+const STATIC_POD_HASH: &str = "openyurt.io/static-pod-hash";
+
+/// Waits until yurt-manager has rendered each YurtStaticSet's manifest into its ConfigMap
+/// (the node Jobs install YurtHub from there), and journals those ConfigMaps as ours: they
+/// exist because our YurtStaticSets do.
+async fn wait_static_set_config_maps(
+    cluster: &Cluster,
+    profile: &Profile,
+    journal: &mut Journal,
+    timeout: Duration,
+    rep: &dyn Reporter,
+) -> Result<Vec<ObjectRef>, ClusterError> {
+    let names: Vec<String> = [WorkingMode::Edge, WorkingMode::Cloud]
+        .map(|m| profile.yurthub_manifest_config_map(m).to_string())
+        .to_vec();
+    rep.event(Event::Note {
+        phase: plan::COMPONENTS,
+        message: format!(
+            "waiting for yurt-manager to render the YurtHub manifests into ConfigMap(s) {}",
+            names.join(", ")
+        ),
+    });
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    cluster.throttle().await;
+    let missing = wait_all(api, None, &names, timeout, |cm| {
+        cm.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(STATIC_POD_HASH))
+    })
+    .await;
+    if !missing.is_empty() {
+        return Err(ClusterError::Timeout {
+            what: format!(
+                "yurt-manager to render ConfigMap(s) {} in kube-system (check the yurt-manager pod's log; a ConfigMap of that name without annotations, made by someone else, stops yurt-manager v1.6's YurtStaticSet controller: delete it and re-run)",
+                missing.join(", ")
+            ),
+            after: timeout,
+        });
+    }
+    let mut ours = Vec::new();
+    for name in names {
+        let r = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some(SYSTEM_NAMESPACE.into()),
+            name,
+        };
+        if !journal.adopted_objects.contains(&r) && !journal.created_objects.contains(&r) {
+            journal.record_created(r.clone());
+            ours.push(r);
+        }
+    }
+    Ok(ours)
 }
 
 /// Applies `o`; a kind that is not served yet (a CRD applied a moment ago) is retried for a

@@ -7,9 +7,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// YurtHub's node-local health endpoint.
-pub const YURTHUB_HEALTHZ_PORT: u16 = 10267;
-pub const YURTHUB_HEALTHZ_PATH: &str = "/v1/healthz";
+/// YurtHub's node-local readiness endpoint: OK once its certificates are issued and yurt-hub-cfg
+/// and its filters' informers synced, the same check that gates its proxy (openyurtio/openyurt
+/// @v1.6.1 pkg/yurthub/server/server.go). upstream node-servant waits for it too.
+pub const YURTHUB_SERVER_PORT: u16 = 10267;
+pub const YURTHUB_READYZ_PATH: &str = "/v1/readyz";
 /// Ports YurtHub listens on (proxy, health/metrics, secure proxy) on the node's loopback.
 pub const YURTHUB_PORTS: [u16; 3] = [10261, 10267, 10268];
 
@@ -36,9 +38,9 @@ pub enum HostCommandError {
     Timeout { argv: String, timeout: Duration },
 }
 
-/// `GET http://127.0.0.1:<port>/v1/healthz`, expecting `200` with body `OK`. Blocking, with
+/// `GET http://127.0.0.1:<port>/v1/readyz`, expecting `200` with body `OK`. Blocking, with
 /// `timeout` for connecting and for each read/write.
-pub fn probe_healthz(port: u16, timeout: Duration) -> Result<(), String> {
+pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("{addr}: {e}"))?;
     s.set_read_timeout(Some(timeout))
@@ -48,7 +50,7 @@ pub fn probe_healthz(port: u16, timeout: Duration) -> Result<(), String> {
     // HTTP/1.0: no chunked encoding, the server closes after the response
     // One write: a request split over several segments can race a server that answers early.
     let request = format!(
-        "GET {YURTHUB_HEALTHZ_PATH} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n"
+        "GET {YURTHUB_READYZ_PATH} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n"
     );
     s.write_all(request.as_bytes())
         .map_err(|e| format!("{addr}: {e}"))?;
@@ -62,13 +64,13 @@ pub fn probe_healthz(port: u16, timeout: Duration) -> Result<(), String> {
     let code = status.split_whitespace().nth(1).unwrap_or_default();
     if code != "200" {
         return Err(format!(
-            "{addr}{YURTHUB_HEALTHZ_PATH} answered {status:?}: {}",
+            "{addr}{YURTHUB_READYZ_PATH} answered {status:?}: {}",
             body.trim()
         ));
     }
     if body.trim() != "OK" {
         return Err(format!(
-            "{addr}{YURTHUB_HEALTHZ_PATH} answered 200 but with body {:?}, not \"OK\"",
+            "{addr}{YURTHUB_READYZ_PATH} answered 200 but with body {:?}, not \"OK\"",
             body.trim()
         ));
     }
@@ -82,7 +84,7 @@ pub fn wait_healthy(port: u16, timeout: Duration) -> Result<Duration, String> {
     let mut last_logged = start;
     loop {
         let left = timeout.saturating_sub(start.elapsed());
-        let err = match probe_healthz(
+        let err = match probe_readyz(
             port,
             left.clamp(Duration::from_millis(50), Duration::from_secs(2)),
         ) {
@@ -272,11 +274,11 @@ mod tests {
     fn healthz_ok_and_not_ok() {
         let t = Duration::from_secs(2);
         let p = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK");
-        assert_eq!(probe_healthz(p, t), Ok(()));
+        assert_eq!(probe_readyz(p, t), Ok(()));
         let p = serve_once("HTTP/1.1 500 Internal Server Error\r\n\r\nnot ready");
-        assert!(probe_healthz(p, t).unwrap_err().contains("500"));
+        assert!(probe_readyz(p, t).unwrap_err().contains("500"));
         let p = serve_once("HTTP/1.1 200 OK\r\n\r\nnope");
-        assert!(probe_healthz(p, t).unwrap_err().contains("nope"));
+        assert!(probe_readyz(p, t).unwrap_err().contains("nope"));
     }
 
     #[test]

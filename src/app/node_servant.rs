@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::node::{self, HostCommandError, YURTHUB_HEALTHZ_PORT, YURTHUB_PORTS};
+use super::node::{
+    self, HostCommandError, YURTHUB_PORTS, YURTHUB_READYZ_PATH, YURTHUB_SERVER_PORT,
+};
 use crate::cli::{
     ConvertArgs, GlobalArgs, HostArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
 };
@@ -65,7 +67,7 @@ pub enum NodeServantError {
     },
 
     #[error(
-        "YurtHub on node {node} did not report healthy within {waited:?} (GET http://127.0.0.1:{YURTHUB_HEALTHZ_PORT}/v1/healthz: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. The YurtHub manifest {manifest} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{node}; its logs), then re-run convert, or run revert to remove it"
+        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. The YurtHub manifest {manifest} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{node}; its logs), then re-run convert, or run revert to remove it"
     )]
     HubTimeout {
         node: String,
@@ -500,10 +502,10 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
 
     // 2. wait until the hub serves, so the kubelet never points at a hub that does not
     tracing::info!(
-        "waiting up to {:?} for YurtHub to report healthy on 127.0.0.1:{YURTHUB_HEALTHZ_PORT}",
+        "waiting up to {:?} for YurtHub to report ready on 127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}",
         a.yurthub_timeout
     );
-    let took = node::wait_healthy(YURTHUB_HEALTHZ_PORT, a.yurthub_timeout).map_err(|last| {
+    let took = node::wait_healthy(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
         NodeServantError::HubTimeout {
             node: a.node_name.clone(),
             waited: a.yurthub_timeout,

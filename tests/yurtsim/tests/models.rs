@@ -17,10 +17,9 @@ const IMAGE: &str = "openyurt/yurt-manager:v1.6.1";
 /// Server-side applies `objects` as the admin.
 async fn apply(client: &kube::Client, objects: &[Value]) {
     for o in objects {
-        let gvk = kube::core::GroupVersionKind::try_from(&serde_json::from_value::<
-            kube::core::TypeMeta,
-        >(o.clone())
-        .unwrap())
+        let gvk = kube::core::GroupVersionKind::try_from(
+            &serde_json::from_value::<kube::core::TypeMeta>(o.clone()).unwrap(),
+        )
         .unwrap();
         let plural = match o["kind"].as_str().unwrap() {
             "ServiceAccount" => "serviceaccounts",
@@ -45,7 +44,11 @@ async fn apply(client: &kube::Client, objects: &[Value]) {
         for _ in 0..50 {
             // a CRD applied a moment ago is served after a short while
             match api
-                .patch(name, &PatchParams::apply("test").force(), &Patch::Apply(&obj))
+                .patch(
+                    name,
+                    &PatchParams::apply("test").force(),
+                    &Patch::Apply(&obj),
+                )
                 .await
             {
                 Ok(_) => {
@@ -157,7 +160,10 @@ async fn yurt_manager_refuses_an_unknown_flag_like_the_real_binary() {
     apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
-    assert!(log.starts_with("Error: unknown flag: --zap-devel\nUsage:"), "{log}");
+    assert!(
+        log.starts_with("Error: unknown flag: --zap-devel\nUsage:"),
+        "{log}"
+    );
     c.sim.shutdown().await;
 }
 
@@ -201,7 +207,12 @@ async fn yurt_manager_exits_when_its_webhook_configurations_are_missing() {
     apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
-    assert!(log.contains("not found MutatingWebhookConfiguration yurt-manager-mutating-webhook-configuration"), "{log}");
+    assert!(
+        log.contains(
+            "not found MutatingWebhookConfiguration yurt-manager-mutating-webhook-configuration"
+        ),
+        "{log}"
+    );
     assert!(log.contains("unable to initialize webhook\t{\"error\": \"could not prepare certificate for webhook within 20s\"}"), "{log}");
     c.sim.shutdown().await;
 }
@@ -243,18 +254,30 @@ async fn yurt_manager_with_its_objects_becomes_ready_prunes_unserved_webhooks_an
         );
         Api::<DynamicObject>::all_with(c.client.clone(), &ar)
     };
-    let mutating = api("mutatingwebhookconfigurations", "MutatingWebhookConfiguration")
-        .get("yurt-manager-mutating-webhook-configuration")
-        .await
-        .unwrap();
+    let mutating = api(
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+    )
+    .get("yurt-manager-mutating-webhook-configuration")
+    .await
+    .unwrap();
     let hooks = mutating.data["webhooks"].as_array().unwrap();
     assert_eq!(hooks.len(), 1, "the node webhook is served");
     assert!(hooks[0]["clientConfig"]["caBundle"].is_string());
-    assert!(mutating.metadata.annotations.unwrap().contains_key("yurt-manager-template"));
-    let validating = api("validatingwebhookconfigurations", "ValidatingWebhookConfiguration")
-        .get("yurt-manager-validating-webhook-configuration")
-        .await
-        .unwrap();
+    assert!(
+        mutating
+            .metadata
+            .annotations
+            .unwrap()
+            .contains_key("yurt-manager-template")
+    );
+    let validating = api(
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+    )
+    .get("yurt-manager-validating-webhook-configuration")
+    .await
+    .unwrap();
     assert_eq!(
         validating.data["webhooks"],
         json!([]),
@@ -267,7 +290,14 @@ async fn yurt_manager_with_its_objects_becomes_ready_prunes_unserved_webhooks_an
         async move { leases.get("cloud-yurt-manager").await.ok() }
     })
     .await;
-    assert!(lease.spec.unwrap().holder_identity.unwrap().starts_with("yurt-manager_"));
+    assert!(
+        lease
+            .spec
+            .unwrap()
+            .holder_identity
+            .unwrap()
+            .starts_with("yurt-manager_")
+    );
     c.sim.shutdown().await;
 }
 
@@ -284,8 +314,8 @@ async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_witho
             .join("../../templates/openyurt-v1.6/crd-yurtstaticsets.yaml.hbs"),
     )
     .unwrap();
-    let crd: Value = serde_saphyr::from_str(text.split_once("--}}").map_or(&*text, |(_, y)| y))
-        .unwrap();
+    let crd: Value =
+        serde_saphyr::from_str(text.split_once("--}}").map_or(&*text, |(_, y)| y)).unwrap();
     let yss = |name: &str| {
         json!({"apiVersion": "apps.openyurt.io/v1alpha1", "kind": "YurtStaticSet",
             "metadata": {"name": name, "namespace": "kube-system"},
@@ -303,19 +333,30 @@ async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_witho
     apply(&c.client, &objects).await;
     ready(&c.client, "yurt-manager Ready").await;
     let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
-    let created = common::eventually(Duration::from_secs(10), "the controller's ConfigMap", || {
-        let cms = cms.clone();
-        async move { cms.get("yurt-static-set-fresh").await.ok() }
-    })
+    let created = common::eventually(
+        Duration::from_secs(10),
+        "the controller's ConfigMap",
+        || {
+            let cms = cms.clone();
+            async move { cms.get("yurt-static-set-fresh").await.ok() }
+        },
+    )
     .await;
     let hash = created.metadata.annotations.clone().unwrap()["openyurt.io/static-pod-hash"].clone();
     let manifest = &created.data.clone().unwrap()["demo"];
-    assert!(manifest.contains(&format!("openyurt.io/static-pod-hash: {hash}")), "{manifest}");
+    assert!(
+        manifest.contains(&format!("openyurt.io/static-pod-hash: {hash}")),
+        "{manifest}"
+    );
     // a foreign edit of the data is kept while the hash annotation matches; one of the hash is reverted
     let edit = json!({"metadata": {"annotations": {"openyurt.io/static-pod-hash": "someone-else"}}, "data": {"demo": "edited"}});
-    cms.patch("yurt-static-set-fresh", &PatchParams::default(), &Patch::Merge(&edit))
-        .await
-        .unwrap();
+    cms.patch(
+        "yurt-static-set-fresh",
+        &PatchParams::default(),
+        &Patch::Merge(&edit),
+    )
+    .await
+    .unwrap();
     common::eventually(Duration::from_secs(10), "the ConfigMap restored", || {
         let cms = cms.clone();
         let manifest = manifest.clone();
@@ -340,7 +381,10 @@ async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_witho
         json!({"totalNumber": 0, "readyNumber": 0, "upgradedNumber": 0})
     );
     let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
-    let log = pods.logs("yurt-manager", &LogParams::default()).await.unwrap();
+    let log = pods
+        .logs("yurt-manager", &LogParams::default())
+        .await
+        .unwrap();
     assert!(log.contains("\"name\": \"preexisting\", \"error\": \"panic: assignment to entry in nil map [recovered]\""), "{log}");
     c.sim.shutdown().await;
 }

@@ -162,6 +162,10 @@ impl Log {
     }
 
     pub fn line(&self, text: &str) {
+        // YURTSIM_MODEL_LOG=1 echoes every model's log to stderr (a failing test shows it)
+        if std::env::var_os("YURTSIM_MODEL_LOG").is_some() {
+            eprintln!("[model] {text}");
+        }
         if let Some(f) = self.file.lock().unwrap().as_mut() {
             let _ = writeln!(f, "{text}");
         }
@@ -285,6 +289,21 @@ impl Caller {
             .into_iter()
             .filter(|o| name.is_empty() || o["metadata"]["name"] == name)
             .collect())
+    }
+
+    /// A controller-runtime cache read: served from a cluster-wide informer of the kind, so
+    /// it needs list and watch over all namespaces, not get.
+    pub fn cached_get(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> ApiResult<Arc<Value>> {
+        let info = self.info(group, resource)?;
+        self.list_watch(group, version, resource, "", "")?;
+        self.shared.api.get(&info, ns, name)
     }
 
     pub fn create(&self, group: &str, resource: &str, ns: &str, body: Value) -> ApiResult<Value> {

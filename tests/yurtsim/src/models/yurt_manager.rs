@@ -724,7 +724,7 @@ impl YurtManager<'_> {
             .to_string();
         let manifest = static_pod_manifest(&yss["spec"]["template"], &hash);
         let cm_name = format!("{CONFIGMAP_PREFIX}{name}");
-        match self.base.get("", "configmaps", ns, &cm_name) {
+        match self.base.cached_get("", "v1", "configmaps", ns, &cm_name) {
             Err(e) if e.code == 404 => {
                 let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": cm_name, "namespace": ns, "annotations": {STATIC_POD_HASH: hash}},
