@@ -1931,7 +1931,9 @@ fn check_paths_ports(objects: &[Value], pinned: &[&Facts]) -> Vec<Finding> {
                 }
             }
         }
-        // YurtStaticSet: the controller's ConfigMap is yurt-static-set-<name>, key staticPodManifest
+        // YurtStaticSet: the controller creates ConfigMap yurt-static-set-<name> itself (key
+        // staticPodManifest, hash annotation). A pre-rendered one must carry annotations, or every
+        // reconcile panics on the nil map, and must hold exactly that key.
         for b in items(&f.doc["behaviour"]).filter(|b| b["name"] == "yurtstaticset-configmap") {
             let fact_about = |needle: &str| {
                 items(&b["facts"]).find(|x| x["what"].as_str().is_some_and(|w| w.contains(needle)))
@@ -1948,21 +1950,34 @@ fn check_paths_ports(objects: &[Value], pinned: &[&Facts]) -> Vec<Finding> {
                 let key = set["spec"]["staticPodManifest"]
                     .as_str()
                     .unwrap_or_default();
-                let cm = objects.iter().find(|o| {
+                let Some(cm) = objects.iter().find(|o| {
                     kind(o) == "ConfigMap" && name(o) == cm_name && namespace(o) == namespace(set)
-                });
-                let keys: Vec<&String> = cm
-                    .and_then(|c| c["data"].as_object())
+                }) else {
+                    continue;
+                };
+                let keys: Vec<&String> = cm["data"]
+                    .as_object()
                     .into_iter()
                     .flat_map(|m| m.keys())
                     .collect();
-                if keys != [key] {
+                let annotated = cm["metadata"]["annotations"]
+                    .as_object()
+                    .is_some_and(|a| !a.is_empty());
+                if !annotated {
+                    out.push(Finding {
+                        check: "paths-ports",
+                        object: id(cm),
+                        problem: format!("{} {} assigns into this ConfigMap's annotations without creating the map; rendered without annotations, every reconcile of YurtStaticSet {} panics", f.component, f.version, name(set)),
+                        source: fact_about("nil map").map_or_else(|| cite(f, naming), |x| cite(f, x)),
+                        fix: format!("do not render ConfigMap {cm_name}: the controller creates it"),
+                    });
+                } else if keys != [key] {
                     out.push(Finding {
                         check: "paths-ports",
                         object: id(set),
-                        problem: format!("the controller writes ConfigMap {cm_name} with the single data key {key:?}; rendered: {}", cm.map_or("no such ConfigMap".into(), |_| format!("keys {keys:?}"))),
+                        problem: format!("the controller writes ConfigMap {cm_name} with the single data key {key:?}; rendered: keys {keys:?}"),
                         source: format!("{} | {}", cite(f, naming), fact_about("data key").map_or(String::new(), |x| cite(f, x))),
-                        fix: format!("render ConfigMap {cm_name} in {} with exactly `data: {{{key}: <manifest>}}`", namespace(set)),
+                        fix: format!("do not render ConfigMap {cm_name}: the controller creates it"),
                     });
                 }
             }
@@ -2264,6 +2279,25 @@ fn planted_unserved_crd_version_is_reported() {
     );
     assert!(
         found[0].source.contains("yurt_static_set_controller.go"),
+        "{}",
+        found[0]
+    );
+}
+
+#[test]
+fn planted_static_set_config_map_without_annotations_is_reported() {
+    let found = new_findings("openyurt-v1.6", check_paths_ports, |objects| {
+        objects.push(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "yurt-static-set-yurt-hub", "namespace": "kube-system"},
+            "data": {"yurthub": "apiVersion: v1\nkind: Pod\n"},
+        }));
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].problem.contains("panics"), "{}", found[0]);
+    assert!(
+        found[0].source.contains("syncConfigMap lines 428-430"),
         "{}",
         found[0]
     );
