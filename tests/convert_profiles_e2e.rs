@@ -298,13 +298,15 @@ async fn image_overrides_reach_the_manifests_nodes_install() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let p = run.json();
     let objects = p["objects"].as_array().unwrap();
-    let cm = objects
+    // yurt-manager renders the nodes' manifest from the YurtStaticSet's template
+    let set = objects
         .iter()
-        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "yurt-static-set-yurt-hub")
+        .find(|o| o["kind"] == "YurtStaticSet" && o["metadata"]["name"] == "yurt-hub")
         .unwrap();
-    assert!(
-        cm["data"]["yurthub"].as_str().unwrap().contains(hub),
-        "{cm:#}"
+    assert_eq!(
+        set["spec"]["template"]["spec"]["containers"][0]["image"],
+        hub,
+        "{set:#}"
     );
     let manager = objects
         .iter()

@@ -214,7 +214,7 @@ fn snapshots_of_node_manifests() {
 }
 
 #[test]
-fn v16_node_manifest_is_the_static_set_configmap_content() {
+fn v16_static_sets_template_the_node_manifest_and_leave_the_config_maps_to_yurt_manager() {
     let (p, objs) = render_all("openyurt-v1.6");
     let ctx = context(&p);
     for (mode, yss) in [
@@ -223,8 +223,6 @@ fn v16_node_manifest_is_the_static_set_configmap_content() {
     ] {
         let n = NodeContext::new(&p, &ctx, "worker-1", mode);
         let yaml = render::render_node_manifest(&p, &ctx, &n).unwrap();
-        let cm = find(&objs, "ConfigMap", &format!("yurt-static-set-{yss}")).to_value();
-        assert_eq!(cm["data"]["yurthub"].as_str(), Some(yaml.as_str()), "{yss}");
         assert!(yaml.contains("--bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf"));
         assert!(yaml.contains(&format!("--working-mode={}", mode.as_str())));
         assert!(yaml.contains("--node-name=$(NODE_NAME)"));
@@ -234,6 +232,13 @@ fn v16_node_manifest_is_the_static_set_configmap_content() {
         let pod: Value = serde_saphyr::from_str(&yaml).unwrap();
         assert_eq!(set["spec"]["template"]["spec"], pod["spec"]);
         assert_eq!(set["spec"]["template"]["metadata"]["name"], yss);
+        // yurt-manager v1.6.1 panics on a pre-made ConfigMap without annotations
+        // (yurt_static_set_controller.go syncConfigMap): it must create the ConfigMap itself.
+        let cm = format!("yurt-static-set-{yss}");
+        assert!(
+            !objs.iter().any(|o| o.gvk.kind == "ConfigMap" && o.name() == cm),
+            "{cm} is rendered"
+        );
     }
 }
 
@@ -254,25 +259,39 @@ fn legacy_node_manifest_reads_the_join_token_from_a_file() {
     assert!(!yaml.contains(TOKEN_SECRET) && !yaml.contains(TOKEN_ID));
 }
 
+/// The manifest node Jobs install: the declared ConfigMap's text, rendered by the profile or,
+/// for YurtStaticSets, by yurt-manager from the set's template (as the yurtsim model does).
 #[test]
 fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
+    use yurtctl::render::YurtHubMode;
+    use yurtsim::models::yurt_manager::{static_pod_manifest, template_hash};
     for name in Profile::names() {
         let p = profile(&name);
         let ctx = context(&p);
         let objs = render::render_cluster_objects(&p, &ctx).unwrap();
         for mode in [WorkingMode::Edge, WorkingMode::Cloud] {
-            let cm = find(&objs, "ConfigMap", p.yurthub_manifest_config_map(mode));
-            let v = cm.object.data.clone();
-            let text = v["data"][&p.yurthub.manifest_name]
-                .as_str()
-                .unwrap_or_else(|| panic!("{name}: no key {} in {v}", p.yurthub.manifest_name));
-            assert_eq!(
-                text,
-                render::yurthub_manifest(&p, &ctx, mode).unwrap(),
-                "{name} {mode:?}"
-            );
-            let pod: serde_json::Value = serde_saphyr::from_str(text).unwrap();
-            assert_eq!(pod["metadata"]["name"], p.yurthub_pod_name(mode), "{name}");
+            let cm_name = p.yurthub_manifest_config_map(mode);
+            let text = match p.yurthub.mode {
+                YurtHubMode::StaticPod => {
+                    let v = find(&objs, "ConfigMap", cm_name).to_value();
+                    v["data"][&p.yurthub.manifest_name]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{name}: no key {} in {v}", p.yurthub.manifest_name))
+                        .to_owned()
+                }
+                YurtHubMode::YurtStaticSet => {
+                    let set = find(&objs, "YurtStaticSet", p.yurthub_pod_name(mode)).to_value();
+                    assert_eq!(set["spec"]["staticPodManifest"], p.yurthub.manifest_name.as_str());
+                    assert_eq!(cm_name, format!("yurt-static-set-{}", p.yurthub_pod_name(mode)));
+                    let template = &set["spec"]["template"];
+                    static_pod_manifest(template, &template_hash(template))
+                }
+            };
+            let installed: Value = serde_saphyr::from_str(&text).unwrap();
+            let rendered: Value =
+                serde_saphyr::from_str(&render::yurthub_manifest(&p, &ctx, mode).unwrap()).unwrap();
+            assert_eq!(installed["spec"], rendered["spec"], "{name} {mode:?}");
+            assert_eq!(installed["metadata"]["name"], p.yurthub_pod_name(mode), "{name}");
         }
     }
 }
@@ -491,8 +510,7 @@ fn nodepool_and_yurtstaticset_crds_match_upstream() {
             scope: "Cluster",
             versions: &[
                 ("v1alpha1", true, false),
-                ("v1beta1", true, false),
-                ("v1beta2", true, true),
+                ("v1beta1", true, true),
             ],
             columns: &[
                 ("Type", ".spec.type", "string"),
@@ -582,28 +600,22 @@ fn nodepool_and_yurtstaticset_crds_match_upstream() {
             assert!(spec.get("conversion").is_none());
         }
     }
-    // the NodePool v1beta2 spec the yurtctl planner writes
+    // the NodePool v1beta1 spec yurt-manager v1.6.1 stores
+    // (openyurtio/openyurt@v1.6.1:charts/yurt-manager/crds/apps.openyurt.io_nodepools.yaml)
     let np = find(
         &objs,
         "CustomResourceDefinition",
         "nodepools.apps.openyurt.io",
     )
     .to_value();
-    let v1beta2 =
-        &np["spec"]["versions"][2]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
-    for f in [
-        "type",
-        "hostNetwork",
-        "interConnectivity",
-        "labels",
-        "annotations",
-        "taints",
-        "leaderElectionStrategy",
-        "leaderReplicas",
-        "poolScopeMetadata",
-    ] {
-        assert!(v1beta2.get(f).is_some(), "NodePool v1beta2 spec.{f}");
-    }
+    let v1beta1 =
+        &np["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    let fields: BTreeSet<&str> = v1beta1.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        fields,
+        BTreeSet::from(["annotations", "hostNetwork", "labels", "taints", "type"]),
+        "NodePool v1beta1 spec"
+    );
 }
 
 #[test]

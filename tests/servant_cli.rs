@@ -597,7 +597,7 @@ fn a_hub_that_never_gets_healthy_times_out_with_exit_5_and_the_kubelet_untouched
     ]);
     assert_eq!(o.code, 5, "{}", o.stderr);
     assert!(
-        o.stderr.contains("did not report healthy")
+        o.stderr.contains("did not report ready")
             && o.stderr.contains("NOT redirected")
             && o.stderr.contains("/etc/kubernetes/kubelet.conf")
             && o.stderr

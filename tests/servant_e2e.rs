@@ -31,16 +31,19 @@ struct Cluster {
     sim: Sim,
     client: Client,
     _dir: tempfile::TempDir,
+    _approver: tokio::task::JoinHandle<()>,
 }
 
 async fn start(layout: Layout) -> Cluster {
     let env = support::start_sim(2, layout, |_| {}).await;
     let client = support::kube_client(&env.sim).await;
     bootstrap_secret(&client).await;
+    let approver = support::yurthub_prerequisites(&env.sim, "openyurt-v1.6").await;
     Cluster {
         sim: env.sim,
         client,
         _dir: env.dir,
+        _approver: approver,
     }
 }
 
@@ -389,8 +392,8 @@ async fn convert_and_revert_a_worker(layout: Layout) {
     // the hub was healthy before the kubelet was redirected: the log says so, in order
     let at = |s: &str| f.log.find(s).unwrap_or_else(|| panic!("{s:?} not logged"));
     assert!(
-        at("create /etc/kubernetes/manifests/yurthub.yaml") < at("YurtHub is healthy")
-            && at("YurtHub is healthy") < at(&format!("create {OURS}"))
+        at("create /etc/kubernetes/manifests/yurthub.yaml") < at("YurtHub is ready")
+            && at("YurtHub is ready") < at(&format!("create {OURS}"))
             && at(&format!("create {OURS}")) < at("systemctl daemon-reload")
             && at("systemctl daemon-reload") < at("systemctl restart kubelet"),
         "hub, health, redirect, restart: in that order"

@@ -79,7 +79,7 @@ pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
 
 /// Polls YurtHub's health endpoint until it answers OK (returns how long that took) or
 /// `timeout` passes (returns the last failure).
-pub fn wait_healthy(port: u16, timeout: Duration) -> Result<Duration, String> {
+pub fn wait_ready(port: u16, timeout: Duration) -> Result<Duration, String> {
     let start = Instant::now();
     let mut last_logged = start;
     loop {
@@ -95,10 +95,10 @@ pub fn wait_healthy(port: u16, timeout: Duration) -> Result<Duration, String> {
             return Err(err);
         }
         if last_logged.elapsed() >= Duration::from_secs(10) {
-            tracing::info!("still waiting for YurtHub to be healthy ({err})");
+            tracing::info!("still waiting for YurtHub to be ready ({err})");
             last_logged = Instant::now();
         } else {
-            tracing::debug!("YurtHub not healthy yet: {err}");
+            tracing::debug!("YurtHub not ready yet: {err}");
         }
         std::thread::sleep(Duration::from_millis(200).min(timeout.saturating_sub(start.elapsed())));
     }

@@ -476,7 +476,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             "dry run: nothing to do, the node is already converted".into()
         } else {
             format!(
-                "dry run: {} file changes planned; convert would then wait for YurtHub to be healthy and restart the kubelet; nothing was written",
+                "dry run: {} file changes planned; convert would then wait for YurtHub to be ready and restart the kubelet; nothing was written",
                 whole.len()
             )
         };
@@ -505,7 +505,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         "waiting up to {:?} for YurtHub to report ready on 127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}",
         a.yurthub_timeout
     );
-    let took = node::wait_healthy(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
+    let took = node::wait_ready(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
         NodeServantError::HubTimeout {
             node: a.node_name.clone(),
             waited: a.yurthub_timeout,
@@ -514,14 +514,14 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             manifest: hub_manifest_path(root, &a.manifest_file),
         }
     })?;
-    tracing::info!("YurtHub is healthy (after {:.1}s)", took.as_secs_f64());
+    tracing::info!("YurtHub is ready (after {:.1}s)", took.as_secs_f64());
 
     // 3. redirect the kubelet and restart it
     let redirect = servant::convert(root, &full).map_err(|source| NodeServantError::Apply {
         source,
         done: 0,
         total: 0,
-        next: "YurtHub is installed and healthy but the kubelet was not redirected; fix the cause and re-run convert (or run revert)".into(),
+        next: "YurtHub is installed and ready but the kubelet was not redirected; fix the cause and re-run convert (or run revert)".into(),
     })?;
     apply(
         r,
@@ -559,7 +559,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         )
     } else {
         format!(
-            "nothing to do: node {} is already converted and YurtHub is healthy",
+            "nothing to do: node {} is already converted and YurtHub is ready",
             a.node_name
         )
     };

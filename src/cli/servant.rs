@@ -15,7 +15,7 @@ pub enum NodeServantCommand {
         #[command(flatten)]
         host: HostArgs,
     },
-    /// Install YurtHub as a static pod, wait until it is healthy, then point the kubelet at it
+    /// Install YurtHub as a static pod, wait until it is ready, then point the kubelet at it
     /// and restart the kubelet
     Convert(Box<ConvertArgs>),
     /// Undo what convert did on this node and restart the kubelet on its original kubeconfig
@@ -72,7 +72,7 @@ pub struct ConvertArgs {
     #[arg(long, env = "NODE_NAME", value_name = "NAME", value_parser = super::values::node_name)]
     pub node_name: String,
 
-    /// How long to wait for YurtHub to report healthy before giving up (the kubelet is
+    /// How long to wait for YurtHub to report ready before giving up (the kubelet is
     /// not redirected then)
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub yurthub_timeout: Duration,

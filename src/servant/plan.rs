@@ -31,7 +31,7 @@ pub struct ConvertOptions {
     /// Install the YurtHub static pod (None = leave YurtHub alone).
     pub yurthub: Option<YurtHubOptions>,
     /// Point the kubelet at YurtHub. Callers usually run convert once with this off,
-    /// wait for YurtHub to be healthy, then again with it on.
+    /// wait for YurtHub to be ready, then again with it on.
     pub redirect_kubelet: bool,
 }
 

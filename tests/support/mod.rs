@@ -61,6 +61,74 @@ pub fn yurthub_manifest(
     yurtctl::render::yurthub_manifest(&p, &ctx, mode).expect("manifest renders")
 }
 
+/// What a YurtHub of `profile` needs from the cluster before it reports ready, for tests that
+/// install it without `convert`: the profile's CRDs, YurtHub cluster objects and bootstrap
+/// token (the one `yurthub_manifest` uses), and an approver for its certificate requests —
+/// the part yurt-manager's csrapprover plays in a converted cluster, here an admin approving
+/// every pending request. The approver runs until the returned task is dropped or aborted.
+pub async fn yurthub_prerequisites(sim: &Sim, profile: &str) -> tokio::task::JoinHandle<()> {
+    use yurtctl::cluster::apply::{Applier, ApplyOptions};
+    use yurtctl::render::{BootstrapTokenRef, Profile, RenderContext, TokenSecret};
+    let p = Profile::load(profile).expect("profile");
+    let token = BootstrapTokenRef::new("abcdef", "2030-01-01T00:00:00Z").expect("token");
+    let secret = TokenSecret::new("0123456789abcdef").expect("secret");
+    let ctx = RenderContext::new(&p, "https://10.0.0.1:6443", "", token, secret);
+    let wanted: Vec<&str> = p
+        .components
+        .iter()
+        .filter(|c| ["crds", "yurthub-cluster", "bootstrap-token"].contains(&c.id.as_str()))
+        .flat_map(|c| c.templates.iter().map(String::as_str))
+        .collect();
+    let objects: Vec<_> = yurtctl::render::render_cluster_objects(&p, &ctx)
+        .expect("profile renders")
+        .into_iter()
+        .filter(|o| wanted.contains(&o.template.as_str()))
+        .map(|o| o.object)
+        .collect();
+    let applier = Applier::new(yurtctl_cluster(sim).await, ApplyOptions::default());
+    for o in &objects {
+        // a CRD applied a moment ago is served a moment later
+        let mut tries = 0;
+        while let Err(e) = applier.apply(o).await {
+            tries += 1;
+            assert!(tries < 50, "apply {:?}: {e}", o.metadata.name);
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    let client = kube_client(sim).await;
+    tokio::spawn(approve_certificate_requests(client))
+}
+
+/// Approves every pending CertificateSigningRequest, as `kubectl certificate approve` would.
+async fn approve_certificate_requests(client: Client) {
+    use k8s_openapi::api::certificates::v1::{
+        CertificateSigningRequest, CertificateSigningRequestCondition,
+    };
+    use kube::api::{Api, PostParams};
+    let api: Api<CertificateSigningRequest> = Api::all(client);
+    loop {
+        for mut csr in api.list(&Default::default()).await.map(|l| l.items).unwrap_or_default() {
+            let status = csr.status.get_or_insert_with(Default::default);
+            let conditions = status.conditions.get_or_insert_with(Vec::new);
+            if !conditions.is_empty() {
+                continue;
+            }
+            conditions.push(CertificateSigningRequestCondition {
+                type_: "Approved".into(),
+                status: "True".into(),
+                reason: Some("ApprovedByTest".into()),
+                message: Some("approved by the test, standing in for yurt-manager".into()),
+                ..Default::default()
+            });
+            let name = csr.metadata.name.clone().unwrap_or_default();
+            let _ = api
+                .replace_subresource("approval", &name, &PostParams::default(), &csr)
+                .await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// The servant's YurtHub options for that manifest (file name from the profile).
 pub fn hub_options(
     profile: &str,
