@@ -1578,3 +1578,148 @@ async fn a_node_that_goes_not_ready_after_its_upgrade_halts_the_rollout() {
     assert!(manifest_on(&env, "worker-4").contains("nginx:1.19.1"));
     env.sim.shutdown().await;
 }
+
+/// The `yurt-hub` YurtStaticSet convert creates, with yurt-manager's controller (the yurtsim
+/// model) running: yurtctl changes the set's template and holds its strategy at OTA while it
+/// drives the nodes (`--partition 1` leaves one behind and keeps the hold), a second run
+/// completes the rollout and puts the user's strategy back. The ConfigMap only ever moves
+/// forward (the controller never rewrites it against yurtctl) and no node goes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fights() {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    use yurtsim::models::yurt_manager::template_hash;
+    let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await;
+    let sim = &env.sim;
+    let client = support::kube_client(sim).await;
+    let convert = support::yurtctl(
+        sim,
+        &[
+            "convert",
+            "-y",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ],
+    )
+    .await;
+    assert_eq!(convert.code, 0, "{}", convert.stderr);
+
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    let hash_of = |cm: &ConfigMap| {
+        cm.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("openyurt.io/static-pod-hash"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let first = hash_of(&cms.get("yurt-static-set-yurt-hub").await.unwrap());
+    // every hash the ConfigMap carries, in order
+    let hashes = std::sync::Arc::new(std::sync::Mutex::new(vec![first.clone()]));
+    let recorder = {
+        let (cms, hashes) = (cms.clone(), hashes.clone());
+        tokio::spawn(async move {
+            let cfg = watcher::Config::default().fields("metadata.name=yurt-static-set-yurt-hub");
+            let mut s = watcher(cms, cfg).applied_objects().boxed();
+            while let Some(Ok(cm)) = s.next().await {
+                let h = hash_of(&cm);
+                let mut seen = hashes.lock().unwrap();
+                if seen.last() != Some(&h) {
+                    seen.push(h);
+                }
+            }
+        })
+    };
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "kube-system", &ar);
+    let before = sets.get("yurt-hub").await.unwrap();
+    let user_strategy = before.data["spec"]["upgradeStrategy"].clone();
+    assert_eq!(user_strategy["type"], "AdvancedRollingUpdate");
+
+    let upgrade = |more: &'static [&'static str]| {
+        let mut a = vec![
+            "staticpod",
+            "upgrade",
+            "yurt-hub",
+            "-n",
+            "kube-system",
+            "--image",
+            "yurt-hub=openyurt/yurthub:v1.6.2",
+            "--strategy",
+            "advanced-rolling-update",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "-y",
+            "-o",
+            "json",
+        ];
+        a.extend_from_slice(more);
+        async move { support::yurtctl(sim, &a).await }
+    };
+    let partial = upgrade(&["--partition", "1", "--max-unavailable", "1"]).await;
+    assert_eq!(partial.code, 0, "{}", partial.stderr);
+    let held = sets.get("yurt-hub").await.unwrap();
+    let template = &held.data["spec"]["template"];
+    assert_eq!(
+        template["spec"]["containers"][0]["image"],
+        "openyurt/yurthub:v1.6.2"
+    );
+    assert_eq!(held.data["spec"]["upgradeStrategy"], serde_json::json!({"type": "OTA"}));
+    assert!(partial.stderr.contains("stays on upgradeStrategy OTA"), "{}", partial.stderr);
+    // the revision yurtctl rolled out is the one the controller computes from the template
+    let cm = cms.get("yurt-static-set-yurt-hub").await.unwrap();
+    let target = template_hash(template);
+    assert_eq!(hash_of(&cm), target);
+    assert_eq!(partial.json()["revision"], target.as_str());
+    let on_target = |pods: &[Pod]| {
+        pods.iter()
+            .filter(|p| {
+                p.metadata.annotations.as_ref().and_then(|a| a.get("openyurt.io/static-pod-hash"))
+                    == Some(&target)
+            })
+            .count()
+    };
+    let hubs = || async {
+        let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+        pods.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("yurt-hub-worker-"))
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(on_target(&hubs().await), 1, "--partition 1 leaves one of two");
+
+    let rest = upgrade(&[]).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let after = sets.get("yurt-hub").await.unwrap();
+    assert_eq!(after.data["spec"]["upgradeStrategy"], user_strategy);
+    assert!(
+        !after
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("staticpod.yurtctl.openyurt.io/held-upgrade-strategy")
+    );
+    assert_eq!(after.data["spec"]["template"], *template);
+    assert_eq!(on_target(&hubs().await), 2);
+    // give the controller a moment to disagree, then look at what the ConfigMap went through
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(hash_of(&cms.get("yurt-static-set-yurt-hub").await.unwrap()), target);
+    recorder.abort();
+    assert_eq!(*hashes.lock().unwrap(), vec![first, target]);
+    env.sim.shutdown().await;
+}

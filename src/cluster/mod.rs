@@ -17,6 +17,7 @@ pub mod journal;
 pub mod lock;
 pub mod snapshot;
 pub mod staticset;
+pub mod yurtstaticset;
 
 use std::future::Future;
 use std::time::Duration;

@@ -19,6 +19,7 @@ use crate::cli::{
     Strategy, UpgradeCmd,
 };
 use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
+use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
@@ -63,6 +64,8 @@ pub(crate) struct Context {
     pub mirror_template: Option<Value>,
     /// Node → (labels, Ready).
     pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
+    /// The YurtStaticSet that manages the static pod, if any: then it is the source of truth.
+    pub yss: Option<YurtStaticSet>,
 }
 
 /// Connects (global flags) and reads the context; a failure is already reported.
@@ -77,6 +80,7 @@ pub(crate) async fn context(
     name: &str,
 ) -> Result<Context, ClusterError> {
     let set = staticset::load(&cluster, ns, name).await?;
+    let yss = yurtstaticset::get(&cluster, ns, name).await?;
     let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
     let api: Api<Node> = Api::all(cluster.client().clone());
     let nodes = cluster
@@ -99,6 +103,7 @@ pub(crate) async fn context(
         mirrors: mirrors.by_node,
         mirror_template: mirrors.first_template,
         nodes,
+        yss,
     })
 }
 
@@ -131,8 +136,12 @@ impl Context {
         })
     }
 
-    /// The template nodes run now: the stored one, else the first mirror pod's.
+    /// The template nodes should run now: the YurtStaticSet's, else the stored one, else the
+    /// first mirror pod's.
     fn current_template(&self) -> Option<Value> {
+        if let Some(y) = &self.yss {
+            return Some(y.template.clone());
+        }
         if let Some(s) = &self.set
             && let Ok(v) = serde_saphyr::from_str::<Value>(&s.current.manifest)
         {
@@ -236,15 +245,33 @@ async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
             }
         }
     };
-    let key = cmd
-        .manifest
-        .clone()
+    if let (Some(y), Some(key)) = (&ctx.yss, &cmd.manifest)
+        && *key != y.manifest_key
+    {
+        return usage(format!(
+            "--manifest {key}: YurtStaticSet {ns}/{} manages this static pod as {:?} (spec.staticPodManifest); drop --manifest",
+            cmd.name, y.manifest_key
+        ));
+    }
+    let key = ctx
+        .yss
+        .as_ref()
+        .map(|y| y.manifest_key.clone())
+        .or_else(|| cmd.manifest.clone())
         .or_else(|| ctx.set.as_ref().map(|s| s.manifest_key.clone()))
         .unwrap_or_else(|| cmd.name.clone());
     let mut set = ctx.store(&key);
-    let hash = revision_hash(&template);
-    let manifest = plan::manifest_yaml(&template, &cmd.name, &ns, &hash);
-    set.set_current(&hash, manifest);
+    // With a YurtStaticSet whose template already is this one, its revision is the target
+    // (a re-run resumes); otherwise yurt-manager computes the new revision under the lock.
+    let unchanged = ctx
+        .yss
+        .as_ref()
+        .is_some_and(|y| yurtstaticset::template_for(&y.template, &template) == y.template);
+    if !unchanged {
+        let hash = revision_hash(&template);
+        let manifest = plan::manifest_yaml(&template, &cmd.name, &ns, &hash);
+        set.set_current(&hash, manifest);
+    }
     roll(g, ctx, set, cmd.strategy, &cmd.rollout, opts, "upgrade").await
 }
 
@@ -305,15 +332,15 @@ async fn roll(
                 .unwrap_or_default()
         ));
     }
+    aim(&mut set, strategy);
     let target = set.current.hash.clone();
-    if set.progress.target != target || set.progress.strategy != strategy.as_str() {
-        set.progress = Progress {
-            target: target.clone(),
-            strategy: strategy.as_str().into(),
-            nodes: BTreeMap::new(),
-        };
-    }
     if g.dry_run.enabled() {
+        if let Some(y) = &ctx.yss {
+            eprintln!(
+                "note: YurtStaticSet {}/{} manages this static pod: the run sets its template and holds its upgradeStrategy at OTA while yurtctl drives the nodes; yurt-manager computes the revision (the one shown is yurtctl's)",
+                y.namespace, y.name
+            );
+        }
         let p = plan::rollout_plan(
             &ctx.name,
             &ctx.ns,
@@ -352,12 +379,115 @@ async fn roll(
     let exit = match store_unchanged(&ctx).await {
         Ok(()) => {
             let lost = Some(guard.lost_signal());
-            roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await
+            let exit = roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await;
+            settle(&ctx, exit).await
         }
         Err(e) => e,
     };
     run_lock::release(guard, &ctx.ns, &ctx.name).await;
     exit
+}
+
+/// The progress record follows the target: a new target or strategy starts a new one.
+fn aim(set: &mut StaticSet, strategy: Strategy) {
+    let target = &set.current.hash;
+    if set.progress.target != *target || set.progress.strategy != strategy.as_str() {
+        set.progress = Progress {
+            target: target.clone(),
+            strategy: strategy.as_str().into(),
+            nodes: BTreeMap::new(),
+        };
+    }
+}
+
+/// How long yurt-manager may take to render a YurtStaticSet's template into its ConfigMap.
+const RENDER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// With a YurtStaticSet, its controller publishes the manifest: the set gets the current
+/// revision's template and is held at OTA (so the controller upgrades no node itself), and the
+/// revision becomes the one the controller rendered.
+async fn publish(
+    ctx: &Context,
+    yss: &YurtStaticSet,
+    mut set: StaticSet,
+    strategy: Strategy,
+) -> Result<StaticSet, ClusterError> {
+    let pod: Value = serde_saphyr::from_str(&set.current.manifest).map_err(|e| {
+        ClusterError::InvalidObject {
+            object: format!("revision {} of {}/{}", set.current.number, ctx.ns, ctx.name),
+            message: format!("its manifest is not YAML ({e})"),
+        }
+    })?;
+    let template = yurtstaticset::template_for(&yss.template, &pod);
+    yurtstaticset::hold(&ctx.cluster, &ctx.ns, &ctx.name, &template).await?;
+    let (hash, manifest) =
+        yurtstaticset::wait_rendered(&ctx.cluster, yss, &template, RENDER_TIMEOUT).await?;
+    if hash != set.current.hash {
+        set.history.retain(|r| r.hash != hash);
+        set.current.hash = hash;
+    }
+    set.current.manifest = manifest;
+    aim(&mut set, strategy);
+    Ok(set)
+}
+
+/// After a run on a YurtStaticSet: the user's strategy goes back when every node runs the
+/// target, or when the run failed or was interrupted; a rollout left partial on purpose
+/// (`--partition`, `--pause`, a canary, OTA) keeps the set at OTA so the controller does not
+/// finish it on its own.
+async fn settle(ctx: &Context, exit: Exit) -> Exit {
+    let Some(yss) = &ctx.yss else {
+        return exit;
+    };
+    let behind = match behind_nodes(ctx).await {
+        Ok(b) => b,
+        Err(e) => return worse(exit, fail(&e)),
+    };
+    let what = format!("YurtStaticSet {}/{}", ctx.ns, ctx.name);
+    if exit == Exit::Ok && !behind.is_empty() {
+        eprintln!(
+            "{what} stays on upgradeStrategy OTA while {} node(s) run an older revision ({}); the run that completes the rollout puts back {}",
+            behind.len(),
+            behind.join(", "),
+            yss.user_strategy()
+        );
+        return exit;
+    }
+    match yurtstaticset::release(&ctx.cluster, &ctx.ns, &ctx.name).await {
+        Ok(true) => {
+            eprintln!("{what}: upgradeStrategy {} put back", yss.user_strategy());
+            exit
+        }
+        Ok(false) => exit,
+        Err(e) => {
+            eprintln!(
+                "error: {what} is still held at upgradeStrategy OTA: {e}; re-run, or set spec.upgradeStrategy back to {} and remove annotation {}",
+                yss.user_strategy(),
+                yurtstaticset::HELD_STRATEGY_ANNOTATION
+            );
+            worse(exit, e.exit())
+        }
+    }
+}
+
+/// The first failure wins; a success gives way to a later failure.
+fn worse(first: Exit, then: Exit) -> Exit {
+    if first == Exit::Ok { then } else { first }
+}
+
+/// Nodes whose mirror pod does not run the stored target revision.
+async fn behind_nodes(ctx: &Context) -> Result<Vec<String>, ClusterError> {
+    let target = staticset::load(&ctx.cluster, &ctx.ns, &ctx.name)
+        .await?
+        .map(|s| s.current.hash)
+        .unwrap_or_default();
+    let mirrors = staticset::mirror_pods(&ctx.cluster, &ctx.ns, &ctx.name).await?;
+    Ok(mirrors
+        .by_node
+        .into_iter()
+        .filter(|(_, m)| m.revision.as_deref() != Some(target.as_str()))
+        .map(|(n, _)| n)
+        .collect())
 }
 
 /// Under the lock: the store must still be what this run planned from (another run may have
@@ -408,6 +538,13 @@ async fn roll_locked(
     targets: Vec<NodeInput>,
     lost: LostSignal,
 ) -> Exit {
+    let set = match &ctx.yss {
+        Some(yss) => match publish(ctx, yss, set, strategy).await {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        },
+        None => set,
+    };
     let target = set.current.hash.clone();
     if let Err(e) = staticset::save(&ctx.cluster, &set).await {
         return fail(&e);
@@ -661,7 +798,8 @@ async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let exit = match store_unchanged(&ctx).await {
         Ok(()) => {
             let lost = Some(guard.lost_signal());
-            ota_apply_locked(g, &ctx, set, targets, opts, &cmd, lost).await
+            let exit = ota_apply_locked(g, &ctx, set, targets, opts, &cmd, lost).await;
+            settle(&ctx, exit).await
         }
         Err(e) => e,
     };
