@@ -10,7 +10,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
 use yurtsim::Layout;
@@ -382,5 +382,28 @@ async fn random_write_errors_and_lost_answers_still_converge_without_duplicates(
         "{}",
         again.stderr
     );
+    env.sim.shutdown().await;
+}
+
+/// yurt-app-manager runs on cloud nodes only; on kubeadm those are the tainted control plane,
+/// so without tolerating that taint its pods stayed Pending and convert timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_app_manager_runs_on_the_tainted_control_plane() {
+    let env = start("v1.20.15").await;
+    let run = convert(
+        &env,
+        &["--profile", "legacy-v0.6", "--enable-app-manager", "-y"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pods = Api::<Pod>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels("control-plane=yurt-app-manager"))
+        .await
+        .unwrap();
+    assert_eq!(pods.items.len(), 2, "replicas: 2");
+    for p in &pods.items {
+        let node = p.spec.as_ref().and_then(|s| s.node_name.clone());
+        assert_eq!(node.as_deref(), Some("control-plane-1"), "{p:?}");
+    }
     env.sim.shutdown().await;
 }
