@@ -304,8 +304,7 @@ async fn image_overrides_reach_the_manifests_nodes_install() {
         .find(|o| o["kind"] == "YurtStaticSet" && o["metadata"]["name"] == "yurt-hub")
         .unwrap();
     assert_eq!(
-        set["spec"]["template"]["spec"]["containers"][0]["image"],
-        hub,
+        set["spec"]["template"]["spec"]["containers"][0]["image"], hub,
         "{set:#}"
     );
     let manager = objects

@@ -236,7 +236,9 @@ fn v16_static_sets_template_the_node_manifest_and_leave_the_config_maps_to_yurt_
         // (yurt_static_set_controller.go syncConfigMap): it must create the ConfigMap itself.
         let cm = format!("yurt-static-set-{yss}");
         assert!(
-            !objs.iter().any(|o| o.gvk.kind == "ConfigMap" && o.name() == cm),
+            !objs
+                .iter()
+                .any(|o| o.gvk.kind == "ConfigMap" && o.name() == cm),
             "{cm} is rendered"
         );
     }
@@ -276,13 +278,21 @@ fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
                     let v = find(&objs, "ConfigMap", cm_name).to_value();
                     v["data"][&p.yurthub.manifest_name]
                         .as_str()
-                        .unwrap_or_else(|| panic!("{name}: no key {} in {v}", p.yurthub.manifest_name))
+                        .unwrap_or_else(|| {
+                            panic!("{name}: no key {} in {v}", p.yurthub.manifest_name)
+                        })
                         .to_owned()
                 }
                 YurtHubMode::YurtStaticSet => {
                     let set = find(&objs, "YurtStaticSet", p.yurthub_pod_name(mode)).to_value();
-                    assert_eq!(set["spec"]["staticPodManifest"], p.yurthub.manifest_name.as_str());
-                    assert_eq!(cm_name, format!("yurt-static-set-{}", p.yurthub_pod_name(mode)));
+                    assert_eq!(
+                        set["spec"]["staticPodManifest"],
+                        p.yurthub.manifest_name.as_str()
+                    );
+                    assert_eq!(
+                        cm_name,
+                        format!("yurt-static-set-{}", p.yurthub_pod_name(mode))
+                    );
                     let template = &set["spec"]["template"];
                     static_pod_manifest(template, &template_hash(template))
                 }
@@ -291,7 +301,11 @@ fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
             let rendered: Value =
                 serde_saphyr::from_str(&render::yurthub_manifest(&p, &ctx, mode).unwrap()).unwrap();
             assert_eq!(installed["spec"], rendered["spec"], "{name} {mode:?}");
-            assert_eq!(installed["metadata"]["name"], p.yurthub_pod_name(mode), "{name}");
+            assert_eq!(
+                installed["metadata"]["name"],
+                p.yurthub_pod_name(mode),
+                "{name}"
+            );
         }
     }
 }
@@ -508,10 +522,7 @@ fn nodepool_and_yurtstaticset_crds_match_upstream() {
             singular: "nodepool",
             short: &["np"],
             scope: "Cluster",
-            versions: &[
-                ("v1alpha1", true, false),
-                ("v1beta1", true, true),
-            ],
+            versions: &[("v1alpha1", true, false), ("v1beta1", true, true)],
             columns: &[
                 ("Type", ".spec.type", "string"),
                 ("ReadyNodes", ".status.readyNodeNum", "integer"),
@@ -610,7 +621,12 @@ fn nodepool_and_yurtstaticset_crds_match_upstream() {
     .to_value();
     let v1beta1 =
         &np["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
-    let fields: BTreeSet<&str> = v1beta1.as_object().unwrap().keys().map(String::as_str).collect();
+    let fields: BTreeSet<&str> = v1beta1
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         fields,
         BTreeSet::from(["annotations", "hostNetwork", "labels", "taints", "type"]),

@@ -1671,8 +1671,15 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
         template["spec"]["containers"][0]["image"],
         "openyurt/yurthub:v1.6.2"
     );
-    assert_eq!(held.data["spec"]["upgradeStrategy"], serde_json::json!({"type": "OTA"}));
-    assert!(partial.stderr.contains("stays on upgradeStrategy OTA"), "{}", partial.stderr);
+    assert_eq!(
+        held.data["spec"]["upgradeStrategy"],
+        serde_json::json!({"type": "OTA"})
+    );
+    assert!(
+        partial.stderr.contains("stays on upgradeStrategy OTA"),
+        "{}",
+        partial.stderr
+    );
     // the revision yurtctl rolled out is the one the controller computes from the template
     let cm = cms.get("yurt-static-set-yurt-hub").await.unwrap();
     let target = template_hash(template);
@@ -1681,7 +1688,10 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     let on_target = |pods: &[Pod]| {
         pods.iter()
             .filter(|p| {
-                p.metadata.annotations.as_ref().and_then(|a| a.get("openyurt.io/static-pod-hash"))
+                p.metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("openyurt.io/static-pod-hash"))
                     == Some(&target)
             })
             .count()
@@ -1701,7 +1711,11 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
             })
             .collect::<Vec<_>>()
     };
-    assert_eq!(on_target(&hubs().await), 1, "--partition 1 leaves one of two");
+    assert_eq!(
+        on_target(&hubs().await),
+        1,
+        "--partition 1 leaves one of two"
+    );
 
     let rest = upgrade(&[]).await;
     assert_eq!(rest.code, 0, "{}", rest.stderr);
@@ -1718,7 +1732,10 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     assert_eq!(on_target(&hubs().await), 2);
     // give the controller a moment to disagree, then look at what the ConfigMap went through
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(hash_of(&cms.get("yurt-static-set-yurt-hub").await.unwrap()), target);
+    assert_eq!(
+        hash_of(&cms.get("yurt-static-set-yurt-hub").await.unwrap()),
+        target
+    );
     recorder.abort();
     assert_eq!(*hashes.lock().unwrap(), vec![first, target]);
     env.sim.shutdown().await;

@@ -114,10 +114,7 @@ async fn update(
         if !change(&mut o) {
             return Ok(false);
         }
-        match cluster
-            .call(|| api.replace(name, &pp, &o))
-            .await
-        {
+        match cluster.call(|| api.replace(name, &pp, &o)).await {
             Ok(_) => return Ok(true),
             Err(kube::Error::Api(s)) if s.code == 409 && attempt < 5 => continue,
             Err(e) => return Err(ClusterError::from_kube(context(), e)),
@@ -238,10 +235,7 @@ pub async fn wait_rendered(
         .and_then(|a| a.get(HASH_ANNOTATION))
         .cloned()
         .unwrap_or_default();
-    let manifest = cm
-        .data
-        .and_then(|mut d| d.remove(&key))
-        .unwrap_or_default();
+    let manifest = cm.data.and_then(|mut d| d.remove(&key)).unwrap_or_default();
     Ok((hash, manifest))
 }
 
@@ -292,7 +286,8 @@ mod tests {
 
     #[test]
     fn a_config_map_renders_a_template_when_hash_labels_and_spec_agree() {
-        let template = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"containers": [{"image": "x"}]}});
+        let template =
+            json!({"metadata": {"labels": {"a": "1"}}, "spec": {"containers": [{"image": "x"}]}});
         let cm = |hash: &str, manifest: &str| -> ConfigMap {
             serde_json::from_value(json!({"metadata": {"annotations": {HASH_ANNOTATION: hash}},
                 "data": {"web": manifest}}))

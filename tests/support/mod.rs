@@ -107,7 +107,12 @@ async fn approve_certificate_requests(client: Client) {
     use kube::api::{Api, PostParams};
     let api: Api<CertificateSigningRequest> = Api::all(client);
     loop {
-        for mut csr in api.list(&Default::default()).await.map(|l| l.items).unwrap_or_default() {
+        for mut csr in api
+            .list(&Default::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+        {
             let status = csr.status.get_or_insert_with(Default::default);
             let conditions = status.conditions.get_or_insert_with(Vec::new);
             if !conditions.is_empty() {

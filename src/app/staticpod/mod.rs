@@ -412,12 +412,11 @@ async fn publish(
     mut set: StaticSet,
     strategy: Strategy,
 ) -> Result<StaticSet, ClusterError> {
-    let pod: Value = serde_saphyr::from_str(&set.current.manifest).map_err(|e| {
-        ClusterError::InvalidObject {
+    let pod: Value =
+        serde_saphyr::from_str(&set.current.manifest).map_err(|e| ClusterError::InvalidObject {
             object: format!("revision {} of {}/{}", set.current.number, ctx.ns, ctx.name),
             message: format!("its manifest is not YAML ({e})"),
-        }
-    })?;
+        })?;
     let template = yurtstaticset::template_for(&yss.template, &pod);
     yurtstaticset::hold(&ctx.cluster, &ctx.ns, &ctx.name, &template).await?;
     let (hash, manifest) =

@@ -1557,7 +1557,7 @@ fn decode_value(ty: Ty, wire: Wire<'_>, depth: usize) -> Result<Value, DecodeErr
                     _ => {}
                 }
             }
-            Ok(Value::String(format_go_duration(ns)))
+            Ok(Value::String(crate::util::go_duration_ns(ns)))
         }
         (ExtraValue, Wire::Len(b)) => {
             let mut items = Vec::new();
@@ -1605,47 +1605,6 @@ fn format_rfc3339(seconds: i64, micros: Option<i64>) -> Result<String, DecodeErr
         seconds,
         micros.map(|us| us.clamp(0, 999_999) as u32),
     ))
-}
-
-/// Formats nanoseconds like Go's `time.Duration.String()` ("1h0m0s", "1.5s", "250ms", "0s").
-fn format_go_duration(ns: i64) -> String {
-    if ns == 0 {
-        return "0s".into();
-    }
-    let sign = if ns < 0 { "-" } else { "" };
-    let u = ns.unsigned_abs();
-    // Integer part plus trimmed fraction of `v / 10^digits`.
-    fn frac(v: u64, digits: u32) -> String {
-        let div = 10u64.pow(digits);
-        let (int, rem) = (v / div, v % div);
-        if rem == 0 {
-            return int.to_string();
-        }
-        let f = format!("{rem:0width$}", width = digits as usize);
-        format!("{int}.{}", f.trim_end_matches('0'))
-    }
-    if u < 1_000 {
-        return format!("{sign}{u}ns");
-    }
-    if u < 1_000_000 {
-        return format!("{sign}{}µs", frac(u, 3));
-    }
-    if u < 1_000_000_000 {
-        return format!("{sign}{}ms", frac(u, 6));
-    }
-    const HOUR: u64 = 3_600_000_000_000;
-    const MINUTE: u64 = 60_000_000_000;
-    let (h, rem) = (u / HOUR, u % HOUR);
-    let (m, s) = (rem / MINUTE, rem % MINUTE);
-    let mut out = sign.to_string();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if h > 0 || m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    out.push_str(&format!("{}s", frac(s, 9)));
-    out
 }
 
 #[cfg(test)]
@@ -2193,13 +2152,13 @@ mod tests {
             format_rfc3339(-1, Some(5)).unwrap(),
             "1969-12-31T23:59:59.000005Z"
         );
-        assert_eq!(format_go_duration(0), "0s");
-        assert_eq!(format_go_duration(3_600_000_000_000), "1h0m0s");
-        assert_eq!(format_go_duration(90_000_000_000), "1m30s");
-        assert_eq!(format_go_duration(1_500_000_000), "1.5s");
-        assert_eq!(format_go_duration(250_000_000), "250ms");
-        assert_eq!(format_go_duration(-1_500), "-1.5µs");
-        assert_eq!(format_go_duration(7), "7ns");
+        assert_eq!(crate::util::go_duration_ns(0), "0s");
+        assert_eq!(crate::util::go_duration_ns(3_600_000_000_000), "1h0m0s");
+        assert_eq!(crate::util::go_duration_ns(90_000_000_000), "1m30s");
+        assert_eq!(crate::util::go_duration_ns(1_500_000_000), "1.5s");
+        assert_eq!(crate::util::go_duration_ns(250_000_000), "250ms");
+        assert_eq!(crate::util::go_duration_ns(-1_500), "-1.5µs");
+        assert_eq!(crate::util::go_duration_ns(7), "7ns");
 
         // ManagedFields (Time + FieldsV1), ownerReferences, IntOrString, RawExtension.
         let meta = meta("x")

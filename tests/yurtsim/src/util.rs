@@ -158,6 +158,52 @@ pub fn secret_field(secret: &serde_json::Value, key: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// A duration as Go's `time.Duration.String()` writes it ("400ms", "1.6s", "5m0s").
+pub fn go_duration(d: Duration) -> String {
+    go_duration_ns(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Formats nanoseconds like Go's `time.Duration.String()` ("1h0m0s", "1.5s", "250ms", "0s").
+pub fn go_duration_ns(ns: i64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let sign = if ns < 0 { "-" } else { "" };
+    let u = ns.unsigned_abs();
+    // Integer part plus trimmed fraction of `v / 10^digits`.
+    fn frac(v: u64, digits: u32) -> String {
+        let div = 10u64.pow(digits);
+        let (int, rem) = (v / div, v % div);
+        if rem == 0 {
+            return int.to_string();
+        }
+        let f = format!("{rem:0width$}", width = digits as usize);
+        format!("{int}.{}", f.trim_end_matches('0'))
+    }
+    if u < 1_000 {
+        return format!("{sign}{u}ns");
+    }
+    if u < 1_000_000 {
+        return format!("{sign}{}µs", frac(u, 3));
+    }
+    if u < 1_000_000_000 {
+        return format!("{sign}{}ms", frac(u, 6));
+    }
+    const HOUR: u64 = 3_600_000_000_000;
+    const MINUTE: u64 = 60_000_000_000;
+    let (h, rem) = (u / HOUR, u % HOUR);
+    let (m, s) = (rem / MINUTE, rem % MINUTE);
+    let mut out = sign.to_string();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if h > 0 || m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    out.push_str(&format!("{}s", frac(s, 9)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,22 +234,5 @@ mod tests {
         assert_eq!(new_uid().len(), 36);
         assert_eq!(fnv32a(b""), 0x811c_9dc5);
         assert_eq!(fnv32a(b"a"), 0xe40c_292c);
-    }
-}
-
-/// A duration as Go's `time.Duration.String()` writes it ("400ms", "1.6s", "5m0s").
-pub fn go_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let secs = |ms: u128| {
-        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
-    if ms < 60_000 {
-        format!("{}s", secs(ms))
-    } else {
-        format!("{}m{}s", ms / 60_000, secs(ms % 60_000))
     }
 }
