@@ -406,3 +406,38 @@ async fn legacy_app_manager_runs_on_the_tainted_control_plane() {
     }
     env.sim.shutdown().await;
 }
+
+/// When a component never becomes available, the time-out says why, as `kubectl get pods`
+/// would: here yurt-manager, which must run on a control-plane node, finds it cordoned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unavailable_component_is_reported_with_its_pods_state() {
+    let env = start("v1.30.2").await;
+    let nodes: Api<Node> = Api::all(env.client.clone());
+    nodes
+        .patch(
+            "control-plane-1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"unschedulable": true}})),
+        )
+        .await
+        .unwrap();
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args([
+        "convert",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "5s",
+        "-y",
+    ]);
+    let run = support::run(cmd, "convert --job-timeout 5s").await;
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Deployment(s) yurt-manager")
+            && run.stderr.contains("pod yurt-manager-")
+            && run.stderr.contains("Pending (0/3 nodes are available"),
+        "{}",
+        run.stderr
+    );
+    env.sim.shutdown().await;
+}

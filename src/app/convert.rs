@@ -1461,16 +1461,26 @@ async fn wait_available(
     })
     .await;
     if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(ClusterError::Timeout {
-            what: format!(
-                "Deployment(s) {} in kube-system to become available",
-                missing.join(", ")
-            ),
-            after: timeout,
-        })
+        return Ok(());
     }
+    let mut pods = Vec::new();
+    for name in &missing {
+        pods.extend(
+            crate::cluster::diagnose::deployment_pods(cluster, SYSTEM_NAMESPACE, name).await,
+        );
+    }
+    let why = if pods.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", pods.join("; "))
+    };
+    Err(ClusterError::Timeout {
+        what: format!(
+            "Deployment(s) {} in kube-system to become available{why}",
+            missing.join(", ")
+        ),
+        after: timeout,
+    })
 }
 
 /// Waits until every node in `names` is Ready; returns those that were not by the deadline.

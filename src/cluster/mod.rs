@@ -11,6 +11,7 @@
 
 pub mod apply;
 pub mod client;
+pub mod diagnose;
 pub mod error;
 pub mod jobs;
 pub mod journal;

@@ -132,6 +132,15 @@ fn corrupt(name: &str, what: &str, e: impl std::fmt::Display) -> ClusterError {
     }
 }
 
+/// The revision a store ConfigMap names (annotation `openyurt.io/static-pod-hash`).
+pub fn hash_of(cm: &ConfigMap) -> Option<&str> {
+    cm.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(HASH_ANNOTATION))
+        .map(String::as_str)
+}
+
 /// Reads the store; None when the ConfigMap does not exist.
 pub async fn load(
     cluster: &Cluster,
@@ -158,13 +167,7 @@ pub fn from_configmap(
     let Some((key, manifest)) = data.into_iter().next() else {
         return Err(corrupt(&cm_name, "data", "no manifest key"));
     };
-    let hash = cm
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(HASH_ANNOTATION))
-        .cloned()
-        .unwrap_or_default();
+    let hash = hash_of(&cm).unwrap_or_default().to_owned();
     let bin = cm.binary_data.unwrap_or_default();
     let (number, history): (u64, Vec<Revision>) = match bin.get(HISTORY_KEY) {
         Some(b) => serde_json::from_slice(&b.0).map_err(|e| corrupt(&cm_name, HISTORY_KEY, e))?,

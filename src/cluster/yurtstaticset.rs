@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::Cluster;
 use super::error::ClusterError;
-use super::staticset::configmap_name;
+use super::staticset::{configmap_name, hash_of};
 use crate::plan::staticpod::HASH_ANNOTATION;
 
 /// The user's `spec.upgradeStrategy` (JSON) while yurtctl holds the set at `OTA`.
@@ -173,12 +173,7 @@ pub async fn release(cluster: &Cluster, namespace: &str, name: &str) -> Result<b
 /// annotation is set, and the manifest under `key` carries it and the template's labels and
 /// spec.
 pub fn renders(cm: &ConfigMap, key: &str, template: &Value) -> bool {
-    let Some(hash) = cm
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(HASH_ANNOTATION))
-    else {
+    let Some(hash) = hash_of(cm) else {
         return false;
     };
     let Some(pod) = cm
@@ -228,13 +223,7 @@ pub async fn wait_rendered(
         message: e.to_string(),
     })?
     .ok_or_else(timed_out)?;
-    let hash = cm
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(HASH_ANNOTATION))
-        .cloned()
-        .unwrap_or_default();
+    let hash = hash_of(&cm).unwrap_or_default().to_owned();
     let manifest = cm.data.and_then(|mut d| d.remove(&key)).unwrap_or_default();
     Ok((hash, manifest))
 }
