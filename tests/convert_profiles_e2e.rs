@@ -111,10 +111,10 @@ async fn legacy_profile_disables_nodelifecycle_and_joins_with_a_token() {
     let manifest = std::fs::read_to_string(worker.join("etc/kubernetes/manifests/yurt-hub.yaml"))
         .expect("the legacy profile's manifest file name");
     assert!(
-        manifest.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"),
+        manifest.contains("--join-token=$$(cat /var/lib/yurtctl/yurthub/join-token)"),
         "{manifest}"
     );
-    let token_file = worker.join("var/lib/yurthub/join-token");
+    let token_file = worker.join("var/lib/yurtctl/yurthub/join-token");
     let token = std::fs::read_to_string(&token_file).unwrap();
     assert_eq!(
         std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,

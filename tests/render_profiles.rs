@@ -251,7 +251,7 @@ fn legacy_node_manifest_reads_the_join_token_from_a_file() {
     let n = NodeContext::new(&p, &ctx, "worker-2", WorkingMode::Edge);
     let yaml = render::render_node_manifest(&p, &ctx, &n).unwrap();
     assert!(
-        yaml.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"),
+        yaml.contains("--join-token=$$(cat /var/lib/yurtctl/yurthub/join-token)"),
         "{yaml}"
     );
     // the node name comes from the downward API, so one manifest serves every node of a mode
@@ -259,6 +259,20 @@ fn legacy_node_manifest_reads_the_join_token_from_a_file() {
     assert!(yaml.contains("fieldPath: spec.nodeName"), "{yaml}");
     assert!(yaml.contains(&format!("--server-addr={API}")));
     assert!(!yaml.contains(TOKEN_SECRET) && !yaml.contains(TOKEN_ID));
+    // the token's directory is mounted, and it is not yurthub v0.6's root dir, which it
+    // empties on its first start
+    let pod: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let dir = Path::new(render::JOIN_TOKEN_FILE).parent().unwrap();
+    assert!(!dir.starts_with("/var/lib/yurthub"));
+    let mounts = pod["spec"]["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap();
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m["mountPath"] == dir.to_str().unwrap() && m["readOnly"] == true),
+        "{yaml}"
+    );
 }
 
 /// The manifest node Jobs install: the declared ConfigMap's text, rendered by the profile or,

@@ -401,10 +401,10 @@ fn legacy_join_token_is_never_in_the_manifest() {
     run(root, servant::convert(root, &opts));
     let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
     assert!(!m.contains("0123456789abcdef"), "{m}");
-    assert!(m.contains("--join-token=$$(cat /var/lib/yurthub/join-token)"));
+    assert!(m.contains("--join-token=$$(cat /var/lib/yurtctl/yurthub/join-token)"));
     let v: serde_json::Value = serde_saphyr::from_str(&m).unwrap();
     assert_eq!(v["spec"]["containers"][0]["command"][0], "/bin/sh");
-    let tok = root.join("var/lib/yurthub/join-token");
+    let tok = root.join("var/lib/yurtctl/yurthub/join-token");
     assert_eq!(
         fs::read_to_string(&tok).unwrap(),
         "abcdef.0123456789abcdef\n"

@@ -17,7 +17,10 @@ use super::error::{Result, ServantError};
 pub const HUB_DIR: &str = "/var/lib/yurthub";
 pub const HUB_CACHE_DIR: &str = "/etc/kubernetes/cache";
 pub const BOOTSTRAP_FILE: &str = "/var/lib/yurthub/bootstrap-hub.conf";
-pub const JOIN_TOKEN_FILE: &str = "/var/lib/yurthub/join-token";
+/// Outside `HUB_DIR`: yurthub v0.6 empties its root dir on its first start
+/// (openyurtio/openyurt@v0.6.1 pkg/yurthub/certificate/hubself/cert_mgr.go,
+/// verifyServerAddrOrCleanup), which would take the token with it.
+pub const JOIN_TOKEN_FILE: &str = "/var/lib/yurtctl/yurthub/join-token";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
