@@ -1716,6 +1716,45 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
         1,
         "--partition 1 leaves one of two"
     );
+    // `staticpod status` shows what `kubectl get yurtstaticsets` shows
+    let counts = |o: &DynamicObject| {
+        ["totalNumber", "readyNumber", "upgradedNumber"].map(|k| o.data["status"][k].as_u64())
+    };
+    let settled = |want: [u64; 3]| {
+        let sets = sets.clone();
+        async move {
+            for _ in 0..200 {
+                let o = sets.get("yurt-hub").await.unwrap();
+                if counts(&o) == want.map(Some) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("the YurtStaticSet's status never reached {want:?}");
+        }
+    };
+    let status = || async {
+        let r = support::yurtctl(
+            sim,
+            &[
+                "staticpod",
+                "status",
+                "yurt-hub",
+                "-n",
+                "kube-system",
+                "-o",
+                "json",
+            ],
+        )
+        .await;
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+    };
+    settled([2, 2, 1]).await;
+    let s = status().await;
+    assert_eq!([&s["total"], &s["ready"], &s["upgraded"]], [2, 2, 1]);
+    assert_eq!(s["yurtStaticSet"]["upgradeStrategy"]["type"], "OTA");
+    assert_eq!(s["yurtStaticSet"]["heldUpgradeStrategy"], user_strategy);
 
     let rest = upgrade(&[]).await;
     assert_eq!(rest.code, 0, "{}", rest.stderr);
@@ -1730,6 +1769,11 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     );
     assert_eq!(after.data["spec"]["template"], *template);
     assert_eq!(on_target(&hubs().await), 2);
+    settled([2, 2, 2]).await;
+    let s = status().await;
+    assert_eq!([&s["total"], &s["ready"], &s["upgraded"]], [2, 2, 2]);
+    assert_eq!(s["yurtStaticSet"]["upgradeStrategy"], user_strategy);
+    assert!(s["yurtStaticSet"].get("heldUpgradeStrategy").is_none());
     // give the controller a moment to disagree, then look at what the ConfigMap went through
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(

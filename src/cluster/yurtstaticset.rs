@@ -39,6 +39,7 @@ pub struct YurtStaticSet {
     pub held: Option<Value>,
     /// `status` (totalNumber, readyNumber, upgradedNumber).
     pub status: Value,
+    pub created: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 impl YurtStaticSet {
@@ -46,15 +47,23 @@ impl YurtStaticSet {
     pub fn user_strategy(&self) -> &Value {
         self.held.as_ref().unwrap_or(&self.strategy)
     }
+
+    /// `status.<field>` (`totalNumber`, `readyNumber`, `upgradedNumber`); 0 before the
+    /// controller wrote it, as `kubectl get` shows an empty column.
+    pub fn count(&self, field: &str) -> usize {
+        self.status[field].as_u64().unwrap_or(0) as usize
+    }
 }
 
-fn api(cluster: &Cluster, namespace: &str) -> Api<DynamicObject> {
+/// The API of YurtStaticSets in `namespace`.
+pub fn api(cluster: &Cluster, namespace: &str) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet");
     let ar = ApiResource::from_gvk_with_plural(&gvk, "yurtstaticsets");
     Api::namespaced_with(cluster.client().clone(), namespace, &ar)
 }
 
-fn from_object(namespace: &str, name: &str, o: DynamicObject) -> YurtStaticSet {
+/// The set as a get or a watch event returns it.
+pub fn from_dynamic(namespace: &str, name: &str, o: DynamicObject) -> YurtStaticSet {
     let held = o
         .metadata
         .annotations
@@ -72,6 +81,7 @@ fn from_object(namespace: &str, name: &str, o: DynamicObject) -> YurtStaticSet {
         strategy: o.data["spec"]["upgradeStrategy"].clone(),
         held,
         status: o.data["status"].clone(),
+        created: o.metadata.creation_timestamp.map(|t| t.0),
     }
 }
 
@@ -83,7 +93,7 @@ pub async fn get(
 ) -> Result<Option<YurtStaticSet>, ClusterError> {
     let api = api(cluster, namespace);
     match cluster.call(|| api.get_opt(name)).await {
-        Ok(o) => Ok(o.map(|o| from_object(namespace, name, o))),
+        Ok(o) => Ok(o.map(|o| from_dynamic(namespace, name, o))),
         // no such resource type: the CRD is not installed
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
         Err(e) => Err(ClusterError::from_kube(

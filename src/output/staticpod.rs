@@ -118,11 +118,26 @@ pub struct StaticPodStatus {
     pub created: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
+    /// With a YurtStaticSet, its controller's counts (what `kubectl get yurtstaticsets`
+    /// shows); otherwise counted from the mirror pods the same way.
     pub total: usize,
     pub ready: usize,
     pub upgraded: usize,
     pub revisions: Vec<RevisionInfo>,
     pub nodes: Vec<NodeStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yurt_static_set: Option<YurtStaticSetInfo>,
+}
+
+/// The YurtStaticSet that manages the static pod.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YurtStaticSetInfo {
+    /// `spec.upgradeStrategy` as stored.
+    pub upgrade_strategy: serde_json::Value,
+    /// The user's strategy while yurtctl holds the set at OTA (a rollout left partial).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_upgrade_strategy: Option<serde_json::Value>,
 }
 
 /// `2d3h`, `4m20s`, `12s`: kubectl's AGE style.
@@ -167,6 +182,16 @@ pub fn status_lines(s: &StaticPodStatus, age: &str, wide: bool) -> Vec<String> {
                 n.needs_upgrade,
                 n.last_result.as_deref().unwrap_or("-")
             ));
+        }
+        if let Some(y) = &s.yurt_static_set {
+            out.push(String::new());
+            out.push(match &y.held_upgrade_strategy {
+                Some(user) => format!(
+                    "YurtStaticSet upgradeStrategy {} (held by yurtctl until the rollout completes; yours: {user})",
+                    y.upgrade_strategy
+                ),
+                None => format!("YurtStaticSet upgradeStrategy {}", y.upgrade_strategy),
+            });
         }
     }
     out

@@ -13,9 +13,10 @@ use super::{Context, connect_context, namespace};
 use crate::app::common::print_structured;
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
+use crate::cluster::yurtstaticset;
 use crate::exit::Exit;
 use crate::output::staticpod::{
-    NodeStatus, RevisionInfo, StaticPodStatus, human_age, status_lines,
+    NodeStatus, RevisionInfo, StaticPodStatus, YurtStaticSetInfo, human_age, status_lines,
 };
 
 /// The status of a static pod from what `ctx` read.
@@ -36,20 +37,32 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
                 .and_then(|s| s.progress.nodes.get(node).cloned()),
         })
         .collect();
+    let (total, ready, upgraded) = match &ctx.yss {
+        Some(y) => (
+            y.count("totalNumber"),
+            y.count("readyNumber"),
+            y.count("upgradedNumber"),
+        ),
+        None => (
+            nodes.len(),
+            nodes.iter().filter(|n| n.ready).count(),
+            nodes.iter().filter(|n| !n.needs_upgrade).count(),
+        ),
+    };
     StaticPodStatus {
         api_version: crate::output::API_VERSION,
         kind: "Status",
         name: ctx.name.clone(),
         namespace: ctx.ns.clone(),
-        created: ctx
-            .set
-            .as_ref()
-            .and_then(|s| s.created)
-            .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        created: created(ctx).map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
         revision: target,
-        total: nodes.len(),
-        ready: nodes.iter().filter(|n| n.ready).count(),
-        upgraded: nodes.iter().filter(|n| !n.needs_upgrade).count(),
+        total,
+        ready,
+        upgraded,
+        yurt_static_set: ctx.yss.as_ref().map(|y| YurtStaticSetInfo {
+            upgrade_strategy: y.strategy.clone(),
+            held_upgrade_strategy: y.held.clone(),
+        }),
         revisions: ctx
             .set
             .iter()
@@ -64,13 +77,18 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
     }
 }
 
+/// The YurtStaticSet's creation, else the store's.
+fn created(ctx: &Context) -> Option<k8s_openapi::jiff::Timestamp> {
+    match &ctx.yss {
+        Some(y) => y.created,
+        None => ctx.set.as_ref().and_then(|s| s.created),
+    }
+}
+
 fn age(ctx: &Context) -> String {
-    // The store's age; before any rollout, the oldest mirror pod's.
-    let since = ctx
-        .set
-        .as_ref()
-        .and_then(|s| s.created)
-        .or_else(|| ctx.mirrors.values().filter_map(|m| m.created).min());
+    // kubectl's AGE of the YurtStaticSet or the store; before any rollout, the oldest mirror
+    // pod's.
+    let since = created(ctx).or_else(|| ctx.mirrors.values().filter_map(|m| m.created).min());
     match since {
         Some(t) => {
             let secs = k8s_openapi::jiff::Timestamp::now()
@@ -139,6 +157,7 @@ fn what_shows(g: &GlobalArgs, s: &StaticPodStatus) -> String {
 enum Change {
     Pod(Box<watcher::Event<Pod>>),
     Store(Box<watcher::Event<ConfigMap>>),
+    Set(Box<watcher::Event<kube::api::DynamicObject>>),
 }
 
 /// `--watch`: one watch on the namespace's pods (mirror pods) and one on the store's
@@ -164,7 +183,17 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
     )
     .default_backoff()
     .map(|e| e.map(|c| Change::Store(Box::new(c))));
-    let mut changes = futures::stream::select(pods.boxed(), store.boxed());
+    let mut changes = futures::stream::select(pods.boxed(), store.boxed()).boxed();
+    // the YurtStaticSet's counts change with its controller's status writes
+    if ctx.yss.is_some() {
+        let sets = watcher(
+            yurtstaticset::api(&ctx.cluster, &ctx.ns),
+            watcher::Config::default().fields(&format!("metadata.name={}", ctx.name)),
+        )
+        .default_backoff()
+        .map(|e| e.map(|o| Change::Set(Box::new(o))));
+        changes = futures::stream::select(changes, sets.boxed()).boxed();
+    }
     let first = status_of(&ctx);
     let mut shown = what_shows(g, &first);
     print(g, &ctx, &first, false);
@@ -229,6 +258,13 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
                     watcher::Event::Delete(_) => ctx.set = None,
                 }
             }
+            Some(Ok(Change::Set(ev))) => match *ev {
+                watcher::Event::InitApply(o) | watcher::Event::Apply(o) => {
+                    ctx.yss = Some(yurtstaticset::from_dynamic(&ns, &name, o));
+                }
+                watcher::Event::Delete(_) => ctx.yss = None,
+                watcher::Event::Init | watcher::Event::InitDone => {}
+            },
         }
         let now = status_of(&ctx);
         let key = what_shows(g, &now);
