@@ -165,6 +165,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
             [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
             [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            [CompletionResult]::new('adopt', 'adopt', [CompletionResultType]::ParameterValue, 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -328,11 +329,37 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
         'yurtctl;staticpod;ota;help;help' {
             break
         }
+        'yurtctl;staticpod;adopt' {
+            [CompletionResult]::new('--manifest', '--manifest', [CompletionResultType]::ParameterName, 'The manifest file''s base name on nodes (spec.staticPodManifest) [default: the stored one, else NAME]')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'The set''s upgradeStrategy: how yurt-manager rolls out later template changes')
+            [CompletionResult]::new('--max-unavailable', '--max-unavailable', [CompletionResultType]::ParameterName, 'The set''s maxUnavailable (advanced-rolling-update)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above --qps')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'yurtctl;staticpod;help' {
             [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Roll a new revision of a static pod out to the nodes that run it')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
             [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
             [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            [CompletionResult]::new('adopt', 'adopt', [CompletionResultType]::ParameterValue, 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -350,6 +377,9 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;staticpod;help;ota;apply' {
+            break
+        }
+        'yurtctl;staticpod;help;adopt' {
             break
         }
         'yurtctl;staticpod;help;help' {
@@ -453,6 +483,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)')
             [CompletionResult]::new('rollback', 'rollback', [CompletionResultType]::ParameterValue, 'Roll a previous revision out again, with the same controls as upgrade')
             [CompletionResult]::new('ota', 'ota', [CompletionResultType]::ParameterValue, 'OTA: upgrade chosen nodes now, from the client side')
+            [CompletionResult]::new('adopt', 'adopt', [CompletionResultType]::ParameterValue, 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs')
             break
         }
         'yurtctl;help;staticpod;upgrade' {
@@ -469,6 +500,9 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;help;staticpod;ota;apply' {
+            break
+        }
+        'yurtctl;help;staticpod;adopt' {
             break
         }
         'yurtctl;help;completion' {

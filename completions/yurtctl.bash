@@ -64,6 +64,9 @@ _yurtctl() {
             yurtctl__subcmd__help,status)
                 cmd="yurtctl__subcmd__help__subcmd__status"
                 ;;
+            yurtctl__subcmd__help__subcmd__staticpod,adopt)
+                cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__adopt"
+                ;;
             yurtctl__subcmd__help__subcmd__staticpod,ota)
                 cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__ota"
                 ;;
@@ -79,6 +82,9 @@ _yurtctl() {
             yurtctl__subcmd__help__subcmd__staticpod__subcmd__ota,apply)
                 cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__ota__subcmd__apply"
                 ;;
+            yurtctl__subcmd__staticpod,adopt)
+                cmd="yurtctl__subcmd__staticpod__subcmd__adopt"
+                ;;
             yurtctl__subcmd__staticpod,help)
                 cmd="yurtctl__subcmd__staticpod__subcmd__help"
                 ;;
@@ -93,6 +99,9 @@ _yurtctl() {
                 ;;
             yurtctl__subcmd__staticpod,upgrade)
                 cmd="yurtctl__subcmd__staticpod__subcmd__upgrade"
+                ;;
+            yurtctl__subcmd__staticpod__subcmd__help,adopt)
+                cmd="yurtctl__subcmd__staticpod__subcmd__help__subcmd__adopt"
                 ;;
             yurtctl__subcmd__staticpod__subcmd__help,help)
                 cmd="yurtctl__subcmd__staticpod__subcmd__help__subcmd__help"
@@ -443,8 +452,22 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__help__subcmd__staticpod)
-            opts="upgrade status rollback ota"
+            opts="upgrade status rollback ota adopt"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__help__subcmd__staticpod__subcmd__adopt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -739,7 +762,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod)
-            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help upgrade status rollback ota help"
+            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help upgrade status rollback ota adopt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -792,9 +815,89 @@ _yurtctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        yurtctl__subcmd__staticpod__subcmd__help)
-            opts="upgrade status rollback ota help"
+        yurtctl__subcmd__staticpod__subcmd__adopt)
+            opts="-v -q -o -n -y -h --manifest --strategy --max-unavailable --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --manifest)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategy)
+                    COMPREPLY=($(compgen -W "advanced-rolling-update ota" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-unavailable)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
+                    COMPREPLY=($(compgen -W "auto bars plain none" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__staticpod__subcmd__help)
+            opts="upgrade status rollback ota adopt help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__staticpod__subcmd__help__subcmd__adopt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

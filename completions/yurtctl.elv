@@ -158,6 +158,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
             cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
             cand ota 'OTA: upgrade chosen nodes now, from the client side'
+            cand adopt 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'yurtctl;staticpod;upgrade'= {
@@ -312,11 +313,36 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         }
         &'yurtctl;staticpod;ota;help;help'= {
         }
+        &'yurtctl;staticpod;adopt'= {
+            cand --manifest 'The manifest file''s base name on nodes (spec.staticPodManifest) [default: the stored one, else NAME]'
+            cand --strategy 'The set''s upgradeStrategy: how yurt-manager rolls out later template changes'
+            cand --max-unavailable 'The set''s maxUnavailable (advanced-rolling-update)'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit)'
+            cand --burst 'API requests allowed in a burst above --qps'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'yurtctl;staticpod;help'= {
             cand upgrade 'Roll a new revision of a static pod out to the nodes that run it'
             cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
             cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
             cand ota 'OTA: upgrade chosen nodes now, from the client side'
+            cand adopt 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'yurtctl;staticpod;help;upgrade'= {
@@ -329,6 +355,8 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
         }
         &'yurtctl;staticpod;help;ota;apply'= {
+        }
+        &'yurtctl;staticpod;help;adopt'= {
         }
         &'yurtctl;staticpod;help;help'= {
         }
@@ -423,6 +451,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand status 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
             cand rollback 'Roll a previous revision out again, with the same controls as upgrade'
             cand ota 'OTA: upgrade chosen nodes now, from the client side'
+            cand adopt 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
         }
         &'yurtctl;help;staticpod;upgrade'= {
         }
@@ -434,6 +463,8 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand apply 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
         }
         &'yurtctl;help;staticpod;ota;apply'= {
+        }
+        &'yurtctl;help;staticpod;adopt'= {
         }
         &'yurtctl;help;completion'= {
         }

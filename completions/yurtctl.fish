@@ -145,32 +145,33 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s q -l quiet -d
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
 name\t''"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
 client\t'Compute and print the plan locally'
 server\t'Ask the server to validate (for node-servant the same as client)'"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l context -d 'The kubeconfig context to use' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l burst -d 'API requests allowed in a burst above --qps' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
 none\t''"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s q -l quiet -d 'Only warnings and errors on stderr'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -s h -l help -d 'Print help'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l image -d 'New image, `IMAGE` for a single-container pod or `CONTAINER=IMAGE` (repeatable)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s f -l filename -d 'The new pod (one v1 Pod document)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l manifest -d 'The manifest file\'s base name on nodes and the ConfigMap key [default: the stored one, else NAME]' -r
@@ -288,10 +289,36 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s h -l help -d 'Print help'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -f -a "apply" -d 'Upgrade the static pod on these nodes to the stored revision (a node Job on each)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l manifest -d 'The manifest file\'s base name on nodes (spec.staticPodManifest) [default: the stored one, else NAME]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l strategy -d 'The set\'s upgradeStrategy: how yurt-manager rolls out later template changes' -r -f -a "advanced-rolling-update\t'yurt-manager upgrades the nodes itself, --max-unavailable at a time'
+ota\t'yurt-manager only marks pods PodNeedUpgrade; nodes upgrade through YurtHub\'s OTA endpoint'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l max-unavailable -d 'The set\'s maxUnavailable (advanced-rolling-update)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
@@ -378,3 +405,4 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_su
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'

@@ -1784,3 +1784,144 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     assert_eq!(*hashes.lock().unwrap(), vec![first, target]);
     env.sim.shutdown().await;
 }
+
+/// The seed's scenario through `adopt`: static pod nginx (1.19.1) on the workers of a
+/// converted cluster is handed to yurt-manager, which renders it and counts every node as
+/// upgraded; an upgrade to 1.19.2 then goes through the set, and status agrees with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_set() {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    use yurtsim::models::yurt_manager::template_hash;
+    let env = support::start_sim(4, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into()
+    })
+    .await;
+    let sim = &env.sim;
+    let client = support::kube_client(sim).await;
+    let convert = support::yurtctl(
+        sim,
+        &[
+            "convert",
+            "-y",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ],
+    )
+    .await;
+    assert_eq!(convert.code, 0, "{}", convert.stderr);
+    let workers: Vec<String> = sim
+        .node_names()
+        .into_iter()
+        .filter(|n| n.starts_with("worker-"))
+        .collect();
+    assert_eq!(workers.len(), 3);
+    for w in &workers {
+        let dir = sim.node_root(w).join("etc/kubernetes/manifests");
+        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
+    }
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let running = |want: &'static str| {
+        let pods = pods.clone();
+        let workers = workers.clone();
+        async move {
+            for _ in 0..400 {
+                let list = pods.list(&Default::default()).await.unwrap().items;
+                let ok = workers.iter().all(|w| {
+                    list.iter().any(|p| {
+                        p.metadata.name.as_deref() == Some(&format!("nginx-{w}"))
+                            && ready(p)
+                            && image(p) == want
+                    })
+                });
+                if ok {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("nginx {want} never ran Ready on every worker");
+        }
+    };
+    running("nginx:1.19.1").await;
+
+    let adopt = support::yurtctl(sim, &["staticpod", "adopt", "nginx", "-y"]).await;
+    assert_eq!(adopt.code, 0, "{}", adopt.stderr);
+    assert!(
+        adopt.stderr.contains("rendered it as revision"),
+        "{}",
+        adopt.stderr
+    );
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let set = sets.get("nginx").await.unwrap();
+    assert_eq!(set.data["spec"]["staticPodManifest"], "nginx");
+    assert_eq!(
+        set.data["spec"]["upgradeStrategy"]["type"],
+        "AdvancedRollingUpdate"
+    );
+    let template = set.data["spec"]["template"].clone();
+    assert_eq!(template["spec"]["containers"][0]["image"], "nginx:1.19.1");
+    let cm = Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .get("yurt-static-set-nginx")
+        .await
+        .unwrap();
+    assert_eq!(
+        cm.metadata.annotations.unwrap()["openyurt.io/static-pod-hash"],
+        template_hash(&template)
+    );
+    let again = support::yurtctl(sim, &["staticpod", "adopt", "nginx", "-y"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("exists already"), "{}", again.stderr);
+
+    let status = |want: [u64; 3]| async move {
+        let mut s = serde_json::Value::Null;
+        for _ in 0..200 {
+            let r = support::yurtctl(sim, &["staticpod", "status", "nginx", "-o", "json"]).await;
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            s = r.json();
+            if [&s["total"], &s["ready"], &s["upgraded"]]
+                == want.map(serde_json::Value::from).each_ref()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("status never showed {want:?}: {s:#}");
+    };
+    // the running pods match the template: the controller counts them as upgraded
+    status([3, 3, 3]).await;
+
+    let up = support::yurtctl(
+        sim,
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--image",
+            "nginx:1.19.2",
+            "--strategy",
+            "advanced-rolling-update",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    running("nginx:1.19.2").await;
+    status([3, 3, 3]).await;
+    let set = sets.get("nginx").await.unwrap();
+    assert_eq!(
+        set.data["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.19.2"
+    );
+    assert_eq!(
+        set.data["spec"]["upgradeStrategy"]["type"],
+        "AdvancedRollingUpdate"
+    );
+    env.sim.shutdown().await;
+}

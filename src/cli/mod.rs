@@ -25,7 +25,7 @@ pub use playground::{PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use staticpod::{
-    OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
+    AdoptCmd, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, SetStrategy, StaticPodCommand,
     StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs, UpgradeCmd,
 };
 pub use values::{

@@ -71,6 +71,37 @@ pub enum StaticPodCommand {
     /// OTA: upgrade chosen nodes now, from the client side
     #[command(subcommand)]
     Ota(OtaCommand),
+    /// Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs
+    ///
+    /// The set's template is the stored revision, else what the nodes run; yurt-manager then
+    /// renders ConfigMap yurt-static-set-NAME from it and manages the pod from then on
+    /// (yurtctl's upgrade, rollback and status work through the set). Needs the YurtStaticSet
+    /// CRD and a running yurt-manager (`yurtctl convert`).
+    Adopt(AdoptCmd),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdoptCmd {
+    #[arg(value_name = "NAME", value_parser = static_pod_name)]
+    pub name: String,
+
+    /// The manifest file's base name on nodes (spec.staticPodManifest) [default: the stored
+    /// one, else NAME]
+    #[arg(long, value_name = "FILE_NAME", value_parser = manifest_name)]
+    pub manifest: Option<String>,
+
+    /// The set's upgradeStrategy: how yurt-manager rolls out later template changes
+    #[arg(
+        long,
+        value_enum,
+        value_name = "STRATEGY",
+        default_value = "advanced-rolling-update"
+    )]
+    pub strategy: SetStrategy,
+
+    /// The set's maxUnavailable (advanced-rolling-update)
+    #[arg(long, value_name = "N|P%", default_value = "10%", allow_negative_numbers = true, value_parser = max_unavailable)]
+    pub max_unavailable: MaxUnavailable,
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +115,15 @@ pub enum Strategy {
     /// Upgrade nodes from the client, a sliding window of --max-unavailable at a time
     AdvancedRollingUpdate,
     /// Mark mirror pods PodNeedUpgrade; each node upgrades when its owner chooses
+    Ota,
+}
+
+/// A YurtStaticSet's `spec.upgradeStrategy.type`, as yurt-manager carries it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SetStrategy {
+    /// yurt-manager upgrades the nodes itself, --max-unavailable at a time
+    AdvancedRollingUpdate,
+    /// yurt-manager only marks pods PodNeedUpgrade; nodes upgrade through YurtHub's OTA endpoint
     Ota,
 }
 

@@ -55,11 +55,14 @@ impl YurtStaticSet {
     }
 }
 
+fn resource() -> ApiResource {
+    let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet");
+    ApiResource::from_gvk_with_plural(&gvk, "yurtstaticsets")
+}
+
 /// The API of YurtStaticSets in `namespace`.
 pub fn api(cluster: &Cluster, namespace: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet");
-    let ar = ApiResource::from_gvk_with_plural(&gvk, "yurtstaticsets");
-    Api::namespaced_with(cluster.client().clone(), namespace, &ar)
+    Api::namespaced_with(cluster.client().clone(), namespace, &resource())
 }
 
 /// The set as a get or a watch event returns it.
@@ -98,6 +101,41 @@ pub async fn get(
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
         Err(e) => Err(ClusterError::from_kube(
             format!("get YurtStaticSet {namespace}/{name}"),
+            e,
+        )),
+    }
+}
+
+/// What a create found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    Created,
+    AlreadyExists,
+    /// The cluster does not serve YurtStaticSets (the CRD is not installed).
+    NotServed,
+}
+
+/// Creates the set (with `dry_run`, the server only checks it).
+pub async fn create(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    spec: &Value,
+    dry_run: bool,
+) -> Result<Created, ClusterError> {
+    let api = api(cluster, namespace);
+    let mut o = DynamicObject::new(name, &resource()).within(namespace);
+    o.data = json!({"spec": spec});
+    let pp = PostParams {
+        dry_run,
+        ..Default::default()
+    };
+    match cluster.call(|| api.create(&pp, &o)).await {
+        Ok(_) => Ok(Created::Created),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Created::AlreadyExists),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Created::NotServed),
+        Err(e) => Err(ClusterError::from_kube(
+            format!("create YurtStaticSet {namespace}/{name}"),
             e,
         )),
     }

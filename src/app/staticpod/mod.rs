@@ -2,6 +2,7 @@
 //! revision store) → plan (pure: `plan::staticpod`, `rollout::Rollout`) → confirm → execute
 //! (`driver`) → report.
 
+mod adopt;
 pub mod driver;
 mod run_lock;
 pub mod server_dry_run;
@@ -35,6 +36,7 @@ pub fn run(g: &GlobalArgs, cmd: StaticPodCommand) -> Exit {
         StaticPodCommand::Rollback(c) => block_on(rollback(g, *c)),
         StaticPodCommand::Status(c) => block_on(status::run(g, c)),
         StaticPodCommand::Ota(OtaCommand::Apply(c)) => block_on(ota_apply(g, c)),
+        StaticPodCommand::Adopt(c) => block_on(adopt::run(g, c)),
     }
 }
 

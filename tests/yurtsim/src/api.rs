@@ -283,7 +283,22 @@ impl Api {
     }
 
     /// Service-account admission: pods run as an existing SA and get its token unless opted out.
+    /// Mirror pods are left as the kubelet sent them and may not name a ServiceAccount
+    /// (kubernetes/kubernetes@v1.33 plugin/pkg/admission/serviceaccount/admission.go, Admit
+    /// and Validate: "Don't modify the spec of mirror pods").
     fn admit_pod(&self, ns: &str, pod: &mut Value) -> ApiResult<()> {
+        if pod["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string() {
+            if pod["spec"]["serviceAccountName"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+            {
+                return Err(ApiError::forbidden(format!(
+                    "pods \"{}\" is forbidden: a mirror pod may not reference service accounts",
+                    meta_str(pod, "name").unwrap_or("")
+                )));
+            }
+            return Ok(());
+        }
         let sa_name = pod["spec"]["serviceAccountName"]
             .as_str()
             .unwrap_or("default")

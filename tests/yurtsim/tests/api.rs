@@ -727,3 +727,53 @@ async fn config_maps_over_one_mib_are_refused_as_the_api_server_does() {
         max - 1
     );
 }
+
+/// ServiceAccount admission leaves mirror pods alone (no token volume, which would make the
+/// spec differ from the manifest) and refuses one that names a ServiceAccount
+/// (kubernetes/kubernetes plugin/pkg/admission/serviceaccount/admission.go, Admit/Validate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirror_pods_get_no_service_account_token() {
+    let c = common::start(1, Layout::Kubeadm).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let pod = |name: &str, mirror: bool, sa: Option<&str>| -> Pod {
+        let mut p = json!({"metadata": {"name": name},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+        if mirror {
+            p["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "abc",
+                "kubernetes.io/config.source": "file"});
+        }
+        if let Some(sa) = sa {
+            p["spec"]["serviceAccountName"] = json!(sa);
+        }
+        serde_json::from_value(p).unwrap()
+    };
+    let mounts = |p: &Pod| {
+        p.spec.as_ref().unwrap().containers[0]
+            .volume_mounts
+            .clone()
+            .unwrap_or_default()
+            .len()
+    };
+    let plain = pods
+        .create(&PostParams::default(), &pod("plain", false, None))
+        .await
+        .unwrap();
+    assert_eq!(mounts(&plain), 1, "a plain pod gets the token");
+    let mirror = pods
+        .create(&PostParams::default(), &pod("mirror", true, None))
+        .await
+        .unwrap();
+    assert_eq!(mounts(&mirror), 0);
+    assert!(mirror.spec.unwrap().service_account_name.is_none());
+    let e = api_err(
+        pods.create(&PostParams::default(), &pod("named", true, Some("default")))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 403);
+    assert!(
+        e.message
+            .contains("a mirror pod may not reference service accounts"),
+        "{e:?}"
+    );
+}

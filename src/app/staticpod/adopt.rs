@@ -1,0 +1,163 @@
+//! `yurtctl staticpod adopt NAME`: a YurtStaticSet from what the static pod runs, so
+//! yurt-manager manages it from then on.
+
+use serde_json::{Value, json};
+
+use super::{RENDER_TIMEOUT, connect_context, namespace, preflight, run_lock};
+use crate::app::common::{confirm, fail, print_structured};
+use crate::cli::{AdoptCmd, GlobalArgs, SetStrategy};
+use crate::cluster::staticset;
+use crate::cluster::yurtstaticset::{self, Created};
+use crate::exit::Exit;
+
+/// The set's `spec`: the manifest key, the strategy and the template (`pod`'s labels,
+/// annotations but the hash, and spec, named NAME).
+pub(super) fn spec(name: &str, key: &str, pod: &Value, cmd: &AdoptCmd) -> Value {
+    let template = yurtstaticset::template_for(&json!({"metadata": {"name": name}}), pod);
+    let strategy = match cmd.strategy {
+        SetStrategy::AdvancedRollingUpdate => {
+            // an IntOrString: a number, or a string only as a percentage (intstr rejects "1")
+            let text = cmd.max_unavailable.to_string();
+            let max = text
+                .parse::<u64>()
+                .map_or_else(|_| json!(text), |n| json!(n));
+            json!({"type": "AdvancedRollingUpdate", "maxUnavailable": max})
+        }
+        SetStrategy::Ota => json!({"type": "OTA"}),
+    };
+    json!({"staticPodManifest": key, "upgradeStrategy": strategy, "template": template})
+}
+
+pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
+    let ns = namespace(g);
+    let ctx = match connect_context(g, &ns, &cmd.name).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let what = format!("YurtStaticSet {ns}/{}", cmd.name);
+    if ctx.yss.is_some() {
+        eprintln!("{what} exists already: nothing to do");
+        return Exit::Ok;
+    }
+    if let Some(e) = ctx.no_mirrors() {
+        return e;
+    }
+    let Some(pod) = ctx.current_template() else {
+        return preflight("cannot read the template the nodes run");
+    };
+    let key = cmd
+        .manifest
+        .clone()
+        .or_else(|| ctx.set.as_ref().map(|s| s.manifest_key.clone()))
+        .unwrap_or_else(|| cmd.name.clone());
+    let spec = spec(&cmd.name, &key, &pod, &cmd);
+    let object = json!({
+        "apiVersion": "apps.openyurt.io/v1alpha1",
+        "kind": "YurtStaticSet",
+        "metadata": {"name": cmd.name, "namespace": ns},
+        "spec": spec,
+    });
+    if g.dry_run.enabled() {
+        if g.dry_run == crate::cli::DryRun::Server {
+            match yurtstaticset::create(&ctx.cluster, &ns, &cmd.name, &spec, true).await {
+                Ok(Created::NotServed) => return not_served(&what),
+                Ok(_) => {}
+                Err(e) => return fail(&e),
+            }
+        }
+        if !print_structured(g, &object) {
+            print!("{}", serde_saphyr::to_string(&object).unwrap_or_default());
+        }
+        return Exit::Ok;
+    }
+    if let Err(e) = confirm(
+        g,
+        &format!(
+            "create {what} from what {} node(s) run, for yurt-manager to manage?",
+            ctx.mirrors.len()
+        ),
+    ) {
+        return e;
+    }
+    let guard = match run_lock::take(&ctx.cluster, &ns, &cmd.name, false).await {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    let exit = match yurtstaticset::create(&ctx.cluster, &ns, &cmd.name, &spec, false).await {
+        Ok(Created::NotServed) => not_served(&what),
+        Ok(Created::AlreadyExists) => {
+            eprintln!("{what} exists already: nothing to do");
+            Exit::Ok
+        }
+        Ok(Created::Created) => {
+            let set = yurtstaticset::YurtStaticSet {
+                namespace: ns.clone(),
+                name: cmd.name.clone(),
+                template: spec["template"].clone(),
+                manifest_key: key,
+                strategy: spec["upgradeStrategy"].clone(),
+                held: None,
+                status: Value::Null,
+                created: None,
+            };
+            match yurtstaticset::wait_rendered(&ctx.cluster, &set, &set.template, RENDER_TIMEOUT)
+                .await
+            {
+                Ok((hash, _)) => {
+                    eprintln!(
+                        "{what} created; yurt-manager rendered it as revision {hash} into ConfigMap {ns}/{}",
+                        staticset::configmap_name(&cmd.name)
+                    );
+                    print_structured(g, &object);
+                    Exit::Ok
+                }
+                Err(e) => {
+                    eprintln!("error: {what} was created, but {e}");
+                    e.exit()
+                }
+            }
+        }
+        Err(e) => fail(&e),
+    };
+    run_lock::release(guard, &ns, &cmd.name).await;
+    exit
+}
+
+fn not_served(what: &str) -> Exit {
+    preflight(format!(
+        "{what}: the cluster does not serve apps.openyurt.io/v1alpha1 yurtstaticsets (the CRD is not installed); run `yurtctl convert` first"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_set_names_the_pod_and_carries_the_chosen_strategy() {
+        let pod = json!({"metadata": {"name": "nginx", "namespace": "default",
+            "labels": {"app": "web"}, "annotations": {"openyurt.io/static-pod-hash": "h"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}});
+        let cmd = |strategy| AdoptCmd {
+            name: "nginx".into(),
+            manifest: None,
+            strategy,
+            max_unavailable: "1".parse().unwrap(),
+        };
+        let s = spec(
+            "nginx",
+            "web",
+            &pod,
+            &cmd(SetStrategy::AdvancedRollingUpdate),
+        );
+        assert_eq!(
+            s,
+            json!({"staticPodManifest": "web",
+                "upgradeStrategy": {"type": "AdvancedRollingUpdate", "maxUnavailable": 1},
+                "template": {"metadata": {"name": "nginx", "labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}}})
+        );
+        let ota = spec("nginx", "web", &pod, &cmd(SetStrategy::Ota));
+        assert_eq!(ota["upgradeStrategy"], json!({"type": "OTA"}));
+    }
+}
