@@ -1579,23 +1579,16 @@ async fn a_node_that_goes_not_ready_after_its_upgrade_halts_the_rollout() {
     env.sim.shutdown().await;
 }
 
-/// The `yurt-hub` YurtStaticSet convert creates, with yurt-manager's controller (the yurtsim
-/// model) running: yurtctl changes the set's template and holds its strategy at OTA while it
-/// drives the nodes (`--partition 1` leaves one behind and keeps the hold), a second run
-/// completes the rollout and puts the user's strategy back. The ConfigMap only ever moves
-/// forward (the controller never rewrites it against yurtctl) and no node goes back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fights() {
-    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
-    use yurtsim::models::yurt_manager::template_hash;
-    let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
+/// A cluster of `nodes` nodes (Kubernetes 1.30, kubeadm) converted with the default profile,
+/// so yurt-manager (the yurtsim model) runs its YurtStaticSet controller.
+async fn converted(nodes: usize) -> (support::SimEnv, Client) {
+    let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
         cfg.kubernetes_version = "v1.30.2".into()
     })
     .await;
-    let sim = &env.sim;
-    let client = support::kube_client(sim).await;
+    let client = support::kube_client(&env.sim).await;
     let convert = support::yurtctl(
-        sim,
+        &env.sim,
         &[
             "convert",
             "-y",
@@ -1607,6 +1600,29 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     )
     .await;
     assert_eq!(convert.code, 0, "{}", convert.stderr);
+    (env, client)
+}
+
+fn yurt_static_sets(client: &Client, ns: &str) -> Api<kube::api::DynamicObject> {
+    use kube::api::{ApiResource, GroupVersionKind};
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    Api::namespaced_with(client.clone(), ns, &ar)
+}
+
+/// The `yurt-hub` YurtStaticSet convert creates, with yurt-manager's controller (the yurtsim
+/// model) running: yurtctl changes the set's template and holds its strategy at OTA while it
+/// drives the nodes (`--partition 1` leaves one behind and keeps the hold), a second run
+/// completes the rollout and puts the user's strategy back. The ConfigMap only ever moves
+/// forward (the controller never rewrites it against yurtctl) and no node goes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fights() {
+    use kube::api::DynamicObject;
+    use yurtsim::models::yurt_manager::template_hash;
+    let (env, client) = converted(3).await;
+    let sim = &env.sim;
 
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
     let hash_of = |cm: &ConfigMap| {
@@ -1634,11 +1650,7 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
             }
         })
     };
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
-        "yurtstaticsets",
-    );
-    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "kube-system", &ar);
+    let sets = yurt_static_sets(&client, "kube-system");
     let before = sets.get("yurt-hub").await.unwrap();
     let user_strategy = before.data["spec"]["upgradeStrategy"].clone();
     assert_eq!(user_strategy["type"], "AdvancedRollingUpdate");
@@ -1790,27 +1802,9 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
 /// upgraded; an upgrade to 1.19.2 then goes through the set, and status agrees with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_set() {
-    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
     use yurtsim::models::yurt_manager::template_hash;
-    let env = support::start_sim(4, Layout::Kubeadm, |cfg| {
-        cfg.kubernetes_version = "v1.30.2".into()
-    })
-    .await;
+    let (env, client) = converted(4).await;
     let sim = &env.sim;
-    let client = support::kube_client(sim).await;
-    let convert = support::yurtctl(
-        sim,
-        &[
-            "convert",
-            "-y",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-        ],
-    )
-    .await;
-    assert_eq!(convert.code, 0, "{}", convert.stderr);
     let workers: Vec<String> = sim
         .node_names()
         .into_iter()
@@ -1852,11 +1846,7 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
         "{}",
         adopt.stderr
     );
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
-        "yurtstaticsets",
-    );
-    let sets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let sets = yurt_static_sets(&client, "default");
     let set = sets.get("nginx").await.unwrap();
     assert_eq!(set.data["spec"]["staticPodManifest"], "nginx");
     assert_eq!(
