@@ -283,21 +283,18 @@ impl Api {
     }
 
     /// Service-account admission: pods run as an existing SA and get its token unless opted out.
-    /// Mirror pods are left as the kubelet sent them and may not name a ServiceAccount
-    /// (kubernetes/kubernetes@v1.33 plugin/pkg/admission/serviceaccount/admission.go, Admit
-    /// and Validate: "Don't modify the spec of mirror pods").
+    /// Mirror pods are left as the kubelet sent them and are only validated
+    /// (kubernetes/kubernetes plugin/pkg/admission/serviceaccount/admission.go, Admit: "Don't
+    /// modify the spec of mirror pods"; Validate: no ServiceAccount, no Secret, no
+    /// ServiceAccountToken projection).
     fn admit_pod(&self, ns: &str, pod: &mut Value) -> ApiResult<()> {
         if pod["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string() {
-            if pod["spec"]["serviceAccountName"]
-                .as_str()
-                .is_some_and(|s| !s.is_empty())
-            {
-                return Err(ApiError::forbidden(format!(
-                    "pods \"{}\" is forbidden: a mirror pod may not reference service accounts",
+            return mirror_pod_refusal(pod).map_or(Ok(()), |why| {
+                Err(ApiError::forbidden(format!(
+                    "pods \"{}\" is forbidden: {why}",
                     meta_str(pod, "name").unwrap_or("")
-                )));
-            }
-            return Ok(());
+                )))
+            });
         }
         let sa_name = pod["spec"]["serviceAccountName"]
             .as_str()
@@ -1119,4 +1116,48 @@ impl Api {
         let items: Vec<Value> = items.iter().map(|o| (**o).clone()).collect();
         json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": meta, "items": items})
     }
+}
+
+/// Why serviceaccount admission's Validate refuses a mirror pod, if it does: a ServiceAccount,
+/// a Secret (`podutil.VisitPodSecretNames`: volumes, projected sources, env, envFrom, image
+/// pull secrets of every container) or a ServiceAccountToken projection.
+fn mirror_pod_refusal(pod: &Value) -> Option<&'static str> {
+    let spec = &pod["spec"];
+    if spec["serviceAccountName"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Some("a mirror pod may not reference service accounts");
+    }
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let volumes = items(&spec["volumes"]);
+    let projected: Vec<Value> = volumes
+        .iter()
+        .flat_map(|v| items(&v["projected"]["sources"]))
+        .collect();
+    let containers: Vec<Value> = ["containers", "initContainers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|k| items(&spec[*k]))
+        .collect();
+    let secrets = !items(&spec["imagePullSecrets"]).is_empty()
+        || volumes.iter().any(|v| v.get("secret").is_some())
+        || projected.iter().any(|p| p.get("secret").is_some())
+        || containers.iter().any(|c| {
+            items(&c["env"])
+                .iter()
+                .any(|e| e["valueFrom"].get("secretKeyRef").is_some())
+                || items(&c["envFrom"])
+                    .iter()
+                    .any(|e| e.get("secretRef").is_some())
+        });
+    if secrets {
+        return Some("a mirror pod may not reference secrets");
+    }
+    if projected
+        .iter()
+        .any(|p| p.get("serviceAccountToken").is_some())
+    {
+        return Some("a mirror pod may not use ServiceAccountToken volume projections");
+    }
+    None
 }

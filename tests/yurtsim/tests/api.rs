@@ -776,4 +776,17 @@ async fn mirror_pods_get_no_service_account_token() {
             .contains("a mirror pod may not reference service accounts"),
         "{e:?}"
     );
+    let mut with_secret = pod("secret", true, None);
+    with_secret.spec.as_mut().unwrap().volumes = Some(vec![
+        serde_json::from_value(json!({"name": "s", "secret": {"secretName": "x"}})).unwrap(),
+    ]);
+    let e = api_err(
+        pods.create(&PostParams::default(), &with_secret)
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        e.message.contains("a mirror pod may not reference secrets"),
+        "{e:?}"
+    );
 }
