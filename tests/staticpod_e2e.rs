@@ -112,7 +112,12 @@ fn condition(p: &Pod, t: &str) -> Option<String> {
 
 /// nginx mirror pods by node.
 async fn mirror_pods(env: &Env) -> BTreeMap<String, Pod> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), "default");
+    mirror_pods_of(&env.client, "default", "nginx").await
+}
+
+/// The mirror pods `<name>-<node>` of static pod `ns/name`, by node.
+async fn mirror_pods_of(client: &Client, ns: &str, name: &str) -> BTreeMap<String, Pod> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
     api.list(&Default::default())
         .await
         .unwrap()
@@ -120,7 +125,7 @@ async fn mirror_pods(env: &Env) -> BTreeMap<String, Pod> {
         .into_iter()
         .filter_map(|p| {
             let node = p.spec.as_ref()?.node_name.clone()?;
-            (p.metadata.name.as_deref() == Some(&format!("nginx-{node}"))).then_some((node, p))
+            (p.metadata.name.as_deref() == Some(&format!("{name}-{node}"))).then_some((node, p))
         })
         .collect()
 }
@@ -1697,8 +1702,8 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
     let target = template_hash(template);
     assert_eq!(hash_of(&cm), target);
     assert_eq!(partial.json()["revision"], target.as_str());
-    let on_target = |pods: &[Pod]| {
-        pods.iter()
+    let on_target = |pods: &BTreeMap<String, Pod>| {
+        pods.values()
             .filter(|p| {
                 p.metadata
                     .annotations
@@ -1708,21 +1713,7 @@ async fn a_yurt_static_set_is_the_source_of_truth_and_the_controller_never_fight
             })
             .count()
     };
-    let hubs = || async {
-        let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
-        pods.list(&Default::default())
-            .await
-            .unwrap()
-            .items
-            .into_iter()
-            .filter(|p| {
-                p.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("yurt-hub-worker-"))
-            })
-            .collect::<Vec<_>>()
-    };
+    let hubs = || mirror_pods_of(&client, "kube-system", "yurt-hub");
     assert_eq!(
         on_target(&hubs().await),
         1,
@@ -1815,20 +1806,14 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
         let dir = sim.node_root(w).join("etc/kubernetes/manifests");
         std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
     }
-    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let running = |want: &'static str| {
-        let pods = pods.clone();
-        let workers = workers.clone();
+        let (client, workers) = (client.clone(), workers.clone());
         async move {
             for _ in 0..400 {
-                let list = pods.list(&Default::default()).await.unwrap().items;
-                let ok = workers.iter().all(|w| {
-                    list.iter().any(|p| {
-                        p.metadata.name.as_deref() == Some(&format!("nginx-{w}"))
-                            && ready(p)
-                            && image(p) == want
-                    })
-                });
+                let pods = mirror_pods_of(&client, "default", "nginx").await;
+                let ok = workers
+                    .iter()
+                    .all(|w| pods.get(w).is_some_and(|p| ready(p) && image(p) == want));
                 if ok {
                     return;
                 }

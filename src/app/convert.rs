@@ -1242,10 +1242,6 @@ async fn apply_components(
     Ok(refs)
 }
 
-/// The hash annotation yurt-manager's YurtStaticSet controller writes on the ConfigMaps it
-/// renders (openyurtio/openyurt@v1.6.1 pkg/yurtmanager/controller/yurtstaticset).
-const STATIC_POD_HASH: &str = "openyurt.io/static-pod-hash";
-
 /// Waits until yurt-manager has rendered each YurtStaticSet's manifest into its ConfigMap
 /// (the node Jobs install YurtHub from there), and journals those ConfigMaps as ours: they
 /// exist because our YurtStaticSets do.
@@ -1268,11 +1264,10 @@ async fn wait_static_set_config_maps(
     });
     let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
     cluster.throttle().await;
+    // rendered = carries the hash annotation yurt-manager's controller writes
+    // (openyurtio/openyurt@v1.6.1 pkg/yurtmanager/controller/yurtstaticset, syncConfigMap)
     let missing = wait_all(api, None, &names, timeout, |cm| {
-        cm.metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key(STATIC_POD_HASH))
+        crate::cluster::staticset::hash_of(cm).is_some()
     })
     .await;
     if !missing.is_empty() {

@@ -237,25 +237,26 @@ pub fn renders(cm: &ConfigMap, key: &str, template: &Value) -> bool {
         && pod["metadata"]["labels"] == template["metadata"]["labels"]
 }
 
-/// Waits until the controller has rendered `template` into the set's ConfigMap; returns its
-/// hash and manifest.
+/// Waits until the controller has rendered `template` into the ConfigMap of set
+/// `namespace/name` under `key` (its `staticPodManifest`); returns its hash and manifest.
 pub async fn wait_rendered(
     cluster: &Cluster,
-    set: &YurtStaticSet,
+    namespace: &str,
+    name: &str,
+    key: &str,
     template: &Value,
     timeout: Duration,
 ) -> Result<(String, String), ClusterError> {
-    let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), &set.namespace);
-    let cm_name = configmap_name(&set.name);
-    let key = set.manifest_key.clone();
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), namespace);
+    let cm_name = configmap_name(name);
+    let key = key.to_owned();
     let cond = {
         let (key, template) = (key.clone(), template.clone());
         move |cm: Option<&ConfigMap>| cm.is_some_and(|cm| renders(cm, &key, &template))
     };
     let timed_out = || ClusterError::Timeout {
         what: format!(
-            "yurt-manager's YurtStaticSet controller to render YurtStaticSet {}/{} into ConfigMap {cm_name} (is yurt-manager running? `kubectl -n kube-system get pods -l app.kubernetes.io/name=yurt-manager`, and its log)",
-            set.namespace, set.name
+            "yurt-manager's YurtStaticSet controller to render YurtStaticSet {namespace}/{name} into ConfigMap {cm_name} (is yurt-manager running? `kubectl -n kube-system get pods -l app.kubernetes.io/name=yurt-manager`, and its log)"
         ),
         after: timeout,
     };
@@ -267,7 +268,7 @@ pub async fn wait_rendered(
     .await
     .map_err(|_| timed_out())?
     .map_err(|e| ClusterError::Watch {
-        what: format!("ConfigMap {}/{cm_name}", set.namespace),
+        what: format!("ConfigMap {namespace}/{cm_name}"),
         message: e.to_string(),
     })?
     .ok_or_else(timed_out)?;

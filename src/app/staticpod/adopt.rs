@@ -90,19 +90,16 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
             Exit::Ok
         }
         Ok(Created::Created) => {
-            let set = yurtstaticset::YurtStaticSet {
-                namespace: ns.clone(),
-                name: cmd.name.clone(),
-                template: spec["template"].clone(),
-                manifest_key: key,
-                strategy: spec["upgradeStrategy"].clone(),
-                held: None,
-                status: Value::Null,
-                created: None,
-            };
-            match yurtstaticset::wait_rendered(&ctx.cluster, &set, &set.template, RENDER_TIMEOUT)
-                .await
-            {
+            let rendered = yurtstaticset::wait_rendered(
+                &ctx.cluster,
+                &ns,
+                &cmd.name,
+                &key,
+                &spec["template"],
+                RENDER_TIMEOUT,
+            )
+            .await;
+            match rendered {
                 Ok((hash, _)) => {
                     eprintln!(
                         "{what} created; yurt-manager rendered it as revision {hash} into ConfigMap {ns}/{}",

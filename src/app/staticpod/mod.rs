@@ -421,8 +421,15 @@ async fn publish(
         })?;
     let template = yurtstaticset::template_for(&yss.template, &pod);
     yurtstaticset::hold(&ctx.cluster, &ctx.ns, &ctx.name, &template).await?;
-    let (hash, manifest) =
-        yurtstaticset::wait_rendered(&ctx.cluster, yss, &template, RENDER_TIMEOUT).await?;
+    let (hash, manifest) = yurtstaticset::wait_rendered(
+        &ctx.cluster,
+        &ctx.ns,
+        &ctx.name,
+        &yss.manifest_key,
+        &template,
+        RENDER_TIMEOUT,
+    )
+    .await?;
     if hash != set.current.hash {
         set.history.retain(|r| r.hash != hash);
         set.current.hash = hash;
