@@ -1204,7 +1204,8 @@ const SIGNERS: &[&str] = &[
 ];
 
 /// An approved, not yet issued request of a known signer gets a certificate from the
-/// cluster CA (valid one year, the controller's default duration).
+/// cluster CA, valid one year (kube-controller-manager's `--cluster-signing-duration`
+/// default 8760h, kubernetes/kubernetes cmd/kube-controller-manager/app/options/csrsigningcontroller.go).
 fn sign_csr(shared: &Shared, name: &str) {
     let csrs = shared
         .api
