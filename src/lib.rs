@@ -3,6 +3,7 @@
 pub mod app;
 pub mod cli;
 pub mod cluster;
+pub mod exec;
 pub mod exit;
 pub mod output;
 pub mod plan;

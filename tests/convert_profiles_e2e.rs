@@ -174,11 +174,24 @@ async fn server_dry_run_sends_every_write_with_dry_run_and_stores_nothing() {
     assert_eq!(p["kind"], "Plan");
     let writes = p["serverDryRun"].as_array().unwrap();
     let count = |verb: &str| writes.iter().filter(|w| w["verb"] == verb).count();
+    let rows = |verb: &str, prefix: &str| {
+        writes
+            .iter()
+            .filter(|w| w["verb"] == verb && w["object"].as_str().unwrap().starts_with(prefix))
+            .count()
+    };
     assert_eq!(
-        count("create"),
+        rows("create", "Job kube-system/"),
         6,
         "a preflight and a convert Job per node: {writes:#?}"
     );
+    // the run lock is taken first and released last, like every write of the run
+    assert_eq!(rows("create", "Lease kube-system/yurtctl-lock"), 1);
+    assert_eq!(rows("delete", "Lease kube-system/yurtctl-lock"), 1);
+    assert_eq!(writes[0]["object"], "Lease kube-system/yurtctl-lock");
+    // in the run's order: node preflight Jobs, then labels, then components
+    let first = |verb: &str| writes.iter().position(|w| w["verb"] == verb).unwrap();
+    assert!(first("patch") < first("apply"), "{writes:#?}");
     assert_eq!(count("patch"), 1);
     assert!(count("apply") > 20, "{writes:#?}");
     for w in writes {

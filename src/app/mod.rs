@@ -1,16 +1,14 @@
 //! One function per command; logging set-up. Below this layer nothing prints.
 
+pub mod access;
 pub mod common;
 pub mod convert;
 pub mod docs;
 pub mod node;
-pub mod node_phase;
 pub mod node_servant;
 #[cfg(feature = "playground")]
 pub mod playground;
 pub mod revert;
-pub mod servant_job;
-pub mod server_dry_run;
 pub mod staticpod;
 pub mod status;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration::parse_duration;
-use super::values::{image_ref, node_name, positive};
+use super::values::{image_ref, node_name};
 
 fn phase_id(s: &str) -> Result<String, String> {
     if crate::plan::CONVERT_PHASES.contains(&s) {
@@ -94,13 +94,8 @@ pub struct ConvertCmd {
     #[arg(long, value_name = "IMAGE", value_parser = image_ref)]
     pub servant_image: Option<String>,
 
-    /// Node Jobs running at once
-    #[arg(long, value_name = "N", default_value = "10", value_parser = positive)]
-    pub concurrency: usize,
-
-    /// Time allowed for each node's Job
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
-    pub job_timeout: Duration,
+    #[command(flatten)]
+    pub run: super::RunFlags,
 
     /// Phases to skip (comma-separated ids)
     #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
@@ -146,11 +141,6 @@ pub struct ConvertCmd {
     /// Take over fields of our objects that other field managers own (server-side apply)
     #[arg(long)]
     pub force_conflicts: bool,
-
-    /// Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is
-    /// known to be dead)
-    #[arg(long)]
-    pub force_unlock: bool,
 }
 
 impl ConvertCmd {
@@ -199,8 +189,8 @@ impl ConvertCmd {
             all_edge: self.all_edge,
             profile: self.profile.clone(),
             servant_image: self.servant_image.clone(),
-            concurrency: self.concurrency,
-            job_timeout: self.job_timeout,
+            concurrency: self.run.concurrency,
+            job_timeout: self.run.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
             autonomous_nodes: self.autonomous_nodes.clone(),
             provider: match self.provider {

@@ -22,7 +22,7 @@ pub use duration::parse_duration;
 pub use invocation::{bin_name_for, parse_from_env};
 #[cfg(feature = "playground")]
 pub use playground::{PlaygroundCmd, PlaygroundLayout};
-pub use revert::{RevertCmd, StatusCmd};
+pub use revert::{RevertCmd, RunFlags, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use staticpod::{
     AdoptCmd, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, SetStrategy, StaticPodCommand,

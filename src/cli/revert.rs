@@ -19,6 +19,23 @@ fn phase_id(s: &str) -> Result<String, String> {
     }
 }
 
+/// Flags of every command that runs node Jobs under the run lock (convert and revert).
+#[derive(Debug, Clone, Args)]
+pub struct RunFlags {
+    /// Node Jobs running at once
+    #[arg(long, value_name = "N", default_value = "10", value_parser = positive)]
+    pub concurrency: usize,
+
+    /// Time allowed for each node's Job
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub job_timeout: Duration,
+
+    /// Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is
+    /// known to be dead)
+    #[arg(long)]
+    pub force_unlock: bool,
+}
+
 /// Flags of `yurtctl revert` (the help text is on the subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct RevertCmd {
@@ -27,13 +44,8 @@ pub struct RevertCmd {
     #[arg(long, value_name = "NODES", value_delimiter = ',', value_parser = node_name)]
     pub nodes: Vec<String>,
 
-    /// Node Jobs running at once
-    #[arg(long, value_name = "N", default_value = "10", value_parser = positive)]
-    pub concurrency: usize,
-
-    /// Time allowed for each node's Job
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
-    pub job_timeout: Duration,
+    #[command(flatten)]
+    pub run: RunFlags,
 
     /// Phases to skip (comma-separated ids)
     #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
@@ -45,8 +57,8 @@ impl RevertCmd {
     pub fn options(&self) -> crate::plan::revert::RevertOptions {
         crate::plan::revert::RevertOptions {
             nodes: self.nodes.clone(),
-            concurrency: self.concurrency,
-            job_timeout: self.job_timeout,
+            concurrency: self.run.concurrency,
+            job_timeout: self.run.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
         }
     }

@@ -326,6 +326,28 @@ impl Applier {
     }
 }
 
+impl Applier {
+    /// Waits until the object `obj` named, with this `uid`, is gone (a finalizer may hold it).
+    pub async fn wait_deleted(
+        &self,
+        obj: &DynamicObject,
+        uid: &str,
+        timeout: std::time::Duration,
+    ) -> Result<(), ClusterError> {
+        use kube::runtime::wait::{await_condition, conditions};
+        let name = Self::name_of(obj)?;
+        let (api, _, _) = self.api_for(obj).await?;
+        let gone = await_condition(api, &name, conditions::is_deleted(uid));
+        match tokio::time::timeout(timeout, gone).await {
+            Ok(_) => Ok(()),
+            Err(_) => Err(ClusterError::Timeout {
+                what: format!("{name} to be deleted"),
+                after: timeout,
+            }),
+        }
+    }
+}
+
 /// Deletes one object through any `Api`; 404 means it was already gone.
 pub async fn delete_with<K>(
     cluster: &Cluster,

@@ -294,6 +294,44 @@ impl JournalStore {
         Err(ClusterError::JournalConflict { attempts: ATTEMPTS })
     }
 
+    /// The update a save would send, with `dryRun=All`; `None` when there is no journal to
+    /// update. Row: (`ConfigMap ns/name`, the server's answer).
+    pub async fn dry_run_update(
+        &self,
+    ) -> Result<Option<(String, Result<(), ClusterError>)>, ClusterError> {
+        let what = self.what();
+        let Some(cm) = self
+            .cluster
+            .call(|| self.api.get_opt(JOURNAL_NAME))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get {what}"), e))?
+        else {
+            return Ok(None);
+        };
+        let pp = PostParams {
+            dry_run: true,
+            field_manager: Some(super::FIELD_MANAGER.into()),
+        };
+        let r = self
+            .cluster
+            .call(|| self.api.replace(JOURNAL_NAME, &pp, &cm))
+            .await
+            .map(drop)
+            .map_err(|e| ClusterError::from_kube(format!("update {what}"), e));
+        Ok(Some((what, r)))
+    }
+
+    /// The delete [`JournalStore::delete`] would send, with `dryRun=All`.
+    pub async fn dry_run_delete(&self) -> (String, Result<Deleted, ClusterError>) {
+        let what = self.what();
+        let dp = DeleteParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        let r = super::apply::delete_with(&self.cluster, &self.api, JOURNAL_NAME, &dp, &what).await;
+        (what, r)
+    }
+
     /// Deletes the journal (end of a complete revert); gone already is fine.
     pub async fn delete(&self) -> Result<Deleted, ClusterError> {
         super::apply::delete_with(

@@ -221,6 +221,65 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
     }
 }
 
+/// What taking the lock would write, sent with `dryRun=All`: (verb, `Lease ns/name`, the
+/// server's answer) — a create when there is no Lease, else the update of a takeover.
+pub async fn dry_run_take(
+    cluster: &Cluster,
+    opts: &LockOptions,
+) -> Result<(&'static str, String, Result<(), ClusterError>), ClusterError> {
+    let api: Api<Lease> = Api::namespaced(cluster.client().clone(), &opts.namespace);
+    let what = format!("Lease {}", opts.lease());
+    let pp = PostParams {
+        dry_run: true,
+        field_manager: Some(super::FIELD_MANAGER.into()),
+    };
+    let current = cluster
+        .call(|| api.get_opt(&opts.name))
+        .await
+        .map_err(|e| ClusterError::from_kube(format!("get {what}"), e))?;
+    let (verb, r) = match current {
+        None => {
+            let lease = Lease {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(opts.name.clone()),
+                    namespace: Some(opts.namespace.clone()),
+                    labels: Some([(LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string())].into()),
+                    ..Default::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(opts.identity.clone()),
+                    lease_duration_seconds: Some(opts.duration.as_secs() as i32),
+                    ..Default::default()
+                }),
+            };
+            ("create", cluster.call(|| api.create(&pp, &lease)).await)
+        }
+        Some(l) => (
+            "update",
+            cluster.call(|| api.replace(&opts.name, &pp, &l)).await,
+        ),
+    };
+    let r = r
+        .map(drop)
+        .map_err(|e| ClusterError::from_kube(format!("{verb} {what}"), e));
+    Ok((verb, what, r))
+}
+
+/// The delete a release would send, with `dryRun=All`: (`Lease ns/name`, the answer).
+pub async fn dry_run_release(
+    cluster: &Cluster,
+    opts: &LockOptions,
+) -> (String, Result<super::apply::Deleted, ClusterError>) {
+    let api: Api<Lease> = Api::namespaced(cluster.client().clone(), &opts.namespace);
+    let what = format!("Lease {}", opts.lease());
+    let dp = DeleteParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let r = super::apply::delete_with(cluster, &api, &opts.name, &dp, &what).await;
+    (what, r)
+}
+
 /// Deletes `<namespace>/yurtctl-lock` whoever holds it (`--force-unlock`); returns who held it.
 pub async fn force_unlock(
     cluster: &Cluster,

@@ -6,18 +6,26 @@
 //! - [`lock`]: the Lease `kube-system/yurtctl-lock`.
 //! - [`journal`]: the ConfigMap `kube-system/yurtctl-state`.
 //! - [`snapshot`]: what the planner needs to know about the cluster, in few list calls.
+//! - [`access`]: SelfSubjectAccessReviews for the preflight permission check.
+//! - [`nodes`]: yurtctl's labels and annotations on nodes.
+//! - [`bootstrap`]: `cluster-info` and bootstrap tokens for YurtHub's credential.
+//! - [`wait`]: named wait conditions and the one-watch wait for a set of objects.
 //!
 //! Nothing here prints; progress leaves through event callbacks, failures as [`ClusterError`].
 
+pub mod access;
 pub mod apply;
+pub mod bootstrap;
 pub mod client;
 pub mod diagnose;
 pub mod error;
 pub mod jobs;
 pub mod journal;
 pub mod lock;
+pub mod nodes;
 pub mod snapshot;
 pub mod staticset;
+pub mod wait;
 pub mod yurtstaticset;
 
 use std::future::Future;

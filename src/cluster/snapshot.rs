@@ -146,11 +146,7 @@ fn node_info(n: Node) -> NodeInfo {
                 effect: t.effect,
             })
             .collect(),
-        ready: status
-            .conditions
-            .iter()
-            .flatten()
-            .any(|c| c.type_ == "Ready" && c.status == "True"),
+        ready: crate::cluster::wait::conditions::status_ready(&status),
         roles,
         internal_ip: status
             .addresses

@@ -528,10 +528,10 @@ async fn print_plan(g: &GlobalArgs, p: &RolloutPlan, writes: server_dry_run::Wri
             println!("{l}");
         }
         if let Some(a) = &answers {
-            println!("{}", crate::app::server_dry_run::summary_line(a));
+            println!("{}", crate::exec::dry_run::summary_line(a));
         }
     }
-    crate::app::server_dry_run::report_refusals(answers.as_deref().unwrap_or_default(), "")
+    crate::exec::dry_run::report_refusals(answers.as_deref().unwrap_or_default(), "")
 }
 
 /// Store the revision and carry out the strategy (the lock is held).

@@ -14,7 +14,7 @@ use crate::cluster::apply::describe;
 use crate::cluster::staticset::{self, StaticSet};
 use crate::plan::staticpod::RolloutPlan;
 
-pub use crate::app::server_dry_run::Write;
+pub use crate::exec::dry_run::Write;
 
 /// The `--dry-run -o json|yaml` plan (`kind: Plan`), with the server's answers under `=server`.
 #[derive(Debug, Serialize)]
@@ -78,7 +78,7 @@ impl Writes<'_> {
                     self.node_timeout,
                 );
                 out.push(
-                    crate::app::server_dry_run::create_job(
+                    crate::exec::dry_run::create_job(
                         &ctx.cluster,
                         &ctx.ns,
                         &spec,

@@ -1,11 +1,9 @@
-//! `--dry-run=server`, shared by convert, revert and staticpod: each write the run would make,
+//! `--dry-run=server`, shared by every command: each write the run would make,
 //! sent with `dryRun=All` (admission, validation and RBAC answer; nothing is stored), and the
 //! server's answer as one row of `serverDryRun[]` in the `-o json` plan.
 
 use std::time::Duration;
 
-use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, PostParams};
 use serde::Serialize;
 
 use crate::cluster::jobs::NodeJob;
@@ -79,34 +77,31 @@ impl Write {
     }
 }
 
-/// A node Job's create, sent with `dryRun=All`. A Job of that name already there is a leftover
-/// of an earlier run, which the real run adopts or replaces: accepted.
+/// A node Job's create, sent with `dryRun=All` (a leftover Job of that name is accepted: the
+/// real run adopts or replaces it).
 pub async fn create_job(
     cluster: &Cluster,
     namespace: &str,
     spec: &NodeJob,
     job_timeout: Duration,
 ) -> Write {
-    let api: Api<Job> = Api::namespaced(cluster.client().clone(), namespace);
-    let pp = PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
-    let job = spec.to_job(namespace, job_timeout);
     let what = format!("Job {namespace}/{}", spec.name());
-    let r = cluster
-        .call(|| api.create(&pp, &job))
-        .await
-        .map(drop)
-        .map_err(|e| ClusterError::from_kube(format!("create {what}"), e))
-        .or_else(|e| {
-            if e.status_code() == Some(409) {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        });
+    let r = crate::cluster::jobs::create_dry_run(cluster, namespace, spec, job_timeout).await;
     Write::of("create", what, r)
+}
+
+/// A delete's row: a thing already gone is accepted with the note `gone`.
+pub fn deleted(
+    verb: &'static str,
+    what: String,
+    r: Result<crate::cluster::apply::Deleted, ClusterError>,
+    gone: &str,
+) -> Write {
+    match r {
+        Ok(crate::cluster::apply::Deleted::Deleted) => Write::of(verb, what, Ok(())),
+        Ok(crate::cluster::apply::Deleted::AlreadyGone) => Write::accepted_with(verb, what, gone),
+        Err(e) => Write::of(verb, what, Err(e)),
+    }
 }
 
 /// The plain-text line after the plan.

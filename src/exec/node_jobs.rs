@@ -12,9 +12,6 @@ use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
 use crate::output::{Event, NodeOutcome, NodeResult, Reporter, failure_summary};
 
-/// A phase's result; the error names the phase it happened in.
-pub type PhaseResult<T> = Result<T, (&'static str, ClusterError)>;
-
 /// Journals a node's end: `None` on success, `Some(error)` when it failed.
 pub type Mark<'a> = &'a (dyn Fn(&mut Journal, &str, Option<String>) + Sync);
 
@@ -31,7 +28,7 @@ pub async fn run_journaled(
     journal: &mut Journal,
     store: &JournalStore,
     mark: Mark<'_>,
-) -> PhaseResult<Vec<NodeJobResult>> {
+) -> Result<Vec<NodeJobResult>, ClusterError> {
     let run_opts = run_options(concurrency, job_timeout);
     // A node's end is marked in the journal before its line is reported: whatever the user saw
     // finish is in the journal that an interrupted run saves on its way out.
@@ -66,7 +63,7 @@ pub async fn run_journaled(
                     });
                 }
             }
-            r = &mut jobs => break r.map_err(|e| (phase, e))?,
+            r = &mut jobs => break r?,
         }
     };
     while let Ok(end) = end_rx.try_recv() {
@@ -77,7 +74,7 @@ pub async fn run_journaled(
             (!r.succeeded()).then(|| job_node_result(r, "", NodeOutcome::Failed, "", "").message);
         mark(journal, &r.node, error);
     }
-    store.save(journal).await.map_err(|e| (phase, e))?;
+    store.save(journal).await?;
     Ok(outcomes)
 }
 
@@ -90,7 +87,7 @@ pub async fn run_reported(
     concurrency: usize,
     job_timeout: Duration,
     rep: &dyn Reporter,
-) -> PhaseResult<Vec<NodeJobResult>> {
+) -> Result<Vec<NodeJobResult>, ClusterError> {
     let on_event = |e: crate::cluster::jobs::JobEvent| rep.event(Event::Job { phase, event: &e });
     run_jobs(
         cluster,
@@ -100,7 +97,6 @@ pub async fn run_reported(
         &on_event,
     )
     .await
-    .map_err(|e| (phase, e))
 }
 
 fn run_options(concurrency: usize, job_timeout: Duration) -> RunJobsOptions {

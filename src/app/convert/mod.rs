@@ -1,0 +1,332 @@
+//! `yurtctl convert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
+//! result (design §2). Execution is the phase table of [`phases`] run by `exec::phases`: lock
+//! → node preflight Jobs → label nodes → components → kube-controller-manager → node Jobs
+//! (edge, then cloud) → verify, with the journal written as the run goes and the lock
+//! released at the end whatever happened.
+
+mod components;
+pub mod jobs;
+pub(crate) mod phases;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
+use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
+use crate::cluster::SYSTEM_NAMESPACE;
+use crate::cluster::access::{self, Access};
+use crate::cluster::journal::{Journal, JournalStore};
+use crate::cluster::snapshot::{SnapshotOptions, snapshot};
+use crate::exec::dry_run;
+use crate::exec::phases::{self as runner, Ended};
+use crate::exit::Exit;
+use crate::output::{ConvertResult, NodeOutcome, NodeResult, Reporter};
+use crate::plan::{self, NodeAction, Plan, PlanError, Role};
+use crate::render::Profile;
+
+pub use jobs::{BOOTSTRAP_KEY, BOOTSTRAP_SECRET, JOIN_TOKEN_KEY, kcm_job, node_job};
+use phases::ConvertRun;
+
+/// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.
+pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
+    if let Err(m) = cmd.validate() {
+        eprintln!("error: {m}");
+        return Exit::Usage;
+    }
+    let reporter = reporter(g);
+    block_on(convert(g, cmd, reporter.as_ref()))
+}
+
+async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
+    let opts = cmd.options();
+    let profile = match Profile::load(&opts.profile) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let cluster = match connect_from(g).await {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let plan = match plan::plan_convert(&snap, &opts, &profile) {
+        Ok(p) => p,
+        Err(e @ PlanError::Usage(_)) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+        Err(e @ PlanError::Preflight(_)) => {
+            eprintln!("error: [{}] {e}", plan::PREFLIGHT);
+            return Exit::Preflight;
+        }
+    };
+    let mut run = ConvertRun {
+        cluster: &cluster,
+        plan: &plan,
+        profile: &profile,
+        opts: &opts,
+        servant_image: opts.images(&profile)["servant"].clone(),
+        force_unlock: cmd.run.force_unlock,
+        rep,
+        journal: journal_for(snap.journal, &plan, &opts),
+        store: JournalStore::new(&cluster),
+        lock: None,
+        began: false,
+        results: phases::planned_results(&plan),
+    };
+
+    if g.dry_run.enabled() {
+        let structured = matches!(g.output, Some(OutputFormat::Json | OutputFormat::Yaml));
+        let mut obj = plan_object(&plan);
+        if structured && plan.runs(plan::COMPONENTS) && !plan.nothing_to_do() {
+            match components::dry_run_objects(&cluster, &plan, &profile, &opts).await {
+                Ok(objects) => obj["objects"] = Value::Array(objects),
+                Err(e) => return fail(&e),
+            }
+        }
+        let mut writes = Vec::new();
+        let server = g.dry_run == DryRun::Server && !plan.nothing_to_do();
+        if server {
+            match runner::dry_run(&phases::table(), &run).await {
+                Ok(w) => writes = w,
+                Err(e) => return fail(&e),
+            }
+            if plan.runs(plan::LOCK) {
+                writes.push(phases::lock_release_write(&cluster).await);
+            }
+            obj["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
+        }
+        if !print_structured(g, &obj) {
+            print!("{}", plan::render_text(&plan));
+            if server {
+                println!("{}", dry_run::summary_line(&writes));
+            }
+        }
+        return dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
+    }
+
+    if plan.nothing_to_do() {
+        let mut result = ConvertResult::new(&plan.profile);
+        result.nodes = run.results.into_values().collect();
+        let not_ready = result
+            .nodes
+            .iter()
+            .filter(|n| n.result == NodeOutcome::Skipped)
+            .count();
+        let exit = if not_ready > 0 {
+            result.message = format!(
+                "{not_ready} node(s) not Ready were skipped; the others are already converted"
+            );
+            Exit::Partial
+        } else {
+            result.message = "already converted: nothing to do".into();
+            Exit::Ok
+        };
+        return finish(g, result, exit);
+    }
+
+    if plan.runs(plan::PREFLIGHT) {
+        match access::denied(&cluster, &access_checks(&profile, &opts)).await {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
+                return Exit::Preflight;
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+
+    eprint!("{}", plan::render_text(&plan));
+    if let Err(exit) = confirm(g, "Convert this cluster?") {
+        return exit;
+    }
+
+    let ended = runner::run(&phases::table(), &mut run).await;
+    let mut result = ConvertResult::new(&plan.profile);
+    let exit = match ended.failure("convert") {
+        None => {
+            result.nodes = std::mem::take(&mut run.results).into_values().collect();
+            outcome_exit(&mut result)
+        }
+        Some((message, exit)) => {
+            if matches!(
+                ended,
+                Ended::Stopped {
+                    stop: runner::Stop::Halt { .. },
+                    ..
+                }
+            ) {
+                result.nodes = std::mem::take(&mut run.results).into_values().collect();
+            }
+            if !matches!(ended, Ended::Interrupted { .. }) {
+                eprintln!("error: {message}");
+            }
+            result.message = message;
+            exit
+        }
+    };
+    // a run that changed nothing writes no journal
+    if run.began
+        && let Err(e) = run.store.save(&mut run.journal).await
+    {
+        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
+    }
+    if let Some(held) = run.lock.take()
+        && let Some(w) = held.release().await
+    {
+        eprintln!("warning: {w}");
+    }
+    finish(g, result, exit)
+}
+
+/// The journal this run continues (an earlier run's, if any), with this run's options.
+fn journal_for(journal: Option<Journal>, plan: &Plan, opts: &plan::ConvertOptions) -> Journal {
+    let mut journal = journal.unwrap_or_else(|| Journal::new("convert", &plan.profile));
+    journal.command = "convert".into();
+    journal.profile = plan.profile.clone();
+    if let Ok(Value::Object(o)) = serde_json::to_value(opts) {
+        journal.options = o;
+    }
+    journal
+}
+
+fn plan_object(plan: &Plan) -> Value {
+    let mut v = json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan"});
+    if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(plan)) {
+        m.extend(p);
+    }
+    v
+}
+
+fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {
+    let (result, message) = match action {
+        NodeAction::AlreadyConverted => (NodeOutcome::AlreadyConverted, "already converted"),
+        NodeAction::SkipNotReady => (
+            NodeOutcome::Skipped,
+            "NotReady: skipped; re-run convert once it is Ready",
+        ),
+        NodeAction::Convert => (
+            NodeOutcome::PhaseSkipped,
+            "not converted: its phase is in --skip-phases",
+        ),
+    };
+    NodeResult {
+        name,
+        role: role.as_str().into(),
+        result,
+        message: message.into(),
+        logs: None,
+    }
+}
+
+fn finish(g: &GlobalArgs, mut result: ConvertResult, exit: Exit) -> Exit {
+    result.result = exit.reason().into();
+    result.exit_code = exit.code();
+    for l in crate::output::summary_lines(&result) {
+        eprintln!("{l}");
+    }
+    print_structured(g, &result);
+    exit
+}
+
+/// Every node's result when the run stopped in `phase` before converting any: `failed` as
+/// they are, the other nodes to convert not started, the rest as planned.
+fn not_started(plan: &Plan, failed: Vec<NodeResult>, phase: &str) -> BTreeMap<String, NodeResult> {
+    let mut results: BTreeMap<String, NodeResult> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            let r = if n.action == NodeAction::Convert {
+                NodeResult {
+                    name: n.name.clone(),
+                    role: n.role.as_str().into(),
+                    result: NodeOutcome::PhaseSkipped,
+                    message: format!("not converted: phase {phase} failed"),
+                    logs: None,
+                }
+            } else {
+                skipped_result(n.name.clone(), n.role, n.action)
+            };
+            (n.name.clone(), r)
+        })
+        .collect();
+    for f in failed {
+        results.insert(f.name.clone(), f);
+    }
+    results
+}
+
+/// The exit code and message from the per-node results.
+fn outcome_exit(result: &mut ConvertResult) -> Exit {
+    let count = |o: NodeOutcome| result.nodes.iter().filter(|n| n.result == o).count();
+    let (converted, failed, timed_out, skipped) = (
+        count(NodeOutcome::Converted),
+        count(NodeOutcome::Failed),
+        count(NodeOutcome::TimedOut),
+        count(NodeOutcome::Skipped),
+    );
+    let names = |o: NodeOutcome| {
+        result
+            .nodes
+            .iter()
+            .filter(|n| n.result == o)
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut msg = format!("converted {converted} node(s)");
+    if failed > 0 {
+        msg.push_str(&format!("; failed: {}", names(NodeOutcome::Failed)));
+    }
+    if timed_out > 0 {
+        msg.push_str(&format!("; timed out: {}", names(NodeOutcome::TimedOut)));
+    }
+    if skipped > 0 {
+        msg.push_str(&format!("; skipped: {}", names(NodeOutcome::Skipped)));
+    }
+    let exit = if failed > 0 {
+        Exit::Partial
+    } else if timed_out > 0 {
+        Exit::Timeout
+    } else if skipped > 0 {
+        Exit::Partial
+    } else {
+        Exit::Ok
+    };
+    if exit != Exit::Ok {
+        msg.push_str("; re-run convert to finish the rest");
+    }
+    result.message = msg;
+    exit
+}
+
+/// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
+fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'static>> {
+    let mut checks = crate::app::access::convert();
+    if profile.yurthub.mode == crate::render::YurtHubMode::YurtStaticSet {
+        checks.push((
+            "patch",
+            "apps.openyurt.io",
+            "yurtstaticsets",
+            Some(SYSTEM_NAMESPACE),
+        ));
+    }
+    if profile
+        .enabled_components(&opts.features)
+        .flat_map(|c| &c.templates)
+        .any(|t| {
+            profile
+                .template_text(t)
+                .is_some_and(|x| x.contains("kind: DaemonSet"))
+        })
+    {
+        checks.push(("patch", "apps", "daemonsets", Some(SYSTEM_NAMESPACE)));
+    }
+    checks
+}

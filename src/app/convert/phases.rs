@@ -1,0 +1,536 @@
+//! Convert as a phase table: one function per phase (what it runs) and one per phase's
+//! `--dry-run=server` writes, in the order of `plan::CONVERT_PHASES`.
+
+use std::collections::BTreeMap;
+
+use futures::future::LocalBoxFuture;
+use tokio::sync::watch;
+
+use super::components;
+use super::jobs::{kcm_job, node_job, preflight_jobs};
+use super::{not_started, skipped_result};
+use crate::cluster::jobs::{NodeJob, NodeJobResult};
+use crate::cluster::journal::{Journal, JournalStore, PhaseState};
+use crate::cluster::lock::LockOptions;
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
+use crate::exec::dry_run::{self, Write};
+use crate::exec::lock::Held;
+use crate::exec::node_jobs::{job_node_result, run_journaled, run_reported};
+use crate::exec::phases::{
+    Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
+};
+use crate::exit::Exit;
+use crate::output::{NodeOutcome, NodeResult, Reporter};
+use crate::plan::{self, NodeAction, Plan, Role};
+use crate::render::Profile;
+
+/// Everything one convert run works with.
+pub(super) struct ConvertRun<'a> {
+    pub cluster: &'a Cluster,
+    pub plan: &'a Plan,
+    pub profile: &'a Profile,
+    pub opts: &'a plan::ConvertOptions,
+    pub servant_image: String,
+    pub force_unlock: bool,
+    pub rep: &'a dyn Reporter,
+    pub journal: Journal,
+    pub store: JournalStore,
+    pub lock: Option<Held>,
+    /// A phase that changes the cluster has started (the journal is saved at the end).
+    pub began: bool,
+    /// Per node, as the run goes.
+    pub results: BTreeMap<String, NodeResult>,
+}
+
+impl RunContext for ConvertRun<'_> {
+    fn runs(&self, id: &str) -> bool {
+        self.plan.runs(id)
+    }
+    fn reporter(&self) -> &dyn Reporter {
+        self.rep
+    }
+    fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
+        self.lock.as_ref().map(Held::lost)
+    }
+    fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
+        self.began = true;
+        Box::pin(async { self.store.save(&mut self.journal).await })
+    }
+}
+
+/// Convert's phases in run order (ids as in `plan::CONVERT_PHASES`).
+pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
+    [
+        PhaseDef {
+            // the planner's checks and the access review run before the confirmation
+            id: plan::PREFLIGHT,
+            changes: false,
+            work: |_| Work::None,
+            run: |_| Box::pin(async { Ok(Flow::Continue) }),
+            dry_run: no_writes,
+        },
+        PhaseDef {
+            id: plan::LOCK,
+            changes: false,
+            work: |_| Work::Some,
+            run: take_lock,
+            dry_run: lock_writes,
+        },
+        PhaseDef {
+            id: plan::PREFLIGHT_NODES,
+            changes: false,
+            work: |c| {
+                some(!preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout).is_empty())
+            },
+            run: node_preflight,
+            dry_run: |c| {
+                let jobs = preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout);
+                job_writes(c, jobs)
+            },
+        },
+        PhaseDef {
+            id: plan::LABEL_NODES,
+            changes: true,
+            work: |_| Work::Some,
+            run: label_nodes,
+            dry_run: label_writes,
+        },
+        PhaseDef {
+            id: plan::COMPONENTS,
+            changes: true,
+            work: |_| Work::Some,
+            run: apply_components,
+            dry_run: |c| {
+                Box::pin(components::dry_run_writes(
+                    c.cluster, c.plan, c.profile, c.opts,
+                ))
+            },
+        },
+        PhaseDef {
+            id: plan::KCM,
+            changes: true,
+            work: kcm_work,
+            run: kcm,
+            dry_run: |c| job_writes(c, kcm_jobs(c)),
+        },
+        node_phase(Role::Edge),
+        node_phase(Role::Cloud),
+        PhaseDef {
+            id: plan::VERIFY,
+            changes: false,
+            work: |_| Work::Some,
+            run: verify,
+            dry_run: no_writes,
+        },
+    ]
+}
+
+fn some(yes: bool) -> Work {
+    if yes { Work::Some } else { Work::None }
+}
+
+fn node_phase<'a>(role: Role) -> PhaseDef<ConvertRun<'a>> {
+    PhaseDef {
+        id: role.phase(),
+        changes: true,
+        work: match role {
+            Role::Edge => |c| some(c.plan.to_convert(Role::Edge).next().is_some()),
+            Role::Cloud => |c| some(c.plan.to_convert(Role::Cloud).next().is_some()),
+        },
+        run: match role {
+            Role::Edge => |c| Box::pin(convert_nodes(c, Role::Edge)),
+            Role::Cloud => |c| Box::pin(convert_nodes(c, Role::Cloud)),
+        },
+        dry_run: match role {
+            Role::Edge => |c| job_writes(c, node_jobs(c, Role::Edge)),
+            Role::Cloud => |c| job_writes(c, node_jobs(c, Role::Cloud)),
+        },
+    }
+}
+
+/// `lock`: the run lock, then a check that the journal the plan was made from is current.
+fn take_lock<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let held = crate::exec::lock::take(
+            c.cluster,
+            LockOptions::default(),
+            c.force_unlock,
+            c.rep,
+            plan::LOCK,
+        )
+        .await
+        .map_err(|e| Stop::Halt {
+            exit: e.exit(),
+            message: format!("[{}] {e}", plan::LOCK),
+        })?;
+        c.lock = Some(held);
+        journal_unchanged(&c.store, &c.journal, "convert").await?;
+        Ok(Flow::Continue)
+    })
+}
+
+/// The journal on the server is the one the plan was made from (no other run ended between
+/// the snapshot and the lock).
+pub(crate) async fn journal_unchanged(
+    store: &JournalStore,
+    planned: &Journal,
+    command: &str,
+) -> Result<(), Stop> {
+    let now = store.load().await?;
+    if now.as_ref().and_then(|j| j.resource_version.as_ref()) == planned.resource_version.as_ref() {
+        return Ok(());
+    }
+    Err(Stop::Halt {
+        exit: Exit::Preflight,
+        message: format!(
+            "[{}] ConfigMap {SYSTEM_NAMESPACE}/{} changed while this run was planning (another \
+             run just ended?); nothing was changed: re-run {command} to plan again",
+            plan::LOCK,
+            crate::cluster::journal::JOURNAL_NAME
+        ),
+    })
+}
+
+/// The lock's writes: the Lease created (or a stale one taken over).
+pub(crate) fn lock_writes<C>(c: &C) -> WritesFuture<'_>
+where
+    C: HasCluster,
+{
+    Box::pin(async move {
+        let (verb, what, r) =
+            crate::cluster::lock::dry_run_take(c.cluster(), &LockOptions::default()).await?;
+        Ok(vec![Write::of(verb, what, r)])
+    })
+}
+
+/// The lock's release at the end of the run, with `dryRun=All` (not there yet: the run
+/// takes it first, and the delete is still authorized).
+pub(crate) async fn lock_release_write(cluster: &Cluster) -> Write {
+    let (what, r) = crate::cluster::lock::dry_run_release(cluster, &LockOptions::default()).await;
+    dry_run::deleted(
+        "delete",
+        what,
+        r,
+        "not there before the run takes it; the delete is authorized",
+    )
+}
+
+/// Run contexts that can answer a server dry run.
+pub(crate) trait HasCluster {
+    fn cluster(&self) -> &Cluster;
+    fn job_timeout(&self) -> std::time::Duration;
+}
+
+impl HasCluster for ConvertRun<'_> {
+    fn cluster(&self) -> &Cluster {
+        self.cluster
+    }
+    fn job_timeout(&self) -> std::time::Duration {
+        self.opts.job_timeout
+    }
+}
+
+/// Node Jobs' creates, with `dryRun=All`.
+pub(crate) fn job_writes<C: HasCluster>(c: &C, jobs: Vec<NodeJob>) -> WritesFuture<'_> {
+    Box::pin(async move {
+        let mut writes = Vec::with_capacity(jobs.len());
+        for j in &jobs {
+            writes
+                .push(dry_run::create_job(c.cluster(), SYSTEM_NAMESPACE, j, c.job_timeout()).await);
+        }
+        Ok(writes)
+    })
+}
+
+/// `preflight/nodes`: a `node-servant preflight` Job on every node this run converts; any
+/// failure stops the run before anything is changed.
+fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let phase = plan::PREFLIGHT_NODES;
+        let specs = preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout);
+        let outcomes = run_reported(
+            c.cluster,
+            phase,
+            specs,
+            c.opts.concurrency,
+            c.opts.job_timeout,
+            c.rep,
+        )
+        .await?;
+        let roles: BTreeMap<&str, Role> = c
+            .plan
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.role))
+            .collect();
+        let failed: Vec<NodeResult> = outcomes
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| {
+                let role = roles.get(r.node.as_str()).copied().unwrap_or(Role::Edge);
+                job_node_result(r, role.as_str(), NodeOutcome::Failed, "", "preflight: ")
+            })
+            .collect();
+        if failed.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let message = format!(
+            "[{phase}] node-side preflight failed on {} node(s): {}; nothing was changed. \
+             Fix what each node's Job says (kubectl logs -n {SYSTEM_NAMESPACE} job/<Job>) and \
+             re-run convert",
+            failed.len(),
+            failed
+                .iter()
+                .map(|n| n.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for n in &failed {
+            eprintln!("error: [{phase}] node {}: {}", n.name, n.message);
+        }
+        c.results = not_started(c.plan, failed, phase);
+        Err(Stop::Halt {
+            exit: Exit::Preflight,
+            message,
+        })
+    })
+}
+
+/// What convert puts on one node.
+struct NodeMetadata {
+    name: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+/// The profile's edge-worker label (and, on autonomous edge nodes, the autonomy annotation)
+/// on every node this run converts.
+fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
+    let l = &profile.labels;
+    plan.nodes
+        .iter()
+        .filter(|n| n.action == NodeAction::Convert)
+        .map(|n| {
+            let value = match n.role {
+                Role::Edge => &l.edge_worker.edge,
+                Role::Cloud => &l.edge_worker.cloud,
+            };
+            let labels = BTreeMap::from([(l.edge_worker.key.clone(), value.clone())]);
+            let mut annotations = BTreeMap::new();
+            if n.autonomous {
+                annotations.insert(l.autonomy.key.clone(), l.autonomy.value.clone());
+            }
+            NodeMetadata {
+                name: n.name.clone(),
+                labels,
+                annotations,
+            }
+        })
+        .collect()
+}
+
+fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        for m in node_metadata(c.plan, c.profile) {
+            nodes::apply_metadata(c.cluster, &m.name, &m.labels, &m.annotations, false).await?;
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+fn label_writes<'r>(c: &'r ConvertRun<'_>) -> WritesFuture<'r> {
+    Box::pin(async move {
+        let mut r = Ok(());
+        for m in node_metadata(c.plan, c.profile) {
+            r = nodes::apply_metadata(c.cluster, &m.name, &m.labels, &m.annotations, true).await;
+            if r.is_err() {
+                break;
+            }
+        }
+        Ok(vec![Write::of(
+            "patch",
+            "node labels and annotations".into(),
+            r,
+        )])
+    })
+}
+
+fn apply_components<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let created = components::apply_components(
+            c.cluster,
+            c.plan,
+            c.profile,
+            c.opts,
+            &mut c.journal,
+            c.rep,
+        )
+        .await?;
+        for r in created {
+            c.journal.record_created(r);
+        }
+        c.store.save(&mut c.journal).await?;
+        Ok(Flow::Continue)
+    })
+}
+
+fn kcm_jobs(c: &ConvertRun<'_>) -> Vec<NodeJob> {
+    c.plan
+        .kcm_nodes
+        .iter()
+        .map(|n| kcm_job(n, &c.servant_image, c.opts.job_timeout))
+        .collect()
+}
+
+/// kube-controller-manager needs changing only where the plan says; otherwise say why not.
+fn kcm_work(c: &ConvertRun<'_>) -> Work {
+    if !c.plan.kcm_nodes.is_empty() {
+        Work::Some
+    } else if c.opts.disables_nodelifecycle(c.profile) {
+        Work::Note("kube-controller-manager already has nodelifecycle disabled".into())
+    } else {
+        Work::Note(format!(
+            "kube-controller-manager is left unchanged (profile {} does not need it)",
+            c.profile.name
+        ))
+    }
+}
+
+/// `kcm`: nodelifecycle off in kube-controller-manager before nodes go autonomous; a failure
+/// ends the run here (the nodes are left as they are for the next run).
+fn kcm<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let specs = kcm_jobs(c);
+        let outcomes = run_node_jobs(c, plan::KCM, specs).await?;
+        let failed: Vec<NodeResult> = outcomes
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| job_result(r, Role::Cloud, "kube-controller-manager: "))
+            .collect();
+        if failed.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        c.results = not_started(c.plan, failed, plan::KCM);
+        Ok(Flow::Finish)
+    })
+}
+
+fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
+    c.plan
+        .to_convert(role)
+        .map(|n| {
+            node_job(
+                &n.name,
+                role,
+                &c.servant_image,
+                c.profile,
+                c.opts.job_timeout,
+            )
+        })
+        .collect()
+}
+
+/// `nodes/edge`, `nodes/cloud`: a conversion Job per node, in a sliding window.
+async fn convert_nodes(c: &mut ConvertRun<'_>, role: Role) -> Result<Flow, Stop> {
+    let specs = node_jobs(c, role);
+    let outcomes = run_node_jobs(c, role.phase(), specs).await?;
+    for r in &outcomes {
+        c.results.insert(r.node.clone(), job_result(r, role, ""));
+    }
+    Ok(Flow::Continue)
+}
+
+/// `verify`: every node converted in this run is Ready.
+fn verify<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let converted: Vec<String> = c
+            .results
+            .values()
+            .filter(|n| n.result == NodeOutcome::Converted)
+            .map(|n| n.name.clone())
+            .collect();
+        let timeout = c.opts.job_timeout;
+        for n in wait::nodes_ready(c.cluster, &converted, timeout).await {
+            if let Some(r) = c.results.get_mut(&n) {
+                r.result = NodeOutcome::TimedOut;
+                r.message = format!(
+                    "its Job succeeded but the node was not Ready within {}s",
+                    timeout.as_secs()
+                );
+            }
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+/// Runs one phase's node Jobs: each node is journaled Running first, then Done or Failed as
+/// it ends.
+async fn run_node_jobs(
+    c: &mut ConvertRun<'_>,
+    phase: &'static str,
+    specs: Vec<NodeJob>,
+) -> Result<Vec<NodeJobResult>, Stop> {
+    for s in &specs {
+        c.journal
+            .set_phase(&s.node, phase, PhaseState::Running, None);
+    }
+    c.store.save(&mut c.journal).await?;
+    let mark = move |j: &mut Journal, node: &str, error: Option<String>| {
+        let state = if error.is_none() {
+            PhaseState::Done
+        } else {
+            PhaseState::Failed
+        };
+        j.set_phase(node, phase, state, error);
+    };
+    let outcomes = run_journaled(
+        c.cluster,
+        phase,
+        specs,
+        c.opts.concurrency,
+        c.opts.job_timeout,
+        c.rep,
+        &mut c.journal,
+        &c.store,
+        &mark,
+    )
+    .await?;
+    Ok(outcomes)
+}
+
+/// A converted node's result from its Job's outcome.
+fn job_result(r: &NodeJobResult, role: Role, prefix: &str) -> NodeResult {
+    job_node_result(
+        r,
+        role.as_str(),
+        NodeOutcome::Converted,
+        "converted",
+        prefix,
+    )
+}
+
+/// The results of the nodes no Job of this run converts: already converted, NotReady, or
+/// their phase skipped.
+pub(super) fn planned_results(plan: &Plan) -> BTreeMap<String, NodeResult> {
+    plan.nodes
+        .iter()
+        .filter(|n| n.action != NodeAction::Convert || !plan.runs(n.role.phase()))
+        .map(|n| {
+            (
+                n.name.clone(),
+                skipped_result(n.name.clone(), n.role, n.action),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_runs_the_planned_phases_in_the_planned_order() {
+        let ids = crate::exec::phases::ids(&table());
+        assert_eq!(ids, plan::CONVERT_PHASES);
+    }
+}

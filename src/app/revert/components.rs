@@ -1,0 +1,142 @@
+//! The components phase of revert: delete what convert created (in deletion-rank order,
+//! custom resources gone before their CRDs), give up yurtctl's fields on what existed before.
+
+use kube::core::DynamicObject;
+use serde_json::json;
+
+use crate::cluster::Cluster;
+use crate::cluster::ClusterError;
+use crate::cluster::apply::{Applier, ApplyOptions, Deleted, describe};
+use crate::cluster::journal::{Journal, ObjectRef};
+use crate::exec::dry_run::{self, Write};
+use crate::output::{Event, Reporter, RevertResult};
+use crate::plan;
+use crate::plan::revert::{RevertOptions, RevertPlan};
+
+pub(super) fn dynamic(r: &ObjectRef) -> Result<DynamicObject, ClusterError> {
+    let mut meta = json!({"name": r.name});
+    if let Some(ns) = &r.namespace {
+        meta["namespace"] = json!(ns);
+    }
+    serde_json::from_value(json!({"apiVersion": r.api_version, "kind": r.kind, "metadata": meta}))
+        .map_err(|e| ClusterError::InvalidObject {
+            object: describe(&r.kind, r.namespace.as_deref(), &r.name),
+            message: e.to_string(),
+        })
+}
+
+/// Deletes what convert created, in [`crate::plan::revert::deletion_rank`] order, waiting
+/// for custom resources to be gone before their CRDs go; gives up yurtctl's fields on the
+/// objects that existed before convert (an apply naming no field).
+pub(super) async fn delete_components(
+    cluster: &Cluster,
+    plan: &RevertPlan,
+    opts: &RevertOptions,
+    journal: &mut Journal,
+    result: &mut RevertResult,
+    rep: &dyn Reporter,
+) -> Result<(), ClusterError> {
+    let applier = Applier::new(cluster.clone(), ApplyOptions::default());
+    // custom resources deleted, to be gone (by uid) before their controller and CRDs go
+    let mut pending_crs: Vec<(DynamicObject, String)> = Vec::new();
+    for r in &plan.objects {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let rank = crate::plan::revert::deletion_rank(r);
+        if rank >= 2 && !pending_crs.is_empty() {
+            // custom resources first: gone before the controller and the CRDs go
+            for (obj, uid) in pending_crs.drain(..) {
+                applier.wait_deleted(&obj, &uid, opts.job_timeout).await?;
+            }
+        }
+        let obj = dynamic(r)?;
+        // custom resources are waited for (by uid) before their CRDs go; the rest are just
+        // deleted, gone already being fine
+        let live = if rank == 1 {
+            match applier.get_opt(&obj).await {
+                Ok(Some(l)) => Some(l),
+                Ok(None) | Err(ClusterError::UnknownKind { .. }) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let deleted = match applier.delete(&obj).await {
+            Ok(d) => d == Deleted::Deleted,
+            // its CRD is gone already: so is the object
+            Err(ClusterError::UnknownKind { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        if deleted {
+            if let Some(live) = live {
+                pending_crs.push((obj.clone(), live.metadata.uid.unwrap_or_default()));
+            }
+            rep.event(Event::Note {
+                phase: plan::COMPONENTS,
+                message: format!("deleted {what}"),
+            });
+        }
+        journal.created_objects.retain(|x| x != r);
+        result.deleted_objects.push(what);
+    }
+    for r in &plan.adopted_objects {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let obj = dynamic(r)?;
+        // an apply would create it if it is gone meanwhile
+        let live = match applier.get_opt(&obj).await {
+            Ok(l) => l,
+            Err(ClusterError::UnknownKind { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        if live.is_some() {
+            applier.apply(&obj).await?;
+        }
+        rep.event(Event::Note {
+            phase: plan::COMPONENTS,
+            message: format!("kept {what} (it existed before convert); gave up yurtctl's fields"),
+        });
+        journal.adopted_objects.retain(|x| x != r);
+        result.kept_objects.push(what);
+    }
+    Ok(())
+}
+
+/// `--dry-run=server` of the components phase: each delete (and each give-up apply) with
+/// `dryRun=All`.
+pub(super) async fn dry_run_writes(
+    cluster: &Cluster,
+    plan: &RevertPlan,
+) -> Result<Vec<Write>, ClusterError> {
+    let applier = Applier::new(
+        cluster.clone(),
+        ApplyOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    );
+    let mut out = Vec::new();
+    for r in &plan.objects {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let obj = dynamic(r)?;
+        let row = match applier.delete(&obj).await {
+            Err(ClusterError::UnknownKind { .. }) => {
+                Write::accepted_with("delete", what, "its CRD is gone, and so is the object")
+            }
+            res => dry_run::deleted("delete", what, res, "already gone"),
+        };
+        out.push(row);
+    }
+    for r in &plan.adopted_objects {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let obj = dynamic(r)?;
+        match applier.get_opt(&obj).await {
+            Ok(Some(_)) => out.push(Write::of(
+                "apply",
+                what,
+                applier.apply(&obj).await.map(drop),
+            )),
+            Ok(None) | Err(ClusterError::UnknownKind { .. }) => {}
+            Err(e) => out.push(Write::of("apply", what, Err(e))),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,299 @@
+//! `yurtctl revert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
+//! result. Execution is the phase table of [`phases`] run by `exec::phases`, mirroring
+//! convert: lock → delete leftover convert Jobs → node Jobs (cloud, then edge) → kcm → delete
+//! the components convert created → remove yurtctl's labels → verify; the journal records
+//! progress after every phase (an interrupted revert resumes), and a revert of all nodes ends
+//! by deleting the journal and the lock.
+
+mod components;
+mod phases;
+
+use serde_json::{Value, json};
+
+use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
+use crate::cli::{DryRun, GlobalArgs, RevertCmd};
+use crate::cluster::access::{self, Access};
+use crate::cluster::apply::{Applier, ApplyOptions};
+use crate::cluster::journal::{Journal, JournalStore};
+use crate::cluster::snapshot::{SnapshotOptions, snapshot};
+use crate::cluster::{Cluster, ClusterError};
+use crate::exec::dry_run;
+use crate::exec::phases::{self as runner, Ended};
+use crate::exit::Exit;
+use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
+use crate::plan::revert::{RevertPlan, plan_revert, render_text};
+use crate::plan::{self, PlanError};
+use crate::render::Profile;
+use phases::RevertRun;
+
+/// Runs `yurtctl revert`; prints progress on stderr and the result on stdout.
+pub fn run(g: &GlobalArgs, cmd: &RevertCmd) -> Exit {
+    let reporter = reporter(g);
+    block_on(revert(g, cmd, reporter.as_ref()))
+}
+
+async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
+    let opts = cmd.options();
+    let cluster = match connect_from(g).await {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let profile_name = snap
+        .journal
+        .as_ref()
+        .map_or(Profile::DEFAULT, |j| j.profile.as_str());
+    let profile = match Profile::load(profile_name) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "error: [{}] the journal names profile {profile_name}: {e}",
+                plan::PREFLIGHT
+            );
+            return Exit::Preflight;
+        }
+    };
+    let plan = match plan_revert(&snap, &opts, &profile) {
+        Ok(p) => p,
+        Err(e @ PlanError::Usage(_)) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+        Err(e @ PlanError::Preflight(_)) => {
+            eprintln!("error: [{}] {e}", plan::PREFLIGHT);
+            return Exit::Preflight;
+        }
+    };
+    let mut journal = snap
+        .journal
+        .clone()
+        .unwrap_or_else(|| Journal::new("revert", &plan.profile));
+    journal.command = "revert".into();
+    let mut run = RevertRun {
+        cluster: &cluster,
+        plan: &plan,
+        opts: &opts,
+        servant_image: servant_image(snap.journal.as_ref(), &plan),
+        force_unlock: cmd.run.force_unlock,
+        rep,
+        journal,
+        planned_journal: snap.journal.clone(),
+        store: JournalStore::new(&cluster),
+        lock: None,
+        began: false,
+        results: phases::planned_results(&plan),
+        result: RevertResult::new(&plan.profile),
+    };
+
+    if g.dry_run.enabled() {
+        let mut v =
+            json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan", "command": "revert"});
+        if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(&plan)) {
+            m.extend(p);
+        }
+        let server = g.dry_run == DryRun::Server && !plan.nothing_to_do();
+        let writes = if server {
+            match server_dry_run(&run).await {
+                Ok(w) => w,
+                Err(e) => return fail(&e),
+            }
+        } else {
+            Vec::new()
+        };
+        if server {
+            v["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
+        }
+        if !print_structured(g, &v) {
+            print!("{}", render_text(&plan));
+            if server {
+                println!("{}", dry_run::summary_line(&writes));
+            }
+        }
+        return dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
+    }
+
+    if plan.nothing_to_do() {
+        let mut result = RevertResult::new(&plan.profile);
+        result.complete = plan.complete && snap.journal.is_none();
+        result.message = if snap.journal.is_some() {
+            "nothing to revert on the selected nodes".into()
+        } else {
+            "nothing to revert: no journal and nothing of yurtctl's found".into()
+        };
+        return finish(g, result, Exit::Ok);
+    }
+
+    if plan.runs(plan::PREFLIGHT) {
+        match access(&cluster, &plan).await {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
+                return Exit::Preflight;
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+
+    eprint!("{}", render_text(&plan));
+    if let Err(exit) = confirm(g, "Revert this cluster?") {
+        return exit;
+    }
+    let ended = runner::run(&phases::table(), &mut run).await;
+    let mut result = std::mem::replace(&mut run.result, RevertResult::new(&plan.profile));
+    let mut exit = match ended.failure("revert") {
+        None => {
+            result.nodes = std::mem::take(&mut run.results).into_values().collect();
+            outcome_exit(&mut result)
+        }
+        Some((message, exit)) => {
+            if !matches!(ended, Ended::Interrupted { .. }) {
+                eprintln!("error: {message}");
+            }
+            result.message = message;
+            exit
+        }
+    };
+    let finished = exit == Exit::Ok && plan.complete && plan.runs(plan::COMPONENTS);
+    if finished {
+        match run.store.delete().await {
+            Ok(_) => result.complete = true,
+            Err(e) => {
+                result.message = format!("[{}] cannot delete the journal: {e}", plan::VERIFY);
+                eprintln!("error: {}", result.message);
+                exit = e.exit();
+            }
+        }
+    } else if run.began
+        && (run.planned_journal.is_some() || !run.journal.nodes.is_empty())
+        && let Err(e) = run.store.save(&mut run.journal).await
+    {
+        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
+    }
+    if let Some(held) = run.lock.take()
+        && let Some(w) = held.release().await
+    {
+        eprintln!("warning: {w}");
+    }
+    finish(g, result, exit)
+}
+
+/// `--dry-run=server`: every write this revert would make, in run order, sent with
+/// `dryRun=All`, as if every node Job succeeded (so the components, the labels, the journal
+/// and the lock go as in a complete run).
+async fn server_dry_run(run: &RevertRun<'_>) -> Result<Vec<dry_run::Write>, ClusterError> {
+    let mut writes = runner::dry_run(&phases::table(), run).await?;
+    // the end of a complete revert: the journal and the lock go
+    if run.plan.complete && run.plan.runs(plan::COMPONENTS) && run.planned_journal.is_some() {
+        let (what, r) = run.store.dry_run_delete().await;
+        writes.push(dry_run::deleted("delete", what, r, "already gone"));
+    }
+    if run.plan.runs(plan::LOCK) {
+        writes.push(crate::app::convert::phases::lock_release_write(run.cluster).await);
+    }
+    Ok(writes)
+}
+
+/// Preflight permissions: revert's fixed ones plus get and delete of every kind of object the plan
+/// deletes (patch for the ones it keeps), resources as the server names them.
+async fn access(cluster: &Cluster, plan: &RevertPlan) -> Result<Vec<String>, ClusterError> {
+    use std::collections::BTreeSet;
+    let applier = Applier::new(cluster.clone(), ApplyOptions::default());
+    let mut wanted: BTreeSet<(&'static str, String, String, Option<String>)> = BTreeSet::new();
+    let kinds = plan
+        .objects
+        .iter()
+        .map(|r| (r, ["get", "delete"].as_slice()))
+        .chain(
+            plan.adopted_objects
+                .iter()
+                .map(|r| (r, ["get", "patch"].as_slice())),
+        );
+    for (r, verbs) in kinds {
+        let gvk = crate::cluster::apply::gvk_of(&components::dynamic(r)?)?;
+        let (ar, _) = match applier.resource(&gvk).await {
+            Ok(found) => found,
+            // its CRD is gone: nothing of that kind is left to delete
+            Err(ClusterError::UnknownKind { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        for v in verbs {
+            wanted.insert((v, ar.group.clone(), ar.plural.clone(), r.namespace.clone()));
+        }
+    }
+    let mut table: Vec<Access<'_>> = crate::app::access::revert();
+    table.extend(
+        wanted
+            .iter()
+            .map(|(v, g, p, ns)| (*v, g.as_str(), p.as_str(), ns.as_deref())),
+    );
+    access::denied(cluster, &table).await
+}
+
+fn finish(g: &GlobalArgs, mut result: RevertResult, exit: Exit) -> Exit {
+    result.result = exit.reason().into();
+    result.exit_code = exit.code();
+    for l in node_summary_lines(&result.nodes, &result.message) {
+        eprintln!("{l}");
+    }
+    print_structured(g, &result);
+    exit
+}
+
+fn outcome_exit(result: &mut RevertResult) -> Exit {
+    let with = |o: NodeOutcome| {
+        result
+            .nodes
+            .iter()
+            .filter(|n| n.result == o)
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (reverted, failed, timed_out, skipped) = (
+        with(NodeOutcome::Reverted).len(),
+        with(NodeOutcome::Failed),
+        with(NodeOutcome::TimedOut),
+        with(NodeOutcome::Skipped),
+    );
+    let mut msg = format!(
+        "reverted {reverted} node(s), deleted {} object(s)",
+        result.deleted_objects.len()
+    );
+    for (what, names) in [
+        ("failed", &failed),
+        ("timed out", &timed_out),
+        ("skipped", &skipped),
+    ] {
+        if !names.is_empty() {
+            msg.push_str(&format!("; {what}: {}", names.join(", ")));
+        }
+    }
+    let exit = if !failed.is_empty() || !skipped.is_empty() {
+        Exit::Partial
+    } else if !timed_out.is_empty() {
+        Exit::Timeout
+    } else {
+        Exit::Ok
+    };
+    if exit != Exit::Ok {
+        msg.push_str("; components and journal kept: re-run revert to finish the rest");
+    }
+    result.message = msg;
+    exit
+}
+
+/// The servant image convert recorded, else the profile's.
+fn servant_image(journal: Option<&Journal>, plan: &RevertPlan) -> String {
+    journal
+        .and_then(|j| j.options.get("servantImage"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| {
+            Profile::load(&plan.profile)
+                .ok()
+                .and_then(|p| p.images.get("servant").cloned())
+        })
+        .unwrap_or_default()
+}

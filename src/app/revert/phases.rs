@@ -1,0 +1,512 @@
+//! Revert as a phase table: one function per phase (what it runs) and one per phase's
+//! `--dry-run=server` writes, in the order of `plan::revert::REVERT_PHASES`.
+
+use std::collections::BTreeMap;
+
+use futures::future::LocalBoxFuture;
+use tokio::sync::watch;
+
+use super::components;
+use crate::app::convert::phases::{HasCluster, job_writes, journal_unchanged, lock_writes};
+use crate::cluster::jobs::{self, NodeJob};
+use crate::cluster::journal::{Journal, JournalStore, PhaseState};
+use crate::cluster::lock::LockOptions;
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
+use crate::exec::dry_run::{self, Write};
+use crate::exec::lock::Held;
+use crate::exec::node_jobs::{job_node_result, run_journaled};
+use crate::exec::phases::{
+    Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
+};
+use crate::exec::servant_job::servant_job;
+use crate::output::{Event, NodeOutcome, NodeResult, Reporter, RevertResult};
+use crate::plan::revert::{
+    CLEANUP_JOBS, ENABLE_NODELIFECYCLE_ACTION, REVERT_ACTION, REVERTED, RevertAction, RevertNode,
+    RevertOptions, RevertPlan,
+};
+use crate::plan::{self, Role};
+
+/// Everything one revert run works with.
+pub(super) struct RevertRun<'a> {
+    pub cluster: &'a Cluster,
+    pub plan: &'a RevertPlan,
+    pub opts: &'a RevertOptions,
+    pub servant_image: String,
+    pub force_unlock: bool,
+    pub rep: &'a dyn Reporter,
+    pub journal: Journal,
+    /// The journal as the plan saw it (None: there was none).
+    pub planned_journal: Option<Journal>,
+    pub store: JournalStore,
+    pub lock: Option<Held>,
+    /// A phase that changes the cluster has started (the journal is saved at the end).
+    pub began: bool,
+    pub results: BTreeMap<String, NodeResult>,
+    pub result: RevertResult,
+}
+
+impl RunContext for RevertRun<'_> {
+    fn runs(&self, id: &str) -> bool {
+        self.plan.runs(id)
+    }
+    fn reporter(&self) -> &dyn Reporter {
+        self.rep
+    }
+    fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
+        self.lock.as_ref().map(Held::lost)
+    }
+    fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
+        // revert journals per phase; an untouched cluster keeps no journal
+        self.began = true;
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl HasCluster for RevertRun<'_> {
+    fn cluster(&self) -> &Cluster {
+        self.cluster
+    }
+    fn job_timeout(&self) -> std::time::Duration {
+        self.opts.job_timeout
+    }
+}
+
+/// Revert's phases in run order (ids as in `plan::revert::REVERT_PHASES`).
+pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
+    [
+        PhaseDef {
+            // the planner's checks and the access review run before the confirmation
+            id: plan::PREFLIGHT,
+            changes: false,
+            work: |_| Work::None,
+            run: |_| Box::pin(async { Ok(Flow::Continue) }),
+            dry_run: no_writes,
+        },
+        PhaseDef {
+            id: plan::LOCK,
+            changes: false,
+            work: |_| Work::Some,
+            run: take_lock,
+            dry_run: |c| {
+                Box::pin(async move {
+                    let mut rows = lock_writes(c).await?;
+                    // the journal: saved after every phase
+                    if c.planned_journal.is_some()
+                        && let Some((what, r)) = c.store.dry_run_update().await?
+                    {
+                        rows.push(Write::of("update", what, r));
+                    }
+                    Ok(rows)
+                })
+            },
+        },
+        PhaseDef {
+            id: CLEANUP_JOBS,
+            changes: true,
+            work: |c| some(!c.plan.leftover_jobs.is_empty()),
+            run: cleanup_jobs,
+            dry_run: |c| {
+                Box::pin(async move {
+                    let rows = jobs::delete_named(
+                        c.cluster,
+                        SYSTEM_NAMESPACE,
+                        &c.plan.leftover_jobs,
+                        c.opts.job_timeout,
+                        true,
+                    )
+                    .await;
+                    Ok(rows
+                        .into_iter()
+                        .map(|(what, r)| dry_run::deleted("delete", what, r, "already gone"))
+                        .collect())
+                })
+            },
+        },
+        node_phase(Role::Cloud),
+        node_phase(Role::Edge),
+        PhaseDef {
+            id: plan::KCM,
+            changes: true,
+            work: |c| some(!kcm_nodes(c, true).is_empty()),
+            run: kcm,
+            // as if every node Job succeeded
+            dry_run: |c| job_writes(c, kcm_jobs(c, &kcm_nodes(c, false))),
+        },
+        PhaseDef {
+            id: plan::COMPONENTS,
+            changes: true,
+            work: components_work,
+            run: delete_components,
+            dry_run: |c| {
+                Box::pin(async move {
+                    if !c.plan.complete {
+                        return Ok(Vec::new());
+                    }
+                    components::dry_run_writes(c.cluster, c.plan).await
+                })
+            },
+        },
+        PhaseDef {
+            id: plan::LABEL_NODES,
+            changes: true,
+            work: |_| Work::Some,
+            run: unlabel_nodes,
+            dry_run: unlabel_writes,
+        },
+        PhaseDef {
+            id: plan::VERIFY,
+            changes: false,
+            work: |_| Work::Some,
+            run: verify,
+            dry_run: no_writes,
+        },
+    ]
+}
+
+fn some(yes: bool) -> Work {
+    if yes { Work::Some } else { Work::None }
+}
+
+fn node_phase<'a>(role: Role) -> PhaseDef<RevertRun<'a>> {
+    PhaseDef {
+        id: role.phase(),
+        changes: true,
+        work: match role {
+            Role::Edge => |c| some(c.plan.to_revert(Role::Edge).next().is_some()),
+            Role::Cloud => |c| some(c.plan.to_revert(Role::Cloud).next().is_some()),
+        },
+        run: match role {
+            Role::Edge => |c| Box::pin(revert_nodes(c, Role::Edge)),
+            Role::Cloud => |c| Box::pin(revert_nodes(c, Role::Cloud)),
+        },
+        dry_run: match role {
+            Role::Edge => |c| job_writes(c, revert_jobs(c, Role::Edge)),
+            Role::Cloud => |c| job_writes(c, revert_jobs(c, Role::Cloud)),
+        },
+    }
+}
+
+/// Every planned node's result before any Job ran.
+pub(super) fn planned_results(plan: &RevertPlan) -> BTreeMap<String, NodeResult> {
+    plan.nodes
+        .iter()
+        .map(|n| {
+            let r = match n.action {
+                RevertAction::AlreadyReverted => {
+                    node_result(n, NodeOutcome::AlreadyReverted, "already reverted")
+                }
+                RevertAction::SkipNotReady => node_result(
+                    n,
+                    NodeOutcome::Skipped,
+                    "NotReady: skipped; re-run revert once it is Ready",
+                ),
+                RevertAction::Revert => node_result(
+                    n,
+                    NodeOutcome::PhaseSkipped,
+                    "not reverted: its phase is in --skip-phases",
+                ),
+            };
+            (n.name.clone(), r)
+        })
+        .collect()
+}
+
+fn node_result(n: &RevertNode, result: NodeOutcome, message: impl Into<String>) -> NodeResult {
+    NodeResult {
+        name: n.name.clone(),
+        role: n.role.as_str().into(),
+        result,
+        message: message.into(),
+        logs: None,
+    }
+}
+
+fn take_lock<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let held = crate::exec::lock::take(
+            c.cluster,
+            LockOptions::default(),
+            c.force_unlock,
+            c.rep,
+            plan::LOCK,
+        )
+        .await
+        .map_err(|e| Stop::Halt {
+            exit: e.exit(),
+            message: format!("[{}] {e}", plan::LOCK),
+        })?;
+        c.lock = Some(held);
+        let planned = c
+            .planned_journal
+            .clone()
+            .unwrap_or_else(|| Journal::new("", ""));
+        journal_unchanged(&c.store, &planned, "revert").await?;
+        Ok(Flow::Continue)
+    })
+}
+
+fn cleanup_jobs<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let rows = jobs::delete_named(
+            c.cluster,
+            SYSTEM_NAMESPACE,
+            &c.plan.leftover_jobs,
+            c.opts.job_timeout,
+            false,
+        )
+        .await;
+        for (_, r) in rows {
+            r?;
+        }
+        c.rep.event(Event::Note {
+            phase: CLEANUP_JOBS,
+            message: format!("deleted {}", c.plan.leftover_jobs.join(", ")),
+        });
+        Ok(Flow::Continue)
+    })
+}
+
+/// The Job that runs `node-servant revert` on `node`.
+fn revert_job(node: &str, image: &str, timeout: std::time::Duration) -> NodeJob {
+    servant_job(REVERT_ACTION, node, image, "revert", &[], timeout, &[])
+}
+
+fn revert_jobs(c: &RevertRun<'_>, role: Role) -> Vec<NodeJob> {
+    c.plan
+        .to_revert(role)
+        .map(|n| revert_job(&n.name, &c.servant_image, c.opts.job_timeout))
+        .collect()
+}
+
+/// `nodes/cloud`, `nodes/edge`: a revert Job per node, in a sliding window.
+async fn revert_nodes(c: &mut RevertRun<'_>, role: Role) -> Result<Flow, Stop> {
+    let phase = role.phase();
+    let specs = revert_jobs(c, role);
+    for s in &specs {
+        c.journal
+            .set_phase(&s.node, REVERTED, PhaseState::Running, None);
+    }
+    c.store.save(&mut c.journal).await?;
+    for (node, r) in node_jobs(c, specs, phase, mark_reverted).await? {
+        mark_reverted(
+            &mut c.journal,
+            &node,
+            (r.result != NodeOutcome::Reverted).then(|| r.message.clone()),
+        );
+        c.results.insert(node, r);
+    }
+    c.store.save(&mut c.journal).await?;
+    Ok(Flow::Continue)
+}
+
+/// Nodes whose kube-controller-manager convert changed; `reverted_only`: only those whose
+/// revert Job succeeded in this run.
+fn kcm_nodes(c: &RevertRun<'_>, reverted_only: bool) -> Vec<String> {
+    c.plan
+        .nodes
+        .iter()
+        .filter(|n| n.kcm && n.action == RevertAction::Revert)
+        .filter(|n| {
+            !reverted_only
+                || c.results
+                    .get(&n.name)
+                    .is_some_and(|r| r.result == NodeOutcome::Reverted)
+        })
+        .map(|n| n.name.clone())
+        .collect()
+}
+
+/// The Jobs that re-enable nodelifecycle in kube-controller-manager.
+fn kcm_jobs(c: &RevertRun<'_>, nodes: &[String]) -> Vec<NodeJob> {
+    nodes
+        .iter()
+        .map(|n| {
+            servant_job(
+                ENABLE_NODELIFECYCLE_ACTION,
+                n,
+                &c.servant_image,
+                "enable-nodelifecycle",
+                &[],
+                c.opts.job_timeout,
+                &[],
+            )
+        })
+        .collect()
+}
+
+/// `kcm`: nodelifecycle back on where convert disabled it.
+fn kcm<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let specs = kcm_jobs(c, &kcm_nodes(c, true));
+        for (node, r) in node_jobs(c, specs, plan::KCM, mark_kcm).await? {
+            let failed = r.result != NodeOutcome::Reverted;
+            mark_kcm(&mut c.journal, &node, failed.then(|| r.message.clone()));
+            if failed {
+                c.results.insert(node, r);
+            }
+        }
+        c.store.save(&mut c.journal).await?;
+        Ok(Flow::Continue)
+    })
+}
+
+/// The components go only with a revert of all nodes, once every node is reverted (a node
+/// still on YurtHub needs them).
+fn components_work(c: &RevertRun<'_>) -> Work {
+    let all_reverted = c.results.values().all(|r| {
+        matches!(
+            r.result,
+            NodeOutcome::Reverted | NodeOutcome::AlreadyReverted
+        )
+    });
+    if !c.plan.complete {
+        Work::Note("kept: --nodes reverts only those nodes".into())
+    } else if !all_reverted {
+        Work::Note("kept: not every node is reverted yet".into())
+    } else {
+        Work::Some
+    }
+}
+
+fn delete_components<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        components::delete_components(
+            c.cluster,
+            c.plan,
+            c.opts,
+            &mut c.journal,
+            &mut c.result,
+            c.rep,
+        )
+        .await?;
+        c.store.save(&mut c.journal).await?;
+        Ok(Flow::Continue)
+    })
+}
+
+/// `label-nodes`: only nodes reverted now or before keep no label of ours.
+fn unlabel_nodes<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let names: Vec<String> = c
+            .results
+            .values()
+            .filter(|r| {
+                matches!(
+                    r.result,
+                    NodeOutcome::Reverted | NodeOutcome::AlreadyReverted
+                )
+            })
+            .map(|r| r.name.clone())
+            .collect();
+        for name in names {
+            nodes::give_up_metadata(c.cluster, &name, false).await?;
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+fn unlabel_writes<'r>(c: &'r RevertRun<'_>) -> WritesFuture<'r> {
+    Box::pin(async move {
+        let mut rows = Vec::new();
+        for n in c.plan.nodes.iter().filter(|n| {
+            matches!(
+                n.action,
+                RevertAction::Revert | RevertAction::AlreadyReverted
+            )
+        }) {
+            let what = format!("Node {} (yurtctl's labels and annotations)", n.name);
+            let r = nodes::give_up_metadata(c.cluster, &n.name, true).await;
+            rows.push(Write::of("patch", what, r));
+        }
+        Ok(rows)
+    })
+}
+
+/// `verify`: every node reverted now is Ready again.
+fn verify<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let reverted: Vec<String> = c
+            .results
+            .values()
+            .filter(|n| n.result == NodeOutcome::Reverted)
+            .map(|n| n.name.clone())
+            .collect();
+        let timeout = c.opts.job_timeout;
+        for n in wait::nodes_ready(c.cluster, &reverted, timeout).await {
+            if let Some(r) = c.results.get_mut(&n) {
+                r.result = NodeOutcome::TimedOut;
+                r.message = format!(
+                    "its Job succeeded but the node was not Ready within {}s",
+                    timeout.as_secs()
+                );
+            }
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+/// Journals a node's revert Job's end (`Some(error)` when it failed). On success convert's
+/// entries become "not converted" (Pending): a newer entry wins any merge, so a conflicting
+/// save cannot resurrect them.
+fn mark_reverted(journal: &mut Journal, node: &str, error: Option<String>) {
+    match error {
+        None => {
+            for p in [plan::NODES_EDGE, plan::NODES_CLOUD] {
+                if journal.phase(node, p).is_some() {
+                    journal.set_phase(node, p, PhaseState::Pending, None);
+                }
+            }
+            journal.set_phase(node, REVERTED, PhaseState::Done, None);
+        }
+        Some(e) => journal.set_phase(node, REVERTED, PhaseState::Failed, Some(e)),
+    }
+}
+
+/// Journals the end of an `enable-nodelifecycle` Job.
+fn mark_kcm(journal: &mut Journal, node: &str, error: Option<String>) {
+    match error {
+        None => journal.set_phase(node, plan::KCM, PhaseState::Pending, None),
+        Some(e) => journal.set_phase(node, plan::KCM, PhaseState::Failed, Some(e)),
+    }
+}
+
+/// Runs one Job per spec and maps the outcomes to node results (`Reverted` for success),
+/// journaling each node's end with `mark` as it happens.
+async fn node_jobs(
+    c: &mut RevertRun<'_>,
+    specs: Vec<NodeJob>,
+    phase: &'static str,
+    mark: fn(&mut Journal, &str, Option<String>),
+) -> Result<Vec<(String, NodeResult)>, ClusterError> {
+    let role = Role::of_phase(phase).as_str();
+    let outcomes = run_journaled(
+        c.cluster,
+        phase,
+        specs,
+        c.opts.concurrency,
+        c.opts.job_timeout,
+        c.rep,
+        &mut c.journal,
+        &c.store,
+        &mark,
+    )
+    .await?;
+    Ok(outcomes
+        .iter()
+        .map(|r| {
+            let nr = job_node_result(r, role, NodeOutcome::Reverted, "reverted", "");
+            (r.node.clone(), nr)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_runs_the_planned_phases_in_the_planned_order() {
+        let ids = crate::exec::phases::ids(&table());
+        assert_eq!(ids, crate::plan::revert::REVERT_PHASES);
+    }
+}

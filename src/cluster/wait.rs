@@ -1,0 +1,155 @@
+//! Named wait conditions (in the style of kube-runtime's `conditions`) and the one way yurtctl
+//! waits for a set of objects: ONE watch per kind, never a poll per object.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
+
+use crate::cluster::{Cluster, ClusterError, LABEL_MANAGED_BY, MANAGED_BY};
+
+/// What a waited-for object has to satisfy.
+pub mod conditions {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeStatus};
+
+    /// The node's `Ready` condition is `True`.
+    pub fn is_node_ready(n: &Node) -> bool {
+        n.status.as_ref().is_some_and(status_ready)
+    }
+
+    /// [`is_node_ready`] on a node's status alone.
+    pub fn status_ready(s: &NodeStatus) -> bool {
+        s.conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    }
+
+    /// At least one replica is available.
+    pub fn is_deployment_available(d: &Deployment) -> bool {
+        d.status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0)
+            >= 1
+    }
+
+    /// yurt-manager has rendered a YurtStaticSet's manifest into this ConfigMap: it carries
+    /// the hash annotation the controller writes (openyurtio/openyurt@v1.6.1
+    /// pkg/yurtmanager/controller/yurtstaticset, syncConfigMap).
+    pub fn is_static_set_rendered(cm: &ConfigMap) -> bool {
+        crate::cluster::staticset::hash_of(cm).is_some()
+    }
+}
+
+/// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in
+/// `names` satisfies `done` at the same time; returns the names that did not by `timeout`.
+pub async fn all_named<K>(
+    api: Api<K>,
+    labels: Option<&str>,
+    names: &[String],
+    timeout: Duration,
+    done: impl Fn(&K) -> bool,
+) -> Vec<String>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    let mut state: BTreeMap<String, bool> = names.iter().map(|n| (n.clone(), false)).collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut cfg = watcher::Config::default();
+    if let Some(l) = labels {
+        cfg = cfg.labels(l);
+    }
+    let mut stream = watcher(api, cfg)
+        .default_backoff()
+        .touched_objects()
+        .boxed();
+    let watch = async {
+        while let Some(ev) = stream.next().await {
+            // errors are retried by the watcher's back-off; the deadline bounds the wait
+            let Ok(obj) = ev else { continue };
+            let name = obj.meta().name.clone().unwrap_or_default();
+            if let Some(v) = state.get_mut(&name) {
+                *v = done(&obj);
+            }
+            if state.values().all(|v| *v) {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(timeout, watch).await;
+    state
+        .into_iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Waits until every node in `names` is Ready; returns those that were not by the deadline.
+pub async fn nodes_ready(cluster: &Cluster, names: &[String], timeout: Duration) -> Vec<String> {
+    let api: Api<Node> = Api::all(cluster.client().clone());
+    cluster.throttle().await;
+    all_named(api, None, names, timeout, conditions::is_node_ready).await
+}
+
+/// Waits until every named Deployment of ours in `namespace` is available; a timeout names
+/// each missing one's pods and their state.
+pub async fn deployments_available(
+    cluster: &Cluster,
+    namespace: &str,
+    names: &[String],
+    timeout: Duration,
+) -> Result<(), ClusterError> {
+    let api: Api<Deployment> = Api::namespaced(cluster.client().clone(), namespace);
+    cluster.throttle().await;
+    let selector = format!("{LABEL_MANAGED_BY}={MANAGED_BY}");
+    let missing = all_named(
+        api,
+        Some(&selector),
+        names,
+        timeout,
+        conditions::is_deployment_available,
+    )
+    .await;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut pods = Vec::new();
+    for name in &missing {
+        pods.extend(crate::cluster::diagnose::deployment_pods(cluster, namespace, name).await);
+    }
+    let why = if pods.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", pods.join("; "))
+    };
+    Err(ClusterError::Timeout {
+        what: format!(
+            "Deployment(s) {} in {namespace} to become available{why}",
+            missing.join(", ")
+        ),
+        after: timeout,
+    })
+}
+
+/// Waits until every named ConfigMap in `namespace` satisfies `done`; returns those that did
+/// not by the deadline.
+pub async fn config_maps(
+    cluster: &Cluster,
+    namespace: &str,
+    names: &[String],
+    timeout: Duration,
+    done: fn(&ConfigMap) -> bool,
+) -> Vec<String> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), namespace);
+    cluster.throttle().await;
+    all_named(api, None, names, timeout, done).await
+}
