@@ -6,6 +6,10 @@
 //! - [`lock`]: the Lease `kube-system/yurtctl-lock`.
 //! - [`journal`]: the ConfigMap `kube-system/yurtctl-state`.
 //! - [`snapshot`]: what the planner needs to know about the cluster, in few list calls.
+//! - [`nodes`]: node names, labels and readiness for static-pod rollouts (a list, a watch).
+//! - [`staticset`], [`yurtstaticset`]: a static pod's revision store, its mirror pods and the
+//!   YurtStaticSet that may manage it.
+//! - [`watch`]: watches as streams of domain values ([`watch::Change`]).
 //!
 //! Nothing here prints; progress leaves through event callbacks, failures as [`ClusterError`].
 
@@ -16,8 +20,10 @@ pub mod error;
 pub mod jobs;
 pub mod journal;
 pub mod lock;
+pub mod nodes;
 pub mod snapshot;
 pub mod staticset;
+pub mod watch;
 pub mod yurtstaticset;
 
 use std::future::Future;

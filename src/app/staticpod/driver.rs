@@ -12,16 +12,15 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use k8s_openapi::api::core::v1::{Node, Pod, PodTemplateSpec};
-use kube::api::Api;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, watcher};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::cluster::jobs::{JobOutcome, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
+use crate::cluster::nodes::node_state_changes;
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
+use crate::cluster::watch::Change;
 use crate::cluster::{Cluster, ClusterError};
 use crate::output::staticpod::RolloutNode;
 use crate::plan::staticpod::skip_word;
@@ -194,25 +193,17 @@ fn spawn_watchers(
     name: &str,
     tx: mpsc::UnboundedSender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let pods: Api<Pod> = Api::namespaced(cluster.client().clone(), ns);
-    let nodes: Api<Node> = Api::all(cluster.client().clone());
-    let name = name.to_string();
+    let mut pods = staticset::mirror_pod_changes(cluster, ns, name);
+    let mut nodes = node_state_changes(cluster);
     let ptx = tx.clone();
     let p = tokio::spawn(async move {
-        let mut s = watcher(pods, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        while let Some(ev) = s.next().await {
+        while let Some(ev) = pods.next().await {
             match ev {
-                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        let _ = ptx.send(Msg::Pod(m));
-                    }
+                Ok(Change::Apply(m)) | Ok(Change::InitApply(m)) => {
+                    let _ = ptx.send(Msg::Pod(m));
                 }
-                Ok(watcher::Event::Delete(p)) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        let _ = ptx.send(Msg::PodGone(m.node));
-                    }
+                Ok(Change::Delete(m)) => {
+                    let _ = ptx.send(Msg::PodGone(m.node));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -222,14 +213,10 @@ fn spawn_watchers(
         }
     });
     let n = tokio::spawn(async move {
-        let mut s = watcher(nodes, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        while let Some(ev) = s.next().await {
+        while let Some(ev) = nodes.next().await {
             match ev {
-                Ok(watcher::Event::Apply(n)) | Ok(watcher::Event::InitApply(n)) => {
-                    let name = n.metadata.name.clone().unwrap_or_default();
-                    let _ = tx.send(Msg::NodeReady(name, node_ready(&n)));
+                Ok(Change::Apply(n)) | Ok(Change::InitApply(n)) => {
+                    let _ = tx.send(Msg::NodeReady(n.name, n.ready));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -239,15 +226,6 @@ fn spawn_watchers(
         }
     });
     vec![p, n]
-}
-
-pub fn node_ready(n: &Node) -> bool {
-    n.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
 fn ignore_job_event(_: crate::cluster::jobs::JobEvent) {}
