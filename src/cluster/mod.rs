@@ -7,9 +7,12 @@
 //! - [`journal`]: the ConfigMap `kube-system/yurtctl-state`.
 //! - [`snapshot`]: what the planner needs to know about the cluster, in few list calls.
 //! - [`access`]: SelfSubjectAccessReviews for the preflight permission check.
-//! - [`nodes`]: yurtctl's labels and annotations on nodes.
+//! - [`nodes`]: yurtctl's labels and annotations on nodes; node states for rollouts.
 //! - [`bootstrap`]: `cluster-info` and bootstrap tokens for YurtHub's credential.
 //! - [`wait`]: named wait conditions and the one-watch wait for a set of objects.
+//! - [`staticset`], [`yurtstaticset`]: a static pod's revision store, its mirror pods and the
+//!   YurtStaticSet that may manage it.
+//! - [`watch`]: watches as streams of domain values ([`watch::Change`]).
 //!
 //! Nothing here prints; progress leaves through event callbacks, failures as [`ClusterError`].
 
@@ -26,6 +29,7 @@ pub mod nodes;
 pub mod snapshot;
 pub mod staticset;
 pub mod wait;
+pub mod watch;
 pub mod yurtstaticset;
 
 use std::future::Future;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::error::ClusterError;
+use super::watch::{self, Changes};
 use super::{Cluster, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY};
 use crate::plan::staticpod::{CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror};
 
@@ -333,6 +334,23 @@ pub async fn mirror_pods(
         by_node,
         first_template,
     })
+}
+
+/// The mirror pods of static pod `name` as they change, from ONE watch on the pods of
+/// `namespace` (mirror pods carry no label to select them by).
+pub fn mirror_pod_changes(cluster: &Cluster, namespace: &str, name: &str) -> Changes<MirrorPod> {
+    let api: Api<Pod> = Api::namespaced(cluster.client().clone(), namespace);
+    let name = name.to_string();
+    watch::changes(api, Default::default(), move |p| mirror_of(&p, &name))
+}
+
+/// The store ConfigMap of static pod `name` as it changes (a watch selecting it by name); read
+/// each with [`from_configmap`].
+pub fn store_changes(cluster: &Cluster, namespace: &str, name: &str) -> Changes<ConfigMap> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), namespace);
+    let config = kube::runtime::watcher::Config::default()
+        .fields(&format!("metadata.name={}", configmap_name(name)));
+    watch::changes(api, config, Some)
 }
 
 /// Sets `PodNeedUpgrade` on a mirror pod (pods/status, strategic merge by condition type, so

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::Cluster;
 use super::error::ClusterError;
 use super::staticset::{configmap_name, hash_of};
+use super::watch::{self, Changes};
 use crate::plan::staticpod::HASH_ANNOTATION;
 
 /// The user's `spec.upgradeStrategy` (JSON) while yurtctl holds the set at `OTA`.
@@ -61,7 +62,7 @@ fn resource() -> ApiResource {
 }
 
 /// The API of YurtStaticSets in `namespace`.
-pub fn api(cluster: &Cluster, namespace: &str) -> Api<DynamicObject> {
+fn api(cluster: &Cluster, namespace: &str) -> Api<DynamicObject> {
     Api::namespaced_with(cluster.client().clone(), namespace, &resource())
 }
 
@@ -86,6 +87,16 @@ pub fn from_dynamic(namespace: &str, name: &str, o: DynamicObject) -> YurtStatic
         status: o.data["status"].clone(),
         created: o.metadata.creation_timestamp.map(|t| t.0),
     }
+}
+
+/// Set `namespace/name` as it changes (its controller's status writes included), from a
+/// watch selecting it by name.
+pub fn set_changes(cluster: &Cluster, namespace: &str, name: &str) -> Changes<YurtStaticSet> {
+    let config = kube::runtime::watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let (ns, name) = (namespace.to_string(), name.to_string());
+    watch::changes(api(cluster, namespace), config, move |o| {
+        Some(from_dynamic(&ns, &name, o))
+    })
 }
 
 /// The set named like the static pod; None when there is none or the CRD is not installed.

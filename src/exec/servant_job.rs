@@ -1,6 +1,7 @@
 //! The node Job that runs one `yurtctl node-servant` subcommand on one node (design §3):
 //! pinned by the runner, privileged, hostPID, hostNetwork, host `/` at /host, no
-//! service-account token, a deadline. Convert, revert and the kcm phases all build theirs here.
+//! service-account token, a deadline. Convert, revert, the kcm phases and the staticpod
+//! rollout all build theirs here.
 
 use std::time::Duration;
 

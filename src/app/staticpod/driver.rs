@@ -12,16 +12,15 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use k8s_openapi::api::core::v1::{Node, Pod, PodTemplateSpec};
-use kube::api::Api;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, watcher};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::cluster::jobs::{JobOutcome, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
+use crate::cluster::nodes::node_state_changes;
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
+use crate::cluster::watch::Change;
 use crate::cluster::{Cluster, ClusterError};
 use crate::output::staticpod::RolloutNode;
 use crate::plan::staticpod::skip_word;
@@ -47,8 +46,9 @@ pub fn actions(name: &str) -> (String, String) {
 
 const MANIFEST_MOUNT: &str = "/yurtctl/manifest";
 
-/// The node Job that installs (or with `restore`, puts back) the static pod's manifest.
-pub fn servant_job(
+/// The node Job that installs (or with `restore`, puts back) the static pod's manifest: the
+/// servant Job every command runs, with the store's ConfigMap mounted for an upgrade.
+pub fn static_pod_job(
     action: &str,
     node: &str,
     set: &StaticSet,
@@ -56,48 +56,41 @@ pub fn servant_job(
     restore: bool,
     timeout: Duration,
 ) -> NodeJob {
-    let mut command = vec![
-        "yurtctl".to_string(),
-        "node-servant".into(),
-        "static-pod-upgrade".into(),
-        "--host-root".into(),
-        "/host".into(),
-        "--name".into(),
-        set.manifest_key.clone(),
-    ];
-    let mut mounts = vec![json!({"name": "host", "mountPath": "/host"})];
-    let mut volumes = vec![json!({"name": "host", "hostPath": {"path": "/"}})];
+    let manifest_file = format!("{MANIFEST_MOUNT}/manifest.yaml");
+    let mut args = vec!["--name", set.manifest_key.as_str()];
+    let mut volumes = Vec::new();
     if restore {
-        command.push("--restore".into());
+        args.push("--restore");
     } else {
-        command.push("--manifest-file".into());
-        command.push(format!("{MANIFEST_MOUNT}/manifest.yaml"));
-        mounts.push(json!({"name": "manifest", "mountPath": MANIFEST_MOUNT, "readOnly": true}));
-        volumes.push(json!({"name": "manifest", "configMap": {
-            "name": staticset::configmap_name(&set.name),
-            "items": [{"key": set.manifest_key, "path": "manifest.yaml"}]
-        }}));
+        args.extend(["--manifest-file", manifest_file.as_str()]);
+        volumes.push(ServantVolume {
+            name: "manifest",
+            mount_path: MANIFEST_MOUNT,
+            source: json!({"configMap": {
+                "name": staticset::configmap_name(&set.name),
+                "items": [{"key": set.manifest_key, "path": "manifest.yaml"}]
+            }}),
+        });
     }
-    let template: PodTemplateSpec = serde_json::from_value(json!({
-        "metadata": {"annotations": {crate::plan::staticpod::HASH_ANNOTATION: set.current.hash}},
-        "spec": {
-            "restartPolicy": "Never",
-            "hostPID": true,
-            "automountServiceAccountToken": false,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [{
-                "name": "servant",
-                "image": image,
-                "command": command,
-                "securityContext": {"privileged": true},
-                "volumeMounts": mounts,
-            }],
-            "volumes": volumes,
-        }
-    }))
-    .expect("a valid pod template");
-    let mut job = NodeJob::new(action, node, template);
-    job.active_deadline = Some(timeout);
+    let mut job = servant_job(
+        action,
+        node,
+        image,
+        "static-pod-upgrade",
+        &args,
+        timeout,
+        &volumes,
+    );
+    // The revision the Job installs, as yurt-manager marks its upgrade workers.
+    job.template
+        .metadata
+        .get_or_insert_with(Default::default)
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            crate::plan::staticpod::HASH_ANNOTATION.into(),
+            set.current.hash.clone(),
+        );
     job
 }
 
@@ -194,25 +187,17 @@ fn spawn_watchers(
     name: &str,
     tx: mpsc::UnboundedSender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let pods: Api<Pod> = Api::namespaced(cluster.client().clone(), ns);
-    let nodes: Api<Node> = Api::all(cluster.client().clone());
-    let name = name.to_string();
+    let mut pods = staticset::mirror_pod_changes(cluster, ns, name);
+    let mut nodes = node_state_changes(cluster);
     let ptx = tx.clone();
     let p = tokio::spawn(async move {
-        let mut s = watcher(pods, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        while let Some(ev) = s.next().await {
+        while let Some(ev) = pods.next().await {
             match ev {
-                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        let _ = ptx.send(Msg::Pod(m));
-                    }
+                Ok(Change::Apply(m)) | Ok(Change::InitApply(m)) => {
+                    let _ = ptx.send(Msg::Pod(m));
                 }
-                Ok(watcher::Event::Delete(p)) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        let _ = ptx.send(Msg::PodGone(m.node));
-                    }
+                Ok(Change::Delete(m)) => {
+                    let _ = ptx.send(Msg::PodGone(m.node));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -222,14 +207,10 @@ fn spawn_watchers(
         }
     });
     let n = tokio::spawn(async move {
-        let mut s = watcher(nodes, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        while let Some(ev) = s.next().await {
+        while let Some(ev) = nodes.next().await {
             match ev {
-                Ok(watcher::Event::Apply(n)) | Ok(watcher::Event::InitApply(n)) => {
-                    let name = n.metadata.name.clone().unwrap_or_default();
-                    let _ = tx.send(Msg::NodeReady(name, node_ready(&n)));
+                Ok(Change::Apply(n)) | Ok(Change::InitApply(n)) => {
+                    let _ = tx.send(Msg::NodeReady(n.name, n.ready));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -239,15 +220,6 @@ fn spawn_watchers(
         }
     });
     vec![p, n]
-}
-
-pub fn node_ready(n: &Node) -> bool {
-    n.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
 fn ignore_job_event(_: crate::cluster::jobs::JobEvent) {}
@@ -322,7 +294,7 @@ impl Drive<'_> {
         let mut tasks: FuturesUnordered<Pin<Box<dyn Future<Output = Msg> + '_>>> =
             FuturesUnordered::new();
         let restore = |node: &str| -> Pin<Box<dyn Future<Output = Msg> + '_>> {
-            let job = servant_job(
+            let job = static_pod_job(
                 &restore_action,
                 node,
                 &job_set,
@@ -352,7 +324,7 @@ impl Drive<'_> {
                             })?;
                             note(format!("node {n}: upgrading"));
                             deadlines.insert(n.clone(), Instant::now() + node_timeout);
-                            let job = servant_job(
+                            let job = static_pod_job(
                                 &up_action,
                                 &n,
                                 &job_set,
@@ -591,5 +563,128 @@ impl Drive<'_> {
             budget: machine.budget(),
             peak_in_flight: peak,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::staticset::{Progress, Revision};
+
+    fn set() -> StaticSet {
+        StaticSet {
+            namespace: "kube-system".into(),
+            name: "yurt-hub".into(),
+            manifest_key: "yurthub".into(),
+            current: Revision {
+                number: 2,
+                hash: "abc123".into(),
+                manifest: String::new(),
+            },
+            history: Vec::new(),
+            progress: Progress::default(),
+            created: None,
+        }
+    }
+
+    fn pod_of(restore: bool) -> serde_json::Value {
+        let (up, back) = actions("yurt-hub");
+        let action = if restore { back } else { up };
+        let job = static_pod_job(
+            &action,
+            "edge-1",
+            &set(),
+            "img:1",
+            restore,
+            Duration::from_secs(90),
+        )
+        .to_job("kube-system", Duration::from_secs(90));
+        let v = serde_json::to_value(&job).unwrap();
+        assert_eq!(v["spec"]["activeDeadlineSeconds"], 90);
+        assert_eq!(v["spec"]["backoffLimit"], 0);
+        v["spec"]["template"].clone()
+    }
+
+    #[test]
+    fn the_upgrade_job_is_the_servant_job_with_the_manifest_mounted() {
+        let t = pod_of(false);
+        assert_eq!(
+            t["metadata"]["annotations"][crate::plan::staticpod::HASH_ANNOTATION],
+            "abc123"
+        );
+        let pod = &t["spec"];
+        assert_eq!(pod["nodeName"], "edge-1");
+        assert_eq!(pod["hostPID"], true);
+        assert_eq!(pod["hostNetwork"], true);
+        assert_eq!(pod["automountServiceAccountToken"], false);
+        // what reached the cluster before (a blanket toleration was always replaced by these)
+        let keys: Vec<&str> = pod["tolerations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(keys, crate::cluster::jobs::JOB_TOLERATED_TAINTS);
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], "img:1");
+        assert_eq!(c["securityContext"]["privileged"], true);
+        assert_eq!(
+            c["command"],
+            json!([
+                "yurtctl",
+                "node-servant",
+                "static-pod-upgrade",
+                "--host-root",
+                "/host",
+                "--name",
+                "yurthub",
+                "--manifest-file",
+                "/yurtctl/manifest/manifest.yaml"
+            ])
+        );
+        assert_eq!(
+            c["env"],
+            json!([{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}])
+        );
+        assert_eq!(
+            c["volumeMounts"],
+            json!([
+                {"name": "host", "mountPath": "/host"},
+                {"name": "manifest", "mountPath": "/yurtctl/manifest", "readOnly": true}
+            ])
+        );
+        assert_eq!(
+            pod["volumes"],
+            json!([
+                {"name": "host", "hostPath": {"path": "/"}},
+                {"name": "manifest", "configMap": {"name": "yurt-static-set-yurt-hub",
+                    "items": [{"key": "yurthub", "path": "manifest.yaml"}]}}
+            ])
+        );
+    }
+
+    #[test]
+    fn the_restore_job_mounts_only_the_host() {
+        let pod = &pod_of(true)["spec"];
+        assert_eq!(pod["nodeName"], "edge-1");
+        let c = &pod["containers"][0];
+        assert_eq!(
+            c["command"],
+            json!([
+                "yurtctl",
+                "node-servant",
+                "static-pod-upgrade",
+                "--host-root",
+                "/host",
+                "--name",
+                "yurthub",
+                "--restore"
+            ])
+        );
+        assert_eq!(c["env"][0]["name"], "NODE_NAME");
+        assert_eq!(
+            pod["volumes"],
+            json!([{"name": "host", "hostPath": {"path": "/"}}])
+        );
     }
 }

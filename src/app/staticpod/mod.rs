@@ -10,8 +10,6 @@ mod status;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
@@ -19,6 +17,7 @@ use crate::cli::{
     DryRun, GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
     Strategy, UpgradeCmd,
 };
+use crate::cluster::nodes::list_node_states;
 use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
 use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
@@ -84,18 +83,10 @@ pub(crate) async fn context(
     let set = staticset::load(&cluster, ns, name).await?;
     let yss = yurtstaticset::get(&cluster, ns, name).await?;
     let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
-    let api: Api<Node> = Api::all(cluster.client().clone());
-    let nodes = cluster
-        .list_map(&api, &ListParams::default(), |n| {
-            let ready = driver::node_ready(&n);
-            Some((
-                n.metadata.name.unwrap_or_default(),
-                (n.metadata.labels.unwrap_or_default(), ready),
-            ))
-        })
-        .await
-        .map_err(|e| ClusterError::from_kube("list nodes", e))?
+    let nodes = list_node_states(&cluster)
+        .await?
         .into_iter()
+        .map(|n| (n.name, (n.labels, n.ready)))
         .collect();
     Ok(Context {
         cluster,

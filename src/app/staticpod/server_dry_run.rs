@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Context;
-use super::driver::{actions, servant_job};
+use super::driver::{actions, static_pod_job};
 use crate::cluster::apply::describe;
 use crate::cluster::staticset::{self, StaticSet};
 use crate::plan::staticpod::RolloutPlan;
@@ -69,7 +69,7 @@ impl Writes<'_> {
         if self.jobs {
             let (up, _) = actions(&ctx.name);
             for n in &self.plan.nodes {
-                let spec = servant_job(
+                let spec = static_pod_job(
                     &up,
                     &n.name,
                     self.set,

@@ -4,16 +4,14 @@
 use std::collections::BTreeMap;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use kube::api::Api;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, watcher};
+use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::{Context, connect_context, namespace};
 use crate::app::common::print_structured;
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
-use crate::cluster::yurtstaticset;
+use crate::cluster::watch::Change;
+use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::exit::Exit;
 use crate::output::staticpod::{
     NodeStatus, RevisionInfo, StaticPodStatus, YurtStaticSetInfo, human_age, status_lines,
@@ -154,10 +152,10 @@ fn what_shows(g: &GlobalArgs, s: &StaticPodStatus) -> String {
     }
 }
 
-enum Change {
-    Pod(Box<watcher::Event<Pod>>),
-    Store(Box<watcher::Event<ConfigMap>>),
-    Set(Box<watcher::Event<kube::api::DynamicObject>>),
+enum Seen {
+    Pod(Box<Change<MirrorPod>>),
+    Store(Box<Change<ConfigMap>>),
+    Set(Box<Change<YurtStaticSet>>),
 }
 
 /// `--watch`: one watch on the namespace's pods (mirror pods) and one on the store's
@@ -167,32 +165,16 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
     let _handled = crate::output::terminal::handles_interrupt();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let client = ctx.cluster.client().clone();
-    let pods = watcher(
-        Api::<Pod>::namespaced(client.clone(), &ctx.ns),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .map(|e| e.map(|p| Change::Pod(Box::new(p))));
-    let store = watcher(
-        Api::<ConfigMap>::namespaced(client, &ctx.ns),
-        watcher::Config::default().fields(&format!(
-            "metadata.name={}",
-            staticset::configmap_name(&ctx.name)
-        )),
-    )
-    .default_backoff()
-    .map(|e| e.map(|c| Change::Store(Box::new(c))));
-    let mut changes = futures::stream::select(pods.boxed(), store.boxed()).boxed();
+    let pods = staticset::mirror_pod_changes(&ctx.cluster, &ctx.ns, &ctx.name)
+        .map(|e| e.map(|c| Seen::Pod(Box::new(c))));
+    let store = staticset::store_changes(&ctx.cluster, &ctx.ns, &ctx.name)
+        .map(|e| e.map(|c| Seen::Store(Box::new(c))));
+    let mut changes = futures::stream::select(pods, store).boxed();
     // the YurtStaticSet's counts change with its controller's status writes
     if ctx.yss.is_some() {
-        let sets = watcher(
-            yurtstaticset::api(&ctx.cluster, &ctx.ns),
-            watcher::Config::default().fields(&format!("metadata.name={}", ctx.name)),
-        )
-        .default_backoff()
-        .map(|e| e.map(|o| Change::Set(Box::new(o))));
-        changes = futures::stream::select(changes, sets.boxed()).boxed();
+        let sets = yurtstaticset::set_changes(&ctx.cluster, &ctx.ns, &ctx.name)
+            .map(|e| e.map(|c| Seen::Set(Box::new(c))));
+        changes = futures::stream::select(changes, sets).boxed();
     }
     let first = status_of(&ctx);
     let mut shown = what_shows(g, &first);
@@ -209,32 +191,26 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
         match change {
             None => return Exit::Ok,
             Some(Err(e)) => tracing::debug!("watch: {e}; retrying"),
-            Some(Ok(Change::Pod(ev))) => match *ev {
-                watcher::Event::Init => listing_pods = Some(BTreeMap::new()),
-                watcher::Event::InitApply(p) => {
-                    if let (Some(l), Some(m)) =
-                        (listing_pods.as_mut(), staticset::mirror_of(&p, &name))
-                    {
+            Some(Ok(Seen::Pod(ev))) => match *ev {
+                Change::Init => listing_pods = Some(BTreeMap::new()),
+                Change::InitApply(m) => {
+                    if let Some(l) = listing_pods.as_mut() {
                         l.insert(m.node.clone(), m);
                     }
                 }
-                watcher::Event::InitDone => {
+                Change::InitDone => {
                     if let Some(l) = listing_pods.take() {
                         ctx.mirrors = l;
                     }
                 }
-                watcher::Event::Apply(p) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        ctx.mirrors.insert(m.node.clone(), m);
-                    }
+                Change::Apply(m) => {
+                    ctx.mirrors.insert(m.node.clone(), m);
                 }
-                watcher::Event::Delete(p) => {
-                    if let Some(m) = staticset::mirror_of(&p, &name) {
-                        ctx.mirrors.remove(&m.node);
-                    }
+                Change::Delete(m) => {
+                    ctx.mirrors.remove(&m.node);
                 }
             },
-            Some(Ok(Change::Store(ev))) => {
+            Some(Ok(Seen::Store(ev))) => {
                 let read = |cm: ConfigMap| match staticset::from_configmap(&ns, &name, cm) {
                     Ok(s) => Some(s),
                     Err(e) => {
@@ -243,27 +219,25 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
                     }
                 };
                 match *ev {
-                    watcher::Event::Init => listing_store = Some(None),
-                    watcher::Event::InitApply(cm) => {
+                    Change::Init => listing_store = Some(None),
+                    Change::InitApply(cm) => {
                         if let Some(l) = listing_store.as_mut() {
                             *l = read(cm);
                         }
                     }
-                    watcher::Event::InitDone => {
+                    Change::InitDone => {
                         if let Some(l) = listing_store.take() {
                             ctx.set = l;
                         }
                     }
-                    watcher::Event::Apply(cm) => ctx.set = read(cm),
-                    watcher::Event::Delete(_) => ctx.set = None,
+                    Change::Apply(cm) => ctx.set = read(cm),
+                    Change::Delete(_) => ctx.set = None,
                 }
             }
-            Some(Ok(Change::Set(ev))) => match *ev {
-                watcher::Event::InitApply(o) | watcher::Event::Apply(o) => {
-                    ctx.yss = Some(yurtstaticset::from_dynamic(&ns, &name, o));
-                }
-                watcher::Event::Delete(_) => ctx.yss = None,
-                watcher::Event::Init | watcher::Event::InitDone => {}
+            Some(Ok(Seen::Set(ev))) => match *ev {
+                Change::InitApply(y) | Change::Apply(y) => ctx.yss = Some(y),
+                Change::Delete(_) => ctx.yss = None,
+                Change::Init | Change::InitDone => {}
             },
         }
         let now = status_of(&ctx);
