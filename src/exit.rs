@@ -50,21 +50,3 @@ impl From<Exit> for std::process::ExitCode {
         std::process::ExitCode::from(e.code())
     }
 }
-
-/// Exit code of a failed `node-servant` subcommand.
-pub fn for_node_servant(e: &crate::app::node_servant::NodeServantError) -> Exit {
-    use crate::app::node::HostCommandError;
-    use crate::app::node_servant::NodeServantError as E;
-    match e {
-        E::Output { .. } => Exit::Usage,
-        E::Plan(_) | E::Input { .. } | E::NotRoot { .. } | E::PreflightFailed { .. } => {
-            Exit::Preflight
-        }
-        E::HubTimeout { .. }
-        | E::Host {
-            source: HostCommandError::Timeout { .. },
-            ..
-        } => Exit::Timeout,
-        E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
-    }
-}

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod cluster;
 pub mod exec;
 pub mod exit;
+pub mod naming;
 pub mod output;
 pub mod plan;
 pub mod render;

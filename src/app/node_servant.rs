@@ -27,7 +27,7 @@ use crate::servant::{
     YurtHubOptions,
 };
 
-pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
+pub use crate::naming::API_VERSION;
 pub const RESULT_KIND: &str = "NodeServantResult";
 
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,20 @@ pub enum NodeServantError {
 
 impl NodeServantError {
     pub fn exit(&self) -> Exit {
-        crate::exit::for_node_servant(self)
+        use crate::app::node::HostCommandError;
+        use NodeServantError as E;
+        match self {
+            E::Output { .. } => Exit::Usage,
+            E::Plan(_) | E::Input { .. } | E::NotRoot { .. } | E::PreflightFailed { .. } => {
+                Exit::Preflight
+            }
+            E::HubTimeout { .. }
+            | E::Host {
+                source: HostCommandError::Timeout { .. },
+                ..
+            } => Exit::Timeout,
+            E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
+        }
     }
 }
 

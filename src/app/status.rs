@@ -1,13 +1,10 @@
 //! `yurtctl status`: what the journal recorded and where each node stands; read-only.
 
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams};
-
 use crate::app::common::{block_on, connect_from, fail, print_structured};
 use crate::cli::{GlobalArgs, StatusCmd};
 use crate::cluster::journal::{Journal, PhaseState};
 use crate::cluster::snapshot::{ClusterSnapshot, SnapshotOptions, snapshot};
-use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::cluster::staticset;
 use crate::exit::Exit;
 use crate::output::status::{NodeStatus, Status, status_table};
 use crate::plan;
@@ -23,7 +20,7 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
             Ok(s) => s,
             Err(e) => return fail(&e),
         };
-        let hubs = match yurthub_pods(&cluster).await {
+        let hubs = match staticset::yurthub_mirror_pods(&cluster).await {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
@@ -33,41 +30,6 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
         }
         Exit::Ok
     })
-}
-
-/// YurtHub mirror pods in kube-system: (node, Ready).
-async fn yurthub_pods(cluster: &Cluster) -> Result<Vec<(String, bool)>, ClusterError> {
-    let api: Api<Pod> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
-    // the label of YurtHub's static-pod manifests (templates/*/yurthub-node.yaml.hbs)
-    let lp = ListParams::default().labels("k8s-app in (yurt-hub,yurt-hub-cloud)");
-    let pods = cluster
-        .call(|| api.list(&lp))
-        .await
-        .map_err(|e| ClusterError::from_kube("list Pods in kube-system", e))?;
-    Ok(pods
-        .items
-        .into_iter()
-        .filter_map(|p| {
-            let node = p.spec.as_ref()?.node_name.clone()?;
-            let name = p.metadata.name.as_deref()?;
-            let mirror = p
-                .metadata
-                .annotations
-                .as_ref()
-                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
-            let hub =
-                name == format!("yurt-hub-{node}") || name == format!("yurt-hub-cloud-{node}");
-            if !(mirror && hub) {
-                return None;
-            }
-            let ready = p
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
-            Some((node, ready))
-        })
-        .collect())
 }
 
 fn state_word(s: PhaseState) -> String {

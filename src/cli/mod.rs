@@ -124,19 +124,8 @@ pub struct GlobalArgs {
     pub no_color: bool,
 }
 
-/// `--progress`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Progress {
-    // bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes
-    #[default]
-    Auto,
-    // spinners and bars
-    Bars,
-    // one line per event
-    Plain,
-    // no progress (results and errors only)
-    None,
-}
+/// `--progress` (owned by `output`, which decides what it means).
+pub use crate::output::terminal::Progress;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {

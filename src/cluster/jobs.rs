@@ -28,70 +28,7 @@ use tokio::time::Instant;
 use super::apply::delete_with;
 use super::error::{ClusterError, error_chain, kube_code};
 use super::{ANNOTATION_NODE, Cluster, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY};
-
-/// Kubernetes' limit for names that also become label values (`job-name`).
-pub const MAX_NAME: usize = 63;
-
-/// FNV-1a, 32 bit: a stable, dependency-free hash for name suffixes.
-fn fnv1a32(s: &str) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-fn shorten(original: &str, cleaned: String, max: usize) -> String {
-    let cleaned_ok = cleaned == original
-        && cleaned.len() <= max
-        && cleaned.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && cleaned.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if cleaned_ok {
-        return cleaned;
-    }
-    let suffix = format!("{:08x}", fnv1a32(original));
-    let keep = max - suffix.len() - 1;
-    let prefix: String = cleaned.chars().take(keep).collect();
-    let prefix = prefix.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-    if prefix.is_empty() {
-        format!("x-{suffix}")
-    } else {
-        format!("{prefix}-{suffix}")
-    }
-}
-
-/// A valid DNS-1123 label of at most 63 characters for `yurtctl-<action>-<node>`: the name
-/// itself when it fits and is valid, else a cleaned prefix plus `-` and 8 hex digits of the
-/// FNV-1a hash of the full name (stable across runs, distinct for distinct nodes).
-pub fn job_name(action: &str, node: &str) -> String {
-    let full = format!("yurtctl-{action}-{node}");
-    let cleaned: String = full
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | '0'..='9' | '-' => c,
-            'A'..='Z' => c.to_ascii_lowercase(),
-            _ => '-',
-        })
-        .collect();
-    shorten(&full, cleaned, MAX_NAME)
-}
-
-/// A label value for `v` (≤ 63 characters of `[A-Za-z0-9._-]`, alphanumeric at both ends),
-/// shortened with a hash suffix when needed.
-pub fn label_value(v: &str) -> String {
-    let cleaned: String = v
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    shorten(v, cleaned, MAX_NAME)
-}
+pub use crate::naming::{MAX_NAME, job_name, label_value};
 
 /// One node's Job: what the caller decides (action, node, pod template); the runner adds the
 /// name, labels, node pinning and defaults.

@@ -43,14 +43,9 @@ pub use error::{ClusterError, FieldConflict};
 
 /// Namespace of everything yurtctl creates unless a component needs another.
 pub const SYSTEM_NAMESPACE: &str = "kube-system";
-/// Field manager of every server-side apply.
-pub const FIELD_MANAGER: &str = "yurtctl";
-pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-pub const MANAGED_BY: &str = "yurtctl";
-pub const LABEL_ACTION: &str = "yurtctl.openyurt.io/action";
-pub const LABEL_NODE: &str = "yurtctl.openyurt.io/node";
-/// The full node name when it does not fit a label value.
-pub const ANNOTATION_NODE: &str = "yurtctl.openyurt.io/node-name";
+pub use crate::naming::{
+    ANNOTATION_NODE, FIELD_MANAGER, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY,
+};
 
 /// How transient API failures are retried (5xx, 429, broken connections).
 #[derive(Clone, Copy, Debug)]

@@ -18,7 +18,9 @@ use serde_json::json;
 use super::error::ClusterError;
 use super::watch::{self, Changes};
 use super::{Cluster, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY};
-use crate::plan::staticpod::{CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror};
+use crate::naming::revision::{
+    CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror,
+};
 
 pub const CONFIGMAP_PREFIX: &str = "yurt-static-set-";
 const HISTORY_KEY: &str = "yurtctl.history";
@@ -30,26 +32,7 @@ pub fn configmap_name(name: &str) -> String {
     format!("{CONFIGMAP_PREFIX}{name}")
 }
 
-const LOCK_PREFIX: &str = "yurtctl-staticpod-";
-
-/// The Lease that keeps two rollouts of static pod `name` apart (in the pod's namespace), so
-/// rollouts of different static pods never block each other. A name too long for a Lease is
-/// shortened with a stable hash.
-pub fn lock_name(name: &str) -> String {
-    const MAX: usize = 253;
-    let full = format!("{LOCK_PREFIX}{name}");
-    if full.len() <= MAX {
-        return full;
-    }
-    let mut h: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    let keep = MAX - LOCK_PREFIX.len() - 9;
-    let head = name[..keep].trim_end_matches(['.', '-']);
-    format!("{LOCK_PREFIX}{head}-{h:08x}")
-}
+pub use crate::naming::static_pod_lock as lock_name;
 
 /// One revision of the static pod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -390,6 +373,42 @@ pub async fn set_need_upgrade(
             )
         })?;
     Ok(true)
+}
+
+/// YurtHub mirror pods in kube-system: (node, Ready).
+pub async fn yurthub_mirror_pods(cluster: &Cluster) -> Result<Vec<(String, bool)>, ClusterError> {
+    let api: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(cluster.client().clone(), super::SYSTEM_NAMESPACE);
+    // the label of YurtHub's static-pod manifests (templates/*/yurthub-node.yaml.hbs)
+    let lp = kube::api::ListParams::default().labels("k8s-app in (yurt-hub,yurt-hub-cloud)");
+    let pods = cluster
+        .call(|| api.list(&lp))
+        .await
+        .map_err(|e| ClusterError::from_kube("list Pods in kube-system", e))?;
+    Ok(pods
+        .items
+        .into_iter()
+        .filter_map(|p| {
+            let node = p.spec.as_ref()?.node_name.clone()?;
+            let name = p.metadata.name.as_deref()?;
+            let mirror = p
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
+            let hub =
+                name == format!("yurt-hub-{node}") || name == format!("yurt-hub-cloud-{node}");
+            if !(mirror && hub) {
+                return None;
+            }
+            let ready = p
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            Some((node, ready))
+        })
+        .collect())
 }
 
 #[cfg(test)]

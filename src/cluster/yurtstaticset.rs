@@ -19,7 +19,7 @@ use super::Cluster;
 use super::error::ClusterError;
 use super::staticset::{configmap_name, hash_of};
 use super::watch::{self, Changes};
-use crate::plan::staticpod::HASH_ANNOTATION;
+use crate::naming::revision::HASH_ANNOTATION;
 
 /// The user's `spec.upgradeStrategy` (JSON) while yurtctl holds the set at `OTA`.
 pub const HELD_STRATEGY_ANNOTATION: &str = "staticpod.yurtctl.openyurt.io/held-upgrade-strategy";

@@ -90,6 +90,22 @@ pub async fn create_job(
     Write::of("create", what, r)
 }
 
+/// Node Jobs' creates, with `dryRun=All`: the writes of a phase that runs node Jobs.
+pub fn create_jobs(
+    cluster: &Cluster,
+    jobs: Vec<NodeJob>,
+    job_timeout: Duration,
+) -> crate::exec::phases::WritesFuture<'_> {
+    Box::pin(async move {
+        let mut writes = Vec::with_capacity(jobs.len());
+        for j in &jobs {
+            let ns = crate::cluster::SYSTEM_NAMESPACE;
+            writes.push(create_job(cluster, ns, j, job_timeout).await);
+        }
+        Ok(writes)
+    })
+}
+
 /// A delete's row: a thing already gone is accepted with the note `gone`.
 pub fn deleted(
     verb: &'static str,

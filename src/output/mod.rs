@@ -17,7 +17,7 @@ pub mod tty;
 
 pub use tty::{SilentReporter, TtyReporter};
 
-pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
+pub use crate::naming::API_VERSION;
 
 /// Something worth a line on stderr.
 #[derive(Clone, Debug)]

@@ -3,8 +3,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::Progress;
-
 /// How progress reaches stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Display {
@@ -36,6 +34,20 @@ impl Surroundings {
             dumb: std::env::var_os("TERM").is_some_and(|t| t == "dumb"),
         }
     }
+}
+
+/// `--progress`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Progress {
+    // bars on a terminal (stderr), plain lines in CI (`CI` set) and pipes
+    #[default]
+    Auto,
+    // spinners and bars
+    Bars,
+    // one line per event
+    Plain,
+    // no progress (results and errors only)
+    None,
 }
 
 /// `--progress` and `-q` against the surroundings.

@@ -4,15 +4,13 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::rollout::{NodeInput, Options, Phase, Rollout, SkipReason};
 
-/// The revision annotation OpenYurt uses on the ConfigMap, inside the manifest and therefore on
-/// mirror pods.
-pub const HASH_ANNOTATION: &str = "openyurt.io/static-pod-hash";
-/// `kubernetes.io/config.source`: `api` for ordinary pods, `file`/`http` for static ones.
-pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
+pub use crate::naming::revision::{
+    CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
@@ -90,84 +88,6 @@ pub fn parse_pod_file(what: &str, text: &str) -> Result<Value, TemplateError> {
                 many.len()
             ),
         )),
-    }
-}
-
-/// The pod template a mirror pod was made from: its name without `-<node>`, its labels and
-/// annotations without the kubelet's `kubernetes.io/config.*` and our revision, its spec
-/// without `nodeName`; no status.
-pub fn template_from_mirror(pod: &Value, name: &str) -> Value {
-    let meta = &pod["metadata"];
-    let mut out_meta = Map::new();
-    out_meta.insert("name".into(), json!(name));
-    if let Some(ns) = meta.get("namespace") {
-        out_meta.insert("namespace".into(), ns.clone());
-    }
-    if let Some(l) = meta
-        .get("labels")
-        .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
-    {
-        out_meta.insert("labels".into(), l.clone());
-    }
-    let ann: Map<String, Value> = meta
-        .get("annotations")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| !k.starts_with("kubernetes.io/config.") && *k != HASH_ANNOTATION)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if !ann.is_empty() {
-        out_meta.insert("annotations".into(), Value::Object(ann));
-    }
-    let mut spec = pod["spec"].clone();
-    strip_admission(&mut spec);
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": out_meta, "spec": spec})
-}
-
-/// Removes what the API server, not the manifest, put into a mirror pod's spec: `nodeName`,
-/// the service-account token volume (`kube-api-access-*`, which a static pod may not use) and
-/// its mounts, the service account, and the admission-set priority. Node-independent, so every
-/// node's mirror pod of one manifest gives the same template.
-fn strip_admission(spec: &mut Value) {
-    let Some(s) = spec.as_object_mut() else {
-        return;
-    };
-    for k in [
-        "nodeName",
-        "serviceAccount",
-        "serviceAccountName",
-        "priority",
-    ] {
-        s.remove(k);
-    }
-    let injected = |v: &Value| {
-        v["name"]
-            .as_str()
-            .is_some_and(|n| n.starts_with("kube-api-access-"))
-    };
-    if let Some(v) = s.get_mut("volumes").and_then(Value::as_array_mut) {
-        v.retain(|x| !injected(x));
-        if v.is_empty() {
-            s.remove("volumes");
-        }
-    }
-    for list in ["containers", "initContainers"] {
-        for c in s
-            .get_mut(list)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(c) = c.as_object_mut()
-                && let Some(m) = c.get_mut("volumeMounts").and_then(Value::as_array_mut)
-            {
-                m.retain(|x| !injected(x));
-                if m.is_empty() {
-                    c.remove("volumeMounts");
-                }
-            }
-        }
     }
 }
 
@@ -253,66 +173,6 @@ pub fn with_images(template: &Value, images: &[ImageSpec]) -> Result<Value, Temp
         containers[idx]["image"] = json!(spec.image);
     }
     Ok(out)
-}
-
-fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
-            out.push('{');
-            for (i, (k, v)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(v, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// The revision of a template: FNV-32a over its canonical JSON (sorted keys, no whitespace;
-/// our own hash annotation left out), the decimal value encoded with Kubernetes'
-/// `SafeEncodeString` alphabet, so it looks like OpenYurt's (which a non-Go client cannot
-/// reproduce, reference §9.1).
-pub fn revision_hash(template: &Value) -> String {
-    let mut t = template.clone();
-    if let Some(a) = t
-        .pointer_mut("/metadata/annotations")
-        .and_then(Value::as_object_mut)
-    {
-        a.remove(HASH_ANNOTATION);
-        if a.is_empty() {
-            t["metadata"]
-                .as_object_mut()
-                .map(|m| m.remove("annotations"));
-        }
-    }
-    let mut s = String::new();
-    canonical(&t, &mut s);
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    h.to_string()
-        .bytes()
-        .map(|c| ALPHABET[usize::from(c) % ALPHABET.len()] as char)
-        .collect()
 }
 
 /// The manifest nodes get: the template with `metadata.name`/`namespace` set and the revision
@@ -524,7 +384,7 @@ pub fn rollout_plan(
         })
         .collect();
     RolloutPlan {
-        api_version: crate::output::API_VERSION,
+        api_version: crate::naming::API_VERSION,
         kind: "Plan",
         name: name.into(),
         namespace: namespace.into(),

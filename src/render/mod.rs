@@ -37,8 +37,8 @@ pub use profile::{
     Profile, YurtHubCredential, YurtHubDecl, YurtHubMode,
 };
 
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-pub const MANAGED_BY_VALUE: &str = "yurtctl";
+use crate::naming::{LABEL_MANAGED_BY, MANAGED_BY};
+
 pub const PROFILE_LABEL: &str = "yurtctl.openyurt.io/profile";
 /// What [`redact`] puts in place of a Secret value.
 pub const REDACTED: &str = "REDACTED";
@@ -378,7 +378,7 @@ fn finish(
             "not a map",
         ));
     };
-    labels.insert(MANAGED_BY_LABEL.into(), MANAGED_BY_VALUE.into());
+    labels.insert(LABEL_MANAGED_BY.into(), MANAGED_BY.into());
     labels.insert(PROFILE_LABEL.into(), profile.name.clone().into());
     if cluster_scoped {
         if meta.contains_key("namespace") {

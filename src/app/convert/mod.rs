@@ -6,7 +6,7 @@
 
 mod components;
 pub mod jobs;
-pub(crate) mod phases;
+mod phases;
 
 use std::collections::BTreeMap;
 
@@ -98,7 +98,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
                 Err(e) => return fail(&e),
             }
             if plan.runs(plan::LOCK) {
-                writes.push(phases::lock_release_write(&cluster).await);
+                writes.push(crate::exec::lock::release_write(&cluster).await);
             }
             obj["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
         }

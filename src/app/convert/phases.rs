@@ -11,7 +11,6 @@ use super::jobs::{kcm_job, node_job, preflight_jobs};
 use super::{not_started, skipped_result};
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
-use crate::cluster::lock::LockOptions;
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
 use crate::exec::lock::Held;
@@ -74,7 +73,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             changes: false,
             work: |_| Work::Some,
             run: take_lock,
-            dry_run: lock_writes,
+            dry_run: |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
         },
         PhaseDef {
             id: plan::PREFLIGHT_NODES,
@@ -85,7 +84,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             run: node_preflight,
             dry_run: |c| {
                 let jobs = preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout);
-                job_writes(c, jobs)
+                dry_run::create_jobs(c.cluster, jobs, c.opts.job_timeout)
             },
         },
         PhaseDef {
@@ -111,7 +110,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             changes: true,
             work: kcm_work,
             run: kcm,
-            dry_run: |c| job_writes(c, kcm_jobs(c)),
+            dry_run: |c| dry_run::create_jobs(c.cluster, kcm_jobs(c), c.opts.job_timeout),
         },
         node_phase(Role::Edge),
         node_phase(Role::Cloud),
@@ -142,8 +141,12 @@ fn node_phase<'a>(role: Role) -> PhaseDef<ConvertRun<'a>> {
             Role::Cloud => |c| Box::pin(convert_nodes(c, Role::Cloud)),
         },
         dry_run: match role {
-            Role::Edge => |c| job_writes(c, node_jobs(c, Role::Edge)),
-            Role::Cloud => |c| job_writes(c, node_jobs(c, Role::Cloud)),
+            Role::Edge => {
+                |c| dry_run::create_jobs(c.cluster, node_jobs(c, Role::Edge), c.opts.job_timeout)
+            }
+            Role::Cloud => {
+                |c| dry_run::create_jobs(c.cluster, node_jobs(c, Role::Cloud), c.opts.job_timeout)
+            }
         },
     }
 }
@@ -151,94 +154,17 @@ fn node_phase<'a>(role: Role) -> PhaseDef<ConvertRun<'a>> {
 /// `lock`: the run lock, then a check that the journal the plan was made from is current.
 fn take_lock<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
-        let held = crate::exec::lock::take(
+        let held = crate::exec::lock::take_for_run(
             c.cluster,
-            LockOptions::default(),
             c.force_unlock,
             c.rep,
-            plan::LOCK,
+            &c.store,
+            Some(&c.journal),
+            "convert",
         )
-        .await
-        .map_err(|e| Stop::Halt {
-            exit: e.exit(),
-            message: format!("[{}] {e}", plan::LOCK),
-        })?;
+        .await?;
         c.lock = Some(held);
-        journal_unchanged(&c.store, &c.journal, "convert").await?;
         Ok(Flow::Continue)
-    })
-}
-
-/// The journal on the server is the one the plan was made from (no other run ended between
-/// the snapshot and the lock).
-pub(crate) async fn journal_unchanged(
-    store: &JournalStore,
-    planned: &Journal,
-    command: &str,
-) -> Result<(), Stop> {
-    let now = store.load().await?;
-    if now.as_ref().and_then(|j| j.resource_version.as_ref()) == planned.resource_version.as_ref() {
-        return Ok(());
-    }
-    Err(Stop::Halt {
-        exit: Exit::Preflight,
-        message: format!(
-            "[{}] ConfigMap {SYSTEM_NAMESPACE}/{} changed while this run was planning (another \
-             run just ended?); nothing was changed: re-run {command} to plan again",
-            plan::LOCK,
-            crate::cluster::journal::JOURNAL_NAME
-        ),
-    })
-}
-
-/// The lock's writes: the Lease created (or a stale one taken over).
-pub(crate) fn lock_writes<C>(c: &C) -> WritesFuture<'_>
-where
-    C: HasCluster,
-{
-    Box::pin(async move {
-        let (verb, what, r) =
-            crate::cluster::lock::dry_run_take(c.cluster(), &LockOptions::default()).await?;
-        Ok(vec![Write::of(verb, what, r)])
-    })
-}
-
-/// The lock's release at the end of the run, with `dryRun=All` (not there yet: the run
-/// takes it first, and the delete is still authorized).
-pub(crate) async fn lock_release_write(cluster: &Cluster) -> Write {
-    let (what, r) = crate::cluster::lock::dry_run_release(cluster, &LockOptions::default()).await;
-    dry_run::deleted(
-        "delete",
-        what,
-        r,
-        "not there before the run takes it; the delete is authorized",
-    )
-}
-
-/// Run contexts that can answer a server dry run.
-pub(crate) trait HasCluster {
-    fn cluster(&self) -> &Cluster;
-    fn job_timeout(&self) -> std::time::Duration;
-}
-
-impl HasCluster for ConvertRun<'_> {
-    fn cluster(&self) -> &Cluster {
-        self.cluster
-    }
-    fn job_timeout(&self) -> std::time::Duration {
-        self.opts.job_timeout
-    }
-}
-
-/// Node Jobs' creates, with `dryRun=All`.
-pub(crate) fn job_writes<C: HasCluster>(c: &C, jobs: Vec<NodeJob>) -> WritesFuture<'_> {
-    Box::pin(async move {
-        let mut writes = Vec::with_capacity(jobs.len());
-        for j in &jobs {
-            writes
-                .push(dry_run::create_job(c.cluster(), SYSTEM_NAMESPACE, j, c.job_timeout()).await);
-        }
-        Ok(writes)
     })
 }
 

@@ -191,7 +191,7 @@ async fn server_dry_run(run: &RevertRun<'_>) -> Result<Vec<dry_run::Write>, Clus
         writes.push(dry_run::deleted("delete", what, r, "already gone"));
     }
     if run.plan.runs(plan::LOCK) {
-        writes.push(crate::app::convert::phases::lock_release_write(run.cluster).await);
+        writes.push(crate::exec::lock::release_write(run.cluster).await);
     }
     Ok(writes)
 }

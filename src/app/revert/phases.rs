@@ -7,10 +7,8 @@ use futures::future::LocalBoxFuture;
 use tokio::sync::watch;
 
 use super::components;
-use crate::app::convert::phases::{HasCluster, job_writes, journal_unchanged, lock_writes};
 use crate::cluster::jobs::{self, NodeJob};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
-use crate::cluster::lock::LockOptions;
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
 use crate::exec::lock::Held;
@@ -62,15 +60,6 @@ impl RunContext for RevertRun<'_> {
     }
 }
 
-impl HasCluster for RevertRun<'_> {
-    fn cluster(&self) -> &Cluster {
-        self.cluster
-    }
-    fn job_timeout(&self) -> std::time::Duration {
-        self.opts.job_timeout
-    }
-}
-
 /// Revert's phases in run order (ids as in `plan::revert::REVERT_PHASES`).
 pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
     [
@@ -89,7 +78,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
             run: take_lock,
             dry_run: |c| {
                 Box::pin(async move {
-                    let mut rows = lock_writes(c).await?;
+                    let mut rows = crate::exec::lock::take_writes(c.cluster).await?;
                     // the journal: saved after every phase
                     if c.planned_journal.is_some()
                         && let Some((what, r)) = c.store.dry_run_update().await?
@@ -130,7 +119,13 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
             work: |c| some(!kcm_nodes(c, true).is_empty()),
             run: kcm,
             // as if every node Job succeeded
-            dry_run: |c| job_writes(c, kcm_jobs(c, &kcm_nodes(c, false))),
+            dry_run: |c| {
+                dry_run::create_jobs(
+                    c.cluster,
+                    kcm_jobs(c, &kcm_nodes(c, false)),
+                    c.opts.job_timeout,
+                )
+            },
         },
         PhaseDef {
             id: plan::COMPONENTS,
@@ -180,8 +175,12 @@ fn node_phase<'a>(role: Role) -> PhaseDef<RevertRun<'a>> {
             Role::Cloud => |c| Box::pin(revert_nodes(c, Role::Cloud)),
         },
         dry_run: match role {
-            Role::Edge => |c| job_writes(c, revert_jobs(c, Role::Edge)),
-            Role::Cloud => |c| job_writes(c, revert_jobs(c, Role::Cloud)),
+            Role::Edge => {
+                |c| dry_run::create_jobs(c.cluster, revert_jobs(c, Role::Edge), c.opts.job_timeout)
+            }
+            Role::Cloud => {
+                |c| dry_run::create_jobs(c.cluster, revert_jobs(c, Role::Cloud), c.opts.job_timeout)
+            }
         },
     }
 }
@@ -223,24 +222,16 @@ fn node_result(n: &RevertNode, result: NodeOutcome, message: impl Into<String>) 
 
 fn take_lock<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
-        let held = crate::exec::lock::take(
+        let held = crate::exec::lock::take_for_run(
             c.cluster,
-            LockOptions::default(),
             c.force_unlock,
             c.rep,
-            plan::LOCK,
+            &c.store,
+            c.planned_journal.as_ref(),
+            "revert",
         )
-        .await
-        .map_err(|e| Stop::Halt {
-            exit: e.exit(),
-            message: format!("[{}] {e}", plan::LOCK),
-        })?;
+        .await?;
         c.lock = Some(held);
-        let planned = c
-            .planned_journal
-            .clone()
-            .unwrap_or_else(|| Journal::new("", ""));
-        journal_unchanged(&c.store, &planned, "revert").await?;
         Ok(Flow::Continue)
     })
 }

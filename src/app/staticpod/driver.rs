@@ -16,33 +16,18 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::cluster::jobs::{JobOutcome, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
 use crate::cluster::nodes::node_state_changes;
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::cluster::watch::Change;
 use crate::cluster::{Cluster, ClusterError};
+use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::output::staticpod::RolloutNode;
 use crate::plan::staticpod::skip_word;
 use crate::rollout::{
     Action, Completion, Event, FailKind, HaltReason, LogicalTime, NodeInput, Options, Phase,
     Rollout,
 };
-
-/// The Job action names for static pod `name` (≤ 40 characters, stable).
-pub fn actions(name: &str) -> (String, String) {
-    let short = if name.len() <= 28 && !name.contains('.') {
-        name.to_string()
-    } else {
-        let mut h: u32 = 0x811c_9dc5;
-        for b in name.bytes() {
-            h ^= u32::from(b);
-            h = h.wrapping_mul(0x0100_0193);
-        }
-        format!("{:08x}", h)
-    };
-    (format!("sp-up-{short}"), format!("sp-restore-{short}"))
-}
 
 const MANIFEST_MOUNT: &str = "/yurtctl/manifest";
 
@@ -88,7 +73,7 @@ pub fn static_pod_job(
         .annotations
         .get_or_insert_with(Default::default)
         .insert(
-            crate::plan::staticpod::HASH_ANNOTATION.into(),
+            crate::naming::revision::HASH_ANNOTATION.into(),
             set.current.hash.clone(),
         );
     job
@@ -243,7 +228,7 @@ impl Drive<'_> {
         let target = set.current.hash.clone();
         let names: HashSet<String> = nodes.iter().map(|n| n.name.clone()).collect();
         let mut machine = Rollout::new(nodes, &options, &target);
-        let (up_action, restore_action) = actions(&set.name);
+        let (up_action, restore_action) = crate::naming::static_pod_actions(&set.name);
         let runner = JobRunner::start(
             cluster,
             &ns,
@@ -567,124 +552,5 @@ impl Drive<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cluster::staticset::{Progress, Revision};
-
-    fn set() -> StaticSet {
-        StaticSet {
-            namespace: "kube-system".into(),
-            name: "yurt-hub".into(),
-            manifest_key: "yurthub".into(),
-            current: Revision {
-                number: 2,
-                hash: "abc123".into(),
-                manifest: String::new(),
-            },
-            history: Vec::new(),
-            progress: Progress::default(),
-            created: None,
-        }
-    }
-
-    fn pod_of(restore: bool) -> serde_json::Value {
-        let (up, back) = actions("yurt-hub");
-        let action = if restore { back } else { up };
-        let job = static_pod_job(
-            &action,
-            "edge-1",
-            &set(),
-            "img:1",
-            restore,
-            Duration::from_secs(90),
-        )
-        .to_job("kube-system", Duration::from_secs(90));
-        let v = serde_json::to_value(&job).unwrap();
-        assert_eq!(v["spec"]["activeDeadlineSeconds"], 90);
-        assert_eq!(v["spec"]["backoffLimit"], 0);
-        v["spec"]["template"].clone()
-    }
-
-    #[test]
-    fn the_upgrade_job_is_the_servant_job_with_the_manifest_mounted() {
-        let t = pod_of(false);
-        assert_eq!(
-            t["metadata"]["annotations"][crate::plan::staticpod::HASH_ANNOTATION],
-            "abc123"
-        );
-        let pod = &t["spec"];
-        assert_eq!(pod["nodeName"], "edge-1");
-        assert_eq!(pod["hostPID"], true);
-        assert_eq!(pod["hostNetwork"], true);
-        assert_eq!(pod["automountServiceAccountToken"], false);
-        // what reached the cluster before (a blanket toleration was always replaced by these)
-        let keys: Vec<&str> = pod["tolerations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["key"].as_str().unwrap())
-            .collect();
-        assert_eq!(keys, crate::cluster::jobs::JOB_TOLERATED_TAINTS);
-        let c = &pod["containers"][0];
-        assert_eq!(c["image"], "img:1");
-        assert_eq!(c["securityContext"]["privileged"], true);
-        assert_eq!(
-            c["command"],
-            json!([
-                "yurtctl",
-                "node-servant",
-                "static-pod-upgrade",
-                "--host-root",
-                "/host",
-                "--name",
-                "yurthub",
-                "--manifest-file",
-                "/yurtctl/manifest/manifest.yaml"
-            ])
-        );
-        assert_eq!(
-            c["env"],
-            json!([{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}])
-        );
-        assert_eq!(
-            c["volumeMounts"],
-            json!([
-                {"name": "host", "mountPath": "/host"},
-                {"name": "manifest", "mountPath": "/yurtctl/manifest", "readOnly": true}
-            ])
-        );
-        assert_eq!(
-            pod["volumes"],
-            json!([
-                {"name": "host", "hostPath": {"path": "/"}},
-                {"name": "manifest", "configMap": {"name": "yurt-static-set-yurt-hub",
-                    "items": [{"key": "yurthub", "path": "manifest.yaml"}]}}
-            ])
-        );
-    }
-
-    #[test]
-    fn the_restore_job_mounts_only_the_host() {
-        let pod = &pod_of(true)["spec"];
-        assert_eq!(pod["nodeName"], "edge-1");
-        let c = &pod["containers"][0];
-        assert_eq!(
-            c["command"],
-            json!([
-                "yurtctl",
-                "node-servant",
-                "static-pod-upgrade",
-                "--host-root",
-                "/host",
-                "--name",
-                "yurthub",
-                "--restore"
-            ])
-        );
-        assert_eq!(c["env"][0]["name"], "NODE_NAME");
-        assert_eq!(
-            pod["volumes"],
-            json!([{"name": "host", "hostPath": {"path": "/"}}])
-        );
-    }
-}
+#[path = "driver_tests.rs"]
+mod tests;

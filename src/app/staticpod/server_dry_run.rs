@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Context;
-use super::driver::{actions, static_pod_job};
+use super::driver::static_pod_job;
 use crate::cluster::apply::describe;
 use crate::cluster::staticset::{self, StaticSet};
 use crate::plan::staticpod::RolloutPlan;
@@ -67,7 +67,7 @@ impl Writes<'_> {
             }
         }
         if self.jobs {
-            let (up, _) = actions(&ctx.name);
+            let (up, _) = crate::naming::static_pod_actions(&ctx.name);
             for n in &self.plan.nodes {
                 let spec = static_pod_job(
                     &up,
