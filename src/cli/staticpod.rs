@@ -7,8 +7,9 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::duration::parse_duration;
 use super::values::{node_name, positive};
-use crate::plan::staticpod::{ImageSpec, NodeSelector, check_manifest_name};
+use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
+use crate::selector::Selector;
 
 /// The default servant image for static-pod upgrade Jobs.
 pub const DEFAULT_SERVANT_IMAGE: &str =
@@ -44,8 +45,13 @@ fn image(s: &str) -> Result<ImageSpec, String> {
     s.parse()
 }
 
-fn selector(s: &str) -> Result<NodeSelector, String> {
-    s.parse()
+/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `crate::selector`); an
+/// empty one would select every node, which is what leaving the flag out means.
+fn selector(s: &str) -> Result<Selector, String> {
+    if s.trim().is_empty() {
+        return Err("an empty selector; leave -l out to select every node".into());
+    }
+    Selector::parse(s).map_err(|e| e.to_string())
 }
 
 fn seconds(s: &str) -> Result<Duration, String> {
@@ -154,7 +160,7 @@ pub struct TemplateArgs {
 pub struct RolloutArgs {
     /// Only nodes whose labels match this selector (kubectl syntax)
     #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector)]
-    pub selector: Option<NodeSelector>,
+    pub selector: Option<Selector>,
 
     /// Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes,
     /// rounded up
@@ -277,4 +283,35 @@ pub struct OtaApplyCmd {
     /// holds it (only when that run is known to be dead)
     #[arg(long)]
     pub force_unlock: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn selectors_are_kubectl_label_selectors_and_never_empty() {
+        let l: BTreeMap<String, String> = [
+            ("zone".to_string(), "a".to_string()),
+            ("edge".to_string(), "".to_string()),
+        ]
+        .into();
+        for (sel, want) in [
+            ("zone=a", true),
+            ("zone==b", false),
+            ("zone!=b", true),
+            ("edge", true),
+            ("!edge", false),
+            ("zone in (a,b)", true),
+            ("zone notin (a, b)", false),
+            ("zone=a,edge", true),
+        ] {
+            assert_eq!(selector(sel).unwrap().matches(&l), want, "{sel}");
+        }
+        for bad in ["", "zone=a,", "=a", "zone in a", "Zone Space=x", "k=v v"] {
+            assert!(selector(bad).is_err(), "{bad}");
+        }
+    }
 }

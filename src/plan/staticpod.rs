@@ -1,8 +1,6 @@
 //! PURE parts of `yurtctl staticpod`: the desired pod template (from a mirror pod, `-f`, or
 //! `--image`), its revision hash, the manifest written to nodes, and the `--dry-run` plan.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -206,117 +204,6 @@ pub fn check_manifest_name(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A label selector over node labels (`--selector`), kubectl syntax: comma-separated
-/// requirements `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NodeSelector {
-    reqs: Vec<Requirement>,
-    text: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Eq(String, String),
-    Ne(String, String),
-    Exists(String),
-    NotExists(String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-}
-
-fn split_top(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
-}
-
-impl std::str::FromStr for NodeSelector {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        use crate::selector::{label_key, label_value};
-        let bad = |why: String| format!("invalid --selector {s:?}: {why}");
-        let key = |k: &str| -> Result<String, String> {
-            let k = k.trim();
-            label_key(k).map_err(bad)?;
-            Ok(k.to_string())
-        };
-        let val = |v: &str| -> Result<String, String> {
-            let v = v.trim();
-            label_value(v).map_err(bad)?;
-            Ok(v.to_string())
-        };
-        let set = |rest: &str| -> Result<Vec<String>, String> {
-            let rest = rest.trim();
-            let inner = rest
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| bad(format!("expected (v1,v2) after in/notin, found {rest:?}")))?;
-            inner.split(',').map(val).collect()
-        };
-        let mut reqs = Vec::new();
-        if s.trim().is_empty() {
-            return Err(bad("empty".into()));
-        }
-        for part in split_top(s) {
-            let part = part.trim();
-            if part.is_empty() {
-                return Err(bad("empty requirement".into()));
-            }
-            let r = if let Some((k, v)) = part.split_once("!=") {
-                Requirement::Ne(key(k)?, val(v)?)
-            } else if let Some((k, v)) = part.split_once("==") {
-                Requirement::Eq(key(k)?, val(v)?)
-            } else if let Some((k, v)) = part.split_once('=') {
-                Requirement::Eq(key(k)?, val(v)?)
-            } else if let Some((k, v)) = part.split_once(" notin ") {
-                Requirement::NotIn(key(k)?, set(v)?)
-            } else if let Some((k, v)) = part.split_once(" in ") {
-                Requirement::In(key(k)?, set(v)?)
-            } else if let Some(k) = part.strip_prefix('!') {
-                Requirement::NotExists(key(k)?)
-            } else {
-                Requirement::Exists(key(part)?)
-            };
-            reqs.push(r);
-        }
-        Ok(NodeSelector {
-            reqs,
-            text: s.to_string(),
-        })
-    }
-}
-
-impl NodeSelector {
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.reqs.iter().all(|r| match r {
-            Requirement::Eq(k, v) => labels.get(k) == Some(v),
-            Requirement::Ne(k, v) => labels.get(k) != Some(v),
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::NotExists(k) => !labels.contains_key(k),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-        })
-    }
-}
-
-impl std::fmt::Display for NodeSelector {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 /// One node in the `--dry-run` plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlannedNode {
@@ -506,34 +393,6 @@ mod tests {
         ];
         for (text, ok) in cases {
             assert_eq!(parse_pod_file("-f x", text).is_ok(), ok, "{text}");
-        }
-    }
-
-    #[test]
-    fn selectors() {
-        let l: BTreeMap<String, String> = [
-            ("zone".to_string(), "a".to_string()),
-            ("edge".to_string(), "".to_string()),
-        ]
-        .into();
-        for (sel, want) in [
-            ("zone=a", true),
-            ("zone==b", false),
-            ("zone!=b", true),
-            ("edge", true),
-            ("!edge", false),
-            ("zone in (a,b)", true),
-            ("zone notin (a, b)", false),
-            ("zone=a,edge", true),
-        ] {
-            assert_eq!(
-                sel.parse::<NodeSelector>().unwrap().matches(&l),
-                want,
-                "{sel}"
-            );
-        }
-        for bad in ["", "zone=a,", "=a", "zone in a", "Zone Space=x", "k=v v"] {
-            assert!(bad.parse::<NodeSelector>().is_err(), "{bad}");
         }
     }
 

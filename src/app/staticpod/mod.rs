@@ -24,7 +24,7 @@ use crate::cluster::{Cluster, ClusterError};
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
 use crate::plan::staticpod::{
-    self as plan, NodeSelector, RolloutPlan, parse_pod_file, revision_hash, with_images,
+    self as plan, RolloutPlan, parse_pod_file, revision_hash, with_images,
 };
 use crate::rollout::{Completion, HaltReason, MaxUnavailable, NodeInput, Options, Priority};
 use driver::{Drive, End, LostSignal};
@@ -102,7 +102,7 @@ pub(crate) async fn context(
 
 impl Context {
     /// Target nodes: nodes with a mirror pod, matching the selector.
-    fn targets(&self, selector: Option<&NodeSelector>) -> Vec<NodeInput> {
+    fn targets(&self, selector: Option<&crate::selector::Selector>) -> Vec<NodeInput> {
         self.mirrors
             .iter()
             .filter_map(|(node, m)| {
