@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use yurtctl::rollout::sim::{End, NodeScript, Outcome, simulate};
 use yurtctl::rollout::{
-    Action, ApplyError, Completion, Event, HaltReason, LogicalTime, NodeInput, Options, Phase,
-    Priority, Rollout, SkipReason,
+    Action, ApplyError, Completion, HaltReason, LogicalTime, NodeEvent, NodeInput, NodePhase,
+    Options, Priority, Rollout, SkipReason,
 };
 
 const OLD: &str = "old";
@@ -60,15 +60,15 @@ fn users_example_three_nodes_all_upgraded() {
 fn sliding_window_refills_the_freed_slot_in_the_same_step() {
     let mut r = Rollout::new(nodes(5), &opts("2"), NEW);
     assert_eq!(starts(&r.next_actions(T0)), ["n00", "n01"]);
-    r.apply(Event::Started("n00".into())).unwrap();
-    r.apply(Event::Started("n01".into())).unwrap();
+    r.apply(NodeEvent::Started("n00".into())).unwrap();
+    r.apply(NodeEvent::Started("n01".into())).unwrap();
     assert_eq!(starts(&r.next_actions(T0)), Vec::<&str>::new());
     // Over budget is refused even if the driver tries.
     assert!(matches!(
-        r.apply(Event::Started("n02".into())),
+        r.apply(NodeEvent::Started("n02".into())),
         Err(ApplyError::OverBudget { .. })
     ));
-    r.apply(Event::Upgraded {
+    r.apply(NodeEvent::Upgraded {
         node: "n01".into(),
         ready_at: LogicalTime(10),
     })
@@ -110,7 +110,10 @@ fn not_ready_nodes_at_the_start_are_skipped_without_using_budget() {
     let trace = simulate(&mut r, |_| NodeScript::ok(100), 0, false);
     assert_eq!(trace.end, End::Done(Completion::All));
     assert_eq!(trace.starts.len(), 9);
-    assert_eq!(r.phase("n00"), Some(Phase::Skipped(SkipReason::NotReady)));
+    assert_eq!(
+        r.phase("n00"),
+        Some(NodePhase::Skipped(SkipReason::NotReady))
+    );
 }
 
 #[test]
@@ -190,7 +193,7 @@ fn upgraded_node_going_not_ready_halts() {
         trace.end,
         End::Halt(HaltReason::UpgradedNodeNotReady { node: "n00".into() })
     );
-    assert_eq!(r.phase("n00"), Some(Phase::Regressed));
+    assert_eq!(r.phase("n00"), Some(NodePhase::Regressed));
     // n02 and n03 started at 100 and were drained.
     assert_eq!(trace.starts.len(), 4);
     assert_eq!(trace.makespan, 200);
@@ -210,7 +213,10 @@ fn pending_node_going_not_ready_is_skipped_and_reported() {
         false,
     );
     // n02 is skipped and reported; the others go on (a skipped node uses no budget).
-    assert_eq!(r.phase("n02"), Some(Phase::Skipped(SkipReason::NotReady)));
+    assert_eq!(
+        r.phase("n02"),
+        Some(NodePhase::Skipped(SkipReason::NotReady))
+    );
     assert_eq!(trace.end, End::Done(Completion::All));
     assert_eq!(r.summary().upgraded, 3);
 }
@@ -225,8 +231,8 @@ fn min_ready_seconds_keeps_the_slot_until_settled() {
         },
         NEW,
     );
-    r.apply(Event::Started("n00".into())).unwrap();
-    r.apply(Event::Upgraded {
+    r.apply(NodeEvent::Started("n00".into())).unwrap();
+    r.apply(NodeEvent::Upgraded {
         node: "n00".into(),
         ready_at: LogicalTime(1000),
     })
@@ -240,18 +246,18 @@ fn min_ready_seconds_keeps_the_slot_until_settled() {
         [Action::Settled("n00".into()), Action::Start("n01".into())]
     );
     // A short report keeps it settling.
-    r.apply(Event::ReadyFor {
+    r.apply(NodeEvent::ReadyFor {
         node: "n00".into(),
         duration: Duration::from_secs(4),
     })
     .unwrap();
-    assert!(matches!(r.phase("n00"), Some(Phase::Settling { .. })));
-    r.apply(Event::ReadyFor {
+    assert!(matches!(r.phase("n00"), Some(NodePhase::Settling { .. })));
+    r.apply(NodeEvent::ReadyFor {
         node: "n00".into(),
         duration: Duration::from_secs(5),
     })
     .unwrap();
-    assert_eq!(r.phase("n00"), Some(Phase::Upgraded));
+    assert_eq!(r.phase("n00"), Some(NodePhase::Upgraded));
 
     let mut r = Rollout::new(
         nodes(3),
@@ -282,11 +288,11 @@ fn partition_keeps_the_last_nodes_and_rounds_down() {
     assert_eq!(trace.end, End::Done(Completion::All));
     assert_eq!(
         r.phase("n03"),
-        Some(Phase::Skipped(SkipReason::Partitioned))
+        Some(NodePhase::Skipped(SkipReason::Partitioned))
     );
     assert_eq!(
         r.phase("n04"),
-        Some(Phase::Skipped(SkipReason::Partitioned))
+        Some(NodePhase::Skipped(SkipReason::Partitioned))
     );
     assert_eq!(trace.makespan, 10);
 }
@@ -307,7 +313,7 @@ fn partition_counts_already_updated_nodes_first() {
     assert_eq!(r.planned_order(), ["n00", "n01"]);
     assert_eq!(
         r.phase("n04"),
-        Some(Phase::Skipped(SkipReason::AlreadyUpdated))
+        Some(NodePhase::Skipped(SkipReason::AlreadyUpdated))
     );
     simulate(&mut r, |_| NodeScript::ok(10), 0, false);
     let s = r.summary();
@@ -333,7 +339,7 @@ fn priority_then_name_decides_the_order() {
     assert_eq!(r.planned_order(), ["n04", "n05", "n02", "n00", "n01"]);
     assert_eq!(
         r.phase("n03"),
-        Some(Phase::Skipped(SkipReason::Partitioned))
+        Some(NodePhase::Skipped(SkipReason::Partitioned))
     );
 }
 
@@ -348,7 +354,7 @@ fn canary_starts_n_nodes_then_stops_and_a_rerun_continues() {
     let trace = simulate(&mut r, |_| NodeScript::ok(10), 0, false);
     assert_eq!(trace.end, End::Done(Completion::Canary { remaining: 4 }));
     assert!(matches!(
-        r.apply(Event::Started("n02".into())),
+        r.apply(NodeEvent::Started("n02".into())),
         Err(ApplyError::NotStarting { .. })
     ));
     // Re-run without --canary: the two canaries are already updated.
@@ -384,11 +390,11 @@ fn nothing_to_do_is_done_at_once() {
 fn invalid_events_are_rejected() {
     let mut r = Rollout::new(nodes(2), &opts("1"), NEW);
     assert_eq!(
-        r.apply(Event::Started("nope".into())),
+        r.apply(NodeEvent::Started("nope".into())),
         Err(ApplyError::UnknownNode("nope".into()))
     );
     let e = r
-        .apply(Event::Upgraded {
+        .apply(NodeEvent::Upgraded {
             node: "n00".into(),
             ready_at: T0,
         })
@@ -397,10 +403,10 @@ fn invalid_events_are_rejected() {
         e.to_string(),
         "node n00: event Upgraded is not valid while the node is pending"
     );
-    assert!(r.apply(Event::Failed("n00".into())).is_err());
-    assert!(r.apply(Event::Skipped("n00".into())).is_err());
-    r.apply(Event::Started("n00".into())).unwrap();
-    assert!(r.apply(Event::Started("n00".into())).is_err());
+    assert!(r.apply(NodeEvent::Failed("n00".into())).is_err());
+    assert!(r.apply(NodeEvent::Skipped("n00".into())).is_err());
+    r.apply(NodeEvent::Started("n00".into())).unwrap();
+    assert!(r.apply(NodeEvent::Started("n00".into())).is_err());
 }
 
 #[test]
@@ -434,10 +440,13 @@ fn a_skipped_node_coming_back_stays_skipped() {
     ns[0].ready = false;
     let mut r = Rollout::new(ns, &opts("1"), NEW);
     assert_eq!(starts(&r.next_actions(T0)), ["n01"]);
-    r.apply(Event::BecameReady("n00".into())).unwrap();
+    r.apply(NodeEvent::BecameReady("n00".into())).unwrap();
     let trace = simulate(&mut r, |_| NodeScript::ok(10), 0, false);
     assert_eq!(trace.end, End::Done(Completion::All));
-    assert_eq!(r.phase("n00"), Some(Phase::Skipped(SkipReason::NotReady)));
+    assert_eq!(
+        r.phase("n00"),
+        Some(NodePhase::Skipped(SkipReason::NotReady))
+    );
     assert_eq!(r.summary().upgraded, 2);
 }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use yurtctl::rollout::sim::{End, NodeScript, Outcome, simulate};
 use yurtctl::rollout::{
-    Completion, FailKind, HaltReason, IntOrPercent, MaxUnavailable, NodeInput, Options, Partition,
-    Phase, Rollout, SkipReason,
+    Completion, FailKind, HaltReason, IntOrPercent, MaxUnavailable, NodeInput, NodePhase, Options,
+    Partition, Rollout, SkipReason,
 };
 
 const NEW: &str = "new";
@@ -174,28 +174,28 @@ proptest! {
         for (name, phase) in r.nodes() {
             let script = scripts[name];
             match phase {
-                Phase::InFlight | Phase::Settling { .. } => {
+                NodePhase::InFlight | NodePhase::Settling { .. } => {
                     return Err(TestCaseError::fail(format!("{name} left {phase:?}")));
                 }
-                Phase::Pending => prop_assert!(
+                NodePhase::Pending => prop_assert!(
                     !matches!(trace.end, End::Done(Completion::All)),
                     "{name} pending after Done"
                 ),
-                Phase::Upgraded => {
+                NodePhase::Upgraded => {
                     prop_assert!(started.contains(name));
                     prop_assert_eq!(script.outcome, Outcome::Succeed);
                 }
-                Phase::Regressed => {
+                NodePhase::Regressed => {
                     prop_assert!(started.contains(name));
                     regressed += 1;
                 }
-                Phase::Failed(kind) => {
+                NodePhase::Failed(kind) => {
                     prop_assert!(started.contains(name));
                     let want = if kind == FailKind::Failed { Outcome::Fail } else { Outcome::TimeOut };
                     prop_assert_eq!(script.outcome, want);
                     failed += 1;
                 }
-                Phase::Skipped(reason) => {
+                NodePhase::Skipped(reason) => {
                     prop_assert!(!started.contains(name), "{name} skipped but started");
                     if reason == SkipReason::Partitioned {
                         partitioned += 1;

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use yurtctl::servant::{
-    self, ConvertOptions, HubCredential, NodeChanges, WorkingMode, YurtHubOptions,
+    self, HubCredential, NodeChanges, NodeConvertOptions, WorkingMode, YurtHubOptions,
 };
 use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
@@ -129,8 +129,8 @@ fn hub(n: &NodeSeed, cred: HubCredential) -> YurtHubOptions {
     support::hub_options(profile, &n.api_server, mode, cred)
 }
 
-fn full(n: &NodeSeed, secrets: &Path) -> ConvertOptions {
-    ConvertOptions {
+fn full(n: &NodeSeed, secrets: &Path) -> NodeConvertOptions {
+    NodeConvertOptions {
         yurthub: Some(hub(
             n,
             HubCredential::BootstrapFile {
@@ -389,7 +389,7 @@ fn legacy_join_token_is_never_in_the_manifest() {
     let secrets = tempfile::tempdir().unwrap();
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
-    let opts = ConvertOptions {
+    let opts = NodeConvertOptions {
         yurthub: Some(hub(
             &n,
             HubCredential::JoinTokenFile {

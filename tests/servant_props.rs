@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use proptest::prelude::*;
-use yurtctl::servant::{self, ConvertOptions};
+use yurtctl::servant::{self, NodeConvertOptions};
 use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 const OURS: &str = "/var/lib/openyurt/kubelet.conf";
@@ -80,7 +80,7 @@ proptest! {
         };
         let text = format!("{}{line}{}", before.concat(), after.concat());
         fs::write(root.join("etc/default/kubelet"), &text).unwrap();
-        let opts = ConvertOptions { yurthub: None, redirect_kubelet: true };
+        let opts = NodeConvertOptions { yurthub: None, redirect_kubelet: true };
         apply(root, servant::convert(root, &opts));
         let now = fs::read_to_string(root.join("etc/default/kubelet")).unwrap();
         let at = text.find("--kubeconfig=/etc/kubernetes/kx.conf").unwrap() + "--kubeconfig=".len();

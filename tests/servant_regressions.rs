@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use yurtctl::servant::{self, ConvertOptions, NodeChanges, ServantError};
+use yurtctl::servant::{self, NodeChanges, NodeConvertOptions, ServantError};
 use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 mod support;
@@ -63,8 +63,8 @@ fn kubeconfig(root: &Path) -> Option<String> {
         .kubeconfig
 }
 
-fn redirect() -> ConvertOptions {
-    ConvertOptions {
+fn redirect() -> NodeConvertOptions {
+    NodeConvertOptions {
         yurthub: None,
         redirect_kubelet: true,
     }
@@ -405,7 +405,7 @@ fn re_convert_after_the_redirect_keeps_the_manifest_and_the_redirect() {
     fs::write(secrets.path().join("b"), "apiVersion: v1\nkind: Config\n").unwrap();
     let hub = hub_options(&n, secrets.path());
     run(root, servant::convert(root, &redirect()));
-    let opts = ConvertOptions {
+    let opts = NodeConvertOptions {
         yurthub: Some(hub.clone()),
         redirect_kubelet: true,
     };
@@ -443,7 +443,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
     };
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &opts);
     let root = dir.path();
-    let o = ConvertOptions {
+    let o = NodeConvertOptions {
         yurthub: Some(hub(&n)),
         redirect_kubelet: false,
     };
@@ -457,7 +457,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
         "staticPodPath: static",
     );
     write(root, "var/lib/kubelet/config.yaml", &cfg);
-    let o = ConvertOptions {
+    let o = NodeConvertOptions {
         yurthub: Some(hub(&n)),
         redirect_kubelet: false,
     };

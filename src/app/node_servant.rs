@@ -19,11 +19,11 @@ use crate::cli::{
 use crate::exit::Exit;
 use crate::servant::edit::ChangeSummary;
 use crate::servant::hostfs::HostFs;
-use crate::servant::journal::Journal;
+use crate::servant::journal::OperationRecord;
 use crate::servant::kubelet::{DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG};
 use crate::servant::plan::CONVERT_OPERATION;
 use crate::servant::{
-    self, Change, ConvertOptions, HubCredential, NodeChanges, PreflightReport, ServantError,
+    self, Change, HubCredential, NodeChanges, NodeConvertOptions, PreflightReport, ServantError,
     YurtHubOptions,
 };
 
@@ -477,7 +477,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     let root = a.host.host_root.as_path();
     r.node = Some(a.node_name.clone());
     let hub = hub_options(a)?;
-    let full = ConvertOptions {
+    let full = NodeConvertOptions {
         yurthub: Some(hub.clone()),
         redirect_kubelet: true,
     };
@@ -501,7 +501,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     // 1. YurtHub: static pod and credential, kubelet untouched
     let hub_only = plan(servant::convert(
         root,
-        &ConvertOptions {
+        &NodeConvertOptions {
             yurthub: Some(hub),
             redirect_kubelet: false,
         },
@@ -581,7 +581,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
 
 fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) -> Result<()> {
     let fs = plan(HostFs::new(root))?;
-    let journal = plan(Journal::load(&fs, CONVERT_OPERATION))?;
+    let journal = plan(OperationRecord::load(&fs, CONVERT_OPERATION))?;
     let changes = plan(servant::revert(root))?;
     let original = journal
         .as_ref()

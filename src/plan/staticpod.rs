@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::rollout::{NodeInput, Options, Phase, Rollout, SkipReason};
+use crate::rollout::{NodeInput, NodePhase, Options, Rollout, SkipReason};
 
 pub use crate::naming::revision::{
     CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror,
@@ -263,7 +263,7 @@ pub fn rollout_plan(
     let skipped = r
         .nodes()
         .filter_map(|(n, p)| match p {
-            Phase::Skipped(reason) => Some(SkippedNode {
+            NodePhase::Skipped(reason) => Some(SkippedNode {
                 name: n.to_string(),
                 reason: skip_word(reason).into(),
             }),

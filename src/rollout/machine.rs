@@ -3,7 +3,7 @@
 //! Protocol. [`Rollout::next_actions`] is a pure function of the state and a logical time; it
 //! proposes what to do now. The driver carries out what it chooses and reports facts back with
 //! [`Rollout::apply`]. Every proposal is repeated until its acknowledging event arrives:
-//! `Start` → [`Event::Started`], `Skip` → [`Event::Skipped`], `Settled` → [`Event::ReadyFor`].
+//! `Start` → [`NodeEvent::Started`], `Skip` → [`NodeEvent::Skipped`], `Settled` → [`NodeEvent::ReadyFor`].
 //! `Done` and `Halt` are terminal and only proposed when nothing is in flight. Apply the
 //! acknowledgements in the order the actions were given (a `Settled` frees the slot a following
 //! `Start` uses).
@@ -143,12 +143,12 @@ pub enum Completion {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Upgrade this node now (acknowledge with `Event::Started`).
+    /// Upgrade this node now (acknowledge with `NodeEvent::Started`).
     Start(String),
-    /// Report that this node is not upgraded in this run (acknowledge with `Event::Skipped`).
+    /// Report that this node is not upgraded in this run (acknowledge with `NodeEvent::Skipped`).
     Skip(String, SkipReason),
     /// The node has been Ready on the new revision for `--min-ready-seconds` by `now`
-    /// (acknowledge with `Event::ReadyFor`). Its slot is already counted as free.
+    /// (acknowledge with `NodeEvent::ReadyFor`). Its slot is already counted as free.
     Settled(String),
     /// Call `next_actions` again at this time at the latest (a settling node's deadline).
     WakeAt(LogicalTime),
@@ -159,7 +159,7 @@ pub enum Action {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub enum NodeEvent {
     Started(String),
     /// The mirror pod runs the target revision and is Ready since `ready_at`.
     Upgraded {
@@ -211,7 +211,7 @@ pub enum FailKind {
 
 /// Where a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub enum NodePhase {
     Pending,
     InFlight,
     Settling {
@@ -224,17 +224,17 @@ pub enum Phase {
     Skipped(SkipReason),
 }
 
-impl Phase {
+impl NodePhase {
     fn name(self) -> &'static str {
         match self {
-            Phase::Pending => "pending",
-            Phase::InFlight => "upgrading",
-            Phase::Settling { .. } => "settling",
-            Phase::Upgraded => "upgraded",
-            Phase::Failed(FailKind::Failed) => "failed",
-            Phase::Failed(FailKind::TimedOut) => "timed out",
-            Phase::Regressed => "not ready after its upgrade",
-            Phase::Skipped(_) => "skipped",
+            NodePhase::Pending => "pending",
+            NodePhase::InFlight => "upgrading",
+            NodePhase::Settling { .. } => "settling",
+            NodePhase::Upgraded => "upgraded",
+            NodePhase::Failed(FailKind::Failed) => "failed",
+            NodePhase::Failed(FailKind::TimedOut) => "timed out",
+            NodePhase::Regressed => "not ready after its upgrade",
+            NodePhase::Skipped(_) => "skipped",
         }
     }
 }
@@ -243,17 +243,17 @@ impl Phase {
 struct Node {
     name: String,
     ready: bool,
-    phase: Phase,
+    phase: NodePhase,
 }
 
 impl Node {
     /// Does this node use a slot of the budget?
     fn occupies(&self) -> bool {
         match self.phase {
-            Phase::InFlight | Phase::Settling { .. } => true,
+            NodePhase::InFlight | NodePhase::Settling { .. } => true,
             // Skipped nodes are reported, not upgraded, and do not use budget (OpenYurt's and
             // OpenKruise's Advanced DaemonSet skip NotReady nodes the same way).
-            Phase::Skipped(_) => false,
+            NodePhase::Skipped(_) => false,
             _ => !self.ready,
         }
     }
@@ -337,16 +337,16 @@ impl Rollout {
         };
         for (pos, n) in sorted.into_iter().enumerate() {
             let phase = if is_updated(&n) {
-                Phase::Skipped(SkipReason::AlreadyUpdated)
+                NodePhase::Skipped(SkipReason::AlreadyUpdated)
             } else if pos >= in_scope {
-                Phase::Skipped(SkipReason::Partitioned)
+                NodePhase::Skipped(SkipReason::Partitioned)
             } else if !n.ready {
-                Phase::Skipped(SkipReason::NotReady)
+                NodePhase::Skipped(SkipReason::NotReady)
             } else {
-                Phase::Pending
+                NodePhase::Pending
             };
             let i = out.nodes.len();
-            if phase == Phase::Pending {
+            if phase == NodePhase::Pending {
                 out.order.push(i);
                 out.pending += 1;
             } else {
@@ -407,11 +407,11 @@ impl Rollout {
     }
 
     /// All nodes with their phase, in rollout order (already-updated first, partitioned last).
-    pub fn nodes(&self) -> impl Iterator<Item = (&str, Phase)> {
+    pub fn nodes(&self) -> impl Iterator<Item = (&str, NodePhase)> {
         self.nodes.iter().map(|n| (n.name.as_str(), n.phase))
     }
 
-    pub fn phase(&self, node: &str) -> Option<Phase> {
+    pub fn phase(&self, node: &str) -> Option<NodePhase> {
         self.index.get(node).map(|&i| self.nodes[i].phase)
     }
 
@@ -423,13 +423,13 @@ impl Rollout {
         };
         for n in &self.nodes {
             match n.phase {
-                Phase::Pending => s.pending += 1,
-                Phase::InFlight => s.in_flight += 1,
-                Phase::Settling { .. } => s.settling += 1,
-                Phase::Upgraded => s.upgraded += 1,
-                Phase::Failed(_) => s.failed += 1,
-                Phase::Regressed => s.regressed += 1,
-                Phase::Skipped(r) => *s.skipped.entry(r).or_default() += 1,
+                NodePhase::Pending => s.pending += 1,
+                NodePhase::InFlight => s.in_flight += 1,
+                NodePhase::Settling { .. } => s.settling += 1,
+                NodePhase::Upgraded => s.upgraded += 1,
+                NodePhase::Failed(_) => s.failed += 1,
+                NodePhase::Regressed => s.regressed += 1,
+                NodePhase::Skipped(r) => *s.skipped.entry(r).or_default() += 1,
             }
         }
         s
@@ -452,14 +452,14 @@ impl Rollout {
     }
 
     fn settled_by(&self, i: usize, now: LogicalTime) -> bool {
-        matches!(self.nodes[i].phase, Phase::Settling { ready_at } if ready_at.saturating_add(self.min_ready) <= now)
+        matches!(self.nodes[i].phase, NodePhase::Settling { ready_at } if ready_at.saturating_add(self.min_ready) <= now)
     }
 
     /// What to do at `now`. Pure: the same state and time give the same actions.
     pub fn next_actions(&self, now: LogicalTime) -> Vec<Action> {
         let mut actions = Vec::new();
         for &i in &self.unreported_skips {
-            if let Phase::Skipped(r) = self.nodes[i].phase {
+            if let NodePhase::Skipped(r) = self.nodes[i].phase {
                 actions.push(Action::Skip(self.nodes[i].name.clone(), r));
             }
         }
@@ -469,7 +469,7 @@ impl Rollout {
             if self.settled_by(i, now) {
                 freed += 1;
                 actions.push(Action::Settled(self.nodes[i].name.clone()));
-            } else if let Phase::Settling { ready_at } = self.nodes[i].phase {
+            } else if let NodePhase::Settling { ready_at } = self.nodes[i].phase {
                 let at = ready_at.saturating_add(self.min_ready);
                 wake = Some(wake.map_or(at, |w| w.min(at)));
             }
@@ -485,7 +485,7 @@ impl Rollout {
                     if slots == 0 {
                         break;
                     }
-                    if self.nodes[i].phase == Phase::Pending {
+                    if self.nodes[i].phase == NodePhase::Pending {
                         actions.push(Action::Start(self.nodes[i].name.clone()));
                         slots -= 1;
                         starts += 1;
@@ -516,16 +516,16 @@ impl Rollout {
     }
 
     /// Records a fact reported by the driver.
-    pub fn apply(&mut self, event: Event) -> Result<(), ApplyError> {
+    pub fn apply(&mut self, event: NodeEvent) -> Result<(), ApplyError> {
         let (name, ev_name) = match &event {
-            Event::Started(n) => (n, "Started"),
-            Event::Upgraded { node, .. } => (node, "Upgraded"),
-            Event::ReadyFor { node, .. } => (node, "ReadyFor"),
-            Event::Failed(n) => (n, "Failed"),
-            Event::TimedOut(n) => (n, "TimedOut"),
-            Event::BecameNotReady(n) => (n, "BecameNotReady"),
-            Event::BecameReady(n) => (n, "BecameReady"),
-            Event::Skipped(n) => (n, "Skipped"),
+            NodeEvent::Started(n) => (n, "Started"),
+            NodeEvent::Upgraded { node, .. } => (node, "Upgraded"),
+            NodeEvent::ReadyFor { node, .. } => (node, "ReadyFor"),
+            NodeEvent::Failed(n) => (n, "Failed"),
+            NodeEvent::TimedOut(n) => (n, "TimedOut"),
+            NodeEvent::BecameNotReady(n) => (n, "BecameNotReady"),
+            NodeEvent::BecameReady(n) => (n, "BecameReady"),
+            NodeEvent::Skipped(n) => (n, "Skipped"),
         };
         let i = *self
             .index
@@ -537,11 +537,11 @@ impl Rollout {
             phase: node.phase.name(),
         };
         let before = self.nodes[i].occupies();
-        let was_pending = self.nodes[i].phase == Phase::Pending;
+        let was_pending = self.nodes[i].phase == NodePhase::Pending;
         match event {
-            Event::Started(_) => {
+            NodeEvent::Started(_) => {
                 let node = &self.nodes[i];
-                if node.phase != Phase::Pending {
+                if node.phase != NodePhase::Pending {
                     return Err(invalid(node));
                 }
                 if let Some(why) = if self.halt.is_some() {
@@ -563,46 +563,46 @@ impl Rollout {
                         budget: self.budget,
                     });
                 }
-                self.nodes[i].phase = Phase::InFlight;
+                self.nodes[i].phase = NodePhase::InFlight;
                 self.in_flight += 1;
                 self.started += 1;
             }
-            Event::Upgraded { ready_at, .. } => {
-                if !matches!(self.nodes[i].phase, Phase::InFlight) {
+            NodeEvent::Upgraded { ready_at, .. } => {
+                if !matches!(self.nodes[i].phase, NodePhase::InFlight) {
                     return Err(invalid(&self.nodes[i]));
                 }
                 self.in_flight -= 1;
                 self.nodes[i].ready = true;
                 if self.min_ready.is_zero() {
-                    self.nodes[i].phase = Phase::Upgraded;
+                    self.nodes[i].phase = NodePhase::Upgraded;
                 } else {
-                    self.nodes[i].phase = Phase::Settling { ready_at };
+                    self.nodes[i].phase = NodePhase::Settling { ready_at };
                     self.settling.insert(i);
                 }
             }
-            Event::ReadyFor { duration, .. } => match self.nodes[i].phase {
-                Phase::Settling { .. } => {
+            NodeEvent::ReadyFor { duration, .. } => match self.nodes[i].phase {
+                NodePhase::Settling { .. } => {
                     if duration >= self.min_ready {
-                        self.nodes[i].phase = Phase::Upgraded;
+                        self.nodes[i].phase = NodePhase::Upgraded;
                         self.settling.remove(&i);
                     }
                 }
                 // A late report for a node already counted, or one that went NotReady since:
                 // harmless.
-                Phase::Upgraded | Phase::Regressed => {}
+                NodePhase::Upgraded | NodePhase::Regressed => {}
                 _ => return Err(invalid(&self.nodes[i])),
             },
-            Event::Failed(_) | Event::TimedOut(_) => {
-                let kind = if matches!(event, Event::Failed(_)) {
+            NodeEvent::Failed(_) | NodeEvent::TimedOut(_) => {
+                let kind = if matches!(event, NodeEvent::Failed(_)) {
                     FailKind::Failed
                 } else {
                     FailKind::TimedOut
                 };
-                if !matches!(self.nodes[i].phase, Phase::InFlight) {
+                if !matches!(self.nodes[i].phase, NodePhase::InFlight) {
                     return Err(invalid(&self.nodes[i]));
                 }
                 self.in_flight -= 1;
-                self.nodes[i].phase = Phase::Failed(kind);
+                self.nodes[i].phase = NodePhase::Failed(kind);
                 self.failed.push(i);
                 if self.failed.len() > self.max_failures && self.halt.is_none() {
                     self.halt = Some(HaltReason::TooManyFailures {
@@ -615,16 +615,16 @@ impl Rollout {
                     });
                 }
             }
-            Event::BecameNotReady(_) => {
+            NodeEvent::BecameNotReady(_) => {
                 self.nodes[i].ready = false;
                 match self.nodes[i].phase {
-                    Phase::Pending => {
-                        self.nodes[i].phase = Phase::Skipped(SkipReason::NotReady);
+                    NodePhase::Pending => {
+                        self.nodes[i].phase = NodePhase::Skipped(SkipReason::NotReady);
                         self.unreported_skips.insert(i);
                     }
-                    Phase::Settling { .. } | Phase::Upgraded => {
+                    NodePhase::Settling { .. } | NodePhase::Upgraded => {
                         self.settling.remove(&i);
-                        self.nodes[i].phase = Phase::Regressed;
+                        self.nodes[i].phase = NodePhase::Regressed;
                         if self.halt.is_none() {
                             self.halt = Some(HaltReason::UpgradedNodeNotReady {
                                 node: self.nodes[i].name.clone(),
@@ -635,24 +635,24 @@ impl Rollout {
                     _ => {}
                 }
             }
-            Event::BecameReady(_) => {
+            NodeEvent::BecameReady(_) => {
                 // A node skipped as NotReady stays skipped: a later run picks it up.
                 self.nodes[i].ready = true;
             }
-            Event::Skipped(_) => {
-                if !matches!(self.nodes[i].phase, Phase::Skipped(_)) {
+            NodeEvent::Skipped(_) => {
+                if !matches!(self.nodes[i].phase, NodePhase::Skipped(_)) {
                     return Err(invalid(&self.nodes[i]));
                 }
                 self.unreported_skips.remove(&i);
             }
         }
         let after = self.nodes[i].occupies();
-        if was_pending && self.nodes[i].phase != Phase::Pending {
+        if was_pending && self.nodes[i].phase != NodePhase::Pending {
             self.pending -= 1;
         }
         self.occupied = self.occupied + usize::from(after) - usize::from(before);
         while self.cursor < self.order.len()
-            && self.nodes[self.order[self.cursor]].phase != Phase::Pending
+            && self.nodes[self.order[self.cursor]].phase != NodePhase::Pending
         {
             self.cursor += 1;
         }

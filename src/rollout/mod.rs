@@ -16,7 +16,7 @@ pub mod sim;
 
 pub use budget::{BudgetFlag, BudgetParseError, IntOrPercent, MaxUnavailable, Partition};
 pub use machine::{
-    Action, ApplyError, Completion, Event, FailKind, HaltReason, LogicalTime, NodeInput, Options,
-    Phase, Rollout, SkipReason, Summary,
+    Action, ApplyError, Completion, FailKind, HaltReason, LogicalTime, NodeEvent, NodeInput,
+    NodePhase, Options, Rollout, SkipReason, Summary,
 };
 pub use priority::{Priority, PriorityParseError, PriorityTerm};

@@ -8,7 +8,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::machine::{Action, Completion, Event, HaltReason, LogicalTime, Rollout};
+use super::machine::{Action, Completion, HaltReason, LogicalTime, NodeEvent, Rollout};
 
 /// What happens to a node once started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub fn simulate(
         next_actions_calls: 0,
     };
     let mut now = 0u64;
-    let apply = |r: &mut Rollout, e: Event, trace: &mut Trace| {
+    let apply = |r: &mut Rollout, e: NodeEvent, trace: &mut Trace| {
         trace.events += 1;
         r.apply(e.clone())
             .unwrap_or_else(|err| panic!("simulator event {e:?} rejected: {err}"));
@@ -129,13 +129,17 @@ pub fn simulate(
             for a in actions {
                 match a {
                     Action::Skip(n, _) => {
-                        apply(rollout, Event::Skipped(n), &mut trace);
+                        apply(rollout, NodeEvent::Skipped(n), &mut trace);
                         acted = true;
                     }
                     Action::Settled(n) => {
                         let at = ready_at[&n];
                         let duration = std::time::Duration::from_millis(now - at);
-                        apply(rollout, Event::ReadyFor { node: n, duration }, &mut trace);
+                        apply(
+                            rollout,
+                            NodeEvent::ReadyFor { node: n, duration },
+                            &mut trace,
+                        );
                         acted = true;
                     }
                     Action::Start(n) => {
@@ -148,7 +152,7 @@ pub fn simulate(
                             n.clone(),
                         )));
                         trace.starts.push((now, n.clone()));
-                        apply(rollout, Event::Started(n), &mut trace);
+                        apply(rollout, NodeEvent::Started(n), &mut trace);
                         acted = true;
                     }
                     Action::WakeAt(t) => {
@@ -185,18 +189,18 @@ pub fn simulate(
         now = t;
         match kind {
             Kind::Wake => {}
-            Kind::NotReady => apply(rollout, Event::BecameNotReady(name), &mut trace),
+            Kind::NotReady => apply(rollout, NodeEvent::BecameNotReady(name), &mut trace),
             Kind::Finish => {
                 let e = match scripts[&name].outcome {
                     Outcome::Succeed => {
                         ready_at.insert(name.clone(), now);
-                        Event::Upgraded {
+                        NodeEvent::Upgraded {
                             node: name,
                             ready_at: LogicalTime(now),
                         }
                     }
-                    Outcome::Fail => Event::Failed(name),
-                    Outcome::TimeOut => Event::TimedOut(name),
+                    Outcome::Fail => NodeEvent::Failed(name),
+                    Outcome::TimeOut => NodeEvent::TimedOut(name),
                 };
                 apply(rollout, e, &mut trace);
             }

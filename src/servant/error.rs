@@ -85,7 +85,7 @@ pub enum ServantError {
     },
 
     #[error("{path}: backup record is unusable: {message}; inspect or remove it by hand")]
-    Journal { path: String, message: String },
+    OperationRecord { path: String, message: String },
 
     #[error("{path}: {message}")]
     Credential { path: String, message: String },

@@ -40,7 +40,7 @@ pub struct FileRecord {
 
 /// The record of one operation (`convert`, `kcm-nodelifecycle`, `staticpod-<name>`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Journal {
+pub struct OperationRecord {
     pub version: u32,
     pub operation: String,
     pub files: Vec<FileRecord>,
@@ -63,9 +63,9 @@ pub fn backup_copy_path(operation: &str, host_path: &str) -> String {
     format!("{BACKUP_DIR}/{operation}{host_path}")
 }
 
-impl Journal {
-    pub fn new(operation: &str) -> Journal {
-        Journal {
+impl OperationRecord {
+    pub fn new(operation: &str) -> OperationRecord {
+        OperationRecord {
             version: JOURNAL_VERSION,
             operation: operation.into(),
             ..Default::default()
@@ -73,18 +73,19 @@ impl Journal {
     }
 
     /// Loads the record of `operation`, if there is one.
-    pub fn load(fs: &HostFs, operation: &str) -> Result<Option<Journal>> {
+    pub fn load(fs: &HostFs, operation: &str) -> Result<Option<OperationRecord>> {
         check_operation(operation)?;
         let path = journal_path(operation);
         let Some(bytes) = fs.read(&path)? else {
             return Ok(None);
         };
-        let j: Journal = serde_json::from_slice(&bytes).map_err(|e| ServantError::Journal {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let j: OperationRecord =
+            serde_json::from_slice(&bytes).map_err(|e| ServantError::OperationRecord {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
         if j.version != JOURNAL_VERSION || j.operation != operation {
-            return Err(ServantError::Journal {
+            return Err(ServantError::OperationRecord {
                 path,
                 message: format!(
                     "unexpected version {} / operation {:?} (this yurtctl writes version {JOURNAL_VERSION})",
@@ -122,16 +123,18 @@ pub type Rebase = dyn Fn(&str) -> Result<String>;
 /// Used by convert, kcm and static-pod installs.
 pub struct Recorder<'a> {
     pub fs: HostFs,
-    pub journal: Journal,
-    previous: Option<Journal>,
+    pub journal: OperationRecord,
+    previous: Option<OperationRecord>,
     operation: &'a str,
     pending: Vec<Change>,
 }
 
 impl<'a> Recorder<'a> {
     pub fn new(fs: HostFs, operation: &'a str) -> Result<Self> {
-        let previous = Journal::load(&fs, operation)?;
-        let journal = previous.clone().unwrap_or_else(|| Journal::new(operation));
+        let previous = OperationRecord::load(&fs, operation)?;
+        let journal = previous
+            .clone()
+            .unwrap_or_else(|| OperationRecord::new(operation));
         Ok(Recorder {
             fs,
             journal,
@@ -361,7 +364,7 @@ pub fn plan_orphans(fs: &HostFs, operation: &str) -> Result<NodeChanges> {
 /// to re-apply the inverse of the recorded text edits.
 pub fn plan_revert(
     fs: &HostFs,
-    journal: &Journal,
+    journal: &OperationRecord,
     inverse: &dyn Fn(&FileRecord, &str) -> Option<Result<String>>,
 ) -> Result<NodeChanges> {
     let mut out = NodeChanges::default();

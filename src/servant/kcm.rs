@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::edit::{NodeChanges, TextEdit};
 use super::error::{Result, ServantError};
 use super::hostfs::HostFs;
-use super::journal::{FileRecord, Journal, Recorder, plan_revert};
+use super::journal::{FileRecord, OperationRecord, Recorder, plan_revert};
 use super::kubelet::{effective_argv, static_pod_dir};
 
 pub const KCM_CONTAINER: &str = "kube-controller-manager";
@@ -270,7 +270,7 @@ fn remove_token(path: &str, text: &str, added: &str) -> Result<String> {
 /// manifest since (image bumps, new flags) are kept.
 pub fn enable_nodelifecycle(host_root: &Path) -> Result<NodeChanges> {
     let fs = HostFs::new(host_root)?;
-    let Some(journal) = Journal::load(&fs, KCM_OPERATION)? else {
+    let Some(journal) = OperationRecord::load(&fs, KCM_OPERATION)? else {
         return Ok(NodeChanges::default());
     };
     let added = journal

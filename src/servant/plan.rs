@@ -14,7 +14,7 @@ use serde_json::Value;
 pub use super::edit::{Change, NodeChanges, apply};
 use super::error::{Result, ServantError};
 use super::hostfs::HostFs;
-use super::journal::{Journal, Recorder, plan_revert};
+use super::journal::{OperationRecord, Recorder, plan_revert};
 use super::kcm::{KCM_FILE, KCM_OPERATION};
 use super::kubeconfig::{ServerUrl, api_server, render_yurthub_kubeconfig};
 use super::kubelet::{
@@ -27,7 +27,7 @@ pub const CONVERT_OPERATION: &str = "convert";
 
 /// What convert does on this node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConvertOptions {
+pub struct NodeConvertOptions {
     /// Install the YurtHub static pod (None = leave YurtHub alone).
     pub yurthub: Option<YurtHubOptions>,
     /// Point the kubelet at YurtHub. Callers usually run convert once with this off,
@@ -37,7 +37,7 @@ pub struct ConvertOptions {
 
 /// The kubeconfig the kubelet used before conversion: the effective one, or (already
 /// redirected) the one recorded by the first convert, or kubeadm's default.
-fn original_kubeconfig(argv: &EffectiveArgv, journal: Option<&Journal>) -> String {
+fn original_kubeconfig(argv: &EffectiveArgv, journal: Option<&OperationRecord>) -> String {
     match argv.flag_value("kubeconfig") {
         Some(k) if k != OPENYURT_KUBECONFIG && !k.is_empty() => k,
         _ => journal
@@ -49,7 +49,7 @@ fn original_kubeconfig(argv: &EffectiveArgv, journal: Option<&Journal>) -> Strin
 }
 
 /// Plans the conversion of this node (nothing is written).
-pub fn convert(host_root: &Path, opts: &ConvertOptions) -> Result<NodeChanges> {
+pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChanges> {
     let fs = HostFs::new(host_root)?;
     let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
     let argv = effective_argv(&rec.fs)?;
@@ -99,7 +99,7 @@ pub fn convert(host_root: &Path, opts: &ConvertOptions) -> Result<NodeChanges> {
 /// Plans undoing what convert recorded on this node.
 pub fn revert(host_root: &Path) -> Result<NodeChanges> {
     let mut fs = HostFs::new(host_root)?;
-    let Some(journal) = Journal::load(&fs, CONVERT_OPERATION)? else {
+    let Some(journal) = OperationRecord::load(&fs, CONVERT_OPERATION)? else {
         return super::journal::plan_orphans(&fs, CONVERT_OPERATION);
     };
     let changes = plan_revert(&fs, &journal, &|_, _| None)?;
@@ -178,7 +178,7 @@ pub fn preflight(host_root: &Path) -> Result<PreflightReport> {
         layout: "unknown".into(),
         ..Default::default()
     };
-    let journal = match Journal::load(&fs, CONVERT_OPERATION) {
+    let journal = match OperationRecord::load(&fs, CONVERT_OPERATION) {
         Ok(j) => j,
         Err(e) => {
             r.problems.push(e.to_string());
@@ -223,7 +223,7 @@ pub fn preflight(host_root: &Path) -> Result<PreflightReport> {
         Err(e) => r.problems.push(e.to_string()),
     }
     r.kcm_nodelifecycle_disabled_by_yurtctl =
-        matches!(Journal::load(&fs, KCM_OPERATION), Ok(Some(_)));
+        matches!(OperationRecord::load(&fs, KCM_OPERATION), Ok(Some(_)));
     let kc = original_kubeconfig(&argv, journal.as_ref());
     match api_server(&fs, &kc) {
         Ok(u) => r.api_server = Some(u),

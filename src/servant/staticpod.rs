@@ -147,12 +147,13 @@ pub fn static_pod_restore(host_root: &Path, name: &str) -> Result<NodeChanges> {
     let Some(rb) = fs.read(&rp)? else {
         return Ok(out);
     };
-    let rec: StaticPodRecord = serde_json::from_slice(&rb).map_err(|e| ServantError::Journal {
-        path: rp.clone(),
-        message: e.to_string(),
-    })?;
+    let rec: StaticPodRecord =
+        serde_json::from_slice(&rb).map_err(|e| ServantError::OperationRecord {
+            path: rp.clone(),
+            message: e.to_string(),
+        })?;
     if rec.name != name || !rec.manifest.ends_with(&format!("/{name}.yaml")) {
-        return Err(ServantError::Journal {
+        return Err(ServantError::OperationRecord {
             path: rp,
             message: "names a different static pod".into(),
         });
@@ -164,7 +165,7 @@ pub fn static_pod_restore(host_root: &Path, name: &str) -> Result<NodeChanges> {
             let prev = fs
                 .read(&prev_path)?
                 .filter(|p| &sha256_hex(p) == h)
-                .ok_or_else(|| ServantError::Journal {
+                .ok_or_else(|| ServantError::OperationRecord {
                     path: prev_path.clone(),
                     message: "the previous manifest is missing or does not match its recorded hash"
                         .into(),

@@ -25,8 +25,8 @@ use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::output::staticpod::RolloutNode;
 use crate::plan::staticpod::skip_word;
 use crate::rollout::{
-    Action, Completion, Event, FailKind, HaltReason, LogicalTime, NodeInput, Options, Phase,
-    Rollout,
+    Action, Completion, FailKind, HaltReason, LogicalTime, NodeEvent, NodeInput, NodePhase,
+    Options, Rollout,
 };
 
 const MANIFEST_MOUNT: &str = "/yurtctl/manifest";
@@ -301,7 +301,7 @@ impl Drive<'_> {
                 for a in machine.next_actions(t) {
                     match a {
                         Action::Start(n) => {
-                            machine.apply(Event::Started(n.clone())).map_err(|e| {
+                            machine.apply(NodeEvent::Started(n.clone())).map_err(|e| {
                                 ClusterError::InvalidObject {
                                     object: format!("rollout of {}", set.name),
                                     message: e.to_string(),
@@ -323,7 +323,7 @@ impl Drive<'_> {
                             }));
                         }
                         Action::Skip(n, reason) => {
-                            let _ = machine.apply(Event::Skipped(n.clone()));
+                            let _ = machine.apply(NodeEvent::Skipped(n.clone()));
                             let word = skip_word(reason);
                             note(format!("node {n}: {reason}"));
                             set.progress.nodes.insert(n.clone(), word.into());
@@ -340,7 +340,7 @@ impl Drive<'_> {
                             dirty = true;
                         }
                         Action::Settled(n) => {
-                            let _ = machine.apply(Event::ReadyFor {
+                            let _ = machine.apply(NodeEvent::ReadyFor {
                                 node: n.clone(),
                                 duration: options.min_ready,
                             });
@@ -396,8 +396,10 @@ impl Drive<'_> {
             match msg {
                 Some(Msg::Pod(p)) => {
                     // The new pod must stay Ready through --min-ready-seconds.
-                    if !p.ready && matches!(machine.phase(&p.node), Some(Phase::Settling { .. })) {
-                        let _ = machine.apply(Event::BecameNotReady(p.node.clone()));
+                    if !p.ready
+                        && matches!(machine.phase(&p.node), Some(NodePhase::Settling { .. }))
+                    {
+                        let _ = machine.apply(NodeEvent::BecameNotReady(p.node.clone()));
                         note(format!(
                             "node {}: its new pod stopped being Ready within --min-ready-seconds",
                             p.node
@@ -412,23 +414,23 @@ impl Drive<'_> {
                     if names.contains(&n) && node_ready.insert(n.clone(), ready) != Some(ready) =>
                 {
                     let ev = if ready {
-                        Event::BecameReady(n.clone())
+                        NodeEvent::BecameReady(n.clone())
                     } else {
-                        Event::BecameNotReady(n.clone())
+                        NodeEvent::BecameNotReady(n.clone())
                     };
                     if let Err(e) = machine.apply(ev) {
                         tracing::debug!("{e}");
                     }
-                    if !ready && machine.phase(&n) == Some(Phase::Regressed) {
+                    if !ready && machine.phase(&n) == Some(NodePhase::Regressed) {
                         note(format!("node {n}: went NotReady after its upgrade"));
                     }
                 }
-                Some(Msg::UpgradeJob(n, r)) if machine.phase(&n) == Some(Phase::InFlight) => {
+                Some(Msg::UpgradeJob(n, r)) if machine.phase(&n) == Some(NodePhase::InFlight) => {
                     if r.succeeded() {
                         job_done.insert(n.clone());
                     } else {
                         deadlines.remove(&n);
-                        let _ = machine.apply(Event::Failed(n.clone()));
+                        let _ = machine.apply(NodeEvent::Failed(n.clone()));
                         note(format!(
                             "node {n}: the upgrade Job failed; restoring the previous manifest"
                         ));
@@ -479,7 +481,7 @@ impl Drive<'_> {
                     && let Some(p) = p.filter(|p| p.ready && p.revision.as_deref() == Some(&target))
                 {
                     deadlines.remove(&n);
-                    let _ = machine.apply(Event::Upgraded {
+                    let _ = machine.apply(NodeEvent::Upgraded {
                         node: n.clone(),
                         ready_at: t,
                     });
@@ -488,7 +490,7 @@ impl Drive<'_> {
                     dirty = true;
                 } else if deadlines[&n] <= Instant::now() {
                     deadlines.remove(&n);
-                    let _ = machine.apply(Event::TimedOut(n.clone()));
+                    let _ = machine.apply(NodeEvent::TimedOut(n.clone()));
                     note(format!(
                         "node {n}: not upgraded within --node-timeout {}s; restoring the previous manifest",
                         node_timeout.as_secs_f64()
@@ -518,13 +520,13 @@ impl Drive<'_> {
         let mut out = Vec::new();
         for (n, phase) in machine.nodes() {
             let result = match phase {
-                Phase::Upgraded => "upgraded".to_string(),
-                Phase::Settling { .. } | Phase::InFlight => "in-progress".into(),
-                Phase::Pending => "pending".into(),
-                Phase::Failed(FailKind::Failed) => "failed".into(),
-                Phase::Failed(FailKind::TimedOut) => "timed-out".into(),
-                Phase::Regressed => "not-ready-after-upgrade".into(),
-                Phase::Skipped(r) => skip_word(r).into(),
+                NodePhase::Upgraded => "upgraded".to_string(),
+                NodePhase::Settling { .. } | NodePhase::InFlight => "in-progress".into(),
+                NodePhase::Pending => "pending".into(),
+                NodePhase::Failed(FailKind::Failed) => "failed".into(),
+                NodePhase::Failed(FailKind::TimedOut) => "timed-out".into(),
+                NodePhase::Regressed => "not-ready-after-upgrade".into(),
+                NodePhase::Skipped(r) => skip_word(r).into(),
             };
             if result != "pending" && result != "in-progress" {
                 set.progress.nodes.insert(n.to_string(), result.clone());
