@@ -110,3 +110,31 @@ pub fn print_structured<T: Serialize>(g: &GlobalArgs, v: &T) -> bool {
         _ => false,
     }
 }
+
+/// The message and exit code of a run that did not complete, its error line printed (an
+/// interruption is not an error); `None` when it completed.
+pub fn stopped(ended: &crate::exec::phases::Ended, command: &str) -> Option<(String, Exit)> {
+    let (message, exit) = ended.failure(command)?;
+    if !matches!(ended, crate::exec::phases::Ended::Interrupted { .. }) {
+        eprintln!("error: {message}");
+    }
+    Some((message, exit))
+}
+
+/// The end of every locked run, whatever happened: the journal saved (when `save`) and the
+/// lock given back; a failure of either is a warning (the lease expires on its own).
+pub async fn wrap_up(
+    store: &crate::cluster::journal::JournalStore,
+    journal: &mut crate::cluster::journal::Journal,
+    save: bool,
+    lock: Option<crate::exec::lock::Held>,
+) {
+    if save && let Err(e) = store.save(journal).await {
+        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
+    }
+    if let Some(held) = lock
+        && let Some(w) = held.release().await
+    {
+        eprintln!("warning: {w}");
+    }
+}

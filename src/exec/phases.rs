@@ -48,6 +48,13 @@ pub enum Work {
     Note(String),
 }
 
+impl Work {
+    /// Something to do when `yes`, else nothing (and nothing reported).
+    pub fn when(yes: bool) -> Work {
+        if yes { Work::Some } else { Work::None }
+    }
+}
+
 pub type PhaseFuture<'r> = LocalBoxFuture<'r, Result<Flow, Stop>>;
 pub type WritesFuture<'r> = LocalBoxFuture<'r, Result<Vec<Write>, ClusterError>>;
 

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
+use crate::app::common::{
+    block_on, confirm, connect_from, fail, print_structured, reporter, stopped, wrap_up,
+};
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::SYSTEM_NAMESPACE;
 use crate::cluster::access::{self, Access};
@@ -149,39 +151,26 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
 
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = ConvertResult::new(&plan.profile);
-    let exit = match ended.failure("convert") {
+    let exit = match stopped(&ended, "convert") {
         None => {
             result.nodes = std::mem::take(&mut run.results).into_values().collect();
             outcome_exit(&mut result)
         }
         Some((message, exit)) => {
-            if matches!(
-                ended,
-                Ended::Stopped {
-                    stop: runner::Stop::Halt { .. },
-                    ..
-                }
-            ) {
+            // a halted run says what became of each node
+            if let Ended::Stopped {
+                stop: runner::Stop::Halt { .. },
+                ..
+            } = ended
+            {
                 result.nodes = std::mem::take(&mut run.results).into_values().collect();
-            }
-            if !matches!(ended, Ended::Interrupted { .. }) {
-                eprintln!("error: {message}");
             }
             result.message = message;
             exit
         }
     };
     // a run that changed nothing writes no journal
-    if run.began
-        && let Err(e) = run.store.save(&mut run.journal).await
-    {
-        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
-    }
-    if let Some(held) = run.lock.take()
-        && let Some(w) = held.release().await
-    {
-        eprintln!("warning: {w}");
-    }
+    wrap_up(&run.store, &mut run.journal, run.began, run.lock.take()).await;
     finish(g, result, exit)
 }
 

@@ -79,7 +79,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             id: plan::PREFLIGHT_NODES,
             changes: false,
             work: |c| {
-                some(!preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout).is_empty())
+                Work::when(!preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout).is_empty())
             },
             run: node_preflight,
             dry_run: |c| {
@@ -124,17 +124,13 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
     ]
 }
 
-fn some(yes: bool) -> Work {
-    if yes { Work::Some } else { Work::None }
-}
-
 fn node_phase<'a>(role: Role) -> PhaseDef<ConvertRun<'a>> {
     PhaseDef {
         id: role.phase(),
         changes: true,
         work: match role {
-            Role::Edge => |c| some(c.plan.to_convert(Role::Edge).next().is_some()),
-            Role::Cloud => |c| some(c.plan.to_convert(Role::Cloud).next().is_some()),
+            Role::Edge => |c| Work::when(c.plan.to_convert(Role::Edge).next().is_some()),
+            Role::Cloud => |c| Work::when(c.plan.to_convert(Role::Cloud).next().is_some()),
         },
         run: match role {
             Role::Edge => |c| Box::pin(convert_nodes(c, Role::Edge)),

@@ -10,7 +10,9 @@ mod phases;
 
 use serde_json::{Value, json};
 
-use crate::app::common::{block_on, confirm, connect_from, fail, print_structured, reporter};
+use crate::app::common::{
+    block_on, confirm, connect_from, fail, print_structured, reporter, stopped, wrap_up,
+};
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::access::{self, Access};
 use crate::cluster::apply::{Applier, ApplyOptions};
@@ -18,7 +20,7 @@ use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::snapshot::{SnapshotOptions, snapshot};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run;
-use crate::exec::phases::{self as runner, Ended};
+use crate::exec::phases as runner;
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
 use crate::plan::revert::{RevertPlan, plan_revert, render_text};
@@ -143,15 +145,12 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     }
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = std::mem::replace(&mut run.result, RevertResult::new(&plan.profile));
-    let mut exit = match ended.failure("revert") {
+    let mut exit = match stopped(&ended, "revert") {
         None => {
             result.nodes = std::mem::take(&mut run.results).into_values().collect();
             outcome_exit(&mut result)
         }
         Some((message, exit)) => {
-            if !matches!(ended, Ended::Interrupted { .. }) {
-                eprintln!("error: {message}");
-            }
             result.message = message;
             exit
         }
@@ -166,17 +165,10 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
                 exit = e.exit();
             }
         }
-    } else if run.began
-        && (run.planned_journal.is_some() || !run.journal.nodes.is_empty())
-        && let Err(e) = run.store.save(&mut run.journal).await
-    {
-        eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
     }
-    if let Some(held) = run.lock.take()
-        && let Some(w) = held.release().await
-    {
-        eprintln!("warning: {w}");
-    }
+    let save =
+        !finished && run.began && (run.planned_journal.is_some() || !run.journal.nodes.is_empty());
+    wrap_up(&run.store, &mut run.journal, save, run.lock.take()).await;
     finish(g, result, exit)
 }
 

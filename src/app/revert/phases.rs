@@ -92,7 +92,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: CLEANUP_JOBS,
             changes: true,
-            work: |c| some(!c.plan.leftover_jobs.is_empty()),
+            work: |c| Work::when(!c.plan.leftover_jobs.is_empty()),
             run: cleanup_jobs,
             dry_run: |c| {
                 Box::pin(async move {
@@ -116,7 +116,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: plan::KCM,
             changes: true,
-            work: |c| some(!kcm_nodes(c, true).is_empty()),
+            work: |c| Work::when(!kcm_nodes(c, true).is_empty()),
             run: kcm,
             // as if every node Job succeeded
             dry_run: |c| {
@@ -158,17 +158,13 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
     ]
 }
 
-fn some(yes: bool) -> Work {
-    if yes { Work::Some } else { Work::None }
-}
-
 fn node_phase<'a>(role: Role) -> PhaseDef<RevertRun<'a>> {
     PhaseDef {
         id: role.phase(),
         changes: true,
         work: match role {
-            Role::Edge => |c| some(c.plan.to_revert(Role::Edge).next().is_some()),
-            Role::Cloud => |c| some(c.plan.to_revert(Role::Cloud).next().is_some()),
+            Role::Edge => |c| Work::when(c.plan.to_revert(Role::Edge).next().is_some()),
+            Role::Cloud => |c| Work::when(c.plan.to_revert(Role::Cloud).next().is_some()),
         },
         run: match role {
             Role::Edge => |c| Box::pin(revert_nodes(c, Role::Edge)),
