@@ -7,6 +7,14 @@ use clap::Args;
 use super::duration::parse_duration;
 use super::values::{image_ref, node_name};
 
+/// `--skip-phases` help, listing the phase ids in run order.
+fn skip_phases_help() -> String {
+    format!(
+        "Phases to skip (comma-separated ids, in run order: {})",
+        crate::plan::CONVERT_PHASES.join(", ")
+    )
+}
+
 fn phase_id(s: &str) -> Result<String, String> {
     if crate::plan::CONVERT_PHASES.contains(&s) {
         Ok(s.to_owned())
@@ -97,8 +105,13 @@ pub struct ConvertCmd {
     #[command(flatten)]
     pub run: super::RunFlags,
 
-    /// Phases to skip (comma-separated ids)
-    #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
+    #[arg(
+        long,
+        value_name = "PHASES",
+        value_delimiter = ',',
+        value_parser = phase_id,
+        help = skip_phases_help()
+    )]
     pub skip_phases: Vec<String>,
 
     /// Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]

@@ -7,6 +7,14 @@ use clap::Args;
 use super::duration::parse_duration;
 use super::values::{node_name, positive};
 
+/// `--skip-phases` help, listing the phase ids in run order.
+fn skip_phases_help() -> String {
+    format!(
+        "Phases to skip (comma-separated ids, in run order: {})",
+        crate::plan::revert::REVERT_PHASES.join(", ")
+    )
+}
+
 fn phase_id(s: &str) -> Result<String, String> {
     use crate::plan::revert::REVERT_PHASES;
     if REVERT_PHASES.contains(&s) {
@@ -47,8 +55,13 @@ pub struct RevertCmd {
     #[command(flatten)]
     pub run: RunFlags,
 
-    /// Phases to skip (comma-separated ids)
-    #[arg(long, value_name = "PHASES", value_delimiter = ',', value_parser = phase_id)]
+    #[arg(
+        long,
+        value_name = "PHASES",
+        value_delimiter = ',',
+        value_parser = phase_id,
+        help = skip_phases_help()
+    )]
     pub skip_phases: Vec<String>,
 }
 
