@@ -43,6 +43,19 @@ pub async fn connect_from(g: &GlobalArgs) -> Result<Cluster, Exit> {
     connect(&client_options(g)).await.map_err(|e| fail(&e))
 }
 
+/// Connects as the global flags say and reads the snapshot every planner starts from; on
+/// failure prints the error and returns its exit code.
+pub async fn connect_and_snapshot(
+    g: &GlobalArgs,
+) -> Result<(Cluster, crate::cluster::snapshot::ClusterSnapshot), Exit> {
+    let cluster = connect_from(g).await?;
+    let options = crate::cluster::snapshot::SnapshotOptions::default();
+    let snap = crate::cluster::snapshot::snapshot(&cluster, &options)
+        .await
+        .map_err(|e| fail(&e))?;
+    Ok((cluster, snap))
+}
+
 /// Prints a cluster error and maps it to its exit code.
 pub fn fail(e: &ClusterError) -> Exit {
     eprintln!("error: {e}");

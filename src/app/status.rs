@@ -1,9 +1,9 @@
 //! `yurtctl status`: what the journal recorded and where each node stands; read-only.
 
-use crate::app::common::{block_on, connect_from, fail, print_structured};
+use crate::app::common::{block_on, connect_and_snapshot, fail, print_structured};
 use crate::cli::{GlobalArgs, StatusCmd};
 use crate::cluster::journal::{Journal, PhaseState};
-use crate::cluster::snapshot::{ClusterSnapshot, SnapshotOptions, snapshot};
+use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::staticset;
 use crate::exit::Exit;
 use crate::output::status::{NodeStatus, Status, status_table};
@@ -12,13 +12,9 @@ use crate::plan;
 /// Runs `yurtctl status`.
 pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
     block_on(async {
-        let cluster = match connect_from(g).await {
+        let (cluster, snap) = match connect_and_snapshot(g).await {
             Ok(c) => c,
             Err(exit) => return exit,
-        };
-        let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
-            Ok(s) => s,
-            Err(e) => return fail(&e),
         };
         let hubs = match staticset::yurthub_mirror_pods(&cluster).await {
             Ok(p) => p,

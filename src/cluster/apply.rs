@@ -324,9 +324,7 @@ impl Applier {
         };
         delete_with(&self.cluster, &api, &name, &dp, &what).await
     }
-}
 
-impl Applier {
     /// Waits until the object `obj` named, with this `uid`, is gone (a finalizer may hold it).
     pub async fn wait_deleted(
         &self,

@@ -228,6 +228,46 @@ pub fn summary_lines(r: &ConvertResult) -> Vec<String> {
     node_summary_lines(&r.nodes, &r.message)
 }
 
+/// How many of a run's nodes failed, timed out or were skipped, and the closing message's
+/// tail naming them (`; failed: a, b; timed out: c; skipped: d`, empty when all went well).
+pub struct NodeFailures {
+    pub tail: String,
+    pub failed: usize,
+    pub timed_out: usize,
+    pub skipped: usize,
+}
+
+pub fn node_failures(nodes: &[NodeResult]) -> NodeFailures {
+    let names = |o: NodeOutcome| {
+        nodes
+            .iter()
+            .filter(|n| n.result == o)
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (failed, timed_out, skipped) = (
+        names(NodeOutcome::Failed),
+        names(NodeOutcome::TimedOut),
+        names(NodeOutcome::Skipped),
+    );
+    let mut tail = String::new();
+    for (what, names) in [
+        ("failed", &failed),
+        ("timed out", &timed_out),
+        ("skipped", &skipped),
+    ] {
+        if !names.is_empty() {
+            tail.push_str(&format!("; {what}: {}", names.join(", ")));
+        }
+    }
+    NodeFailures {
+        tail,
+        failed: failed.len(),
+        timed_out: timed_out.len(),
+        skipped: skipped.len(),
+    }
+}
+
 /// A NODE / ROLE / RESULT / MESSAGE table, then `message`.
 pub fn node_summary_lines(nodes: &[NodeResult], message: &str) -> Vec<String> {
     let mut out = vec![format!(

@@ -115,6 +115,20 @@ fn render_objects(
     Ok(objects)
 }
 
+/// What convert would apply, rendered with the cluster's real server address and CA and a
+/// placeholder token (dry runs: no token is made).
+async fn placeholder_objects(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+) -> Result<Vec<DynamicObject>, ClusterError> {
+    let (server, ca) = bootstrap::cluster_info(cluster).await?;
+    let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
+    let objects = render_objects(plan, profile, opts, &server, &ca, "000000", secret)?;
+    Ok(objects)
+}
+
 /// The objects convert would apply, for `--dry-run=client -o json|yaml`: rendered with the
 /// cluster's real server address and CA and a placeholder token; every Secret value redacted.
 pub(super) async fn dry_run_objects(
@@ -123,9 +137,7 @@ pub(super) async fn dry_run_objects(
     profile: &Profile,
     opts: &plan::ConvertOptions,
 ) -> Result<Vec<Value>, ClusterError> {
-    let (server, ca) = bootstrap::cluster_info(cluster).await?;
-    let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
-    let objects = render_objects(plan, profile, opts, &server, &ca, "000000", secret)?;
+    let objects = placeholder_objects(cluster, plan, profile, opts).await?;
     Ok(objects
         .into_iter()
         .map(|o| {
@@ -325,9 +337,7 @@ pub async fn dry_run_writes(
     profile: &Profile,
     opts: &plan::ConvertOptions,
 ) -> Result<Vec<Write>, ClusterError> {
-    let (server, ca) = bootstrap::cluster_info(cluster).await?;
-    let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
-    let objects = render_objects(plan, profile, opts, &server, &ca, "000000", secret)?;
+    let objects = placeholder_objects(cluster, plan, profile, opts).await?;
     let applier = Applier::new(
         cluster.clone(),
         ApplyOptions {

@@ -13,13 +13,12 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_structured, reporter, stopped, wrap_up,
+    block_on, confirm, connect_and_snapshot, fail, print_structured, reporter, stopped, wrap_up,
 };
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::SYSTEM_NAMESPACE;
 use crate::cluster::access::{self, Access};
 use crate::cluster::journal::{Journal, JournalStore};
-use crate::cluster::snapshot::{SnapshotOptions, snapshot};
 use crate::exec::dry_run;
 use crate::exec::phases::{self as runner, Ended};
 use crate::exit::Exit;
@@ -49,13 +48,9 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
             return Exit::Usage;
         }
     };
-    let cluster = match connect_from(g).await {
+    let (cluster, snap) = match connect_and_snapshot(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
-    };
-    let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
     };
     let plan = match plan::plan_convert(&snap, &opts, &profile) {
         Ok(p) => p,
@@ -253,45 +248,27 @@ fn not_started(plan: &Plan, failed: Vec<NodeResult>, phase: &str) -> BTreeMap<St
 
 /// The exit code and message from the per-node results.
 fn outcome_exit(result: &mut ConvertResult) -> Exit {
-    let count = |o: NodeOutcome| result.nodes.iter().filter(|n| n.result == o).count();
-    let (converted, failed, timed_out, skipped) = (
-        count(NodeOutcome::Converted),
-        count(NodeOutcome::Failed),
-        count(NodeOutcome::TimedOut),
-        count(NodeOutcome::Skipped),
-    );
-    let names = |o: NodeOutcome| {
-        result
-            .nodes
-            .iter()
-            .filter(|n| n.result == o)
-            .map(|n| n.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut msg = format!("converted {converted} node(s)");
-    if failed > 0 {
-        msg.push_str(&format!("; failed: {}", names(NodeOutcome::Failed)));
-    }
-    if timed_out > 0 {
-        msg.push_str(&format!("; timed out: {}", names(NodeOutcome::TimedOut)));
-    }
-    if skipped > 0 {
-        msg.push_str(&format!("; skipped: {}", names(NodeOutcome::Skipped)));
-    }
-    let exit = if failed > 0 {
+    let converted = result
+        .nodes
+        .iter()
+        .filter(|n| n.result == NodeOutcome::Converted)
+        .count();
+    let f = crate::output::node_failures(&result.nodes);
+    let exit = if f.failed > 0 {
         Exit::Partial
-    } else if timed_out > 0 {
+    } else if f.timed_out > 0 {
         Exit::Timeout
-    } else if skipped > 0 {
+    } else if f.skipped > 0 {
         Exit::Partial
     } else {
         Exit::Ok
     };
+    result.message = format!("converted {converted} node(s){}", f.tail);
     if exit != Exit::Ok {
-        msg.push_str("; re-run convert to finish the rest");
+        result
+            .message
+            .push_str("; re-run convert to finish the rest");
     }
-    result.message = msg;
     exit
 }
 

@@ -11,13 +11,12 @@ mod phases;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_structured, reporter, stopped, wrap_up,
+    block_on, confirm, connect_and_snapshot, fail, print_structured, reporter, stopped, wrap_up,
 };
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::access::{self, Access};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::journal::{Journal, JournalStore};
-use crate::cluster::snapshot::{SnapshotOptions, snapshot};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run;
 use crate::exec::phases as runner;
@@ -36,13 +35,9 @@ pub fn run(g: &GlobalArgs, cmd: &RevertCmd) -> Exit {
 
 async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     let opts = cmd.options();
-    let cluster = match connect_from(g).await {
+    let (cluster, snap) = match connect_and_snapshot(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
-    };
-    let snap = match snapshot(&cluster, &SnapshotOptions::default()).await {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
     };
     let profile_name = snap
         .journal
@@ -235,44 +230,29 @@ fn finish(g: &GlobalArgs, mut result: RevertResult, exit: Exit) -> Exit {
 }
 
 fn outcome_exit(result: &mut RevertResult) -> Exit {
-    let with = |o: NodeOutcome| {
-        result
-            .nodes
-            .iter()
-            .filter(|n| n.result == o)
-            .map(|n| n.name.as_str())
-            .collect::<Vec<_>>()
-    };
-    let (reverted, failed, timed_out, skipped) = (
-        with(NodeOutcome::Reverted).len(),
-        with(NodeOutcome::Failed),
-        with(NodeOutcome::TimedOut),
-        with(NodeOutcome::Skipped),
-    );
-    let mut msg = format!(
-        "reverted {reverted} node(s), deleted {} object(s)",
-        result.deleted_objects.len()
-    );
-    for (what, names) in [
-        ("failed", &failed),
-        ("timed out", &timed_out),
-        ("skipped", &skipped),
-    ] {
-        if !names.is_empty() {
-            msg.push_str(&format!("; {what}: {}", names.join(", ")));
-        }
-    }
-    let exit = if !failed.is_empty() || !skipped.is_empty() {
+    let reverted = result
+        .nodes
+        .iter()
+        .filter(|n| n.result == NodeOutcome::Reverted)
+        .count();
+    let f = crate::output::node_failures(&result.nodes);
+    let exit = if f.failed > 0 || f.skipped > 0 {
         Exit::Partial
-    } else if !timed_out.is_empty() {
+    } else if f.timed_out > 0 {
         Exit::Timeout
     } else {
         Exit::Ok
     };
+    result.message = format!(
+        "reverted {reverted} node(s), deleted {} object(s){}",
+        result.deleted_objects.len(),
+        f.tail
+    );
     if exit != Exit::Ok {
-        msg.push_str("; components and journal kept: re-run revert to finish the rest");
+        result
+            .message
+            .push_str("; components and journal kept: re-run revert to finish the rest");
     }
-    result.message = msg;
     exit
 }
 

@@ -116,7 +116,7 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
         }
         Err(e) => fail(&e),
     };
-    run_lock::release(guard, &ns, &cmd.name).await;
+    run_lock::release(guard).await;
     exit
 }
 

@@ -371,13 +371,13 @@ async fn roll(
     };
     let exit = match store_unchanged(&ctx).await {
         Ok(()) => {
-            let lost = Some(guard.lost_signal());
+            let lost = Some(guard.lost());
             let exit = roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await;
             settle(&ctx, exit).await
         }
         Err(e) => e,
     };
-    run_lock::release(guard, &ctx.ns, &ctx.name).await;
+    run_lock::release(guard).await;
     exit
 }
 
@@ -796,13 +796,13 @@ async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     };
     let exit = match store_unchanged(&ctx).await {
         Ok(()) => {
-            let lost = Some(guard.lost_signal());
+            let lost = Some(guard.lost());
             let exit = ota_apply_locked(g, &ctx, set, targets, opts, &cmd, lost).await;
             settle(&ctx, exit).await
         }
         Err(e) => e,
     };
-    run_lock::release(guard, &ns, &ctx.name).await;
+    run_lock::release(guard).await;
     exit
 }
 
