@@ -110,6 +110,9 @@ impl Env {
                 &c.namespace,
                 sa,
                 Some((&c.namespace, &c.pod)),
+                // the kube-api-access volume's expirationSeconds: kubernetes/kubernetes
+                // pkg/serviceaccount/claims.go WarnOnlyBoundTokenExpirationSeconds, set by
+                // plugin/pkg/admission/serviceaccount/admission.go (current source, no tag)
                 Duration::from_secs(3607),
             )
             .ok_or_else(|| format!("serviceaccounts \"{sa}\" not found"))?;
