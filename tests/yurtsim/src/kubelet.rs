@@ -2060,11 +2060,14 @@ async fn run_pod_inner(
         }
         pod_event(shared, p, "Normal", "Started", "Started container");
         let models_ready = |models: &[crate::models::Run]| models.iter().all(|m| *m.ready.borrow());
+        // The readiness written here is the one later changes are compared with: a model that
+        // turns ready while this status is written must still be reported.
+        let mut was_ready = !never_ready && models_ready(&models);
         let mut status = pod_status(
             k,
             p,
             "Running",
-            !never_ready && models_ready(&models),
+            was_ready,
             &p["spec"]["containers"],
             None,
             first_start.clone(),
@@ -2082,7 +2085,6 @@ async fn run_pod_inner(
         if !models.is_empty() {
             // A model's readiness endpoint decides the pod's Ready condition; the pod ends
             // when a model exits.
-            let mut was_ready = models_ready(&models);
             while !models.iter().any(|m| m.exit.is_finished()) {
                 if wait_stop(stop, Duration::from_millis(50)).await {
                     for m in &models {
