@@ -65,6 +65,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
             [CompletionResult]::new('--disable-nodelifecycle', '--disable-nodelifecycle', [CompletionResultType]::ParameterName, 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes')
+            [CompletionResult]::new('--ignore-preflight-errors', '--ignore-preflight-errors', [CompletionResultType]::ParameterName, 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)')
             [CompletionResult]::new('--token-ttl', '--token-ttl', [CompletionResultType]::ParameterName, 'Lifetime of the bootstrap token convert creates for YurtHub')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')

@@ -248,7 +248,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__convert)
-            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --concurrency --job-timeout --force-unlock --skip-phases --autonomous-nodes --provider --openyurt-version --image --disable-nodelifecycle --require-all-ready --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --concurrency --job-timeout --force-unlock --skip-phases --autonomous-nodes --provider --openyurt-version --image --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,6 +300,10 @@ _yurtctl() {
                     ;;
                 --disable-nodelifecycle)
                     COMPREPLY=($(compgen -W "auto true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --ignore-preflight-errors)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --token-ttl)

@@ -61,6 +61,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
             cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
             cand --disable-nodelifecycle 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes'
+            cand --ignore-preflight-errors 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)'
             cand --token-ttl 'Lifetime of the bootstrap token convert creates for YurtHub'
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'

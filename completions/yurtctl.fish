@@ -71,6 +71,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image -d 'Us
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l disable-nodelifecycle -d 'Disable kube-controller-manager\'s nodelifecycle controller on control-plane nodes' -r -f -a "auto\t'What the profile needs'
 true\t''
 false\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l ignore-preflight-errors -d 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l token-ttl -d 'Lifetime of the bootstrap token convert creates for YurtHub' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''

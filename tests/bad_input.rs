@@ -52,6 +52,32 @@ macro_rules! servant_convert {
 }
 
 const ROWS: &[Row] = &[
+    // --- convert: --ignore-preflight-errors (kubeadm's semantics; only checks that may be ignored)
+    row(
+        "a check that cannot be ignored",
+        &[
+            "convert",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--ignore-preflight-errors",
+            "NodeExists",
+        ],
+        USAGE,
+        "\"NodeExists\" is not a check that can be ignored; the checks are KubernetesVersion, Provider, or all",
+    ),
+    row(
+        "all mixed with a check name",
+        &[
+            "convert",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--ignore-preflight-errors=all,KubernetesVersion",
+        ],
+        USAGE,
+        "all already names every check",
+    ),
     // --- convert: node lists (an unknown node is a preflight finding of the planner)
     row(
         "invalid node name",

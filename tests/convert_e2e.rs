@@ -289,6 +289,71 @@ async fn usage_errors_exit_2() {
     env.sim.shutdown().await;
 }
 
+/// A cluster newer than the profile supports is refused, naming the check that may be ignored;
+/// with `--ignore-preflight-errors` (any case, as kubeadm) the same run plans with a warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unsupported_kubernetes_version_is_refused_unless_the_check_is_ignored() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
+    let refused = yurtctl(&env, &["--dry-run", "-y"]).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "[KubernetesVersion] Kubernetes v1.33.1 (1.33) is not supported by profile openyurt-v1.6 (1.21-1.30)"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("--ignore-preflight-errors=KubernetesVersion"),
+        "{}",
+        refused.stderr
+    );
+    let planned = yurtctl(
+        &env,
+        &[
+            "--dry-run",
+            "-y",
+            "-o",
+            "json",
+            "--ignore-preflight-errors",
+            "kubernetesversion",
+        ],
+    )
+    .await;
+    assert_eq!(planned.code, 0, "{}", planned.stderr);
+    let plan: Value = serde_json::from_str(&planned.stdout).unwrap();
+    assert_eq!(plan["warnings"][0]["check"], "KubernetesVersion");
+    let preflight = &plan["phases"][0];
+    assert_eq!(preflight["id"], "preflight");
+    assert_eq!(preflight["steps"][0]["action"], "warn");
+    // a missing node is still refused: only the named check became a warning
+    let missing = yurtctl(
+        &env,
+        &[
+            "--dry-run",
+            "-y",
+            "--ignore-preflight-errors=all",
+            "--edge-nodes",
+            "ghost",
+        ],
+    )
+    .await;
+    assert_eq!(missing.code, 3, "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("[NodeExists] node ghost does not exist")
+    );
+    assert!(
+        !missing.stderr.contains("KubernetesVersion"),
+        "{}",
+        missing.stderr
+    );
+    env.sim.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_held_lock_exits_6_naming_the_holder() {
     use yurtctl::cluster::lock::{LockOptions, acquire};

@@ -139,6 +139,16 @@ pub struct ConvertCmd {
     #[arg(long)]
     pub require_all_ready: bool,
 
+    /// Preflight checks whose errors become warnings (comma-separated, any case:
+    /// KubernetesVersion, Provider, or all)
+    #[arg(
+        long,
+        value_name = "CHECKS",
+        value_delimiter = ',',
+        value_parser = crate::plan::Check::parse_ignorable
+    )]
+    pub ignore_preflight_errors: Vec<Option<crate::plan::Check>>,
+
     /// Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)
     #[arg(long)]
     pub deploy_yurttunnel: bool,
@@ -185,6 +195,7 @@ impl ConvertCmd {
                  are autonomous"
             ));
         }
+        crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
         if self.token_ttl < Duration::from_secs(10 * 60) {
             return Err(format!(
                 "--token-ttl {}s is too short for nodes to join; use at least 10m",
@@ -220,6 +231,9 @@ impl ConvertCmd {
                 Toggle::False => Some(false),
             },
             require_all_ready: self.require_all_ready,
+            // validate() refused a mixed `all`
+            ignore_preflight_errors: crate::plan::Check::ignored(&self.ignore_preflight_errors)
+                .unwrap_or_default(),
             features: [
                 (self.deploy_yurttunnel, "deploy-yurttunnel"),
                 (self.enable_app_manager, "enable-app-manager"),

@@ -79,6 +79,8 @@ pub struct ConvertOptions {
     pub token_ttl: Duration,
     /// Take over fields other managers own (server-side apply `force`).
     pub force_conflicts: bool,
+    /// `--ignore-preflight-errors`: these checks' findings are warnings, not errors.
+    pub ignore_preflight_errors: BTreeSet<Check>,
 }
 
 /// The kind of cluster (`--provider`); nodes tell which one it is.
@@ -258,6 +260,9 @@ pub struct Plan {
     pub nodes: Vec<NodeDecision>,
     /// Control-plane nodes whose kube-controller-manager gets nodelifecycle disabled this run.
     pub kcm_nodes: Vec<String>,
+    /// Preflight findings `--ignore-preflight-errors` turned into warnings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Finding>,
     pub phases: Vec<Phase>,
 }
 
@@ -285,6 +290,108 @@ impl Plan {
     }
 }
 
+/// A cluster preflight check, named as `--ignore-preflight-errors` takes it (kubeadm's spelling:
+/// CamelCase names, matched case-insensitively, `all` for every check that may be ignored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Check {
+    /// The server's Kubernetes minor is outside the profile's supported range.
+    KubernetesVersion,
+    /// The nodes say the cluster is another kind than `--provider`.
+    Provider,
+    /// A node named on the command line does not exist.
+    NodeExists,
+    /// A selected node is NotReady and `--require-all-ready` is set.
+    NodeReady,
+    /// `--autonomous-nodes` names a node that is not an edge node in this run.
+    AutonomousNodes,
+    /// nodelifecycle is to be disabled but no kube-controller-manager static pod exists.
+    KubeControllerManager,
+    /// The caller lacks a permission the command needs.
+    Permissions,
+}
+
+impl Check {
+    /// The checks a user may turn into warnings: the cluster looks different from what the
+    /// profile was made for, and the user may know better. The others mean the run cannot do
+    /// what was asked (a named node is missing, a permission is denied).
+    pub const IGNORABLE: [Check; 2] = [Check::KubernetesVersion, Check::Provider];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::KubernetesVersion => "KubernetesVersion",
+            Check::Provider => "Provider",
+            Check::NodeExists => "NodeExists",
+            Check::NodeReady => "NodeReady",
+            Check::AutonomousNodes => "AutonomousNodes",
+            Check::KubeControllerManager => "KubeControllerManager",
+            Check::Permissions => "Permissions",
+        }
+    }
+
+    /// One `--ignore-preflight-errors` value: a check name in any case (`Some`), or `all`
+    /// (`None`).
+    pub fn parse_ignorable(v: &str) -> Result<Option<Check>, String> {
+        if v.eq_ignore_ascii_case("all") {
+            return Ok(None);
+        }
+        Check::IGNORABLE
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(v))
+            .map(Some)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Check::IGNORABLE.iter().map(|c| c.name()).collect();
+                format!(
+                    "{v:?} is not a check that can be ignored; the checks are {}, or all",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The checks `--ignore-preflight-errors` names (`None` = all); `all` must come alone,
+    /// as in kubeadm.
+    pub fn ignored(values: &[Option<Check>]) -> Result<BTreeSet<Check>, String> {
+        if values.contains(&None) {
+            if values.len() > 1 {
+                return Err(
+                    "--ignore-preflight-errors: all already names every check; leave \
+                            the others out"
+                        .into(),
+                );
+            }
+            return Ok(Check::IGNORABLE.into_iter().collect());
+        }
+        Ok(values.iter().flatten().copied().collect())
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What one preflight check found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub check: Check,
+    pub message: String,
+}
+
+impl Finding {
+    pub fn new(check: Check, message: impl Into<String>) -> Self {
+        Finding {
+            check,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.check, self.message)
+    }
+}
+
 /// Why no plan could be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
@@ -292,8 +399,29 @@ pub enum PlanError {
     #[error("{0}")]
     Usage(String),
     /// The cluster does not allow the conversion (exit 3); every finding, not just the first.
-    #[error("preflight failed:\n  - {}", .0.join("\n  - "))]
-    Preflight(Vec<String>),
+    #[error("{}", preflight_failed(.0))]
+    Preflight(Vec<Finding>),
+}
+
+fn preflight_failed(findings: &[Finding]) -> String {
+    let mut s = String::from("preflight failed:");
+    for f in findings {
+        s.push_str(&format!("\n  - {f}"));
+    }
+    let ignorable: BTreeSet<Check> = findings
+        .iter()
+        .map(|f| f.check)
+        .filter(|c| Check::IGNORABLE.contains(c))
+        .collect();
+    if !ignorable.is_empty() {
+        let names: Vec<&str> = ignorable.iter().map(|c| c.name()).collect();
+        s.push_str(&format!(
+            "\n  if you know the cluster is fine, turn these into warnings with \
+             --ignore-preflight-errors={}",
+            names.join(",")
+        ));
+    }
+    s
 }
 
 /// Whether the journal records `node` as converted in its role's phase.
@@ -398,51 +526,69 @@ pub fn plan_convert(
     let mut findings = Vec::new();
     match server_minor(snap) {
         Some(m) if profile.supports_minor(m) => {}
-        Some(m) => findings.push(format!(
-            "Kubernetes {} (1.{m}) is not supported by profile {} (1.{}-1.{})",
-            snap.server_version,
-            profile.name,
-            profile.kubernetes.min_minor,
-            profile.kubernetes.max_minor
+        Some(m) => findings.push(Finding::new(
+            Check::KubernetesVersion,
+            format!(
+                "Kubernetes {} (1.{m}) is not supported by profile {} (1.{}-1.{})",
+                snap.server_version,
+                profile.name,
+                profile.kubernetes.min_minor,
+                profile.kubernetes.max_minor
+            ),
         )),
-        None => findings.push(format!(
-            "cannot tell the Kubernetes minor version from {:?}",
-            snap.server_version
+        None => findings.push(Finding::new(
+            Check::KubernetesVersion,
+            format!(
+                "cannot tell the Kubernetes minor version from {:?}",
+                snap.server_version
+            ),
         )),
     }
     for n in opts.cloud_nodes.iter().chain(&opts.edge_nodes) {
         if !snap.nodes.iter().any(|x| &x.name == n) {
-            findings.push(format!("node {n} does not exist"));
+            findings.push(Finding::new(
+                Check::NodeExists,
+                format!("node {n} does not exist"),
+            ));
         }
     }
     if let Some(want) = opts.provider {
         for n in &snap.nodes {
             if let Some(is) = Provider::of_node(n).filter(|is| *is != want) {
-                findings.push(format!(
-                    "node {} looks like a {} node, not {} (--provider); leave --provider at auto \
-                     or point --kubeconfig at the right cluster",
-                    n.name,
-                    is.as_str(),
-                    want.as_str()
+                findings.push(Finding::new(
+                    Check::Provider,
+                    format!(
+                        "node {} looks like a {} node, not {} (--provider); leave --provider at \
+                         auto or point --kubeconfig at the right cluster",
+                        n.name,
+                        is.as_str(),
+                        want.as_str()
+                    ),
                 ));
             }
         }
     }
     for n in &opts.autonomous_nodes {
         if !snap.nodes.iter().any(|x| &x.name == n) {
-            findings.push(format!("node {n} (--autonomous-nodes) does not exist"));
+            findings.push(Finding::new(
+                Check::NodeExists,
+                format!("node {n} (--autonomous-nodes) does not exist"),
+            ));
         }
     }
     if opts.disables_nodelifecycle(profile)
         && !opts.skip_phases.contains(KCM)
         && !snap.nodes.iter().any(|n| n.kcm_static_pod)
     {
-        findings.push(format!(
-            "nodelifecycle is to be disabled in kube-controller-manager (profile {}, \
-             --disable-nodelifecycle), but no kube-controller-manager static pod was found: \
-             disable it where your kube-controller-manager is configured, then re-run with \
-             --disable-nodelifecycle=false or --skip-phases {KCM}",
-            profile.name
+        findings.push(Finding::new(
+            Check::KubeControllerManager,
+            format!(
+                "nodelifecycle is to be disabled in kube-controller-manager (profile {}, \
+                 --disable-nodelifecycle), but no kube-controller-manager static pod was found: \
+                 disable it where your kube-controller-manager is configured, then re-run with \
+                 --disable-nodelifecycle=false or --skip-phases {KCM}",
+                profile.name
+            ),
         ));
     }
     let edge_key = &profile.labels.edge_worker.key;
@@ -470,8 +616,9 @@ pub fn plan_convert(
         .collect();
     for n in &opts.autonomous_nodes {
         if nodes.iter().any(|d| &d.name == n && d.role != Role::Edge) {
-            findings.push(format!(
-                "node {n} (--autonomous-nodes) is not an edge node in this conversion"
+            findings.push(Finding::new(
+                Check::AutonomousNodes,
+                format!("node {n} (--autonomous-nodes) is not an edge node in this conversion"),
             ));
         }
     }
@@ -480,13 +627,19 @@ pub fn plan_convert(
             .iter()
             .filter(|n| n.action == NodeAction::SkipNotReady)
         {
-            findings.push(format!(
-                "node {} is NotReady (--require-all-ready); bring it back or leave the flag \
-                 out to skip it",
-                n.name
+            findings.push(Finding::new(
+                Check::NodeReady,
+                format!(
+                    "node {} is NotReady (--require-all-ready); bring it back or leave the flag \
+                     out to skip it",
+                    n.name
+                ),
             ));
         }
     }
+    let (warnings, findings): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| opts.ignore_preflight_errors.contains(&f.check));
     if !findings.is_empty() {
         return Err(PlanError::Preflight(findings));
     }
@@ -511,7 +664,7 @@ pub fn plan_convert(
         .map(|id| Phase {
             id: (*id).to_string(),
             skipped: opts.skip_phases.contains(*id),
-            steps: steps(id, snap, opts, profile, &nodes, &kcm_nodes),
+            steps: steps(id, snap, opts, profile, &nodes, &kcm_nodes, &warnings),
         })
         .collect();
     Ok(Plan {
@@ -519,6 +672,7 @@ pub fn plan_convert(
         server_version: snap.server_version.clone(),
         nodes,
         kcm_nodes,
+        warnings,
         phases,
     })
 }
@@ -543,19 +697,30 @@ fn steps(
     profile: &Profile,
     nodes: &[NodeDecision],
     kcm_nodes: &[String],
+    warnings: &[Finding],
 ) -> Vec<Step> {
     let converting = || nodes.iter().filter(|n| n.action == NodeAction::Convert);
     let labels = &profile.labels;
     match id {
         PREFLIGHT => {
-            let mut s = vec![Step::new(
-                "check",
-                "cluster",
-                format!(
-                    "Kubernetes {} is supported by profile {}",
-                    snap.server_version, profile.name
-                ),
-            )];
+            let mut s = Vec::new();
+            if !warnings.iter().any(|w| w.check == Check::KubernetesVersion) {
+                s.push(Step::new(
+                    "check",
+                    "cluster",
+                    format!(
+                        "Kubernetes {} is supported by profile {}",
+                        snap.server_version, profile.name
+                    ),
+                ));
+            }
+            for w in warnings {
+                s.push(Step::new(
+                    "warn",
+                    "cluster",
+                    format!("{w} (ignored: --ignore-preflight-errors)"),
+                ));
+            }
             for n in nodes {
                 let detail = match n.action {
                     NodeAction::Convert => format!("convert as {}", n.role),

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{
-    COMPONENTS, CONVERT_ACTION, KCM, LABEL_NODES, LOCK, NODES_CLOUD, NODES_EDGE, PREFLIGHT, Phase,
-    PlanError, Role, Step, VERIFY,
+    COMPONENTS, CONVERT_ACTION, Check, Finding, KCM, LABEL_NODES, LOCK, NODES_CLOUD, NODES_EDGE,
+    PREFLIGHT, Phase, PlanError, Role, Step, VERIFY,
 };
 use crate::cluster::journal::{JOURNAL_NAME, ObjectRef, PhaseState};
 use crate::cluster::snapshot::ClusterSnapshot;
@@ -175,11 +175,11 @@ pub fn plan_revert(
             )));
         }
     }
-    let missing: Vec<String> = opts
+    let missing: Vec<Finding> = opts
         .nodes
         .iter()
         .filter(|n| !snap.nodes.iter().any(|x| &x.name == *n))
-        .map(|n| format!("node {n} does not exist"))
+        .map(|n| Finding::new(Check::NodeExists, format!("node {n} does not exist")))
         .collect();
     if !missing.is_empty() {
         return Err(PlanError::Preflight(missing));

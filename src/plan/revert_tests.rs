@@ -353,7 +353,10 @@ fn bad_input() {
     let mut o = opts();
     o.nodes = vec!["ghost".into()];
     match plan_revert(&snap(three(true), None), &o, &profile()) {
-        Err(PlanError::Preflight(f)) => assert_eq!(f, ["node ghost does not exist"]),
+        Err(PlanError::Preflight(f)) => assert_eq!(
+            f,
+            [Finding::new(Check::NodeExists, "node ghost does not exist")]
+        ),
         other => panic!("{other:?}"),
     }
 }

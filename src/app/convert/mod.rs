@@ -132,6 +132,10 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         match access::denied(&cluster, &access_checks(&profile, &opts)).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
+                let f = f
+                    .into_iter()
+                    .map(|m| plan::Finding::new(plan::Check::Permissions, m))
+                    .collect();
                 eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
                 return Exit::Preflight;
             }

@@ -127,6 +127,10 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
         match access(&cluster, &plan).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
+                let f = f
+                    .into_iter()
+                    .map(|m| plan::Finding::new(plan::Check::Permissions, m))
+                    .collect();
                 eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
                 return Exit::Preflight;
             }
