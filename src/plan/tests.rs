@@ -254,7 +254,8 @@ fn ignore_preflight_errors_takes_kubeadm_spellings() {
         Check::ignored(&parsed?)
     };
     let all: BTreeSet<Check> = Check::IGNORABLE.into_iter().collect();
-    let table: &[(&[&str], Result<BTreeSet<Check>, &str>)] = &[
+    type Want = Result<BTreeSet<Check>, &'static str>;
+    let table: &[(&[&str], Want)] = &[
         (
             &["KubernetesVersion"],
             Ok([Check::KubernetesVersion].into()),
