@@ -243,6 +243,32 @@ fn unknown_flags_bad_durations_and_traversal_are_usage_errors_and_change_nothing
     let o = with(&["--join-token-file", s(&boot)]);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("cannot be used with"), "{}", o.stderr);
+    let no_credential: Vec<&str> = base
+        .iter()
+        .copied()
+        .filter(|a| *a != "--bootstrap-file" && *a != s(&boot))
+        .collect();
+    let o = yurtctl(&no_credential);
+    assert_eq!(o.code, 2, "a static pod needs its credential: {}", o.stderr);
+    assert!(o.stderr.contains("--bootstrap-file"), "{}", o.stderr);
+
+    // YurtHub as a service: all of unit, drop-in, binary and pool, and never with a manifest
+    let unit = secrets.path().join("yurthub.service");
+    let o = with(&["--yurthub-unit", s(&unit)]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("cannot be used with"), "{}", o.stderr);
+    let service_only: Vec<&str> = no_credential
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with("--yurthub-manifest") && !a.ends_with("yurthub.yaml"))
+        .collect();
+    let mut partial = service_only.clone();
+    partial.extend(["--yurthub-unit", s(&unit)]);
+    let o = yurtctl(&partial);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    for missing in ["--yurthub-drop-in", "--yurthub-binary", "--nodepool-name"] {
+        assert!(o.stderr.contains(missing), "{missing}: {}", o.stderr);
+    }
 
     let o = yurtctl(&[
         "-o",

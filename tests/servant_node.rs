@@ -131,12 +131,15 @@ fn hub(n: &NodeSeed, cred: HubCredential) -> YurtHubOptions {
 
 fn full(n: &NodeSeed, secrets: &Path) -> NodeConvertOptions {
     NodeConvertOptions {
-        yurthub: Some(hub(
-            n,
-            HubCredential::BootstrapFile {
-                source: bootstrap_file(secrets),
-            },
-        )),
+        yurthub: Some(
+            hub(
+                n,
+                HubCredential::BootstrapFile {
+                    source: bootstrap_file(secrets),
+                },
+            )
+            .into(),
+        ),
         redirect_kubelet: true,
     }
 }
@@ -390,12 +393,15 @@ fn legacy_join_token_is_never_in_the_manifest() {
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
     let opts = NodeConvertOptions {
-        yurthub: Some(hub(
-            &n,
-            HubCredential::JoinTokenFile {
-                source: token_file(secrets.path()),
-            },
-        )),
+        yurthub: Some(
+            hub(
+                &n,
+                HubCredential::JoinTokenFile {
+                    source: token_file(secrets.path()),
+                },
+            )
+            .into(),
+        ),
         redirect_kubelet: true,
     };
     run(root, servant::convert(root, &opts));
@@ -449,4 +455,156 @@ fn modern_manifest_parses_and_carries_the_flags() {
         ]
     );
     assert_eq!(v["spec"]["hostNetwork"], true);
+}
+
+// ---------------------------------------------------------------------------------------
+// YurtHub as a systemd service (profile openyurt-v1.7)
+
+/// upstream's unit and drop-in (openyurtio/openyurt@v1.7.0:pkg/yurtadm/constants/constants.go
+/// YurtHubServiceContent, YurtHubUnitConfig), the drop-in node-independent.
+const HUB_UNIT: &str = "[Unit]\nDescription=YurtHub Service\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/usr/local/bin/yurthub\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n";
+const HUB_DROP_IN: &str = "[Service]\nExecStart=\nExecStart=/usr/local/bin/yurthub --node-name=$(NODE_NAME) --nodepool-name=$(NODEPOOL_NAME) --server-addr=https://192.168.0.10:6443 --bootstrap-mode=kubeletcertificate --bind-address=127.0.0.1 --working-mode=edge --namespace=kube-system --v=2\n";
+
+fn service(n: &NodeSeed, files: &Path) -> servant::HubService {
+    let write = |name: &str, bytes: &[u8]| {
+        let p = files.join(name);
+        fs::write(&p, bytes).unwrap();
+        p
+    };
+    servant::HubService::from_files(
+        &write("yurthub", b"\x7fELF yurthub v1.7.0"),
+        &write("yurthub.service", HUB_UNIT.as_bytes()),
+        &write("10-yurthub.conf", HUB_DROP_IN.as_bytes()),
+        &n.name,
+        "zone-a",
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
+    for layout in Layout::all() {
+        let ctx = format!("{layout}");
+        let files = tempfile::tempdir().unwrap();
+        let (dir, n) = seed(layout, Role::Worker, &SeedOptions::default());
+        let root = dir.path();
+        let before = tree(root);
+        let opts = NodeConvertOptions {
+            yurthub: Some(service(&n, files.path()).into()),
+            redirect_kubelet: true,
+        };
+        run(root, servant::convert(root, &opts));
+        let after = tree(root);
+        let mut created: Vec<String> = diff(&before, &after)
+            .into_iter()
+            .filter(|p| !before.contains_key(p))
+            .filter(|p| !p.starts_with("var/lib/yurtctl"))
+            // parent directories depend on the layout; revert removes them too (checked below)
+            .filter(|p| matches!(after.get(p), Some(Entry::File(..))))
+            .collect();
+        created.sort();
+        assert_eq!(
+            created,
+            [
+                "etc/systemd/system/yurthub.service",
+                "etc/systemd/system/yurthub.service.d/10-yurthub.conf",
+                "usr/local/bin/yurthub",
+                "var/lib/openyurt/kubelet.conf",
+            ],
+            "{ctx}: no static pod, no credential file (the kubelet's certificate is reused)"
+        );
+        let mode = |p: &str| fs::metadata(root.join(p)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode("usr/local/bin/yurthub"), 0o755, "{ctx}");
+        assert_eq!(mode("etc/systemd/system/yurthub.service"), 0o644, "{ctx}");
+        let drop_in =
+            fs::read_to_string(root.join("etc/systemd/system/yurthub.service.d/10-yurthub.conf"))
+                .unwrap();
+        assert!(
+            drop_in.contains(&format!("--node-name={} --nodepool-name=zone-a ", n.name)),
+            "{ctx}: {drop_in}"
+        );
+        // systemd (yurtsim's oracle) reads the same command line from unit + drop-in
+        let unit = yurtsim::systemd::load_unit(root, "yurthub.service").unwrap();
+        assert_eq!(
+            unit.exec_start().len(),
+            1,
+            "{ctx}: the drop-in resets ExecStart"
+        );
+        let argv = &unit.exec_start()[0].argv;
+        assert_eq!(unit.exec_start()[0].path, "/usr/local/bin/yurthub", "{ctx}");
+        assert!(
+            argv.contains(&format!("--node-name={}", n.name)),
+            "{ctx}: {argv:?}"
+        );
+        assert_eq!(oracle(root).kubeconfig.as_deref(), Some(OURS), "{ctx}");
+
+        // the record names the unit, so revert stops and disables it first
+        let fs_ = yurtctl::servant::hostfs::HostFs::new(root).unwrap();
+        let record = yurtctl::servant::journal::OperationRecord::load(&fs_, "convert")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            servant::recorded_hub_service(&record),
+            Some("yurthub.service")
+        );
+
+        let again = NodeConvertOptions {
+            yurthub: Some(service(&n, files.path()).into()),
+            redirect_kubelet: true,
+        };
+        assert!(
+            servant::convert(root, &again).unwrap().is_empty(),
+            "{ctx}: a second convert changes nothing"
+        );
+        run(root, servant::revert(root));
+        assert_eq!(diff(&before, &tree(root)), Vec::<String>::new(), "{ctx}");
+    }
+}
+
+#[test]
+fn a_yurthub_binary_someone_else_installed_is_never_overwritten() {
+    let files = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    fs::create_dir_all(root.join("usr/local/bin")).unwrap();
+    fs::write(root.join("usr/local/bin/yurthub"), b"theirs").unwrap();
+    let before = tree(root);
+    let opts = NodeConvertOptions {
+        yurthub: Some(service(&n, files.path()).into()),
+        redirect_kubelet: true,
+    };
+    let e = servant::convert(root, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("/usr/local/bin/yurthub") && e.contains("not written by yurtctl"),
+        "{e}"
+    );
+    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+}
+
+#[test]
+fn a_service_drop_in_without_the_node_values_or_a_binary_is_refused_before_any_write() {
+    let files = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    let mut empty_binary = service(&n, files.path());
+    empty_binary.binary.clear();
+    let mut no_service = service(&n, files.path());
+    no_service.drop_in = "[Unit]\nDescription=x\n".into();
+    let mut unfilled = service(&n, files.path());
+    unfilled.drop_in.push_str("# $(NODE_NAME)\n");
+    for (svc, why) in [
+        (empty_binary, "is empty"),
+        (no_service, "has no [Service] section"),
+        (unfilled, "still holds $(NODE_NAME)"),
+    ] {
+        let opts = NodeConvertOptions {
+            yurthub: Some(svc.into()),
+            redirect_kubelet: true,
+        };
+        let e = servant::convert(root, &opts).unwrap_err().to_string();
+        assert!(e.contains(why), "{why}: {e}");
+        assert_eq!(diff(&before, &tree(root)), Vec::<String>::new(), "{why}");
+    }
 }

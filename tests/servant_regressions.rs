@@ -406,7 +406,7 @@ fn re_convert_after_the_redirect_keeps_the_manifest_and_the_redirect() {
     let hub = hub_options(&n, secrets.path());
     run(root, servant::convert(root, &redirect()));
     let opts = NodeConvertOptions {
-        yurthub: Some(hub.clone()),
+        yurthub: Some(hub.clone().into()),
         redirect_kubelet: true,
     };
     run(root, servant::convert(root, &opts));
@@ -444,7 +444,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &opts);
     let root = dir.path();
     let o = NodeConvertOptions {
-        yurthub: Some(hub(&n)),
+        yurthub: Some(hub(&n).into()),
         redirect_kubelet: false,
     };
     run(root, servant::convert(root, &o));
@@ -458,7 +458,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
     );
     write(root, "var/lib/kubelet/config.yaml", &cfg);
     let o = NodeConvertOptions {
-        yurthub: Some(hub(&n)),
+        yurthub: Some(hub(&n).into()),
         redirect_kubelet: false,
     };
     run(root, servant::convert(root, &o));

@@ -22,9 +22,10 @@ use crate::servant::hostfs::HostFs;
 use crate::servant::journal::OperationRecord;
 use crate::servant::kubelet::{DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG};
 use crate::servant::plan::CONVERT_OPERATION;
+use crate::servant::yurthub::{HUB_BINARY, HUB_UNIT, HUB_UNIT_FILE};
 use crate::servant::{
-    self, Change, HubCredential, NodeChanges, NodeConvertOptions, PreflightReport, ServantError,
-    YurtHubOptions,
+    self, Change, HubCredential, HubInstall, HubService, NodeChanges, NodeConvertOptions,
+    PreflightReport, ServantError, YurtHubOptions,
 };
 
 pub use crate::naming::API_VERSION;
@@ -67,14 +68,17 @@ pub enum NodeServantError {
     },
 
     #[error(
-        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. The YurtHub manifest {manifest} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{node}; its logs), then re-run convert, or run revert to remove it"
+        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {installed} stays installed on the node; {inspect}, then re-run convert, or run revert to remove it"
     )]
     HubTimeout {
         node: String,
         waited: Duration,
         last: String,
         kubeconfig: String,
-        manifest: String,
+        /// What stays on the node (the manifest or the service).
+        installed: String,
+        /// How to look at it.
+        inspect: String,
     },
 
     #[error("{context}: {source}")]
@@ -310,19 +314,78 @@ fn require_root(subcommand: &'static str) -> Result<()> {
     }
 }
 
-fn restart_kubelet(r: &mut ServantResult, timeout: Duration, why: &str) -> Result<()> {
-    for args in [&["daemon-reload"][..], &["restart", "kubelet"][..]] {
+/// Loads the YurtHub unit, enables it (it starts at boot) and starts it; restarts it when
+/// this run changed its files, so a running hub picks them up.
+fn start_hub_service(r: &mut ServantResult, timeout: Duration, changed: bool) -> Result<()> {
+    let start = if changed { "restart" } else { "start" };
+    host_commands(
+        r,
+        &[
+            &["daemon-reload"],
+            &["enable", HUB_UNIT],
+            &[start, HUB_UNIT],
+        ],
+        timeout,
+        "starting YurtHub's service failed; its files are installed, so fix the cause and re-run convert, or run revert to remove them",
+    )
+}
+
+/// Stops and disables the YurtHub unit before revert removes its files. A unit systemd does
+/// not know (removed by hand) is already stopped: upstream ignores "not loaded", "not found"
+/// and "does not exist" the same way (openyurtio/openyurt@v1.7.0
+/// pkg/yurtadm/util/yurthub/yurthub.go, runSystemctlWithIgnoredErrors).
+fn stop_hub_service(r: &mut ServantResult, unit: &str, timeout: Duration) -> Result<()> {
+    for args in [["stop", unit], ["disable", unit]] {
+        match host_commands(
+            r,
+            &[&args],
+            timeout,
+            "stopping YurtHub's service failed; the kubelet is already back on its original kubeconfig, so fix the cause and re-run revert",
+        ) {
+            Err(NodeServantError::Host {
+                source: HostCommandError::Failed { stderr, .. },
+                ..
+            }) if ["not loaded", "not found", "does not exist"]
+                .iter()
+                .any(|m| stderr.contains(m)) =>
+            {
+                tracing::info!("{unit} is not loaded: nothing to stop ({})", stderr.trim());
+            }
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
+/// Runs `systemctl` commands on the host in order, recording each; stops at the first failure.
+fn host_commands(
+    r: &mut ServantResult,
+    commands: &[&[&str]],
+    timeout: Duration,
+    context: &str,
+) -> Result<()> {
+    for args in commands {
         let shown = format!("systemctl {}", args.join(" "));
-        tracing::info!("{shown} ({why})");
+        tracing::info!("{shown}");
         node::host_systemctl(args, timeout).map_err(|source| NodeServantError::Host {
-            context: format!(
-                "restarting the kubelet ({why}) failed; its unit files are already changed, so fix the cause and re-run this command, or run `systemctl daemon-reload && systemctl restart kubelet` on the node"
-            ),
+            context: context.into(),
             source,
         })?;
         r.host_commands.push(shown);
     }
     Ok(())
+}
+
+fn restart_kubelet(r: &mut ServantResult, timeout: Duration, why: &str) -> Result<()> {
+    tracing::info!("restarting the kubelet ({why})");
+    host_commands(
+        r,
+        &[&["daemon-reload"], &["restart", "kubelet"]],
+        timeout,
+        &format!(
+            "restarting the kubelet ({why}) failed; its unit files are already changed, so fix the cause and re-run this command, or run `systemctl daemon-reload && systemctl restart kubelet` on the node"
+        ),
+    )
 }
 
 fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
@@ -450,17 +513,43 @@ fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
     }
 }
 
-fn hub_options(a: &ConvertArgs) -> Result<YurtHubOptions> {
+fn hub_options(a: &ConvertArgs) -> Result<HubInstall> {
     let credential = match (&a.credential.bootstrap_file, &a.credential.join_token_file) {
-        (Some(p), _) => HubCredential::BootstrapFile { source: p.clone() },
-        (None, Some(p)) => HubCredential::JoinTokenFile { source: p.clone() },
-        (None, None) => unreachable!("clap requires one credential flag"),
+        (Some(p), _) => Some(HubCredential::BootstrapFile { source: p.clone() }),
+        (None, Some(p)) => Some(HubCredential::JoinTokenFile { source: p.clone() }),
+        (None, None) => None,
     };
-    plan(YurtHubOptions::from_file(
-        a.manifest_file.clone(),
-        &a.yurthub_manifest,
-        credential,
-    ))
+    match (&a.yurthub_manifest, &a.yurthub_unit) {
+        (Some(manifest), _) => {
+            let Some(credential) = credential else {
+                unreachable!("clap requires a credential with --yurthub-manifest")
+            };
+            plan(YurtHubOptions::from_file(
+                a.manifest_file.clone(),
+                manifest,
+                credential,
+            ))
+            .map(HubInstall::from)
+        }
+        (None, Some(unit)) => {
+            // clap: --yurthub-unit requires the drop-in, the binary and the pool
+            let (Some(drop_in), Some(binary), Some(pool)) =
+                (&a.yurthub_drop_in, &a.yurthub_binary, &a.nodepool_name)
+            else {
+                unreachable!("clap requires them with --yurthub-unit")
+            };
+            plan(HubService::from_files(
+                binary,
+                unit,
+                drop_in,
+                &a.node_name,
+                pool,
+                credential,
+            ))
+            .map(HubInstall::from)
+        }
+        (None, None) => unreachable!("clap requires --yurthub-manifest or --yurthub-unit"),
+    }
 }
 
 fn hub_manifest_path(root: &Path, file: &str) -> String {
@@ -478,7 +567,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     r.node = Some(a.node_name.clone());
     let hub = hub_options(a)?;
     let full = NodeConvertOptions {
-        yurthub: Some(hub.clone()),
+        yurthub: Some(hub.clone().into()),
         redirect_kubelet: true,
     };
     // Plan the whole conversion first: if any of it cannot be done, nothing is written.
@@ -498,11 +587,11 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     require_root("convert")?;
     let before = plan(effective_kubeconfig(root))?;
 
-    // 1. YurtHub: static pod and credential, kubelet untouched
+    // 1. YurtHub: static pod or service, and its credential; kubelet untouched
     let hub_only = plan(servant::convert(
         root,
         &NodeConvertOptions {
-            yurthub: Some(hub),
+            yurthub: Some(hub.clone()),
             redirect_kubelet: false,
         },
     ))?;
@@ -512,6 +601,9 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         &hub_only,
         "The kubelet was not touched; fix the cause and re-run convert (or run revert)",
     )?;
+    if matches!(hub, HubInstall::Service(_)) {
+        start_hub_service(r, a.kubelet_restart_timeout, !hub_only.is_empty())?;
+    }
 
     // 2. wait until the hub serves, so the kubelet never points at a hub that does not
     tracing::info!(
@@ -519,12 +611,31 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         a.yurthub_timeout
     );
     let took = node::wait_ready(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
+        let (installed, inspect) = match &hub {
+            HubInstall::StaticPod(_) => (
+                format!(
+                    "The YurtHub manifest {}",
+                    hub_manifest_path(root, &a.manifest_file)
+                ),
+                format!(
+                    "check the pod (kubectl -n kube-system describe pod yurt-hub-{}; its logs)",
+                    a.node_name
+                ),
+            ),
+            HubInstall::Service(_) => (
+                format!("The service {HUB_UNIT} ({HUB_UNIT_FILE}, {HUB_BINARY})"),
+                format!(
+                    "check it on the node (systemctl status {HUB_UNIT}; journalctl -u {HUB_UNIT})"
+                ),
+            ),
+        };
         NodeServantError::HubTimeout {
             node: a.node_name.clone(),
             waited: a.yurthub_timeout,
             last,
             kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
-            manifest: hub_manifest_path(root, &a.manifest_file),
+            installed,
+            inspect,
         }
     })?;
     tracing::info!("YurtHub is ready (after {:.1}s)", took.as_secs_f64());
@@ -564,9 +675,13 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         )?;
     }
     r.kubelet_kubeconfig = after;
+    let runs_as = match hub {
+        HubInstall::StaticPod(_) => "a static pod".to_string(),
+        HubInstall::Service(_) => format!("the systemd service {HUB_UNIT}"),
+    };
     r.message = if r.changed {
         format!(
-            "node {} converted: YurtHub runs as a static pod and the kubelet uses {OPENYURT_KUBECONFIG} ({} changes)",
+            "node {} converted: YurtHub runs as {runs_as} and the kubelet uses {OPENYURT_KUBECONFIG} ({} changes)",
             a.node_name,
             r.changes.len()
         )
@@ -633,12 +748,28 @@ fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) 
             &format!("the running kubelet still uses {OPENYURT_KUBECONFIG}"),
         )?;
     }
+    let service = journal
+        .as_ref()
+        .and_then(servant::recorded_hub_service)
+        .map(str::to_owned);
+    if let Some(unit) = &service {
+        stop_hub_service(r, unit, timeout)?;
+    }
     apply(
         r,
         root,
         &rest,
         "The kubelet is back on its original kubeconfig; re-run revert to remove the rest",
     )?;
+    if service.is_some() {
+        // systemd forgets the removed unit only on a reload
+        host_commands(
+            r,
+            &[&["daemon-reload"]],
+            timeout,
+            "the YurtHub service's files are removed but systemd was not reloaded; run `systemctl daemon-reload` on the node",
+        )?;
+    }
     r.kubelet_kubeconfig = Some(original.clone());
     r.message = if restore.is_empty() {
         format!(

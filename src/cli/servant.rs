@@ -57,8 +57,43 @@ pub struct ConvertArgs {
 
     /// The YurtHub static-pod manifest to install, as `yurtctl convert` rendered it from the
     /// profile (in a node Job: a key of the mounted yurt-static-set ConfigMap)
-    #[arg(long, value_name = "FILE")]
-    pub yurthub_manifest: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "yurthub_unit",
+        conflicts_with = "yurthub_unit",
+        requires = "CredentialArgs"
+    )]
+    pub yurthub_manifest: Option<PathBuf>,
+
+    /// Run YurtHub as a systemd service instead: the unit to install as
+    /// /etc/systemd/system/yurthub.service (in a node Job: from the profile's ConfigMap)
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires_all = ["yurthub_drop_in", "yurthub_binary", "nodepool_name"]
+    )]
+    pub yurthub_unit: Option<PathBuf>,
+
+    /// The service's drop-in with YurtHub's command line, installed as
+    /// /etc/systemd/system/yurthub.service.d/10-yurthub.conf; $(NODE_NAME) and
+    /// $(NODEPOOL_NAME) are filled in
+    #[arg(long, value_name = "FILE", requires = "yurthub_unit")]
+    pub yurthub_drop_in: Option<PathBuf>,
+
+    /// The yurthub binary to install as /usr/local/bin/yurthub (in a node Job: copied out of
+    /// the pinned upstream image by an init container)
+    #[arg(long, value_name = "FILE", requires = "yurthub_unit")]
+    pub yurthub_binary: Option<PathBuf>,
+
+    /// The NodePool this node belongs to (YurtHub's --nodepool-name)
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "yurthub_unit",
+        value_parser = super::values::node_name
+    )]
+    pub nodepool_name: Option<String>,
 
     /// The manifest's file name in the kubelet's static-pod directory (the profile's; a
     /// YurtStaticSet manages the file of that name)
@@ -83,8 +118,9 @@ pub struct ConvertArgs {
 }
 
 /// YurtHub's bootstrap credential: a file in this process's file system (a mounted Secret).
+/// Required for the static pod; a service may reuse the kubelet's certificate instead.
 #[derive(Debug, Clone, Args)]
-#[group(required = true, multiple = false)]
+#[group(required = false, multiple = false)]
 pub struct CredentialArgs {
     /// Bootstrap kubeconfig for YurtHub (installed as /var/lib/yurthub/bootstrap-hub.conf)
     #[arg(long, value_name = "PATH")]

@@ -20,6 +20,8 @@ pub mod yurthub;
 
 pub use edit::{Change, NodeChanges, apply};
 pub use kcm::{disable_nodelifecycle, enable_nodelifecycle};
-pub use plan::{NodeConvertOptions, PreflightReport, convert, preflight, revert};
+pub use plan::{
+    NodeConvertOptions, PreflightReport, convert, preflight, recorded_hub_service, revert,
+};
 pub use staticpod::{static_pod_restore, static_pod_upgrade};
-pub use yurthub::{HubCredential, WorkingMode, YurtHubOptions};
+pub use yurthub::{HubCredential, HubInstall, HubService, WorkingMode, YurtHubOptions};

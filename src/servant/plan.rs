@@ -21,15 +21,25 @@ use super::kubelet::{
     DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG, effective_argv, plan_redirect, static_pod_dir,
 };
 use super::systemd::{EffectiveArgv, SourceKind, load_unit};
-use super::yurthub::{HUB_CACHE_DIR, HUB_DIR, YurtHubOptions, credential_file};
+use super::yurthub::{
+    HUB_BINARY, HUB_CACHE_DIR, HUB_DIR, HUB_DROP_IN_FILE, HUB_UNIT, HUB_UNIT_FILE, HubInstall,
+    credential_file,
+};
 
 pub const CONVERT_OPERATION: &str = "convert";
+/// The convert record's key naming the YurtHub systemd unit it installed.
+pub const HUB_SERVICE_KEY: &str = "yurthub_service";
+
+/// The YurtHub systemd unit a convert record says was installed, if any.
+pub fn recorded_hub_service(record: &OperationRecord) -> Option<&str> {
+    record.extra.get(HUB_SERVICE_KEY).and_then(Value::as_str)
+}
 
 /// What convert does on this node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeConvertOptions {
-    /// Install the YurtHub static pod (None = leave YurtHub alone).
-    pub yurthub: Option<YurtHubOptions>,
+    /// Install YurtHub, as a static pod or a systemd service (None = leave YurtHub alone).
+    pub yurthub: Option<HubInstall>,
     /// Point the kubelet at YurtHub. Callers usually run convert once with this off,
     /// wait for YurtHub to be ready, then again with it on.
     pub redirect_kubelet: bool,
@@ -53,16 +63,34 @@ pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChange
     let fs = HostFs::new(host_root)?;
     let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
     let argv = effective_argv(&rec.fs)?;
-    if let Some(hub) = &opts.yurthub {
-        hub.validate()?;
-        let dir = static_pod_dir(&rec.fs, &argv)?;
-        let (cred_path, cred) = credential_file(&hub.credential)?;
-        rec.create(cred_path, cred, 0o600)?;
-        rec.create(
-            &format!("{}/{}", dir.trim_end_matches('/'), hub.manifest_file),
-            hub.manifest.clone().into_bytes(),
-            0o600,
-        )?;
+    if let Some(install) = &opts.yurthub {
+        match install {
+            HubInstall::StaticPod(hub) => {
+                hub.validate()?;
+                let dir = static_pod_dir(&rec.fs, &argv)?;
+                let (cred_path, cred) = credential_file(&hub.credential)?;
+                rec.create(cred_path, cred, 0o600)?;
+                rec.create(
+                    &format!("{}/{}", dir.trim_end_matches('/'), hub.manifest_file),
+                    hub.manifest.clone().into_bytes(),
+                    0o600,
+                )?;
+            }
+            HubInstall::Service(svc) => {
+                svc.validate()?;
+                if let Some(c) = &svc.credential {
+                    let (cred_path, cred) = credential_file(c)?;
+                    rec.create(cred_path, cred, 0o600)?;
+                }
+                rec.create(HUB_BINARY, svc.binary.clone(), 0o755)?;
+                rec.create(HUB_UNIT_FILE, svc.unit.clone().into_bytes(), 0o644)?;
+                rec.create(HUB_DROP_IN_FILE, svc.drop_in.clone().into_bytes(), 0o644)?;
+                // revert stops and disables the unit before removing its files
+                rec.journal
+                    .extra
+                    .insert(HUB_SERVICE_KEY.into(), Value::String(HUB_UNIT.into()));
+            }
+        }
         for d in [HUB_DIR, HUB_CACHE_DIR] {
             if !rec.journal.remove_on_revert.iter().any(|x| x == d) {
                 rec.journal.remove_on_revert.push(d.to_owned());

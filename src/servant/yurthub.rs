@@ -124,6 +124,130 @@ impl YurtHubOptions {
     }
 }
 
+/// What convert installs to run YurtHub on the node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HubInstall {
+    /// A static pod in the kubelet's static-pod directory (OpenYurt ≤ v1.6).
+    StaticPod(YurtHubOptions),
+    /// A systemd service (OpenYurt v1.7).
+    Service(HubService),
+}
+
+impl From<YurtHubOptions> for HubInstall {
+    fn from(o: YurtHubOptions) -> Self {
+        HubInstall::StaticPod(o)
+    }
+}
+
+impl From<HubService> for HubInstall {
+    fn from(s: HubService) -> Self {
+        HubInstall::Service(s)
+    }
+}
+
+/// YurtHub as a systemd service, where upstream v1.7 puts it: the binary, a unit and a drop-in
+/// holding the command line (openyurtio/openyurt@v1.7.0:pkg/yurtadm/constants/constants.go
+/// YurthubExecStart, YurthubServicePath, YurthubServiceConfPath, YurtHubServiceName).
+pub const HUB_BINARY: &str = "/usr/local/bin/yurthub";
+pub const HUB_UNIT: &str = "yurthub.service";
+pub const HUB_UNIT_FILE: &str = "/etc/systemd/system/yurthub.service";
+pub const HUB_DROP_IN_FILE: &str = "/etc/systemd/system/yurthub.service.d/10-yurthub.conf";
+/// Placeholders of the profile's node-independent drop-in, filled in by the servant (the
+/// cluster renders one drop-in per working mode, like one manifest per working mode).
+pub const NODE_NAME_VAR: &str = "$(NODE_NAME)";
+pub const NODEPOOL_NAME_VAR: &str = "$(NODEPOOL_NAME)";
+
+/// The YurtHub service for one node: the binary (copied out of the pinned upstream image),
+/// the unit and the drop-in with this node's name and pool filled in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HubService {
+    pub binary: Vec<u8>,
+    pub unit: String,
+    pub drop_in: String,
+    /// The bootstrap material, when YurtHub does not reuse the kubelet's certificate.
+    pub credential: Option<HubCredential>,
+}
+
+impl std::fmt::Debug for HubService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubService")
+            .field("binary", &format_args!("{} bytes", self.binary.len()))
+            .field("unit", &self.unit)
+            .field("drop_in", &self.drop_in)
+            .field("credential", &self.credential)
+            .finish()
+    }
+}
+
+impl HubService {
+    /// Reads the three files (in this process's file system: the binary from the Job's
+    /// volume, unit and drop-in from the mounted ConfigMap) and fills in the node's values.
+    pub fn from_files(
+        binary: &std::path::Path,
+        unit: &std::path::Path,
+        drop_in: &std::path::Path,
+        node: &str,
+        pool: &str,
+        credential: Option<HubCredential>,
+    ) -> Result<Self> {
+        let read = |p: &std::path::Path| {
+            std::fs::read(p).map_err(|e| ServantError::io(p.display().to_string(), "read", e))
+        };
+        let text = |p: &std::path::Path| {
+            String::from_utf8(read(p)?).map_err(|_| ServantError::InvalidName {
+                name: format!("YurtHub unit file {}", p.display()),
+                reason: "is not UTF-8 text".into(),
+            })
+        };
+        Ok(HubService {
+            binary: read(binary)?,
+            unit: text(unit)?,
+            drop_in: text(drop_in)?
+                .replace(NODE_NAME_VAR, node)
+                .replace(NODEPOOL_NAME_VAR, pool),
+            credential,
+        })
+    }
+
+    /// The binary is there, both unit files are units whose command line is complete.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, reason: String| {
+            Err(ServantError::InvalidName {
+                name: format!("YurtHub {what}"),
+                reason,
+            })
+        };
+        if self.binary.is_empty() {
+            return bad(
+                &format!("binary {HUB_BINARY}"),
+                "is empty: the image it was copied from has no yurthub at that path".into(),
+            );
+        }
+        if !self.unit.lines().any(|l| l.trim() == "[Service]") {
+            return bad(
+                &format!("unit {HUB_UNIT_FILE}"),
+                "has no [Service] section".into(),
+            );
+        }
+        if !self.drop_in.lines().any(|l| l.trim() == "[Service]") {
+            return bad(
+                &format!("drop-in {HUB_DROP_IN_FILE}"),
+                "has no [Service] section".into(),
+            );
+        }
+        if let Some(v) = [NODE_NAME_VAR, NODEPOOL_NAME_VAR]
+            .into_iter()
+            .find(|v| self.drop_in.contains(v))
+        {
+            return bad(
+                &format!("drop-in {HUB_DROP_IN_FILE}"),
+                format!("still holds {v} after the node's values were filled in"),
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Reads and checks the credential; returns (host path, bytes) to install.
 pub fn credential_file(c: &HubCredential) -> Result<(&'static str, Vec<u8>)> {
     let (src, target) = match c {
