@@ -68,17 +68,15 @@ pub enum NodeServantError {
     },
 
     #[error(
-        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {installed} stays installed on the node; {inspect}, then re-run convert, or run revert to remove it"
+        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {left}, then re-run convert, or run revert to remove it"
     )]
     HubTimeout {
         node: String,
         waited: Duration,
         last: String,
         kubeconfig: String,
-        /// What stays on the node (the manifest or the service).
-        installed: String,
-        /// How to look at it.
-        inspect: String,
+        /// What stays on the node (the manifest or the service) and how to look at it.
+        left: String,
     },
 
     #[error("{context}: {source}")]
@@ -567,7 +565,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     r.node = Some(a.node_name.clone());
     let hub = hub_options(a)?;
     let full = NodeConvertOptions {
-        yurthub: Some(hub.clone().into()),
+        yurthub: Some(hub.clone()),
         redirect_kubelet: true,
     };
     // Plan the whole conversion first: if any of it cannot be done, nothing is written.
@@ -611,22 +609,14 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         a.yurthub_timeout
     );
     let took = node::wait_ready(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
-        let (installed, inspect) = match &hub {
-            HubInstall::StaticPod(_) => (
-                format!(
-                    "The YurtHub manifest {}",
-                    hub_manifest_path(root, &a.manifest_file)
-                ),
-                format!(
-                    "check the pod (kubectl -n kube-system describe pod yurt-hub-{}; its logs)",
-                    a.node_name
-                ),
+        let left = match &hub {
+            HubInstall::StaticPod(_) => format!(
+                "The YurtHub manifest {} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{}; its logs)",
+                hub_manifest_path(root, &a.manifest_file),
+                a.node_name
             ),
-            HubInstall::Service(_) => (
-                format!("The service {HUB_UNIT} ({HUB_UNIT_FILE}, {HUB_BINARY})"),
-                format!(
-                    "check it on the node (systemctl status {HUB_UNIT}; journalctl -u {HUB_UNIT})"
-                ),
+            HubInstall::Service(_) => format!(
+                "The service {HUB_UNIT} ({HUB_UNIT_FILE}, {HUB_BINARY}) stays installed on the node; check it there (systemctl status {HUB_UNIT}; journalctl -u {HUB_UNIT})"
             ),
         };
         NodeServantError::HubTimeout {
@@ -634,8 +624,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             waited: a.yurthub_timeout,
             last,
             kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
-            installed,
-            inspect,
+            left,
         }
     })?;
     tracing::info!("YurtHub is ready (after {:.1}s)", took.as_secs_f64());
