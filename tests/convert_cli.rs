@@ -46,4 +46,23 @@ fn usage_errors_exit_2_before_any_connection() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(!err.is_empty(), "{args:?}");
     }
+    // what the options and the profile alone decide is refused before the kubeconfig is
+    // even read (a missing one would be another error)
+    for (args, names) in [
+        (&["--image", "nope=img:1"][..], "--image nope"),
+        (
+            &["--openyurt-version", "v1.2.3"],
+            "--openyurt-version v1.2.3",
+        ),
+        (&["--autonomous-nodes", "a", "--cloud-nodes", "a"], "node a"),
+        (&["--token-ttl", "1m"], "--token-ttl 60s"),
+        (&["--deploy-yurttunnel"], "--deploy-yurttunnel"),
+    ] {
+        let mut all = vec!["convert", "--kubeconfig", "/nonexistent/kubeconfig"];
+        all.extend_from_slice(args);
+        let (code, _, err) = run(&all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert!(!err.contains("/nonexistent"), "{args:?}: {err}");
+    }
 }

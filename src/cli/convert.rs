@@ -167,17 +167,9 @@ pub struct ConvertCmd {
 }
 
 impl ConvertCmd {
-    /// Checks across flags that clap cannot express; the message is a usage error.
+    /// What only the raw flags can tell (the profile name, how `--ignore-preflight-errors` was
+    /// spelled); the checks across options are `plan::check_options`, run before connecting.
     pub fn validate(&self) -> Result<(), String> {
-        if let Some(n) = self
-            .cloud_nodes
-            .iter()
-            .find(|n| self.edge_nodes.contains(n))
-        {
-            return Err(format!(
-                "node {n} is named in both --cloud-nodes and --edge-nodes"
-            ));
-        }
         if !crate::render::Profile::names().contains(&self.profile) {
             return Err(format!(
                 "unknown profile {:?}; profiles are {}",
@@ -185,23 +177,7 @@ impl ConvertCmd {
                 crate::render::Profile::names().join(", ")
             ));
         }
-        if let Some(n) = self
-            .autonomous_nodes
-            .iter()
-            .find(|n| self.cloud_nodes.contains(n))
-        {
-            return Err(format!(
-                "node {n} is named in --autonomous-nodes and --cloud-nodes; only edge nodes \
-                 are autonomous"
-            ));
-        }
         crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
-        if self.token_ttl < Duration::from_secs(10 * 60) {
-            return Err(format!(
-                "--token-ttl {}s is too short for nodes to join; use at least 10m",
-                self.token_ttl.as_secs()
-            ));
-        }
         Ok(())
     }
 

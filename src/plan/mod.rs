@@ -445,18 +445,10 @@ fn server_minor(snap: &ClusterSnapshot) -> Option<u32> {
     })
 }
 
-/// Plans `yurtctl convert`.
-///
-/// Roles: nodes in `--cloud-nodes` are cloud; with `--edge-nodes`, exactly those are edge and
-/// control-plane nodes not named anywhere are cloud (other nodes are left alone); otherwise
-/// (`--all-edge`, the default) every node is edge except control-plane nodes and
-/// `--cloud-nodes`. A node is already converted when it carries the profile's edge-worker label
-/// and the journal records its conversion; a NotReady node is skipped (and reported).
-pub fn plan_convert(
-    snap: &ClusterSnapshot,
-    opts: &ConvertOptions,
-    profile: &Profile,
-) -> Result<Plan, PlanError> {
+/// Every check the options and the profile alone decide (usage errors, exit 2): run before
+/// the cluster is contacted, and again by the planner for callers that build options
+/// themselves.
+pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), PlanError> {
     for p in &opts.skip_phases {
         if !CONVERT_PHASES.contains(&p.as_str()) {
             return Err(PlanError::Usage(format!(
@@ -472,6 +464,22 @@ pub fn plan_convert(
     {
         return Err(PlanError::Usage(format!(
             "node {n} is named in both --cloud-nodes and --edge-nodes"
+        )));
+    }
+    if let Some(n) = opts
+        .autonomous_nodes
+        .iter()
+        .find(|n| opts.cloud_nodes.contains(n))
+    {
+        return Err(PlanError::Usage(format!(
+            "node {n} is named in --autonomous-nodes and --cloud-nodes; only edge nodes are \
+             autonomous"
+        )));
+    }
+    if opts.token_ttl < Duration::from_secs(10 * 60) {
+        return Err(PlanError::Usage(format!(
+            "--token-ttl {}s is too short for nodes to join; use at least 10m",
+            opts.token_ttl.as_secs()
         )));
     }
     if opts.all_edge && !opts.edge_nodes.is_empty() {
@@ -522,6 +530,22 @@ pub fn plan_convert(
             )));
         }
     }
+    Ok(())
+}
+
+/// Plans `yurtctl convert`.
+///
+/// Roles: nodes in `--cloud-nodes` are cloud; with `--edge-nodes`, exactly those are edge and
+/// control-plane nodes not named anywhere are cloud (other nodes are left alone); otherwise
+/// (`--all-edge`, the default) every node is edge except control-plane nodes and
+/// `--cloud-nodes`. A node is already converted when it carries the profile's edge-worker label
+/// and the journal records its conversion; a NotReady node is skipped (and reported).
+pub fn plan_convert(
+    snap: &ClusterSnapshot,
+    opts: &ConvertOptions,
+    profile: &Profile,
+) -> Result<Plan, PlanError> {
+    check_options(opts, profile)?;
 
     let mut findings = Vec::new();
     match server_minor(snap) {

@@ -55,6 +55,7 @@ fn opts() -> ConvertOptions {
         profile: Profile::DEFAULT.into(),
         concurrency: 10,
         job_timeout: Duration::from_secs(300),
+        token_ttl: Duration::from_secs(6 * 3600),
         ..Default::default()
     }
 }
@@ -167,6 +168,17 @@ fn usage_errors() {
         ("unknown phase", {
             let mut o = opts();
             o.skip_phases.insert("nodes".into());
+            o
+        }),
+        ("autonomous cloud node", {
+            let mut o = opts();
+            o.cloud_nodes = names(&["worker-1"]);
+            o.autonomous_nodes = names(&["worker-1"]);
+            o
+        }),
+        ("token too short to join", {
+            let mut o = opts();
+            o.token_ttl = Duration::from_secs(60);
             o
         }),
     ];

@@ -48,6 +48,10 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
             return Exit::Usage;
         }
     };
+    if let Err(e) = plan::check_options(&opts, &profile) {
+        eprintln!("error: {e}");
+        return Exit::Usage;
+    }
     let (cluster, snap) = match connect_and_snapshot(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
