@@ -7,11 +7,14 @@
 pub mod admission;
 pub mod api;
 pub mod auth;
+pub mod containers;
 pub mod control;
 pub mod controllers;
 pub mod error;
 pub mod facts;
 pub mod faults;
+pub mod images;
+pub mod init_containers;
 pub mod kinds;
 pub mod kubelet;
 pub mod kubelet_config;

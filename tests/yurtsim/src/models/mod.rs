@@ -43,16 +43,26 @@ pub struct Model {
 /// The model that runs `image`, when the sim has one for that component and version. Other
 /// images keep the plain simulated behaviour.
 pub fn for_image(image: &str) -> Option<Model> {
-    facts::for_image(image).into_iter().find_map(|f| {
-        let component = match (f.component.as_str(), f.version.as_str()) {
-            ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
-            ("yurthub", v) if v.starts_with("v1.6.") => Component::YurtHub,
-            _ => return None,
-        };
-        f.doc["flags"].is_array().then_some(Model {
-            component,
-            facts: f,
-        })
+    facts::for_image(image).into_iter().find_map(model_of)
+}
+
+/// The model of a binary by component and version (a modelled file's first line names them).
+pub fn for_binary(component: &str, version: &str) -> Option<Model> {
+    facts::all()
+        .iter()
+        .filter(|f| f.component == component && f.version == version)
+        .find_map(model_of)
+}
+
+fn model_of(f: &'static Facts) -> Option<Model> {
+    let component = match (f.component.as_str(), f.version.as_str()) {
+        ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
+        ("yurthub", v) if v.starts_with("v1.6.") => Component::YurtHub,
+        _ => return None,
+    };
+    f.doc["flags"].is_array().then_some(Model {
+        component,
+        facts: f,
     })
 }
 
