@@ -143,6 +143,7 @@ pub(crate) fn start(
                     service_account: p["spec"]["serviceAccountName"].as_str().map(str::to_string),
                     args: crate::models::expand_args(&args, &env),
                     log: lp.to_path_buf(),
+                    append_log: false,
                 },
             )))
         }

@@ -108,6 +108,8 @@ pub struct NodeKubelet {
     state: Mutex<NodeState>,
     net: Mutex<Option<Arc<NodeNetwork>>>,
     tools: Mutex<Option<NodeTools>>,
+    /// systemd services other than the kubelet (services.rs).
+    pub(crate) services: Mutex<crate::services::Services>,
 }
 
 impl NodeKubelet {
@@ -171,6 +173,7 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
                 state: Mutex::new(NodeState::default()),
                 net: Mutex::new(None),
                 tools: Mutex::new(None),
+                services: Mutex::new(Default::default()),
             });
             nodes.insert(name.clone(), k);
         }
@@ -283,6 +286,9 @@ fn container_ready_after_delay(
 /// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
 /// (the same check gates its proxy), any other hub image once started.
 fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(_, ready)| ready) {
+        return true;
+    }
     match &st.hub_model {
         Some(m) => *m.run.ready.borrow() && !m.run.exit.is_finished(),
         None => st
@@ -292,8 +298,19 @@ fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
     }
 }
 
+/// (serving, ready) of a YurtHub that runs as a systemd service on `node` (yurthub.service).
+fn service_hub(shared: &Shared, node: &str) -> Option<(bool, bool)> {
+    shared
+        .kubelets
+        .get(node)
+        .and_then(|k| crate::services::hub(&k))
+}
+
 /// Whether YurtHub's own server (port 10267) listens.
 fn hub_serving(shared: &Shared, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(serving, _)| serving) {
+        return true;
+    }
     match &st.hub_model {
         Some(m) => *m.run.serving.borrow() && !m.run.exit.is_finished(),
         None => hub_running(shared, node, st),
@@ -371,6 +388,7 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         service_account: None,
         args: crate::models::expand_args(&argv, &env),
         log: static_log_path(shared, &namespace, &pod_name, &cname),
+        append_log: false,
     };
     if let Some(old) = st.hub_model.take() {
         old.run.exit.abort();
@@ -648,6 +666,7 @@ async fn tick_loop(shared: Arc<Shared>) {
     loop {
         for k in shared.kubelets.all() {
             process_tool_calls(&shared, &k);
+            crate::services::tick(&shared, &k);
             sync_static_pods(&shared, &k);
         }
         tokio::select! {
@@ -657,7 +676,7 @@ async fn tick_loop(shared: Arc<Shared>) {
     }
 }
 
-fn process_tool_calls(shared: &Shared, k: &Arc<NodeKubelet>) {
+fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
     let calls = {
         let mut t = k.tools.lock().unwrap();
         let Some(tools) = t.as_mut() else { return };
@@ -667,20 +686,37 @@ fn process_tool_calls(shared: &Shared, k: &Arc<NodeKubelet>) {
         return;
     }
     let mut last = 0;
+    let is_kubelet = |u: &str| u.trim_end_matches(".service") == "kubelet";
     for c in &calls {
         last = last.max(c.seq);
         let argv: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+        let units: Vec<&str> = argv
+            .iter()
+            .skip(2)
+            .copied()
+            .filter(|a| !a.starts_with('-'))
+            .collect();
         match argv.as_slice() {
-            ["systemctl", "daemon-reload", ..] => daemon_reload(k),
+            ["systemctl", "daemon-reload" | "daemon-reexec", ..] => {
+                daemon_reload(k);
+                crate::services::systemctl(shared, k, &c.argv[1..]);
+            }
             [
                 "systemctl",
                 "restart" | "start" | "reload" | "try-restart" | "reload-or-restart",
                 unit,
                 ..,
-            ] if unit.trim_end_matches(".service") == "kubelet" => restart_kubelet(shared, k),
-            ["systemctl", "stop", unit, ..] if unit.trim_end_matches(".service") == "kubelet" => {
+            ] if is_kubelet(unit) => restart_kubelet(shared, k),
+            ["systemctl", "stop", unit, ..] if is_kubelet(unit) => {
                 k.state.lock().unwrap().active = false;
                 annotate(shared, k);
+            }
+            // every other unit: systemd's answer, printed by the stub
+            ["systemctl", _, ..] if !units.iter().any(|u| is_kubelet(u)) => {
+                let a = crate::services::systemctl(shared, k, &c.argv[1..]);
+                if let Some(t) = k.tools.lock().unwrap().as_ref() {
+                    let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
+                }
             }
             _ => {}
         }
@@ -1372,6 +1408,7 @@ pub async fn stop_all(shared: &Shared) {
         if let Some(h) = k.state.lock().unwrap().hub.take() {
             h.abort();
         }
+        crate::services::stop_all(&k);
     }
 }
 
@@ -1395,6 +1432,7 @@ pub(crate) fn ensure_tools(shared: &Shared, k: &NodeKubelet, tools_dir: &Path) {
     ) {
         Ok(tools) => {
             let _ = tools.set_unit_state("active");
+            let _ = tools.enable_results();
             *t = Some(tools);
         }
         Err(e) => tracing::warn!(node = %k.name, "installing node tools: {e}"),

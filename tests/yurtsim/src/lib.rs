@@ -27,6 +27,7 @@ pub mod registry;
 pub mod runtime;
 pub mod selector;
 pub mod server;
+pub mod services;
 pub mod sim;
 pub mod store;
 pub mod systemd;

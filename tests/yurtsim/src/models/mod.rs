@@ -77,6 +77,8 @@ pub struct Container {
     /// The command line after the binary, `$(VAR)` references expanded as the kubelet does.
     pub args: Vec<String>,
     pub log: PathBuf,
+    /// Append to `log` (a service's journal) instead of starting it afresh (a container's log).
+    pub append_log: bool,
 }
 
 /// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
@@ -140,7 +142,7 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
     let (ready_tx, ready) = watch::channel(false);
     let (serving_tx, serving) = watch::channel(false);
     let env = Env {
-        log: Log::create(&container.log),
+        log: Log::create(&container.log, container.append_log),
         shared: shared.clone(),
         container,
         ready: ready_tx,
@@ -165,12 +167,19 @@ pub struct Log {
 }
 
 impl Log {
-    fn create(path: &std::path::Path) -> Log {
+    fn create(path: &std::path::Path, append: bool) -> Log {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .ok();
         Log {
-            file: Mutex::new(std::fs::File::create(path).ok()),
+            file: Mutex::new(file),
         }
     }
 
