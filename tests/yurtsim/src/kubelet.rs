@@ -108,6 +108,9 @@ pub struct NodeKubelet {
     state: Mutex<NodeState>,
     net: Mutex<Option<Arc<NodeNetwork>>>,
     tools: Mutex<Option<NodeTools>>,
+    /// Which YurtHub process holds the hub's ports on this node (one listener per address:
+    /// a second hub's bind fails with EADDRINUSE).
+    pub(crate) hub_ports: Mutex<Option<u64>>,
     /// systemd services other than the kubelet (services.rs).
     pub(crate) services: Mutex<crate::services::Services>,
 }
@@ -173,6 +176,7 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
                 state: Mutex::new(NodeState::default()),
                 net: Mutex::new(None),
                 tools: Mutex::new(None),
+                hub_ports: Mutex::new(None),
                 services: Mutex::new(Default::default()),
             });
             nodes.insert(name.clone(), k);

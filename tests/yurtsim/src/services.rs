@@ -7,8 +7,8 @@
 //!   drop-in changed since then makes systemctl warn (src/systemctl/systemctl-util.c
 //!   `warn_unit_file_changed`); a unit never loaded is loaded on first use.
 //! * `start` of an unknown unit: "Failed to start X: Unit X not found." exit 5
-//!   (src/systemctl/systemctl-start-unit.c; EXIT_PROGRAM_OR_SERVICES_STATUS_UNKNOWN... the LSB
-//!   "not installed" code 5, src/basic/exit-status.h).
+//!   (src/systemctl/systemctl-start-unit.c; the LSB "not installed" code 5,
+//!   src/basic/exit-status.h EXIT_NOTINSTALLED).
 //! * Type=simple: `start` returns once the process is forked; a missing or non-executable
 //!   program fails later with `status=203/EXEC` (src/core/execute.c, exit-status.h EXIT_EXEC).
 //! * `Restart=` (default no) and `RestartSec=` (default 100ms), the default start rate limit
@@ -329,6 +329,18 @@ pub fn systemctl(shared: &Arc<Shared>, k: &NodeKubelet, args: &[String]) -> Answ
                 }
             }
         }
+        // resets the start rate limit and the failed state (src/core/unit.c unit_reset_failed)
+        "reset-failed" => {
+            for s in svcs.units.values_mut() {
+                if units.is_empty() || units.iter().any(|u| svcs_name_eq(u, s)) {
+                    s.starts.clear();
+                    if s.state == State::Failed {
+                        s.state = State::Inactive;
+                    }
+                    s.result = "success".into();
+                }
+            }
+        }
         "is-active" => {
             let mut any = false;
             for u in &units {
@@ -445,6 +457,10 @@ pub fn systemctl(shared: &Arc<Shared>, k: &NodeKubelet, args: &[String]) -> Answ
         }
     }
     a
+}
+
+fn svcs_name_eq(u: &str, s: &Svc) -> bool {
+    s.unit.as_ref().is_ok_and(|l| l.name() == u)
 }
 
 fn changed_warning(u: &str) -> String {

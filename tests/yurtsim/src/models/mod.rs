@@ -57,7 +57,7 @@ pub fn for_binary(component: &str, version: &str) -> Option<Model> {
 fn model_of(f: &'static Facts) -> Option<Model> {
     let component = match (f.component.as_str(), f.version.as_str()) {
         ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
-        ("yurthub", v) if v.starts_with("v1.6.") => Component::YurtHub,
+        ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
