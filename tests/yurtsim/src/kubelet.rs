@@ -15,10 +15,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::api::{Ctx, DeleteOptions};
+use crate::containers::Started;
 use crate::error::ApiResult;
 use crate::kubelet_config::{KubeletView, kubelet_view};
 use crate::layout::Role;
-use crate::runtime::{ContainerSpec, Mount, Network, NodeNetwork, NodeTools};
+use crate::runtime::{NodeNetwork, NodeTools};
 use crate::server::{Body, json_response, text_response};
 use crate::sim::Shared;
 use crate::store::{EventType, Filter};
@@ -107,10 +108,15 @@ pub struct NodeKubelet {
     state: Mutex<NodeState>,
     net: Mutex<Option<Arc<NodeNetwork>>>,
     tools: Mutex<Option<NodeTools>>,
+    /// Which YurtHub process holds the hub's ports on this node (one listener per address:
+    /// a second hub's bind fails with EADDRINUSE).
+    pub(crate) hub_ports: Mutex<Option<u64>>,
+    /// systemd services other than the kubelet (services.rs).
+    pub(crate) services: Mutex<crate::services::Services>,
 }
 
 impl NodeKubelet {
-    fn network(&self) -> std::io::Result<Arc<NodeNetwork>> {
+    pub(crate) fn network(&self) -> std::io::Result<Arc<NodeNetwork>> {
         let mut n = self.net.lock().unwrap();
         if let Some(n) = &*n {
             return Ok(n.clone());
@@ -145,7 +151,7 @@ pub fn resolve_under(root: &Path, p: &str) -> PathBuf {
     out
 }
 
-fn state_dir_of(shared: &Shared, parts: &[&str]) -> PathBuf {
+pub(crate) fn state_dir_of(shared: &Shared, parts: &[&str]) -> PathBuf {
     let mut p = shared.cfg.state_dir.join("sim");
     for x in parts {
         p.push(x);
@@ -170,6 +176,8 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
                 state: Mutex::new(NodeState::default()),
                 net: Mutex::new(None),
                 tools: Mutex::new(None),
+                hub_ports: Mutex::new(None),
+                services: Mutex::new(Default::default()),
             });
             nodes.insert(name.clone(), k);
         }
@@ -282,6 +290,9 @@ fn container_ready_after_delay(
 /// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
 /// (the same check gates its proxy), any other hub image once started.
 fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(_, ready)| ready) {
+        return true;
+    }
     match &st.hub_model {
         Some(m) => *m.run.ready.borrow() && !m.run.exit.is_finished(),
         None => st
@@ -291,8 +302,19 @@ fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
     }
 }
 
+/// (serving, ready) of a YurtHub that runs as a systemd service on `node` (yurthub.service).
+fn service_hub(shared: &Shared, node: &str) -> Option<(bool, bool)> {
+    shared
+        .kubelets
+        .get(node)
+        .and_then(|k| crate::services::hub(&k))
+}
+
 /// Whether YurtHub's own server (port 10267) listens.
 fn hub_serving(shared: &Shared, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(serving, _)| serving) {
+        return true;
+    }
     match &st.hub_model {
         Some(m) => *m.run.serving.borrow() && !m.run.exit.is_finished(),
         None => hub_running(shared, node, st),
@@ -370,6 +392,7 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         service_account: None,
         args: crate::models::expand_args(&argv, &env),
         log: static_log_path(shared, &namespace, &pod_name, &cname),
+        append_log: false,
     };
     if let Some(old) = st.hub_model.take() {
         old.run.exit.abort();
@@ -647,6 +670,7 @@ async fn tick_loop(shared: Arc<Shared>) {
     loop {
         for k in shared.kubelets.all() {
             process_tool_calls(&shared, &k);
+            crate::services::tick(&shared, &k);
             sync_static_pods(&shared, &k);
         }
         tokio::select! {
@@ -656,7 +680,7 @@ async fn tick_loop(shared: Arc<Shared>) {
     }
 }
 
-fn process_tool_calls(shared: &Shared, k: &Arc<NodeKubelet>) {
+fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
     let calls = {
         let mut t = k.tools.lock().unwrap();
         let Some(tools) = t.as_mut() else { return };
@@ -666,20 +690,37 @@ fn process_tool_calls(shared: &Shared, k: &Arc<NodeKubelet>) {
         return;
     }
     let mut last = 0;
+    let is_kubelet = |u: &str| u.trim_end_matches(".service") == "kubelet";
     for c in &calls {
         last = last.max(c.seq);
         let argv: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+        let units: Vec<&str> = argv
+            .iter()
+            .skip(2)
+            .copied()
+            .filter(|a| !a.starts_with('-'))
+            .collect();
         match argv.as_slice() {
-            ["systemctl", "daemon-reload", ..] => daemon_reload(k),
+            ["systemctl", "daemon-reload" | "daemon-reexec", ..] => {
+                daemon_reload(k);
+                crate::services::systemctl(shared, k, &c.argv[1..]);
+            }
             [
                 "systemctl",
                 "restart" | "start" | "reload" | "try-restart" | "reload-or-restart",
                 unit,
                 ..,
-            ] if unit.trim_end_matches(".service") == "kubelet" => restart_kubelet(shared, k),
-            ["systemctl", "stop", unit, ..] if unit.trim_end_matches(".service") == "kubelet" => {
+            ] if is_kubelet(unit) => restart_kubelet(shared, k),
+            ["systemctl", "stop", unit, ..] if is_kubelet(unit) => {
                 k.state.lock().unwrap().active = false;
                 annotate(shared, k);
+            }
+            // every other unit: systemd's answer, printed by the stub
+            ["systemctl", _, ..] if !units.iter().any(|u| is_kubelet(u)) => {
+                let a = crate::services::systemctl(shared, k, &c.argv[1..]);
+                if let Some(t) = k.tools.lock().unwrap().as_ref() {
+                    let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
+                }
             }
             _ => {}
         }
@@ -983,7 +1024,7 @@ fn started_at(seen: Instant) -> String {
     util::rfc3339(SystemTime::now() - seen.elapsed())
 }
 
-fn pod_status(
+pub(crate) fn pod_status(
     k: &NodeKubelet,
     pod: &Value,
     phase: &str,
@@ -1371,17 +1412,45 @@ pub async fn stop_all(shared: &Shared) {
         if let Some(h) = k.state.lock().unwrap().hub.take() {
             h.abort();
         }
+        crate::services::stop_all(&k);
     }
 }
 
-fn pod_dir(shared: &Shared, p: &Value) -> PathBuf {
+/// Installs the node's tool stubs (`systemctl`, `nsenter`, `journalctl`) once, for the first
+/// process container that runs on the node.
+pub(crate) fn ensure_tools(shared: &Shared, k: &NodeKubelet, tools_dir: &Path) {
+    let mut t = k.tools.lock().unwrap();
+    if t.is_some() {
+        return;
+    }
+    let call_log = k.host_path("/var/log/yurtsim/systemctl.log");
+    let _ = std::fs::create_dir_all(call_log.parent().unwrap());
+    let ack = state_dir_of(shared, &["nodes", &k.name, "systemctl.ack"]);
+    let state = state_dir_of(shared, &["nodes", &k.name, "kubelet.state"]);
+    match NodeTools::install(
+        tools_dir,
+        &call_log,
+        &ack,
+        &state,
+        shared.cfg.yurtctl.as_deref(),
+    ) {
+        Ok(tools) => {
+            let _ = tools.set_unit_state("active");
+            let _ = tools.enable_results();
+            *t = Some(tools);
+        }
+        Err(e) => tracing::warn!(node = %k.name, "installing node tools: {e}"),
+    }
+}
+
+pub(crate) fn pod_dir(shared: &Shared, p: &Value) -> PathBuf {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
     let name = p["metadata"]["name"].as_str().unwrap_or_default();
     let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
     state_dir_of(shared, &["pods", &format!("{ns}_{name}_{uid}")])
 }
 
-fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
+pub(crate) fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
     if p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string() {
         let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
         let name = p["metadata"]["name"].as_str().unwrap_or_default();
@@ -1394,67 +1463,6 @@ fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
 /// pod exists (the kubelet runs static pods whether or not it reaches the API).
 fn static_log_path(shared: &Shared, ns: &str, pod: &str, container: &str) -> PathBuf {
     state_dir_of(shared, &["static-pods", &format!("{ns}_{pod}")]).join(format!("{container}.log"))
-}
-
-enum Program {
-    Process(String, Vec<String>),
-    /// A known OpenYurt component: its model runs with these arguments.
-    Model(crate::models::Model, Vec<String>),
-    Simulated,
-    StartError(String),
-}
-
-fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) -> Program {
-    let mut argv: Vec<String> = c["command"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|x| x.as_str().map(str::to_string))
-        .collect();
-    argv.extend(
-        c["args"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|x| x.as_str().map(str::to_string)),
-    );
-    let entrypoint = c["command"].as_array().is_none_or(|a| a.is_empty());
-    if let Some(model) = crate::models::for_image(c["image"].as_str().unwrap_or("")) {
-        // The image's binary is the entrypoint; an explicit command names it first.
-        if !entrypoint {
-            argv.remove(0);
-        }
-        return Program::Model(model, argv);
-    }
-    if entrypoint {
-        // The image's own entrypoint: the sim has no images, so it stands in for the container.
-        return Program::Simulated;
-    }
-    let prog = argv.remove(0);
-    if prog == "yurtctl" || prog.ends_with("/yurtctl") {
-        return match &shared.cfg.yurtctl {
-            Some(p) => Program::Process(p.display().to_string(), argv),
-            None => Program::StartError(format!(
-                "exec: \"{prog}\": executable file not found in $PATH (start yurtsim with --exec yurtctl=PATH)"
-            )),
-        };
-    }
-    let found = if prog.contains('/') {
-        Path::new(&prog).is_file()
-    } else {
-        std::env::var("PATH")
-            .unwrap_or_default()
-            .split(':')
-            .any(|d| Path::new(d).join(&prog).is_file())
-    };
-    match (found, restart_policy) {
-        (true, _) => Program::Process(prog, argv),
-        // Long-running components whose binary lives only in their image run simulated.
-        (false, "Always") => Program::Simulated,
-        (false, _) => Program::StartError(format!(
-            "exec: \"{prog}\": executable file not found in $PATH"
-        )),
-    }
 }
 
 fn field_ref(k: &NodeKubelet, p: &Value, path: &str) -> String {
@@ -1511,7 +1519,7 @@ fn key_ref(shared: &Shared, ns: &str, kind: &str, r: &Value) -> Option<String> {
 }
 
 /// A container's hostname: the node's on the host network, else the pod's name.
-fn pod_hostname(k: &NodeKubelet, p: &Value) -> String {
+pub(crate) fn pod_hostname(k: &NodeKubelet, p: &Value) -> String {
     if p["spec"]["hostNetwork"] == json!(true) {
         k.name.clone()
     } else {
@@ -1522,7 +1530,7 @@ fn pod_hostname(k: &NodeKubelet, p: &Value) -> String {
     }
 }
 
-fn container_env(
+pub(crate) fn container_env(
     shared: &Shared,
     k: &NodeKubelet,
     p: &Value,
@@ -1747,7 +1755,16 @@ fn prepare_volumes(
     Ok(out)
 }
 
-fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
+/// The pod object as stored now, when it is still the same pod (same uid).
+pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
+    let (ns, name) = crate::store::key_of(p);
+    shared
+        .api
+        .get_opt("", "pods", &ns, &name)
+        .filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"])
+}
+
+pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
     let (ns, name) = crate::store::key_of(p);
     let pods = shared.api.info("", "pods");
     let uid = p["metadata"]["uid"].clone();
@@ -1758,6 +1775,12 @@ fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
                 return false;
             }
             let mut st = status.clone();
+            // Init containers that completed keep their statuses once the app containers run.
+            if st["initContainerStatuses"].is_null()
+                && o["status"]["initContainerStatuses"].is_array()
+            {
+                st["initContainerStatuses"] = o["status"]["initContainerStatuses"].clone();
+            }
             // Keep conditions others own (e.g. PodNeedUpgrade).
             for c in o["status"]["conditions"].as_array().into_iter().flatten() {
                 if let Some(list) = st["conditions"].as_array_mut()
@@ -1772,7 +1795,7 @@ fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
         .map(|_| ())
 }
 
-fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
+pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
     crate::controllers::emit_event(
         shared,
         p,
@@ -1818,6 +1841,7 @@ async fn run_pod(
             );
             let _ = set_pod_status(&shared, &cur, status);
         }
+        PodEnd::StatusWritten => {}
         PodEnd::Stopped => finalize_deletion(&shared, &cur),
     }
     // A deletion that arrived while the pod was finishing is confirmed now.
@@ -1828,6 +1852,8 @@ async fn run_pod(
 
 enum PodEnd {
     Exited(i32, &'static str),
+    /// The pod ended and its final status is already written (a failed init container).
+    StatusWritten,
     Stopped,
 }
 
@@ -1912,6 +1938,13 @@ async fn run_pod_inner(
     let mut restarts: u32 = 0;
     let mut last_state = Value::Null;
     let first_start = util::now();
+    match crate::init_containers::run(shared, k, p, &volumes, &restart_policy, stop, &first_start)
+        .await
+    {
+        crate::init_containers::InitEnd::Done => {}
+        crate::init_containers::InitEnd::Failed => return PodEnd::StatusWritten,
+        crate::init_containers::InitEnd::Stopped => return PodEnd::Stopped,
+    }
     loop {
         let started = util::now();
         let mut running = Vec::new();
@@ -1925,8 +1958,8 @@ async fn run_pod_inner(
                 // `kubectl logs` shows the current instance; the last one is kept beside it.
                 let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
             }
-            match resolve_program(shared, c, &restart_policy) {
-                Program::StartError(msg) => {
+            match crate::containers::start(shared, k, p, c, &volumes, &restart_policy, &lp) {
+                Err(msg) => {
                     let _ = std::fs::write(&lp, format!("{msg}\n"));
                     pod_event(
                         shared,
@@ -1941,121 +1974,14 @@ async fn run_pod_inner(
                         let r: &mut crate::runtime::Running = r;
                         let _ = r.stop(Duration::from_secs(1)).await;
                     }
+                    for m in &models {
+                        m.exit.abort();
+                    }
                     return PodEnd::Exited(128, "StartError");
                 }
-                Program::Model(model, args) => {
-                    let (ns, name) = crate::store::key_of(p);
-                    let env = container_env(shared, k, p, c, "");
-                    models.push(crate::models::start(
-                        shared,
-                        model,
-                        crate::models::Container {
-                            node: k.name.clone(),
-                            namespace: ns,
-                            pod: name,
-                            service_account: p["spec"]["serviceAccountName"]
-                                .as_str()
-                                .map(str::to_string),
-                            args: crate::models::expand_args(&args, &env),
-                            log: lp.clone(),
-                        },
-                    ));
-                }
-                Program::Simulated => {
-                    simulated = true;
-                    let _ = std::fs::write(
-                        &lp,
-                        format!(
-                            "yurtsim: container {cname} ({}) is simulated: its image's binary does not exist on this machine\n",
-                            c["image"].as_str().unwrap_or("")
-                        ),
-                    );
-                }
-                Program::Process(prog, args) => {
-                    let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
-                    {
-                        let mut t = k.tools.lock().unwrap();
-                        if t.is_none() {
-                            let call_log = k.host_path("/var/log/yurtsim/systemctl.log");
-                            let _ = std::fs::create_dir_all(call_log.parent().unwrap());
-                            let ack = state_dir_of(shared, &["nodes", &k.name, "systemctl.ack"]);
-                            let state = state_dir_of(shared, &["nodes", &k.name, "kubelet.state"]);
-                            match NodeTools::install(
-                                &tools_dir,
-                                &call_log,
-                                &ack,
-                                &state,
-                                shared.cfg.yurtctl.as_deref(),
-                            ) {
-                                Ok(tools) => {
-                                    let _ = tools.set_unit_state("active");
-                                    *t = Some(tools);
-                                }
-                                Err(e) => {
-                                    tracing::warn!(node = %k.name, "installing node tools: {e}")
-                                }
-                            }
-                        }
-                    }
-                    let path_env = format!(
-                        "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                        tools_dir.display()
-                    );
-                    let mut mounts = Vec::new();
-                    for m in c["volumeMounts"].as_array().into_iter().flatten() {
-                        if let Some((src, ro_default)) =
-                            volumes.get(m["name"].as_str().unwrap_or_default())
-                        {
-                            let mut source = src.clone();
-                            if let Some(sp) = m["subPath"].as_str().filter(|s| !s.is_empty()) {
-                                source = resolve_under(&source, sp);
-                            }
-                            mounts.push(Mount {
-                                source,
-                                target: PathBuf::from(m["mountPath"].as_str().unwrap_or("/")),
-                                read_only: m["readOnly"] == json!(true) || *ro_default,
-                            });
-                        }
-                    }
-                    let net_holder;
-                    let network = if p["spec"]["hostNetwork"] == json!(true) {
-                        match k.network() {
-                            Ok(n) => {
-                                net_holder = n;
-                                Network::Node(&net_holder)
-                            }
-                            Err(e) => {
-                                let _ = std::fs::write(
-                                    &lp,
-                                    format!(
-                                        "yurtsim: cannot create the node network namespace: {e}\n"
-                                    ),
-                                );
-                                return PodEnd::Exited(128, "StartError");
-                            }
-                        }
-                    } else {
-                        Network::Isolated
-                    };
-                    let spec = ContainerSpec {
-                        program: prog.clone(),
-                        args,
-                        env: container_env(shared, k, p, c, &path_env),
-                        working_dir: c["workingDir"].as_str().map(PathBuf::from),
-                        hostname: pod_hostname(k, p),
-                        network,
-                        mounts,
-                        log_path: lp.clone(),
-                    };
-                    match crate::runtime::spawn(spec) {
-                        Ok(r) => running.push(r),
-                        Err(e) => {
-                            let _ = std::fs::write(&lp, format!("{e}\n"));
-                            pod_event(shared, p, "Warning", "Failed", &format!("Error: {e}"));
-                            return PodEnd::Exited(128, "StartError");
-                        }
-                    }
-                }
+                Ok(Started::Model(run)) => models.push(run),
+                Ok(Started::Simulated) => simulated = true,
+                Ok(Started::Process(r)) => running.push(*r),
             }
         }
         pod_event(shared, p, "Normal", "Started", "Started container");
@@ -2244,18 +2170,33 @@ pub async fn pod_log(
         .flatten()
         .filter_map(|c| c["name"].as_str().map(str::to_string))
         .collect();
+    // init containers have logs too (kubernetes/kubernetes@v1.33.1
+    // pkg/registry/core/pod/strategy.go LogLocation, podHasContainerWithName)
+    let inits: Vec<String> = p["spec"]["initContainers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
     let container = match q.get("container").filter(|c| !c.is_empty()) {
-        Some(c) if names.contains(c) => c.clone(),
+        Some(c) if names.contains(c) || inits.contains(c) => c.clone(),
         Some(c) => {
             return Err(crate::error::ApiError::bad_request(format!(
                 "container {c} is not valid for pod {name}"
             )));
         }
         None if names.len() == 1 => names[0].clone(),
-        None => {
+        None if inits.is_empty() => {
             return Err(crate::error::ApiError::bad_request(format!(
                 "a container name must be specified for pod {name}, choose one of: [{}]",
                 names.join(" ")
+            )));
+        }
+        None => {
+            return Err(crate::error::ApiError::bad_request(format!(
+                "a container name must be specified for pod {name}, choose one of: [{}] or one of the init containers: [{}]",
+                names.join(" "),
+                inits.join(" ")
             )));
         }
     };

@@ -204,6 +204,22 @@ pub fn go_duration_ns(ns: i64) -> String {
     out
 }
 
+/// An absolute path with `.`, `..` and repeated slashes resolved lexically (Go's `path.Clean`
+/// for absolute paths).
+pub fn clean_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            x => parts.push(x),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

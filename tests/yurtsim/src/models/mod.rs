@@ -43,16 +43,26 @@ pub struct Model {
 /// The model that runs `image`, when the sim has one for that component and version. Other
 /// images keep the plain simulated behaviour.
 pub fn for_image(image: &str) -> Option<Model> {
-    facts::for_image(image).into_iter().find_map(|f| {
-        let component = match (f.component.as_str(), f.version.as_str()) {
-            ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
-            ("yurthub", v) if v.starts_with("v1.6.") => Component::YurtHub,
-            _ => return None,
-        };
-        f.doc["flags"].is_array().then_some(Model {
-            component,
-            facts: f,
-        })
+    facts::for_image(image).into_iter().find_map(model_of)
+}
+
+/// The model of a binary by component and version (a modelled file's first line names them).
+pub fn for_binary(component: &str, version: &str) -> Option<Model> {
+    facts::all()
+        .iter()
+        .filter(|f| f.component == component && f.version == version)
+        .find_map(model_of)
+}
+
+fn model_of(f: &'static Facts) -> Option<Model> {
+    let component = match (f.component.as_str(), f.version.as_str()) {
+        ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
+        ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
+        _ => return None,
+    };
+    f.doc["flags"].is_array().then_some(Model {
+        component,
+        facts: f,
     })
 }
 
@@ -67,6 +77,8 @@ pub struct Container {
     /// The command line after the binary, `$(VAR)` references expanded as the kubelet does.
     pub args: Vec<String>,
     pub log: PathBuf,
+    /// Append to `log` (a service's journal) instead of starting it afresh (a container's log).
+    pub append_log: bool,
 }
 
 /// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
@@ -130,7 +142,7 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
     let (ready_tx, ready) = watch::channel(false);
     let (serving_tx, serving) = watch::channel(false);
     let env = Env {
-        log: Log::create(&container.log),
+        log: Log::create(&container.log, container.append_log),
         shared: shared.clone(),
         container,
         ready: ready_tx,
@@ -155,12 +167,19 @@ pub struct Log {
 }
 
 impl Log {
-    fn create(path: &std::path::Path) -> Log {
+    fn create(path: &std::path::Path, append: bool) -> Log {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .ok();
         Log {
-            file: Mutex::new(std::fs::File::create(path).ok()),
+            file: Mutex::new(file),
         }
     }
 

@@ -3,6 +3,15 @@
 //! 4-minute certificate wait it dies on, and what `/v1/readyz` — which also gates the proxy
 //! the kubelet talks through — waits for. Facts from `facts/yurthub-v1.6.1.yaml`
 //! (openyurtio/openyurt@v1.6.1: cmd/yurthub, pkg/yurthub).
+//!
+//! v1.7.0 (facts/yurthub-v1.7.0.yaml) differs where its source differs: `--nodepool-name` is
+//! required in edge and cloud mode (cmd/yurthub/app/options/options.go Validate, "node-pool-name
+//! is empty", klog.Fatalf exit 255), `--bootstrap-mode=kubeletcertificate` uses the kubelet's
+//! files and identity (pkg/yurthub/certificate/kubeletcertificate/kubelet_certificate.go
+//! NewKubeletCertManager), and readiness waits for the NodePool v1beta2 informer
+//! (cmd/yurthub/app/config/config.go createClientAndSharedInformerFactories, ReadinessCheck).
+//! Both versions bind their servers in config.Complete (prepareServerServing): a second hub on
+//! the node dies on "bind: address already in use".
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -43,6 +52,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     let token = opt("join-token", "");
     let bootstrap_file = opt("bootstrap-file", "");
     let kubelet_certs = parsed.get("bootstrap-mode") == Some("kubeletcertificate");
+    let v17 = facts.version == "v1.7.0";
     let invalid = if node.is_empty() {
         Some("node name is empty".to_string())
     } else if opt("server-addr", "").is_empty() {
@@ -51,6 +61,8 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         Some("bootstrap token and bootstrap file are empty, one of them must be set".into())
     } else if !["edge", "cloud", "local"].contains(&mode.as_str()) {
         Some(format!("working mode {mode} is not supported"))
+    } else if v17 && mode != "local" && opt("nodepool-name", "").is_empty() {
+        Some("node-pool-name is empty".into())
     } else {
         None
     };
@@ -67,7 +79,26 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         node: node.clone(),
         root,
     };
-    let credential = match hub.bootstrap_token(&bootstrap_file, &token, &|p| kubelet.host_path(p)) {
+    let kubelet_identity = if v17 && kubelet_certs {
+        match kubelet_cert_identity(&env.shared, &kubelet.root) {
+            Ok(me) => Some(me),
+            Err(e) => {
+                log.klog(
+                    'F',
+                    "start.go:0",
+                    &format!("complete yurthub configuration error, {e}"),
+                );
+                return 255;
+            }
+        }
+    } else {
+        None
+    };
+    let credential = match if kubelet_identity.is_some() {
+        Ok(String::new())
+    } else {
+        hub.bootstrap_token(&bootstrap_file, &token, &|p| kubelet.host_path(p))
+    } {
         Ok(t) => t,
         Err(e) => {
             log.klog(
@@ -81,7 +112,11 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     // config.Complete: Ready() polled every 5 s for 4 minutes, then the process dies.
     let deadline = Instant::now() + env.scaled(Duration::from_secs(240));
     let identity = loop {
-        match hub.certificates(&credential) {
+        let pass = match &kubelet_identity {
+            Some(me) => hub.serving_certificate(me).map(|ok| ok.then(|| me.clone())),
+            None => hub.certificates(&credential),
+        };
+        match pass {
             Ok(Some(me)) => break me,
             Ok(None) => {}
             Err(e) => log.error("certificate_manager.go:0", &e),
@@ -96,6 +131,22 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         }
         env.sleep(Duration::from_secs(5)).await;
     };
+    // prepareServerServing: the listeners are created now; one hub per node holds them.
+    let bind = format!(
+        "{}:{}",
+        opt("bind-address", "127.0.0.1"),
+        opt("serve-port", "10267")
+    );
+    let Some(_ports) = PortClaim::take(&kubelet) else {
+        log.klog(
+            'F',
+            "start.go:0",
+            &format!(
+                "complete yurthub configuration error, failed to create listener: failed to listen on {bind}: listen tcp {bind}: bind: address already in use"
+            ),
+        );
+        return 255;
+    };
     let _ = env.serving.send(true);
     let ns = opt("namespace", "kube-system");
     let node_pools = parsed.get("enable-node-pool") != Some("false")
@@ -107,7 +158,8 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
             .flatten()
             .any(|v| v.split(',').any(|f| f == "servicetopology"));
     loop {
-        match readiness(&identity, &ns, node_pools) {
+        let pools_version = if v17 { "v1beta2" } else { "v1beta1" };
+        match readiness(&identity, &ns, node_pools, pools_version) {
             Ok(()) => {
                 if !*env.ready.borrow() {
                     log.info("server.go:0", "yurthub is ready");
@@ -122,13 +174,13 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
 
 /// `/v1/readyz` after the certificates: the yurt-hub-cfg informer has listed, and the
 /// informers the servicetopology filter needs have synced (as the hub's node identity).
-fn readiness(me: &Caller, ns: &str, node_pools: bool) -> Result<(), String> {
+fn readiness(me: &Caller, ns: &str, node_pools: bool, pools_version: &str) -> Result<(), String> {
     me.list_watch("", "v1", "configmaps", ns, "yurt-hub-cfg")
         .map_err(|e| format!("yurt-hub-cfg configmap is not synced: {e}"))?;
     me.list_watch("", "v1", "services", "", "")
         .map_err(|e| format!("resources needed by filters are not synced: {e}"))?;
     if node_pools {
-        me.list_watch("apps.openyurt.io", "v1beta1", "nodepools", "", "")
+        me.list_watch("apps.openyurt.io", pools_version, "nodepools", "", "")
             .map_err(|e| format!("resources needed by filters are not synced: {e}"))?;
     }
     Ok(())
@@ -224,6 +276,12 @@ impl Hub<'_> {
                 }
             }
         };
+        Ok(self.serving_certificate(&me)?.then_some(me))
+    }
+
+    /// The serving certificate (kubelet-serving signer), requested as the hub's identity;
+    /// true once stored.
+    fn serving_certificate(&self, me: &Caller) -> Result<bool, String> {
         let serving = self.pki("yurthub-server-current.pem");
         if !serving.exists() {
             let svc = me
@@ -249,11 +307,11 @@ impl Hub<'_> {
                 .to_vec(),
                 ips,
             };
-            if !self.request(&me, &serving, SERVING_SIGNER, &subject, "server auth")? {
-                return Ok(None);
+            if !self.request(me, &serving, SERVING_SIGNER, &subject, "server auth")? {
+                return Ok(false);
             }
         }
-        Ok(Some(me))
+        Ok(true)
     }
 
     /// client-go's certificate manager for one certificate: create the request (once per
@@ -355,4 +413,90 @@ fn write_file(path: &Path, data: impl AsRef<[u8]>) {
         let _ = std::fs::create_dir_all(dir);
     }
     let _ = std::fs::write(path, data);
+}
+
+/// kubeletcertificate mode: the three files NewKubeletCertManager checks, in its order, with
+/// its errors; the identity is the kubelet client certificate's subject (system:node:<n>,
+/// system:nodes). The sim's layouts write a stand-in PEM for that certificate (layout.rs
+/// fake_pem), read here like a real one.
+fn kubelet_cert_identity(
+    shared: &std::sync::Arc<crate::sim::Shared>,
+    root: &Path,
+) -> Result<Caller, String> {
+    let exists = |p: &str| crate::systemd::read_host_file(root, p).is_ok();
+    if !exists("/etc/kubernetes/kubelet.conf") {
+        return Err("/etc/kubernetes/kubelet.conf file doesn't exist".into());
+    }
+    if !exists("/etc/kubernetes/pki/ca.crt") {
+        return Err("/etc/kubernetes/pki/ca.crt file doesn't exist".into());
+    }
+    let pem = "/var/lib/kubelet/pki/kubelet-client-current.pem";
+    let text = crate::systemd::read_host_file(root, pem)
+        .map_err(|_| format!("{pem} file doesn't exist"))?;
+    let subject = pki::certificate_subject(&text)
+        .map(|s| (s.common_name, s.organizations))
+        .or_else(|| stand_in_subject(&text))
+        .ok_or_else(|| format!("could not load client certificate({pem}), tls: failed to find any PEM data in certificate input"))?;
+    let mut groups = subject.1;
+    groups.push("system:authenticated".into());
+    Ok(Caller::new(
+        shared,
+        crate::auth::UserInfo {
+            name: subject.0,
+            groups,
+        },
+    ))
+}
+
+/// (CN, [O]) of the layouts' stand-in certificate ("yurtsim FAKE CERTIFICATE for O=..., CN=...").
+fn stand_in_subject(text: &str) -> Option<(String, Vec<String>)> {
+    let body: String = text
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let subject = s.split(" for ").nth(1)?.split(". Not a real").next()?;
+    let mut cn = None;
+    let mut orgs = Vec::new();
+    for part in subject.split(", ") {
+        if let Some(v) = part.strip_prefix("CN=") {
+            cn = Some(v.to_string());
+        } else if let Some(v) = part.strip_prefix("O=") {
+            orgs.push(v.to_string());
+        }
+    }
+    Some((cn?, orgs))
+}
+
+/// The hub's listeners on a node, held until the process ends (dropped with its task).
+struct PortClaim {
+    k: std::sync::Arc<crate::kubelet::NodeKubelet>,
+    id: u64,
+}
+
+impl PortClaim {
+    fn take(k: &std::sync::Arc<crate::kubelet::NodeKubelet>) -> Option<PortClaim> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let mut held = k.hub_ports.lock().unwrap();
+        if held.is_some() {
+            return None;
+        }
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *held = Some(id);
+        Some(PortClaim { k: k.clone(), id })
+    }
+}
+
+impl Drop for PortClaim {
+    fn drop(&mut self) {
+        let mut held = self.k.hub_ports.lock().unwrap();
+        if *held == Some(self.id) {
+            *held = None;
+        }
+    }
 }

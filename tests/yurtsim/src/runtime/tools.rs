@@ -9,6 +9,13 @@
 //!   `systemctl` blocks until it reaches its SEQ — that is how the sim makes
 //!   `systemctl restart kubelet` synchronous.
 //! * `state_file`: what `systemctl is-active kubelet` prints.
+//! * `<ack_file>.results/` (once the sim calls [`NodeTools::enable_results`]): for a call the
+//!   sim answers itself (any unit but the kubelet), `SEQ.out`, `SEQ.err` and `SEQ.rc` are
+//!   written before the ack; the stub prints them and exits with that code. Every `systemctl`
+//!   verb then waits for its ack.
+//! * `journalctl -u UNIT [-n N] [--no-pager]` prints the unit's log,
+//!   `<dir of call_log>/<unit>.log` (the sim appends a service's output and systemd's
+//!   messages about it there).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -108,6 +115,10 @@ impl NodeTools {
             &bin_dir.join("systemctl"),
             &format!("{header}{COMMON}{SYSTEMCTL}"),
         )?;
+        write_script(
+            &bin_dir.join("journalctl"),
+            &format!("{header}{JOURNALCTL}"),
+        )?;
         if let Some(exe) = yurtctl_exe {
             let link = bin_dir.join("yurtctl");
             match fs::remove_file(&link) {
@@ -164,6 +175,26 @@ impl NodeTools {
         write_atomic(&self.ack_file, format!("{seq}\n").as_bytes())?;
         *acked = seq;
         Ok(())
+    }
+
+    fn results_dir(&self) -> PathBuf {
+        let mut d = self.ack_file.as_os_str().to_owned();
+        d.push(".results");
+        PathBuf::from(d)
+    }
+
+    /// Turns on answers from the sim: every `systemctl` call then waits for its ack and
+    /// prints the answer written for it, if any.
+    pub fn enable_results(&self) -> io::Result<()> {
+        fs::create_dir_all(self.results_dir())
+    }
+
+    /// The answer to call `seq`: its stdout, stderr and exit code (written before the ack).
+    pub fn write_result(&self, seq: u64, rc: i32, out: &str, err: &str) -> io::Result<()> {
+        let d = self.results_dir();
+        fs::write(d.join(format!("{seq}.out")), out)?;
+        fs::write(d.join(format!("{seq}.err")), err)?;
+        write_atomic(&d.join(format!("{seq}.rc")), format!("{rc}\n").as_bytes())
     }
 
     /// Sets what `systemctl is-active kubelet` prints: "active", "inactive",
@@ -376,6 +407,22 @@ wait_ack() {
     done
 }
 
+# With answers from the sim, every verb waits for its ack and prints the answer.
+if [ -d "$ACK.results" ]; then
+    if ! wait_ack; then
+        echo "Failed to connect to bus: Connection timed out" >&2
+        exit 1
+    fi
+    RES="$ACK.results/$MY_SEQ"
+    if [ -f "$RES.rc" ]; then
+        cat "$RES.out"
+        cat "$RES.err" >&2
+        read -r rc < "$RES.rc"
+        rm -f "$RES.out" "$RES.err" "$RES.rc"
+        exit "$rc"
+    fi
+fi
+
 unit_state() {
     local s
     case ${1%.service} in
@@ -435,6 +482,35 @@ case $verb in
         exit 1 ;;
 esac
 exit 0
+"#;
+
+/// `journalctl -u UNIT [-n N] [--no-pager] [-x] [-e]`: the unit's log from the sim.
+const JOURNALCTL: &str = r#"
+unit='' lines=''
+while [ $# -gt 0 ]; do
+    case $1 in
+        -u|--unit) unit=$2; shift 2 ;;
+        -u*) unit=${1#-u}; shift ;;
+        --unit=*) unit=${1#*=}; shift ;;
+        -n|--lines) lines=$2; shift 2 ;;
+        -n*) lines=${1#-n}; shift ;;
+        --lines=*) lines=${1#*=}; shift ;;
+        --no-pager|-x|-e|--catalog|--pager-end|-q|--quiet) shift ;;
+        -xeu|-eu) unit=$2; shift 2 ;;
+        *) echo "journalctl (yurtsim stub): unsupported argument '$1'" >&2; exit 1 ;;
+    esac
+done
+if [ -z "$unit" ]; then
+    echo "journalctl (yurtsim stub): only 'journalctl -u UNIT' is supported" >&2
+    exit 1
+fi
+case $unit in *.*) ;; *) unit=$unit.service ;; esac
+f="$(dirname "$LOG")/$unit.log"
+if [ ! -s "$f" ]; then
+    echo "-- No entries --"
+    exit 0
+fi
+if [ -n "$lines" ]; then tail -n "$lines" "$f"; else cat "$f"; fi
 "#;
 
 #[cfg(test)]

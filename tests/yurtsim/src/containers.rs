@@ -1,0 +1,264 @@
+//! Starting one container of a pod, for the kubelet's init and app containers alike: which
+//! program it runs (a component model, a real process, or a simulated stand-in), with the
+//! pod's volumes and, for images the sim knows, the image's own files mounted at their paths.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::images;
+use crate::kubelet::{
+    NodeKubelet, container_env, ensure_tools, pod_dir, pod_hostname, resolve_under, state_dir_of,
+};
+use crate::runtime::{ContainerSpec, Mount, Network, Running};
+use crate::sim::Shared;
+
+/// The pod's volumes by name: the real directory and whether it is read-only by default.
+pub type Volumes = HashMap<String, (PathBuf, bool)>;
+
+/// A started container.
+pub enum Started {
+    Process(Box<Running>),
+    /// A known OpenYurt component's model.
+    Model(crate::models::Run),
+    /// An image whose binary does not exist on this machine and has no model.
+    Simulated,
+}
+
+pub(crate) enum Program {
+    Process(String, Vec<String>, Option<images::Image>),
+    Model(crate::models::Model, Vec<String>),
+    Simulated,
+    StartError(String),
+}
+
+fn container_argv(c: &Value) -> (Vec<String>, bool) {
+    let strs = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut argv = strs(&c["command"]);
+    let entrypoint = argv.is_empty();
+    argv.extend(strs(&c["args"]));
+    (argv, entrypoint)
+}
+
+/// What a container runs. For an image whose file system a facts file describes, the image's
+/// entrypoint, or a command naming one of its modelled binaries, runs that binary's model; any
+/// other command is a process that sees the image's files. Images without a described file
+/// system keep the older rule: a modelled image always runs its model.
+pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) -> Program {
+    let image = c["image"].as_str().unwrap_or("");
+    let (mut argv, entrypoint) = container_argv(c);
+    let fs = images::for_image(image);
+    if let Some(fs) = &fs {
+        let (file, rest) = if entrypoint {
+            match fs.entrypoint.split_first() {
+                Some((bin, eargs)) => (fs.command_file(bin), [eargs, &argv[..]].concat()),
+                None => (None, argv.clone()),
+            }
+        } else {
+            (fs.command_file(&argv[0]), argv[1..].to_vec())
+        };
+        if let Some(model) = file
+            .and_then(|f| f.model.as_ref())
+            .and_then(|(c, v)| crate::models::for_binary(c, v))
+        {
+            return Program::Model(model, rest);
+        }
+        if entrypoint {
+            return Program::Simulated;
+        }
+    } else if let Some(model) = crate::models::for_image(image) {
+        // The image's binary is the entrypoint; an explicit command names it first.
+        if !entrypoint {
+            argv.remove(0);
+        }
+        return Program::Model(model, argv);
+    }
+    if entrypoint {
+        // The image's own entrypoint: the sim has no images, so it stands in for the container.
+        return Program::Simulated;
+    }
+    let prog = argv.remove(0);
+    if prog == "yurtctl" || prog.ends_with("/yurtctl") {
+        return match &shared.cfg.yurtctl {
+            Some(p) => Program::Process(p.display().to_string(), argv, fs),
+            None => Program::StartError(format!(
+                "exec: \"{prog}\": executable file not found in $PATH (start yurtsim with --exec yurtctl=PATH)"
+            )),
+        };
+    }
+    let in_image = fs
+        .as_ref()
+        .and_then(|f| f.command_file(&prog))
+        .is_some_and(|f| f.model.is_none());
+    let found = in_image
+        || if prog.contains('/') {
+            Path::new(&prog).is_file()
+        } else {
+            std::env::var("PATH")
+                .unwrap_or_default()
+                .split(':')
+                .any(|d| Path::new(d).join(&prog).is_file())
+        };
+    match (found, restart_policy) {
+        (true, _) => Program::Process(prog, argv, fs),
+        // Long-running components whose binary lives only in their image run simulated.
+        (false, "Always") => Program::Simulated,
+        (false, _) => Program::StartError(format!(
+            "exec: \"{prog}\": executable file not found in $PATH"
+        )),
+    }
+}
+
+/// Starts container `c` of pod `p` with its output in `lp`; the error is the runtime's message.
+pub(crate) fn start(
+    shared: &Arc<Shared>,
+    k: &Arc<NodeKubelet>,
+    p: &Value,
+    c: &Value,
+    volumes: &Volumes,
+    restart_policy: &str,
+    lp: &Path,
+) -> Result<Started, String> {
+    let cname = c["name"].as_str().unwrap_or("main");
+    match resolve_program(shared, c, restart_policy) {
+        Program::StartError(msg) => Err(msg),
+        Program::Model(model, args) => {
+            let (ns, name) = crate::store::key_of(p);
+            let env = container_env(shared, k, p, c, "");
+            Ok(Started::Model(crate::models::start(
+                shared,
+                model,
+                crate::models::Container {
+                    node: k.name.clone(),
+                    namespace: ns,
+                    pod: name,
+                    service_account: p["spec"]["serviceAccountName"].as_str().map(str::to_string),
+                    args: crate::models::expand_args(&args, &env),
+                    log: lp.to_path_buf(),
+                    append_log: false,
+                },
+            )))
+        }
+        Program::Simulated => {
+            let _ = std::fs::write(
+                lp,
+                format!(
+                    "yurtsim: container {cname} ({}) is simulated: its image's binary does not exist on this machine\n",
+                    c["image"].as_str().unwrap_or("")
+                ),
+            );
+            Ok(Started::Simulated)
+        }
+        Program::Process(prog, args, fs) => {
+            let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
+            ensure_tools(shared, k, &tools_dir);
+            let path_env = format!(
+                "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                tools_dir.display()
+            );
+            let mut mounts = Vec::new();
+            if let Some(fs) = fs {
+                let dir = pod_dir(shared, p).join("rootfs").join(cname);
+                let dirs = fs.materialize(&dir).map_err(|e| {
+                    format!(
+                        "yurtsim: preparing the image's files in {}: {e}",
+                        dir.display()
+                    )
+                })?;
+                for (source, target) in dirs {
+                    mounts.push(Mount {
+                        source,
+                        target,
+                        read_only: false,
+                    });
+                }
+            }
+            for m in c["volumeMounts"].as_array().into_iter().flatten() {
+                if let Some((src, ro_default)) = volumes.get(m["name"].as_str().unwrap_or_default())
+                {
+                    let mut source = src.clone();
+                    if let Some(sp) = m["subPath"].as_str().filter(|s| !s.is_empty()) {
+                        source = resolve_under(&source, sp);
+                    }
+                    mounts.push(Mount {
+                        source,
+                        target: PathBuf::from(m["mountPath"].as_str().unwrap_or("/")),
+                        read_only: m["readOnly"] == json!(true) || *ro_default,
+                    });
+                }
+            }
+            let net_holder;
+            let network = if p["spec"]["hostNetwork"] == json!(true) {
+                net_holder = k.network().map_err(|e| {
+                    format!("yurtsim: cannot create the node network namespace: {e}")
+                })?;
+                Network::Node(&net_holder)
+            } else {
+                Network::Isolated
+            };
+            let spec = ContainerSpec {
+                program: prog,
+                args,
+                env: container_env(shared, k, p, c, &path_env),
+                working_dir: c["workingDir"].as_str().map(PathBuf::from),
+                hostname: pod_hostname(k, p),
+                network,
+                mounts,
+                log_path: lp.to_path_buf(),
+            };
+            crate::runtime::spawn(spec)
+                .map(|r| Started::Process(Box::new(r)))
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Waits until a started container ends (its exit code) or the pod is stopped (None, after
+/// stopping it within `grace`).
+pub(crate) async fn wait(
+    started: Started,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    grace: std::time::Duration,
+    simulated_run: std::time::Duration,
+) -> Option<i32> {
+    match started {
+        Started::Process(mut r) => {
+            tokio::select! {
+                res = r.wait() => Some(res.map(|i| i.exit_code).unwrap_or(128)),
+                _ = stopped(stop) => {
+                    let _ = r.stop(grace).await;
+                    None
+                }
+            }
+        }
+        Started::Model(m) => {
+            let abort = m.exit.abort_handle();
+            tokio::select! {
+                code = m.exit => Some(code.unwrap_or(128)),
+                _ = stopped(stop) => {
+                    abort.abort();
+                    None
+                }
+            }
+        }
+        Started::Simulated => {
+            tokio::select! {
+                _ = tokio::time::sleep(simulated_run) => Some(0),
+                _ = stopped(stop) => None,
+            }
+        }
+    }
+}
+
+/// Resolves once the pod is to be stopped (the guard from `wait_for` must not live across awaits).
+pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await.map(|_| ());
+}
