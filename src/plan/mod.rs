@@ -80,6 +80,7 @@ pub struct ConvertOptions {
     /// Take over fields other managers own (server-side apply `force`).
     pub force_conflicts: bool,
     /// `--ignore-preflight-errors`: these checks' findings are warnings, not errors.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub ignore_preflight_errors: BTreeSet<Check>,
 }
 
@@ -909,5 +910,7 @@ pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize)
     out
 }
 
+#[cfg(test)]
+mod preflight_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::*;
 use crate::cluster::journal::Journal;
@@ -42,7 +42,7 @@ fn snap(nodes: Vec<NodeInfo>) -> ClusterSnapshot {
     }
 }
 
-fn three() -> ClusterSnapshot {
+pub(super) fn three() -> ClusterSnapshot {
     snap(vec![
         node("cp-1", true, true),
         node("worker-1", false, true),
@@ -50,7 +50,7 @@ fn three() -> ClusterSnapshot {
     ])
 }
 
-fn opts() -> ConvertOptions {
+pub(super) fn opts() -> ConvertOptions {
     ConvertOptions {
         profile: Profile::DEFAULT.into(),
         concurrency: 10,
@@ -60,7 +60,7 @@ fn opts() -> ConvertOptions {
     }
 }
 
-fn profile() -> Profile {
+pub(super) fn profile() -> Profile {
     Profile::load(Profile::DEFAULT).unwrap()
 }
 
@@ -71,7 +71,7 @@ fn roles(p: &Plan) -> Vec<(String, Role, NodeAction)> {
         .collect()
 }
 
-fn names(v: &[&str]) -> Vec<String> {
+pub(super) fn names(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
@@ -190,112 +190,6 @@ fn usage_errors() {
             ),
             "{name}"
         );
-    }
-}
-
-#[test]
-fn preflight_reports_every_finding() {
-    let mut s = three();
-    s.server_version = "v1.33.1".into();
-    s.server_minor = "33".into();
-    let mut o = opts();
-    o.edge_nodes = names(&["ghost"]);
-    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
-        panic!("expected preflight findings")
-    };
-    assert_eq!(f.len(), 2, "{f:?}");
-    assert_eq!(f[0].check, Check::KubernetesVersion);
-    assert!(f[0].message.contains("not supported"), "{f:?}");
-    assert_eq!(f[1].check, Check::NodeExists);
-    assert!(f[1].message.contains("ghost"), "{f:?}");
-    let text = PlanError::Preflight(f).to_string();
-    assert!(
-        text.contains("  - [KubernetesVersion] Kubernetes v1.33.1 (1.33) is not supported"),
-        "{text}"
-    );
-    assert!(
-        text.ends_with("turn these into warnings with --ignore-preflight-errors=KubernetesVersion"),
-        "the hint names only the checks that may be ignored: {text}"
-    );
-}
-
-#[test]
-fn an_ignored_version_check_is_a_warning_in_the_plan_and_the_other_checks_still_refuse() {
-    let mut s = three();
-    s.server_version = "v1.33.1".into();
-    s.server_minor = "33".into();
-    let mut o = opts();
-    o.ignore_preflight_errors = [Check::KubernetesVersion].into();
-    let p = plan_convert(&s, &o, &profile()).expect("the version finding is only a warning");
-    assert_eq!(p.warnings.len(), 1);
-    assert_eq!(p.warnings[0].check, Check::KubernetesVersion);
-    let pre = p.phase(PREFLIGHT).unwrap();
-    assert_eq!(pre.steps[0].action, "warn");
-    assert!(
-        pre.steps[0]
-            .detail
-            .starts_with("[KubernetesVersion] Kubernetes v1.33.1 (1.33) is not supported"),
-        "{:?}",
-        pre.steps[0]
-    );
-    assert!(
-        !pre.steps
-            .iter()
-            .any(|s| s.detail.contains("is supported by")),
-        "the plan must not claim the version is supported: {pre:?}"
-    );
-    let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["warnings"][0]["check"], "KubernetesVersion");
-    // the same run with a node that does not exist still refuses, naming only that node
-    o.edge_nodes = names(&["ghost"]);
-    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
-        panic!("a missing node is still an error")
-    };
-    assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(f[0].check, Check::NodeExists);
-    // a supported version carries no warning, and JSON leaves the field out
-    let p = plan_convert(&three(), &opts(), &profile()).unwrap();
-    assert!(p.warnings.is_empty());
-    assert!(serde_json::to_value(&p).unwrap().get("warnings").is_none());
-}
-
-#[test]
-fn ignore_preflight_errors_takes_kubeadm_spellings() {
-    let parse = |v: &[&str]| -> Result<BTreeSet<Check>, String> {
-        let parsed: Result<Vec<_>, _> = v.iter().map(|x| Check::parse_ignorable(x)).collect();
-        Check::ignored(&parsed?)
-    };
-    let all: BTreeSet<Check> = Check::IGNORABLE.into_iter().collect();
-    type Want = Result<BTreeSet<Check>, &'static str>;
-    let table: &[(&[&str], Want)] = &[
-        (
-            &["KubernetesVersion"],
-            Ok([Check::KubernetesVersion].into()),
-        ),
-        (
-            &["kubernetesversion"],
-            Ok([Check::KubernetesVersion].into()),
-        ),
-        (&["Provider", "KUBERNETESVERSION"], Ok(all.clone())),
-        (&["all"], Ok(all.clone())),
-        (&["ALL"], Ok(all.clone())),
-        (&[], Ok(BTreeSet::new())),
-        (&["all", "Provider"], Err("all already names every check")),
-        (
-            &["NodeExists"],
-            Err("\"NodeExists\" is not a check that can be ignored"),
-        ),
-        (
-            &["Swap"],
-            Err("the checks are KubernetesVersion, Provider, or all"),
-        ),
-    ];
-    for (input, want) in table {
-        match (parse(input), want) {
-            (Ok(got), Ok(want)) => assert_eq!(&got, want, "{input:?}"),
-            (Err(got), Err(want)) => assert!(got.contains(want), "{input:?}: {got}"),
-            (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
-        }
     }
 }
 
