@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::containers::{self, Volumes};
-use crate::kubelet::{NodeKubelet, log_path, pod_event, pod_status, set_pod_status};
+use crate::kubelet::{NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed};
 use crate::sim::Shared;
 use crate::util;
 
@@ -84,47 +84,31 @@ pub(crate) async fn run(
                 let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
             }
             let started_at = util::now();
-            let (code, reason) = match containers::start(
-                shared,
-                k,
-                p,
-                c,
-                volumes,
-                restart_policy,
-                &lp,
-            ) {
-                Err(msg) => {
-                    let _ = std::fs::write(&lp, format!("{msg}\n"));
-                    pod_event(
-                        shared,
-                        p,
-                        "Warning",
-                        "Failed",
-                        &format!(
-                            "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
-                        ),
-                    );
-                    (128, "StartError")
-                }
-                Ok(run) => {
-                    pod_event(
-                        shared,
-                        p,
-                        "Normal",
-                        "Started",
-                        &format!("Started container {cname}"),
-                    );
-                    states[i]["state"] = json!({"running": {"startedAt": started_at}});
-                    states[i]["started"] = json!(true);
-                    states[i]["imageID"] = json!(image_id(c));
-                    write(&states, "Pending");
-                    match containers::wait(run, stop, grace, shared.cfg.pod_ready_delay).await {
-                        None => return InitEnd::Stopped,
-                        Some(0) => (0, "Completed"),
-                        Some(code) => (code, "Error"),
+            let (code, reason) =
+                match containers::start(shared, k, p, c, volumes, restart_policy, &lp) {
+                    Err(msg) => {
+                        start_failed(shared, p, &lp, &msg);
+                        (128, "StartError")
                     }
-                }
-            };
+                    Ok(run) => {
+                        pod_event(
+                            shared,
+                            p,
+                            "Normal",
+                            "Started",
+                            &format!("Started container {cname}"),
+                        );
+                        states[i]["state"] = json!({"running": {"startedAt": started_at}});
+                        states[i]["started"] = json!(true);
+                        states[i]["imageID"] = json!(image_id(c));
+                        write(&states, "Pending");
+                        match containers::wait(run, stop, grace, shared.cfg.pod_ready_delay).await {
+                            None => return InitEnd::Stopped,
+                            Some(0) => (0, "Completed"),
+                            Some(code) => (code, "Error"),
+                        }
+                    }
+                };
             let terminated = json!({"terminated": {"exitCode": code, "reason": reason,
                 "startedAt": started_at, "finishedAt": util::now(),
                 "containerID": format!("containerd://{:016x}", util::fnv32a(format!("{}{cname}{restarts}", p["metadata"]["uid"]).as_bytes()))}});

@@ -1795,6 +1795,21 @@ pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiRe
         .map(|_| ())
 }
 
+/// A container the runtime could not start: its log says why and the pod gets containerd's
+/// `Failed` event, as the real kubelet reports a StartError.
+pub(crate) fn start_failed(shared: &Shared, p: &Value, log: &Path, msg: &str) {
+    let _ = std::fs::write(log, format!("{msg}\n"));
+    pod_event(
+        shared,
+        p,
+        "Warning",
+        "Failed",
+        &format!(
+            "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
+        ),
+    );
+}
+
 pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
     crate::controllers::emit_event(
         shared,
@@ -1960,16 +1975,7 @@ async fn run_pod_inner(
             }
             match crate::containers::start(shared, k, p, c, &volumes, &restart_policy, &lp) {
                 Err(msg) => {
-                    let _ = std::fs::write(&lp, format!("{msg}\n"));
-                    pod_event(
-                        shared,
-                        p,
-                        "Warning",
-                        "Failed",
-                        &format!(
-                            "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: {msg}"
-                        ),
-                    );
+                    start_failed(shared, p, &lp, &msg);
                     for r in running.iter_mut() {
                         let r: &mut crate::runtime::Running = r;
                         let _ = r.stop(Duration::from_secs(1)).await;
