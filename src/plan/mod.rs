@@ -177,6 +177,12 @@ impl Role {
         }
     }
 
+    /// The role named by a compile-time flag: phase tables hold plain `fn` pointers, so one
+    /// generic node phase per role stands for a closure over the role.
+    pub const fn edge_if(edge: bool) -> Role {
+        if edge { Role::Edge } else { Role::Cloud }
+    }
+
     /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about.
     pub fn of_phase(id: &str) -> Role {
         if id == NODES_EDGE {

@@ -112,8 +112,8 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             run: kcm,
             dry_run: |c| dry_run::create_jobs(c.cluster, kcm_jobs(c), c.opts.job_timeout),
         },
-        node_phase(Role::Edge),
-        node_phase(Role::Cloud),
+        node_phase::<true>(),  // nodes/edge
+        node_phase::<false>(), // nodes/cloud
         PhaseDef {
             id: plan::VERIFY,
             changes: false,
@@ -124,25 +124,19 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
     ]
 }
 
-fn node_phase<'a>(role: Role) -> PhaseDef<ConvertRun<'a>> {
+/// `nodes/edge` (`EDGE`) or `nodes/cloud`.
+fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
     PhaseDef {
-        id: role.phase(),
+        id: Role::edge_if(EDGE).phase(),
         changes: true,
-        work: match role {
-            Role::Edge => |c| Work::when(c.plan.to_convert(Role::Edge).next().is_some()),
-            Role::Cloud => |c| Work::when(c.plan.to_convert(Role::Cloud).next().is_some()),
-        },
-        run: match role {
-            Role::Edge => |c| Box::pin(convert_nodes(c, Role::Edge)),
-            Role::Cloud => |c| Box::pin(convert_nodes(c, Role::Cloud)),
-        },
-        dry_run: match role {
-            Role::Edge => {
-                |c| dry_run::create_jobs(c.cluster, node_jobs(c, Role::Edge), c.opts.job_timeout)
-            }
-            Role::Cloud => {
-                |c| dry_run::create_jobs(c.cluster, node_jobs(c, Role::Cloud), c.opts.job_timeout)
-            }
+        work: |c| Work::when(c.plan.to_convert(Role::edge_if(EDGE)).next().is_some()),
+        run: |c| Box::pin(convert_nodes(c, Role::edge_if(EDGE))),
+        dry_run: |c| {
+            dry_run::create_jobs(
+                c.cluster,
+                node_jobs(c, Role::edge_if(EDGE)),
+                c.opts.job_timeout,
+            )
         },
     }
 }

@@ -111,8 +111,8 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                 })
             },
         },
-        node_phase(Role::Cloud),
-        node_phase(Role::Edge),
+        node_phase::<false>(), // nodes/cloud
+        node_phase::<true>(),  // nodes/edge
         PhaseDef {
             id: plan::KCM,
             changes: true,
@@ -158,25 +158,19 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
     ]
 }
 
-fn node_phase<'a>(role: Role) -> PhaseDef<RevertRun<'a>> {
+/// `nodes/edge` (`EDGE`) or `nodes/cloud`.
+fn node_phase<'a, const EDGE: bool>() -> PhaseDef<RevertRun<'a>> {
     PhaseDef {
-        id: role.phase(),
+        id: Role::edge_if(EDGE).phase(),
         changes: true,
-        work: match role {
-            Role::Edge => |c| Work::when(c.plan.to_revert(Role::Edge).next().is_some()),
-            Role::Cloud => |c| Work::when(c.plan.to_revert(Role::Cloud).next().is_some()),
-        },
-        run: match role {
-            Role::Edge => |c| Box::pin(revert_nodes(c, Role::Edge)),
-            Role::Cloud => |c| Box::pin(revert_nodes(c, Role::Cloud)),
-        },
-        dry_run: match role {
-            Role::Edge => {
-                |c| dry_run::create_jobs(c.cluster, revert_jobs(c, Role::Edge), c.opts.job_timeout)
-            }
-            Role::Cloud => {
-                |c| dry_run::create_jobs(c.cluster, revert_jobs(c, Role::Cloud), c.opts.job_timeout)
-            }
+        work: |c| Work::when(c.plan.to_revert(Role::edge_if(EDGE)).next().is_some()),
+        run: |c| Box::pin(revert_nodes(c, Role::edge_if(EDGE))),
+        dry_run: |c| {
+            dry_run::create_jobs(
+                c.cluster,
+                revert_jobs(c, Role::edge_if(EDGE)),
+                c.opts.job_timeout,
+            )
         },
     }
 }
