@@ -14,54 +14,6 @@ use yurtsim::Layout;
 
 const IMAGE: &str = "openyurt/yurt-manager:v1.6.1";
 
-/// Server-side applies `objects` as the admin.
-async fn apply(client: &kube::Client, objects: &[Value]) {
-    for o in objects {
-        let gvk = kube::core::GroupVersionKind::try_from(
-            &serde_json::from_value::<kube::core::TypeMeta>(o.clone()).unwrap(),
-        )
-        .unwrap();
-        let plural = match o["kind"].as_str().unwrap() {
-            "ServiceAccount" => "serviceaccounts",
-            "ClusterRoleBinding" => "clusterrolebindings",
-            "Secret" => "secrets",
-            "MutatingWebhookConfiguration" => "mutatingwebhookconfigurations",
-            "ValidatingWebhookConfiguration" => "validatingwebhookconfigurations",
-            "CustomResourceDefinition" => "customresourcedefinitions",
-            "ConfigMap" => "configmaps",
-            "YurtStaticSet" => "yurtstaticsets",
-            "Pod" => "pods",
-            k => panic!("add {k}"),
-        };
-        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
-        let api: Api<DynamicObject> = match o["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-            None => Api::all_with(client.clone(), &ar),
-        };
-        let obj: DynamicObject = serde_json::from_value(o.clone()).unwrap();
-        let name = o["metadata"]["name"].as_str().unwrap();
-        let mut done = false;
-        for _ in 0..50 {
-            // a CRD applied a moment ago is served after a short while
-            match api
-                .patch(
-                    name,
-                    &PatchParams::apply("test").force(),
-                    &Patch::Apply(&obj),
-                )
-                .await
-            {
-                Ok(_) => {
-                    done = true;
-                    break;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        }
-        assert!(done, "apply {name}");
-    }
-}
-
 fn service_account(admin: bool) -> Vec<Value> {
     let mut v = vec![json!({"apiVersion": "v1", "kind": "ServiceAccount",
         "metadata": {"name": "yurt-manager", "namespace": "kube-system"}})];
@@ -157,7 +109,7 @@ async fn yurt_manager_refuses_an_unknown_flag_like_the_real_binary() {
     let c = common::start(2, Layout::Kubeadm).await;
     let mut objects = service_account(true);
     objects.push(yurt_manager_pod(&["--controllers=*", "--zap-devel"]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
     assert!(
@@ -182,7 +134,7 @@ async fn yurt_manager_exits_when_a_version_a_controller_looks_up_is_not_served()
     let mut objects = service_account(true);
     objects.push(crd);
     objects.push(yurt_manager_pod(&["--controllers=platformadmin"]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
     assert!(
@@ -204,7 +156,7 @@ async fn yurt_manager_exits_when_its_webhook_configurations_are_missing() {
     let mut objects = service_account(true);
     objects.push(webhook_objects().remove(0));
     objects.push(yurt_manager_pod(&["--controllers=csrapprover"]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
     assert!(
@@ -226,7 +178,7 @@ async fn yurt_manager_without_its_rbac_never_gets_past_the_webhook_wait() {
     let mut objects = service_account(false);
     objects.extend(webhook_objects());
     objects.push(yurt_manager_pod(&["--controllers=csrapprover"]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     let (code, log) = crashed(&c.client).await;
     assert_eq!(code, 1, "{log}");
     assert!(log.contains("User \"system:serviceaccount:kube-system:yurt-manager\" cannot list resource \"mutatingwebhookconfigurations\""), "{log}");
@@ -245,7 +197,7 @@ async fn yurt_manager_with_its_objects_becomes_ready_prunes_unserved_webhooks_an
         "--controllers=csrapprover",
         "--leader-elect-resource-name=cloud-yurt-manager",
     ]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     ready(&c.client, "yurt-manager Ready").await;
     let api = |plural: &str, kind: &str| {
         let ar = ApiResource::from_gvk_with_plural(
@@ -330,7 +282,7 @@ async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_witho
     objects.push(yss("fresh"));
     objects.push(yss("preexisting"));
     objects.push(yurt_manager_pod(&["--controllers=yurtstaticset"]));
-    apply(&c.client, &objects).await;
+    common::apply(&c.client, &objects).await;
     ready(&c.client, "yurt-manager Ready").await;
     let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
     let created = common::eventually(

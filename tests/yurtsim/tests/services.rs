@@ -10,8 +10,8 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
 use yurtsim::Layout;
 
 const NODE: &str = "worker-1";
@@ -71,60 +71,20 @@ async fn on_node(c: &common::TestCluster, name: &str, script: &str) -> String {
     .await
 }
 
-async fn apply(client: &kube::Client, o: Value) {
-    let gvk = kube::core::GroupVersionKind::try_from(
-        &serde_json::from_value::<kube::core::TypeMeta>(o.clone()).unwrap(),
-    )
-    .unwrap();
-    let plural = match o["kind"].as_str().unwrap() {
-        "ClusterRole" => "clusterroles",
-        "ClusterRoleBinding" => "clusterrolebindings",
-        "CustomResourceDefinition" => "customresourcedefinitions",
-        "ConfigMap" => "configmaps",
-        "NodePool" => "nodepools",
-        k => panic!("add {k}"),
-    };
-    let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
-    let api: Api<DynamicObject> = match o["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    };
-    let obj: DynamicObject = serde_json::from_value(o.clone()).unwrap();
-    let name = o["metadata"]["name"].as_str().unwrap();
-    for _ in 0..50 {
-        if api
-            .patch(
-                name,
-                &PatchParams::apply("test").force(),
-                &Patch::Apply(&obj),
-            )
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("could not apply {name}");
-}
-
 /// What v1.7.0's yurthub needs in the cluster (charts/yurthub/templates/yurthub-cfg.yaml,
 /// charts/yurt-manager/crds/apps.openyurt.io_nodepools.yaml at openyurtio/openyurt@v1.7.0).
 async fn cluster_objects(client: &kube::Client) {
-    apply(client, json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    let objects = [
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "nodepools.apps.openyurt.io"},
         "spec": {"group": "apps.openyurt.io", "scope": "Cluster",
             "names": {"plural": "nodepools", "singular": "nodepool", "kind": "NodePool", "listKind": "NodePoolList", "shortNames": ["np"]},
             "versions": [
                 {"name": "v1beta1", "served": true, "storage": false, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
-                {"name": "v1beta2", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).await;
-    apply(
-        client,
+                {"name": "v1beta2", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}),
         json!({"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool",
         "metadata": {"name": "pool-a"}, "spec": {"type": "Edge"}}),
-    )
-    .await;
-    apply(client, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "yurt-hub"},
         "rules": [
             {"apiGroups": [""], "resources": ["events"], "verbs": ["get"]},
@@ -133,14 +93,16 @@ async fn cluster_objects(client: &kube::Client) {
             {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["yurt-coordinator-yurthub-certs"], "verbs": ["list", "watch"]},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "update"]},
             {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
-            {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["list", "watch"]}]})).await;
-    apply(client, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["list", "watch"]}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
         "metadata": {"name": "yurt-hub"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "yurt-hub"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:nodes"}]})).await;
-    apply(client, json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:nodes"}]}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "yurt-hub-cfg", "namespace": "kube-system", "labels": {"openyurt.io/configmap-name": "yurt-hub-cfg"}},
-        "data": {"cache_agents": "", "servicetopology": "", "discardcloudservice": "", "masterservice": ""}})).await;
+        "data": {"cache_agents": "", "servicetopology": "", "discardcloudservice": "", "masterservice": ""}}),
+    ];
+    common::apply(client, &objects).await;
 }
 
 /// Approves pending kubelet-serving requests (yurt-manager's csrapprover does it in a cluster).

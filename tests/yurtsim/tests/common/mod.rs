@@ -110,3 +110,50 @@ pub fn assert_same_tree(
     }
     assert!(diffs.is_empty(), "{what}: {}", diffs.join(", "));
 }
+
+/// Server-side applies `objects` as the admin, in order; a CRD applied a moment ago is served
+/// after a short while, so each apply is retried for up to 5 s.
+pub async fn apply(client: &Client, objects: &[serde_json::Value]) {
+    use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+    for o in objects {
+        let gvk = kube::core::GroupVersionKind::try_from(
+            &serde_json::from_value::<kube::core::TypeMeta>(o.clone()).unwrap(),
+        )
+        .unwrap();
+        let plural = match o["kind"].as_str().unwrap() {
+            "ServiceAccount" => "serviceaccounts",
+            "ClusterRole" => "clusterroles",
+            "ClusterRoleBinding" => "clusterrolebindings",
+            "Secret" => "secrets",
+            "MutatingWebhookConfiguration" => "mutatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration" => "validatingwebhookconfigurations",
+            "CustomResourceDefinition" => "customresourcedefinitions",
+            "ConfigMap" => "configmaps",
+            "NodePool" => "nodepools",
+            "YurtStaticSet" => "yurtstaticsets",
+            "Pod" => "pods",
+            k => panic!("add {k}"),
+        };
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+        let api: Api<DynamicObject> = match o["metadata"]["namespace"].as_str() {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+            None => Api::all_with(client.clone(), &ar),
+        };
+        let obj: DynamicObject = serde_json::from_value(o.clone()).unwrap();
+        let name = o["metadata"]["name"].as_str().unwrap();
+        let mut done = false;
+        for _ in 0..50 {
+            let patch = Patch::Apply(&obj);
+            if api
+                .patch(name, &PatchParams::apply("test").force(), &patch)
+                .await
+                .is_ok()
+            {
+                done = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(done, "apply {name}");
+    }
+}
