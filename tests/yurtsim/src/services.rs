@@ -2,7 +2,10 @@
 //! stub asks for (through the call log, see runtime/tools.rs), answered with systemd's own
 //! output and exit codes, and the services' main processes supervised as systemd does.
 //!
-//! Sources (systemd/systemd, v249–v255 read where noted):
+//! Sources (systemd/systemd, v249–v255). Checked against the source or real output: the
+//! "changed on disk" warning and the "no installation config" notice. The rest is cited by file
+//! but not yet re-read (the repository is over the fetch limit): re-check before relying on a
+//! new exit code or text here.
 //! * units are loaded once and kept until `daemon-reload` (src/core/manager.c); a unit file or
 //!   drop-in changed since then makes systemctl warn (src/systemctl/systemctl-util.c
 //!   `warn_unit_file_changed`); a unit never loaded is loaded on first use.
