@@ -297,8 +297,10 @@ impl Plan {
     }
 }
 
-/// A cluster preflight check, named as `--ignore-preflight-errors` takes it (kubeadm's spelling:
-/// CamelCase names, matched case-insensitively, `all` for every check that may be ignored).
+/// A cluster preflight check, named as `--ignore-preflight-errors` takes it. kubeadm's rules:
+/// CamelCase names matched case-insensitively, `all` only alone (kubernetes/kubernetes
+/// cmd/kubeadm/app/apis/kubeadm/validation/validation.go `ValidateIgnorePreflightErrors`,
+/// current source). Unlike kubeadm, a name we do not know is refused rather than ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Check {
     /// The server's Kubernetes minor is outside the profile's supported range.
