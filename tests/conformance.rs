@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use yurtctl::render::{self, BootstrapTokenRef, Profile, RenderContext, TokenSecret, WorkingMode};
 use yurtsim::facts::{self, Facts, Parsed};
 
-const PROFILES: &[&str] = &["openyurt-v1.6", "legacy-v0.6"];
+const PROFILES: &[&str] = &["openyurt-v1.7", "openyurt-v1.6", "legacy-v0.6"];
 /// The namespace the profiles are rendered into (RenderContext's default).
 const NAMESPACE: &str = "kube-system";
 /// Set on every rendered object by this suite only: the template it came from, for findings.
@@ -35,6 +35,12 @@ fn context(p: &Profile) -> RenderContext {
     ctx.features = p.flags().into_iter().map(str::to_owned).collect();
     if p.name == "legacy-v0.6" {
         ctx.tunnel_server_address = Some("203.0.113.7".into());
+    }
+    if p.node_pools.is_some() {
+        ctx.node_pools = vec![render::NodePoolRef {
+            name: "pool-1".into(),
+            pool_type: "Edge".into(),
+        }];
     }
     ctx
 }
@@ -61,13 +67,20 @@ fn rendered(name: &str) -> Rendered {
         })
         .collect();
     for mode in [WorkingMode::Edge, WorkingMode::Cloud] {
-        let yaml = render::yurthub_manifest(&profile, &ctx, mode).unwrap_or_else(|e| panic!("{e}"));
-        let mut pod: Value = serde_saphyr::from_str(&yaml).unwrap();
-        pod["metadata"]["annotations"][TEMPLATE] = json!(format!(
-            "templates/{name}/{} ({} static pod)",
-            profile.yurthub.node_template,
-            mode.as_str()
-        ));
+        let pod = match &profile.yurthub {
+            render::YurtHubDecl::Systemd(hub) => service_as_pod(&profile, hub, &objects, mode),
+            _ => {
+                let yaml = render::yurthub_manifest(&profile, &ctx, mode)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let mut pod: Value = serde_saphyr::from_str(&yaml).unwrap();
+                pod["metadata"]["annotations"][TEMPLATE] = json!(format!(
+                    "templates/{name}/{} ({} static pod)",
+                    profile.yurthub.static_pod().unwrap().node_template,
+                    mode.as_str()
+                ));
+                pod
+            }
+        };
         objects.push(pod);
     }
     let mut pinned: Vec<&'static Facts> = Vec::new();
@@ -83,6 +96,74 @@ fn rendered(name: &str) -> Rendered {
         objects,
         facts: pinned,
     }
+}
+
+/// YurtHub run as a service, seen as the pod the checks know: the unit and drop-in of the
+/// mode's ConfigMap installed on a scratch root with the node's values filled in as the servant
+/// does, the command line systemd would start (yurtsim's systemd: Environment= expansion,
+/// ExecStart= reset), and the image the binary is copied from.
+fn service_as_pod(
+    profile: &Profile,
+    hub: &render::ServiceHub,
+    objects: &[Value],
+    mode: WorkingMode,
+) -> Value {
+    let cm_name = hub.unit_config_map.get(mode);
+    let cm = objects
+        .iter()
+        .find(|o| kind(o) == "ConfigMap" && name(o) == cm_name)
+        .unwrap_or_else(|| panic!("{}: no ConfigMap {cm_name}", profile.name));
+    let text = |k: &str| cm["data"][k].as_str().unwrap_or_default().to_owned();
+    let root = tempfile::tempdir().unwrap();
+    let unit_dir = root.path().join("etc/systemd/system");
+    std::fs::create_dir_all(unit_dir.join("yurthub.service.d")).unwrap();
+    std::fs::write(
+        unit_dir.join("yurthub.service"),
+        text(render::ServiceHub::UNIT_KEY),
+    )
+    .unwrap();
+    let drop_in = text(render::ServiceHub::DROP_IN_KEY)
+        .replace("$(NODE_NAME)", "worker-1")
+        .replace("$(NODEPOOL_NAME)", "pool-1");
+    std::fs::write(
+        unit_dir
+            .join("yurthub.service.d")
+            .join(render::ServiceHub::DROP_IN_KEY),
+        drop_in,
+    )
+    .unwrap();
+    let unit = yurtsim::systemd::load_unit(root.path(), "yurthub.service")
+        .unwrap_or_else(|e| panic!("{}: yurthub.service does not load: {e}", profile.name));
+    let argv = unit
+        .command_line(root.path())
+        .unwrap_or_else(|e| panic!("{}: no command line: {e}", profile.name));
+    assert_eq!(
+        argv[0], hub.binary_path,
+        "the service runs the installed binary"
+    );
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": format!("yurthub-service-{}", mode.as_str()),
+            "namespace": NAMESPACE,
+            "annotations": {TEMPLATE: format!(
+                "templates/{}/ (ConfigMap {cm_name}: yurthub.service, {} service)",
+                profile.name,
+                mode.as_str()
+            )},
+        },
+        // a service sees the host's whole file system
+        "spec": {
+            "containers": [{
+                "name": "yurthub",
+                "image": profile.images[&hub.binary_image],
+                "command": argv,
+                "volumeMounts": [{"name": "host", "mountPath": "/"}],
+            }],
+            "volumes": [{"name": "host", "hostPath": {"path": "/"}}],
+        },
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2037,6 +2118,36 @@ fn run(profile: &str, check: &str) {
         _ => unreachable!("{check}"),
     };
     assert_conforms(profile, check, &findings);
+}
+
+#[test]
+fn v17_flags_are_accepted_by_the_pinned_binaries() {
+    run("openyurt-v1.7", "flags");
+}
+
+#[test]
+fn v17_api_versions_looked_up_at_start_are_served() {
+    run("openyurt-v1.7", "api-versions");
+}
+
+#[test]
+fn v17_crds_match_upstream() {
+    run("openyurt-v1.7", "crds");
+}
+
+#[test]
+fn v17_webhooks_are_served_by_the_pinned_binary() {
+    run("openyurt-v1.7", "webhooks");
+}
+
+#[test]
+fn v17_rbac_covers_upstream() {
+    run("openyurt-v1.7", "rbac");
+}
+
+#[test]
+fn v17_paths_ports_and_names_match_upstream() {
+    run("openyurt-v1.7", "paths-ports");
 }
 
 #[test]

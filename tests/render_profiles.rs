@@ -35,6 +35,14 @@ fn context(p: &Profile) -> RenderContext {
     if p.name == "legacy-v0.6" {
         ctx.tunnel_server_address = Some("203.0.113.7".into());
     }
+    if p.node_pools.is_some() {
+        ctx.node_pools = [("cloud", "Cloud"), ("zone-a", "Edge")]
+            .map(|(name, t)| render::NodePoolRef {
+                name: name.into(),
+                pool_type: t.into(),
+            })
+            .to_vec();
+    }
     ctx
 }
 
@@ -45,7 +53,7 @@ fn render_all(name: &str) -> (Profile, Vec<RenderedObject>) {
     (p, objs)
 }
 
-const PROFILES: &[&str] = &["openyurt-v1.6", "legacy-v0.6"];
+const PROFILES: &[&str] = &["openyurt-v1.7", "openyurt-v1.6", "legacy-v0.6"];
 
 #[test]
 fn every_template_file_is_embedded() {
@@ -72,7 +80,7 @@ fn every_template_file_is_embedded() {
             .components
             .iter()
             .flat_map(|c| c.templates.iter().cloned())
-            .chain([p.yurthub.node_template.clone()])
+            .chain(p.yurthub.static_pod().map(|s| s.node_template.clone()))
             .map(|t| format!("{name}/{t}"))
             .collect();
         let hbs: BTreeSet<String> = embedded
@@ -86,7 +94,10 @@ fn every_template_file_is_embedded() {
 
 #[test]
 fn profiles_load_and_unknown_names_list_the_valid_ones() {
-    assert_eq!(Profile::names(), vec!["legacy-v0.6", "openyurt-v1.6"]);
+    assert_eq!(
+        Profile::names(),
+        vec!["legacy-v0.6", "openyurt-v1.6", "openyurt-v1.7"]
+    );
     assert_eq!(profile(Profile::DEFAULT).name, "openyurt-v1.6");
     match Profile::load("openyurt-v9") {
         Err(e @ RenderError::UnknownProfile { .. }) => {
@@ -107,11 +118,22 @@ fn profile_declarations() {
         disable_nodelifecycle: bool,
         mode: render::YurtHubMode,
         credential: render::YurtHubCredential,
-        manifest: &'static str,
+        manifest: Option<&'static str>,
         autonomy: (&'static str, &'static str),
         flags: &'static [&'static str],
     }
     let rows = [
+        Row {
+            name: "openyurt-v1.7",
+            openyurt: "v1.7.0",
+            k8s: (31, 34),
+            disable_nodelifecycle: false,
+            mode: render::YurtHubMode::Systemd,
+            credential: render::YurtHubCredential::BootstrapFile,
+            manifest: None,
+            autonomy: ("node.openyurt.io/autonomy-duration", "0"),
+            flags: &[],
+        },
         Row {
             name: "openyurt-v1.6",
             openyurt: "v1.6.1",
@@ -119,7 +141,7 @@ fn profile_declarations() {
             disable_nodelifecycle: false,
             mode: render::YurtHubMode::YurtStaticSet,
             credential: render::YurtHubCredential::BootstrapFile,
-            manifest: "yurthub.yaml",
+            manifest: Some("yurthub.yaml"),
             autonomy: ("node.openyurt.io/autonomy-duration", "0"),
             flags: &[],
         },
@@ -130,7 +152,7 @@ fn profile_declarations() {
             disable_nodelifecycle: true,
             mode: render::YurtHubMode::StaticPod,
             credential: render::YurtHubCredential::JoinToken,
-            manifest: "yurt-hub.yaml",
+            manifest: Some("yurt-hub.yaml"),
             autonomy: ("node.beta.openyurt.io/autonomy", "true"),
             flags: &["deploy-yurttunnel", "enable-app-manager"],
         },
@@ -146,9 +168,12 @@ fn profile_declarations() {
             "{}",
             r.name
         );
-        assert_eq!(p.yurthub.mode, r.mode);
-        assert_eq!(p.yurthub.credential, r.credential);
-        assert_eq!(p.yurthub.manifest_file, r.manifest);
+        assert_eq!(p.yurthub.mode(), r.mode);
+        assert_eq!(p.yurthub.credential(), r.credential);
+        assert_eq!(
+            p.yurthub.static_pod().map(|s| s.manifest_file.as_str()),
+            r.manifest
+        );
         assert_eq!(p.labels.edge_worker.key, "openyurt.io/is-edge-worker");
         assert_eq!(
             (
@@ -198,6 +223,9 @@ fn snapshots_of_every_rendered_object() {
 fn snapshots_of_node_manifests() {
     for name in PROFILES {
         let p = profile(name);
+        if p.yurthub.static_pod().is_none() {
+            continue;
+        }
         let ctx = context(&p);
         for (node, mode) in [
             ("worker-1", WorkingMode::Edge),
@@ -208,7 +236,7 @@ fn snapshots_of_node_manifests() {
             insta::assert_snapshot!(format!("{name}__node_{}", mode.as_str()), yaml);
             assert!(!yaml.contains(TOKEN_SECRET));
             let pod: k8s_openapi::api::core::v1::Pod = serde_saphyr::from_str(&yaml).unwrap();
-            assert_eq!(pod.metadata.name.as_deref(), Some(p.yurthub_pod_name(mode)));
+            assert_eq!(pod.metadata.name.as_deref(), p.yurthub_pod_name(mode));
         }
     }
 }
@@ -279,36 +307,53 @@ fn legacy_node_manifest_reads_the_join_token_from_a_file() {
 /// for YurtStaticSets, by yurt-manager from the set's template (as the yurtsim model does).
 #[test]
 fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
-    use yurtctl::render::YurtHubMode;
+    use yurtctl::render::YurtHubDecl;
     use yurtsim::models::yurt_manager::{static_pod_manifest, template_hash};
     for name in Profile::names() {
         let p = profile(&name);
         let ctx = context(&p);
         let objs = render::render_cluster_objects(&p, &ctx).unwrap();
         for mode in [WorkingMode::Edge, WorkingMode::Cloud] {
-            let cm_name = p.yurthub_manifest_config_map(mode);
-            let text = match p.yurthub.mode {
-                YurtHubMode::StaticPod => {
+            let cm_name = p.yurthub.config_map(mode);
+            let hub = match &p.yurthub {
+                YurtHubDecl::Systemd(_) => {
                     let v = find(&objs, "ConfigMap", cm_name).to_value();
-                    v["data"][&p.yurthub.manifest_name]
-                        .as_str()
-                        .unwrap_or_else(|| {
-                            panic!("{name}: no key {} in {v}", p.yurthub.manifest_name)
-                        })
-                        .to_owned()
+                    let key = |k: &str| {
+                        v["data"][k]
+                            .as_str()
+                            .unwrap_or_else(|| panic!("{name}: no key {k} in {v}"))
+                            .to_owned()
+                    };
+                    let unit = key(render::ServiceHub::UNIT_KEY);
+                    let drop_in = key(render::ServiceHub::DROP_IN_KEY);
+                    assert!(unit.contains("WantedBy=multi-user.target"), "{unit}");
+                    let mode_flag = format!("--working-mode={}", mode.as_str());
+                    assert!(drop_in.contains(&mode_flag), "{name} {mode:?}: {drop_in}");
+                    for var in ["$(NODE_NAME)", "$(NODEPOOL_NAME)"] {
+                        assert!(drop_in.contains(var), "{name}: {var} missing: {drop_in}");
+                    }
+                    continue;
                 }
-                YurtHubMode::YurtStaticSet => {
-                    let set = find(&objs, "YurtStaticSet", p.yurthub_pod_name(mode)).to_value();
-                    assert_eq!(
-                        set["spec"]["staticPodManifest"],
-                        p.yurthub.manifest_name.as_str()
-                    );
+                YurtHubDecl::StaticPod(s) => s,
+                YurtHubDecl::YurtStaticSet(s) => s,
+            };
+            let text = match p.yurthub.mode() {
+                render::YurtHubMode::YurtStaticSet => {
+                    let set = find(&objs, "YurtStaticSet", hub.pod_name.get(mode)).to_value();
+                    assert_eq!(set["spec"]["staticPodManifest"], hub.manifest_name.as_str());
                     assert_eq!(
                         cm_name,
-                        format!("yurt-static-set-{}", p.yurthub_pod_name(mode))
+                        format!("yurt-static-set-{}", hub.pod_name.get(mode))
                     );
                     let template = &set["spec"]["template"];
                     static_pod_manifest(template, &template_hash(template))
+                }
+                _ => {
+                    let v = find(&objs, "ConfigMap", cm_name).to_value();
+                    v["data"][&hub.manifest_name]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{name}: no key {} in {v}", hub.manifest_name))
+                        .to_owned()
                 }
             };
             let installed: Value = serde_saphyr::from_str(&text).unwrap();
@@ -317,7 +362,7 @@ fn node_jobs_find_each_modes_manifest_in_the_declared_config_map() {
             assert_eq!(installed["spec"], rendered["spec"], "{name} {mode:?}");
             assert_eq!(
                 installed["metadata"]["name"],
-                p.yurthub_pod_name(mode),
+                hub.pod_name.get(mode),
                 "{name}"
             );
         }
@@ -351,6 +396,7 @@ fn every_object_is_labelled_and_namespaced() {
                 "ClusterRole"
                     | "ClusterRoleBinding"
                     | "CustomResourceDefinition"
+                    | "NodePool"
                     | "MutatingWebhookConfiguration"
                     | "ValidatingWebhookConfiguration"
             );

@@ -52,10 +52,17 @@ fn the_dockerfile_builds_what_the_jobs_run() {
 
     // the Job's command is a bare `yurtctl`, found on PATH at /usr/local/bin
     let profile = yurtctl::render::Profile::load(yurtctl::render::Profile::DEFAULT).unwrap();
+    let node = yurtctl::plan::NodeDecision {
+        name: "n1".into(),
+        role: yurtctl::plan::Role::Edge,
+        action: yurtctl::plan::NodeAction::Convert,
+        autonomous: true,
+        pool: Some("edge".into()),
+    };
     let job = yurtctl::app::convert::node_job(
-        "n1",
-        yurtctl::plan::Role::Edge,
+        &node,
         "img",
+        &profile.images,
         &profile,
         Duration::from_secs(60),
     );

@@ -149,6 +149,25 @@ pub struct ConvertCmd {
     )]
     pub ignore_preflight_errors: Vec<Option<crate::plan::Check>>,
 
+    /// The NodePool every edge node joins (profiles with NodePools) [default: the profile's,
+    /// edge]
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = super::values::nodepool_name,
+        conflicts_with = "nodepools_from_label"
+    )]
+    pub nodepool: Option<String>,
+
+    /// One edge NodePool per value of this node label, e.g. topology.kubernetes.io/zone
+    /// (profiles with NodePools)
+    #[arg(long, value_name = "KEY", value_parser = super::values::label_key)]
+    pub nodepools_from_label: Option<String>,
+
+    /// The NodePool cloud nodes join (profiles with NodePools) [default: the profile's, cloud]
+    #[arg(long, value_name = "NAME", value_parser = super::values::nodepool_name)]
+    pub cloud_nodepool: Option<String>,
+
     /// Deploy yurt-tunnel-server and yurt-tunnel-agent (profiles that have them)
     #[arg(long)]
     pub deploy_yurttunnel: bool,
@@ -220,6 +239,9 @@ impl ConvertCmd {
             .collect(),
             token_ttl: self.token_ttl,
             force_conflicts: self.force_conflicts,
+            nodepool: self.nodepool.clone(),
+            nodepools_from_label: self.nodepools_from_label.clone(),
+            cloud_nodepool: self.cloud_nodepool.clone(),
         }
     }
 }

@@ -15,6 +15,17 @@ pub fn node_name(s: &str) -> Result<String, String> {
     }
 }
 
+/// A NodePool name: a DNS-1123 subdomain, like every cluster-scoped object's.
+pub fn nodepool_name(s: &str) -> Result<String, String> {
+    if is_dns1123_subdomain(s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "{s:?} is not a valid NodePool name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')"
+        ))
+    }
+}
+
 /// A whole number of at least 1.
 pub fn positive(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {

@@ -82,6 +82,15 @@ pub struct ConvertOptions {
     /// `--ignore-preflight-errors`: these checks' findings are warnings, not errors.
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub ignore_preflight_errors: BTreeSet<Check>,
+    /// `--nodepool`: the NodePool every edge node joins (None: the profile's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodepool: Option<String>,
+    /// `--nodepools-from-label`: one edge NodePool per value of this node label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodepools_from_label: Option<String>,
+    /// `--cloud-nodepool`: the NodePool cloud nodes join (None: the profile's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud_nodepool: Option<String>,
 }
 
 /// The kind of cluster (`--provider`); nodes tell which one it is.
@@ -177,6 +186,14 @@ impl Role {
         }
     }
 
+    /// The NodePool `spec.type` of a pool of nodes of this role.
+    pub fn pool_type(self) -> &'static str {
+        match self {
+            Role::Edge => "Edge",
+            Role::Cloud => "Cloud",
+        }
+    }
+
     /// The role named by a compile-time flag: phase tables hold plain `fn` pointers, so one
     /// generic node phase per role stands for a closure over the role.
     pub const fn edge_if(edge: bool) -> Role {
@@ -227,6 +244,9 @@ pub struct NodeDecision {
     pub action: NodeAction,
     /// Gets the profile's autonomy annotation (edge nodes only).
     pub autonomous: bool,
+    /// The NodePool the node joins (profiles with NodePools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 /// One step of a phase: what is done, to what.
@@ -317,6 +337,8 @@ pub enum Check {
     KubeControllerManager,
     /// The caller lacks a permission the command needs.
     Permissions,
+    /// A node cannot join the NodePool this run puts it in.
+    NodePool,
 }
 
 impl Check {
@@ -334,6 +356,7 @@ impl Check {
             Check::AutonomousNodes => "AutonomousNodes",
             Check::KubeControllerManager => "KubeControllerManager",
             Check::Permissions => "Permissions",
+            Check::NodePool => "NodePool",
         }
     }
 
@@ -527,6 +550,25 @@ pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), Pla
                 .join(", ")
         )));
     }
+    let pool_flags = [
+        ("--nodepool", &opts.nodepool),
+        ("--nodepools-from-label", &opts.nodepools_from_label),
+        ("--cloud-nodepool", &opts.cloud_nodepool),
+    ];
+    if profile.node_pools.is_none()
+        && let Some((flag, _)) = pool_flags.iter().find(|(_, v)| v.is_some())
+    {
+        return Err(PlanError::Usage(format!(
+            "{flag}: profile {} puts nodes in no NodePool; use a profile with NodePools \
+             (openyurt-v1.7)",
+            profile.name
+        )));
+    }
+    if opts.nodepool.is_some() && opts.nodepools_from_label.is_some() {
+        return Err(PlanError::Usage(
+            "--nodepool and --nodepools-from-label exclude each other".into(),
+        ));
+    }
     if let Some(v) = &opts.openyurt_version {
         let minor = |s: &str| s.rsplit_once('.').map(|(m, _)| m.to_owned());
         if minor(v) != minor(&profile.openyurt_version) {
@@ -540,6 +582,82 @@ pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), Pla
         }
     }
     Ok(())
+}
+
+/// The NodePool `n` joins in role `role`, or why it cannot.
+fn pool_of(
+    n: &NodeInfo,
+    role: Role,
+    opts: &ConvertOptions,
+    decl: &crate::render::NodePoolDecl,
+) -> Result<String, String> {
+    let want = match (role, &opts.nodepools_from_label) {
+        (Role::Cloud, _) => opts
+            .cloud_nodepool
+            .clone()
+            .unwrap_or_else(|| decl.default_cloud_pool.clone()),
+        (Role::Edge, Some(key)) => match n.labels.get(key) {
+            None => {
+                return Err(format!(
+                    "node {} has no label {key} (--nodepools-from-label): label it, or put it \
+                     in a pool with --nodepool",
+                    n.name
+                ));
+            }
+            Some(v) if !crate::selector::is_dns1123_subdomain(v) => {
+                return Err(format!(
+                    "node {}: {key}={v} is not a valid NodePool name (a DNS-1123 subdomain: \
+                     lower-case letters, digits, '-' and '.')",
+                    n.name
+                ));
+            }
+            Some(v) => v.clone(),
+        },
+        (Role::Edge, None) => opts
+            .nodepool
+            .clone()
+            .unwrap_or_else(|| decl.default_edge_pool.clone()),
+    };
+    match n.labels.get(&decl.label) {
+        Some(have) if *have != want => Err(format!(
+            "node {} is in NodePool {have} ({}={have}), not {want}: yurt-manager refuses to move \
+             a node between pools in place; choose {have} for it, or revert the node first",
+            n.name, decl.label
+        )),
+        _ => Ok(want),
+    }
+}
+
+/// The NodePools of a plan's nodes and their role, by name.
+pub fn plan_pools(nodes: &[NodeDecision]) -> BTreeMap<&str, Role> {
+    nodes
+        .iter()
+        .filter_map(|n| Some((n.pool.as_deref()?, n.role)))
+        .collect()
+}
+
+/// A pool that would hold edge and cloud nodes (a NodePool has one type), once per pool.
+fn pool_conflicts(nodes: &[NodeDecision]) -> Vec<Finding> {
+    let mut first: BTreeMap<&str, &NodeDecision> = BTreeMap::new();
+    let mut reported = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in nodes {
+        let Some(pool) = n.pool.as_deref() else {
+            continue;
+        };
+        let other = *first.entry(pool).or_insert(n);
+        if other.role != n.role && reported.insert(pool) {
+            out.push(Finding::new(
+                Check::NodePool,
+                format!(
+                    "NodePool {pool} would hold edge and cloud nodes ({} and {}); a pool has \
+                     one type: give cloud nodes another pool with --cloud-nodepool",
+                    other.name, n.name
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Plans `yurtctl convert`.
@@ -644,9 +762,15 @@ pub fn plan_convert(
                 autonomous: role == Role::Edge
                     && (opts.autonomous_nodes.is_empty()
                         || opts.autonomous_nodes.contains(&n.name)),
+                pool: profile.node_pools.as_ref().and_then(|decl| {
+                    pool_of(n, role, opts, decl)
+                        .map_err(|m| findings.push(Finding::new(Check::NodePool, m)))
+                        .ok()
+                }),
             })
         })
         .collect();
+    findings.extend(pool_conflicts(&nodes));
     for n in &opts.autonomous_nodes {
         if nodes.iter().any(|d| &d.name == n && d.role != Role::Edge) {
             findings.push(Finding::new(
@@ -789,6 +913,9 @@ fn steps(
                     Role::Cloud => &labels.edge_worker.cloud,
                 };
                 let mut d = format!("label {}={value}", labels.edge_worker.key);
+                if let (Some(decl), Some(pool)) = (&profile.node_pools, &n.pool) {
+                    d.push_str(&format!(" and {}={pool}", decl.label));
+                }
                 if n.autonomous {
                     d.push_str(&format!(
                         ", annotate {}={}",
@@ -806,6 +933,13 @@ fn steps(
                 .enabled_components(&opts.features)
                 .map(|c| Step::new("apply", c.id.clone(), c.templates.join(", ")))
                 .collect();
+            s.extend(plan_pools(nodes).into_iter().map(|(pool, role)| {
+                Step::new(
+                    "apply",
+                    format!("nodepool/{pool}"),
+                    format!("NodePool {pool} (type {})", role.pool_type()),
+                )
+            }));
             s.push(Step::new(
                 "apply",
                 "yurthub-bootstrap",
@@ -851,7 +985,7 @@ fn steps(
                                 "Job {}: node-servant convert, YurtHub from ConfigMap {} \
                                  (timeout {}s, {} at a time)",
                                 crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
-                                profile.yurthub_manifest_config_map(role.working_mode()),
+                                profile.yurthub.config_map(role.working_mode()),
                                 opts.job_timeout.as_secs(),
                                 opts.concurrency.max(1)
                             ),
@@ -873,15 +1007,24 @@ fn steps(
 /// node preflight reports it.
 fn node_files(profile: &Profile) -> String {
     use crate::servant::{journal::BACKUP_DIR, kubelet::OPENYURT_KUBECONFIG, yurthub};
-    let credential = match profile.yurthub.credential {
+    let credential = match profile.yurthub.credential() {
         crate::render::YurtHubCredential::BootstrapFile => yurthub::BOOTSTRAP_FILE,
         crate::render::YurtHubCredential::JoinToken => yurthub::JOIN_TOKEN_FILE,
     };
+    let hub = match profile.yurthub.static_pod() {
+        Some(s) => format!("+ <static-pod dir>/{}", s.manifest_file),
+        None => format!(
+            "+ {} (0755), + {} and + {} (0644), systemctl enable --now {}",
+            yurthub::HUB_BINARY,
+            yurthub::HUB_UNIT_FILE,
+            yurthub::HUB_DROP_IN_FILE,
+            yurthub::HUB_UNIT
+        ),
+    };
     format!(
-        "+ <static-pod dir>/{}, + {credential} (0600), + {OPENYURT_KUBECONFIG}; \
+        "{hub}, + {credential} (0600), + {OPENYURT_KUBECONFIG}; \
          ~ the kubelet's --kubeconfig value → {OPENYURT_KUBECONFIG} where its unit or env file \
-         sets it, then kubelet restart; backups in {BACKUP_DIR}",
-        profile.yurthub.manifest_file
+         sets it, then kubelet restart; backups in {BACKUP_DIR}"
     )
 }
 

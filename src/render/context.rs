@@ -142,6 +142,8 @@ pub struct RenderContext {
     pub edge_nodes: Vec<String>,
     /// Enabled feature flags (e.g. `deploy-yurttunnel`).
     pub features: BTreeSet<String>,
+    /// The NodePools the converted nodes join (profiles with NodePools).
+    pub node_pools: Vec<NodePoolRef>,
     /// yurtctl's own image for node Jobs.
     pub servant_image: String,
     /// Public address of yurt-tunnel-server (`host` or `host:port`), legacy profile only.
@@ -169,6 +171,7 @@ impl RenderContext {
             cloud_nodes: Vec::new(),
             edge_nodes: Vec::new(),
             features: BTreeSet::new(),
+            node_pools: Vec::new(),
             servant_image: profile.images["servant"].clone(),
             tunnel_server_address: None,
         }
@@ -200,6 +203,11 @@ impl RenderContext {
                 return bad(format!("image {id} = {image:?} is not an image reference"));
             }
         }
+        for p in &self.node_pools {
+            if !is_dns_subdomain(&p.name) || !matches!(p.pool_type.as_str(), "Edge" | "Cloud") {
+                return bad(format!("NodePool {:?} of type {:?}", p.name, p.pool_type));
+            }
+        }
         for n in self.cloud_nodes.iter().chain(&self.edge_nodes) {
             if !is_dns_subdomain(n) {
                 return bad(format!("node name {n:?} is not a DNS subdomain"));
@@ -222,6 +230,15 @@ impl RenderContext {
         }
         Ok(())
     }
+}
+
+/// A NodePool as templates see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodePoolRef {
+    pub name: String,
+    /// `Edge` or `Cloud`.
+    #[serde(rename = "type")]
+    pub pool_type: String,
 }
 
 /// Node-level values for the YurtHub static-pod template.
@@ -252,7 +269,10 @@ impl NodeContext {
             working_mode,
             yurthub_image: ctx.images.get("yurthub").cloned().unwrap_or_default(),
             server_addr: ctx.api_server.clone(),
-            pod_name: profile.yurthub_pod_name(working_mode).to_owned(),
+            pod_name: profile
+                .yurthub_pod_name(working_mode)
+                .unwrap_or_default()
+                .to_owned(),
             bootstrap_file: BOOTSTRAP_FILE.into(),
             join_token_file: JOIN_TOKEN_FILE.into(),
         }

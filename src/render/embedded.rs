@@ -83,4 +83,48 @@ pub(crate) static FILES: &[(&str, &str)] = &[
         "openyurt-v1.6/yurthub-staticsets.yaml.hbs",
         include_str!("../../templates/openyurt-v1.6/yurthub-staticsets.yaml.hbs"),
     ),
+    (
+        "openyurt-v1.7/bootstrap-token.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/bootstrap-token.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/crd-nodepools.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/crd-nodepools.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/crd-yurtstaticsets.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/crd-yurtstaticsets.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/crds-apps.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/crds-apps.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/nodepools.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/nodepools.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/profile.yaml",
+        include_str!("../../templates/openyurt-v1.7/profile.yaml"),
+    ),
+    (
+        "openyurt-v1.7/yurt-manager-rbac.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/yurt-manager-rbac.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/yurt-manager-webhooks.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/yurt-manager-webhooks.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/yurt-manager.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/yurt-manager.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/yurthub-cluster.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/yurthub-cluster.yaml.hbs"),
+    ),
+    (
+        "openyurt-v1.7/yurthub-service.yaml.hbs",
+        include_str!("../../templates/openyurt-v1.7/yurthub-service.yaml.hbs"),
+    ),
 ];

@@ -27,14 +27,15 @@ use kube::core::{DynamicObject, GroupVersionKind};
 use serde_json::{Map, Value, json};
 
 pub use context::{
-    BOOTSTRAP_FILE, BootstrapTokenRef, JOIN_TOKEN_FILE, NodeContext, RenderContext, TokenSecret,
-    WorkingMode,
+    BOOTSTRAP_FILE, BootstrapTokenRef, JOIN_TOKEN_FILE, NodeContext, NodePoolRef, RenderContext,
+    TokenSecret, WorkingMode,
 };
 pub use engine::{base64, render_str};
 pub use error::{RenderError, Result};
 pub use profile::{
-    CRATE_VERSION_VAR, Component, EdgeWorkerLabel, KeyValue, KubernetesRange, LabelDecl, PerMode,
-    Profile, YurtHubCredential, YurtHubDecl, YurtHubMode,
+    CRATE_VERSION_VAR, Component, EdgeWorkerLabel, KeyValue, KubernetesRange, LabelDecl,
+    NodePoolDecl, PerMode, Profile, ServiceHub, StaticPodHub, YurtHubCredential, YurtHubDecl,
+    YurtHubMode,
 };
 
 use crate::naming::{LABEL_MANAGED_BY, MANAGED_BY};
@@ -196,7 +197,14 @@ fn any_node(profile: &Profile, ctx: &RenderContext, mode: WorkingMode) -> NodeCo
 
 /// The YurtHub static pod for one node, as JSON.
 fn node_pod(profile: &Profile, ctx: &RenderContext, node: &NodeContext) -> Result<Value> {
-    let t = &profile.yurthub.node_template;
+    let Some(hub) = profile.yurthub.static_pod() else {
+        return Err(RenderError::Profile {
+            profile: profile.name.clone(),
+            message: "YurtHub runs as a systemd service in this profile: it has no static pod"
+                .into(),
+        });
+    };
+    let t = &hub.node_template;
     let text = profile
         .template_text(t)
         .ok_or_else(|| RenderError::Profile {
@@ -237,6 +245,7 @@ fn base_data(profile: &Profile, ctx: &RenderContext) -> Result<Map<String, Value
     };
     data.insert("yurthub".into(), to_json(&profile.yurthub)?);
     data.insert("labels".into(), to_json(&profile.labels)?);
+    data.insert("bootstrapFile".into(), Value::String(BOOTSTRAP_FILE.into()));
     data.insert(
         "disableNodeLifecycle".into(),
         Value::Bool(profile.disable_node_lifecycle),
@@ -249,6 +258,9 @@ fn base_data(profile: &Profile, ctx: &RenderContext) -> Result<Map<String, Value
 /// `yurthubManifests.{edge,cloud}` (YAML text) and `yurthubPodTemplates.{edge,cloud}`.
 fn cluster_data(profile: &Profile, ctx: &RenderContext) -> Result<Value> {
     let mut data = base_data(profile, ctx)?;
+    if profile.yurthub.static_pod().is_none() {
+        return Ok(Value::Object(data));
+    }
     let mut manifests = Map::new();
     let mut templates = Map::new();
     for mode in [WorkingMode::Edge, WorkingMode::Cloud] {

@@ -22,6 +22,10 @@ pub struct Profile {
     pub components: Vec<Component>,
     pub yurthub: YurtHubDecl,
     pub labels: LabelDecl,
+    /// NodePools: every converted node joins one (OpenYurt v1.7: YurtHub's `--nodepool-name`
+    /// is mandatory). None: the profile puts nodes in no pool.
+    #[serde(default)]
+    pub node_pools: Option<NodePoolDecl>,
     /// Whether kube-controller-manager's `nodelifecycle` controller must be disabled.
     pub disable_node_lifecycle: bool,
     /// Default images by component id; tags are pinned (never `latest`).
@@ -52,7 +56,7 @@ pub struct Component {
     pub flag: Option<String>,
 }
 
-/// How YurtHub runs on nodes.
+/// How YurtHub runs on nodes (`yurthub.mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum YurtHubMode {
@@ -60,6 +64,9 @@ pub enum YurtHubMode {
     YurtStaticSet,
     /// Plain static pod written by the servant.
     StaticPod,
+    /// systemd service `yurthub.service` running the binary installed on the host
+    /// (OpenYurt v1.7).
+    Systemd,
 }
 
 /// What YurtHub authenticates with the first time.
@@ -72,10 +79,19 @@ pub enum YurtHubCredential {
     JoinToken,
 }
 
+/// The declaration of how YurtHub runs on nodes, by `mode`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(tag = "mode", rename_all = "kebab-case")]
+pub enum YurtHubDecl {
+    YurtStaticSet(StaticPodHub),
+    StaticPod(StaticPodHub),
+    Systemd(ServiceHub),
+}
+
+/// YurtHub as a static pod.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct YurtHubDecl {
-    pub mode: YurtHubMode,
+pub struct StaticPodHub {
     pub credential: YurtHubCredential,
     /// The per-node static-pod template file.
     pub node_template: String,
@@ -92,6 +108,61 @@ pub struct YurtHubDecl {
     pub manifest_name: String,
 }
 
+/// YurtHub as a systemd service: the binary copied out of the pinned upstream image, the unit
+/// and drop-in from a ConfigMap per working mode (keys [`ServiceHub::UNIT_KEY`] and
+/// [`ServiceHub::DROP_IN_KEY`]; the drop-in's `$(NODE_NAME)` and `$(NODEPOOL_NAME)` are filled
+/// in on the node).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceHub {
+    pub credential: YurtHubCredential,
+    /// The ConfigMap (in the profile's namespace) per working mode holding unit and drop-in.
+    pub unit_config_map: PerMode,
+    /// The image (an `images` key) the binary is copied from, and its path in that image.
+    pub binary_image: String,
+    pub binary_path: String,
+}
+
+impl ServiceHub {
+    pub const UNIT_KEY: &'static str = "yurthub.service";
+    pub const DROP_IN_KEY: &'static str = "10-yurthub.conf";
+}
+
+impl YurtHubDecl {
+    pub fn mode(&self) -> YurtHubMode {
+        match self {
+            YurtHubDecl::YurtStaticSet(_) => YurtHubMode::YurtStaticSet,
+            YurtHubDecl::StaticPod(_) => YurtHubMode::StaticPod,
+            YurtHubDecl::Systemd(_) => YurtHubMode::Systemd,
+        }
+    }
+
+    pub fn credential(&self) -> YurtHubCredential {
+        match self {
+            YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => s.credential,
+            YurtHubDecl::Systemd(s) => s.credential,
+        }
+    }
+
+    /// The static-pod declaration, unless YurtHub runs as a service.
+    pub fn static_pod(&self) -> Option<&StaticPodHub> {
+        match self {
+            YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => Some(s),
+            YurtHubDecl::Systemd(_) => None,
+        }
+    }
+
+    /// The ConfigMap node Jobs of a working mode install YurtHub from.
+    pub fn config_map(&self, mode: super::WorkingMode) -> &str {
+        match self {
+            YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => {
+                s.manifest_config_map.get(mode)
+            }
+            YurtHubDecl::Systemd(s) => s.unit_config_map.get(mode),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerMode {
@@ -106,6 +177,18 @@ pub struct LabelDecl {
     pub edge_worker: EdgeWorkerLabel,
     /// The node annotation that makes a node autonomous, and the value yurtctl sets.
     pub autonomy: KeyValue,
+}
+
+/// How nodes join NodePools.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePoolDecl {
+    /// The node label naming the node's pool (`apps.openyurt.io/nodepool`).
+    pub label: String,
+    /// The pool cloud nodes join unless the user names another.
+    pub default_cloud_pool: String,
+    /// The pool edge nodes join unless the user names another or groups them by a label.
+    pub default_edge_pool: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -153,12 +236,13 @@ impl Profile {
         for image in p.images.values_mut() {
             *image = image.replace(CRATE_VERSION_VAR, version);
         }
-        p.yurthub.manifest_name = p
-            .yurthub
-            .manifest_file
-            .strip_suffix(".yaml")
-            .unwrap_or(&p.yurthub.manifest_file)
-            .to_owned();
+        if let YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) = &mut p.yurthub {
+            s.manifest_name = s
+                .manifest_file
+                .strip_suffix(".yaml")
+                .unwrap_or(&s.manifest_file)
+                .to_owned();
+        }
         p.check(name)?;
         Ok(p)
     }
@@ -199,8 +283,23 @@ impl Profile {
                 return bad(format!("images.{key} is required"));
             }
         }
-        if !self.yurthub.manifest_file.ends_with(".yaml") {
-            return bad("yurthub.manifestFile must end in .yaml".into());
+        match &self.yurthub {
+            YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => {
+                if !s.manifest_file.ends_with(".yaml") {
+                    return bad("yurthub.manifestFile must end in .yaml".into());
+                }
+            }
+            YurtHubDecl::Systemd(s) => {
+                if !self.images.contains_key(&s.binary_image) {
+                    return bad(format!(
+                        "yurthub.binaryImage {:?} is not one of the profile's images",
+                        s.binary_image
+                    ));
+                }
+                if !s.binary_path.starts_with('/') {
+                    return bad("yurthub.binaryPath must be an absolute path".into());
+                }
+            }
         }
         Ok(())
     }
@@ -209,7 +308,7 @@ impl Profile {
         self.components
             .iter()
             .flat_map(|c| c.templates.iter().map(String::as_str))
-            .chain(std::iter::once(self.yurthub.node_template.as_str()))
+            .chain(self.yurthub.static_pod().map(|s| s.node_template.as_str()))
     }
 
     /// The text of one of this profile's template files.
@@ -240,14 +339,9 @@ impl Profile {
             .collect()
     }
 
-    /// The static pod name for a working mode.
-    pub fn yurthub_pod_name(&self, mode: super::WorkingMode) -> &str {
-        self.yurthub.pod_name.get(mode)
-    }
-
-    /// The ConfigMap holding the YurtHub manifest for a working mode (key: `manifest_name`).
-    pub fn yurthub_manifest_config_map(&self, mode: super::WorkingMode) -> &str {
-        self.yurthub.manifest_config_map.get(mode)
+    /// The static pod name for a working mode (None when YurtHub runs as a service).
+    pub fn yurthub_pod_name(&self, mode: super::WorkingMode) -> Option<&str> {
+        self.yurthub.static_pod().map(|s| s.pod_name.get(mode))
     }
 }
 

@@ -143,7 +143,12 @@ pub fn hub_options(
 ) -> yurtctl::servant::YurtHubOptions {
     let p = yurtctl::render::Profile::load(profile).expect("profile");
     yurtctl::servant::YurtHubOptions {
-        manifest_file: p.yurthub.manifest_file.clone(),
+        manifest_file: p
+            .yurthub
+            .static_pod()
+            .expect("a static-pod profile")
+            .manifest_file
+            .clone(),
         manifest: yurthub_manifest(profile, api_server, mode),
         credential,
     }

@@ -91,6 +91,13 @@ fn render_objects(
             Role::Cloud => ctx.cloud_nodes.push(n.name.clone()),
         }
     }
+    ctx.node_pools = plan::plan_pools(&plan.nodes)
+        .into_iter()
+        .map(|(name, role)| crate::render::NodePoolRef {
+            name: name.to_owned(),
+            pool_type: role.pool_type().to_owned(),
+        })
+        .collect();
     let rendered = render_cluster_objects(profile, &ctx).map_err(render_err)?;
     let mut objects: Vec<DynamicObject> = rendered.into_iter().map(|r| r.object).collect();
     let secret: DynamicObject = serde_json::from_value(json!({
@@ -102,7 +109,7 @@ fn render_objects(
             "labels": {LABEL_MANAGED_BY: MANAGED_BY, crate::render::PROFILE_LABEL: profile.name},
         },
         "type": "Opaque",
-        "data": match profile.yurthub.credential {
+        "data": match profile.yurthub.credential() {
             YurtHubCredential::BootstrapFile => json!({BOOTSTRAP_KEY: base64(kubeconfig.as_bytes())}),
             YurtHubCredential::JoinToken => json!({JOIN_TOKEN_KEY: base64(token.as_bytes())}),
         },
@@ -251,7 +258,7 @@ pub(super) async fn apply_components(
             refs.push(r);
         }
     }
-    if profile.yurthub.mode == YurtHubMode::YurtStaticSet {
+    if profile.yurthub.mode() == YurtHubMode::YurtStaticSet {
         refs.extend(
             wait_static_set_config_maps(cluster, profile, journal, opts.job_timeout, rep).await?,
         );
@@ -270,7 +277,7 @@ async fn wait_static_set_config_maps(
     rep: &dyn Reporter,
 ) -> Result<Vec<ObjectRef>, ClusterError> {
     let names: Vec<String> = [WorkingMode::Edge, WorkingMode::Cloud]
-        .map(|m| profile.yurthub_manifest_config_map(m).to_string())
+        .map(|m| profile.yurthub.config_map(m).to_string())
         .to_vec();
     rep.event(Event::Note {
         phase: plan::COMPONENTS,

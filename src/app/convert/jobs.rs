@@ -1,14 +1,15 @@
 //! The node Jobs of convert: node-side preflight, the node conversion (YurtHub and the kubelet
 //! redirect) and kube-controller-manager's nodelifecycle flag, each a servant Job.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::cluster::jobs::NodeJob;
 use crate::exec::servant_job::{ServantVolume, servant_job};
-use crate::plan::{self, NodeAction, Plan, Role};
-use crate::render::{Profile, YurtHubCredential};
+use crate::plan::{self, NodeAction, NodeDecision, Plan};
+use crate::render::{Profile, ServiceHub, YurtHubCredential, YurtHubDecl};
 
 /// The Secret that carries YurtHub's bootstrap kubeconfig into node Jobs (a volume, never an
 /// argument or an environment variable).
@@ -17,7 +18,8 @@ pub const BOOTSTRAP_KEY: &str = "bootstrap-hub.conf";
 /// The key of the same Secret holding the bare token, for YurtHub's legacy `--join-token`.
 pub const JOIN_TOKEN_KEY: &str = "join-token";
 const BOOTSTRAP_MOUNT: &str = "/etc/yurtctl/bootstrap";
-const MANIFEST_MOUNT: &str = "/etc/yurtctl/yurthub";
+const HUB_CONFIG_MOUNT: &str = "/etc/yurtctl/yurthub";
+const HUB_BINARY_MOUNT: &str = "/opt/yurtctl/yurthub";
 
 /// The `preflight/nodes` Jobs: one per node a node phase of this run converts.
 pub fn preflight_jobs(plan: &Plan, servant_image: &str, job_timeout: Duration) -> Vec<NodeJob> {
@@ -42,43 +44,70 @@ pub fn preflight_jobs(plan: &Plan, servant_image: &str, job_timeout: Duration) -
 }
 
 /// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
-/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; the YurtHub
-/// manifest from the profile's ConfigMap for the node's working mode, the credential from the
-/// bootstrap Secret (volumes, never arguments or environment variables).
+/// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; YurtHub's
+/// files from the profile's ConfigMap for the node's working mode, the credential from the
+/// bootstrap Secret (volumes, never arguments or environment variables). With YurtHub as a
+/// service, an init container of the pinned upstream image copies the yurthub binary into an
+/// emptyDir the servant installs it from, so the host gets exactly the released binary.
 /// The runner adds the least-privilege defaults (deliberate tolerations, resources;
 /// `NodeJob::to_job`). Host `/` rather than narrower paths: the servant follows the kubelet's
 /// unit, drop-ins and EnvironmentFiles wherever they are, and privileged + hostPID is root on
 /// the node anyway.
 pub fn node_job(
-    node: &str,
-    role: Role,
+    node: &NodeDecision,
     servant_image: &str,
+    images: &BTreeMap<String, String>,
     profile: &Profile,
     job_timeout: Duration,
 ) -> NodeJob {
     // leave the servant time to report before the Job's deadline
     let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
-    let mode = role.working_mode();
+    let mode = node.role.working_mode();
     let hub = &profile.yurthub;
-    let (credential_flag, credential_key) = match hub.credential {
+    let (credential_flag, credential_key) = match hub.credential() {
         YurtHubCredential::BootstrapFile => ("--bootstrap-file", BOOTSTRAP_KEY),
         YurtHubCredential::JoinToken => ("--join-token-file", JOIN_TOKEN_KEY),
     };
     let credential = format!("{BOOTSTRAP_MOUNT}/{credential_key}");
-    let manifest = format!("{MANIFEST_MOUNT}/{}", hub.manifest_file);
-    let args = [
-        "--yurthub-manifest",
-        &manifest,
-        "--manifest-file",
-        &hub.manifest_file,
-        credential_flag,
-        &credential,
-        "--yurthub-timeout",
-        &hub_timeout,
-    ];
-    servant_job(
+    let mut args: Vec<String> = Vec::new();
+    let items = match hub {
+        YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => {
+            args.extend([
+                "--yurthub-manifest".into(),
+                format!("{HUB_CONFIG_MOUNT}/{}", s.manifest_file),
+                "--manifest-file".into(),
+                s.manifest_file.clone(),
+            ]);
+            json!([{"key": s.manifest_name, "path": s.manifest_file}])
+        }
+        YurtHubDecl::Systemd(_) => {
+            args.extend([
+                "--yurthub-unit".into(),
+                format!("{HUB_CONFIG_MOUNT}/{}", ServiceHub::UNIT_KEY),
+                "--yurthub-drop-in".into(),
+                format!("{HUB_CONFIG_MOUNT}/{}", ServiceHub::DROP_IN_KEY),
+                "--yurthub-binary".into(),
+                format!("{HUB_BINARY_MOUNT}/yurthub"),
+            ]);
+            if let Some(pool) = &node.pool {
+                args.extend(["--nodepool-name".into(), pool.clone()]);
+            }
+            json!([
+                {"key": ServiceHub::UNIT_KEY, "path": ServiceHub::UNIT_KEY},
+                {"key": ServiceHub::DROP_IN_KEY, "path": ServiceHub::DROP_IN_KEY}
+            ])
+        }
+    };
+    args.extend([
+        credential_flag.into(),
+        credential,
+        "--yurthub-timeout".into(),
+        hub_timeout,
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut job = servant_job(
         plan::CONVERT_ACTION,
-        node,
+        &node.name,
         servant_image,
         "convert",
         &args,
@@ -94,15 +123,44 @@ pub fn node_job(
                 }}),
             },
             ServantVolume {
-                name: "yurthub-manifest",
-                mount_path: MANIFEST_MOUNT,
-                source: json!({"configMap": {
-                    "name": profile.yurthub_manifest_config_map(mode),
-                    "items": [{"key": hub.manifest_name, "path": hub.manifest_file}]
-                }}),
+                name: "yurthub-config",
+                mount_path: HUB_CONFIG_MOUNT,
+                source: json!({"configMap": {"name": hub.config_map(mode), "items": items}}),
             },
         ],
-    )
+    );
+    if let YurtHubDecl::Systemd(s) = hub {
+        let image = images.get(&s.binary_image).cloned().unwrap_or_default();
+        add_binary_copy(&mut job, &image, &s.binary_path);
+    }
+    job
+}
+
+/// An emptyDir the servant reads the binary from, filled by an init container of `image`
+/// copying `path` (the image's own `cp`; the upstream images are alpine-based).
+fn add_binary_copy(job: &mut NodeJob, image: &str, path: &str) {
+    let spec = job.template.spec.get_or_insert_with(Default::default);
+    let volume = "yurthub-binary";
+    spec.volumes.get_or_insert_with(Vec::new).push(
+        serde_json::from_value(json!({"name": volume, "emptyDir": {}})).expect("a valid volume"),
+    );
+    for c in &mut spec.containers {
+        c.volume_mounts.get_or_insert_with(Vec::new).push(
+            serde_json::from_value(
+                json!({"name": volume, "mountPath": HUB_BINARY_MOUNT, "readOnly": true}),
+            )
+            .expect("a valid mount"),
+        );
+    }
+    spec.init_containers = Some(vec![
+        serde_json::from_value(json!({
+            "name": "copy-yurthub",
+            "image": image,
+            "command": ["cp", path, format!("{HUB_BINARY_MOUNT}/yurthub")],
+            "volumeMounts": [{"name": volume, "mountPath": HUB_BINARY_MOUNT}],
+        }))
+        .expect("a valid init container"),
+    ]);
 }
 
 /// The node Job that disables nodelifecycle in the node's kube-controller-manager manifest.
@@ -122,14 +180,25 @@ pub fn kcm_job(node: &str, servant_image: &str, job_timeout: Duration) -> NodeJo
 mod tests {
     use super::*;
     use crate::cluster::SYSTEM_NAMESPACE;
+    use crate::plan::Role;
+
+    fn edge_node(pool: Option<&str>) -> NodeDecision {
+        NodeDecision {
+            name: "worker-1".into(),
+            role: Role::Edge,
+            action: NodeAction::Convert,
+            autonomous: true,
+            pool: pool.map(str::to_owned),
+        }
+    }
 
     #[test]
     fn node_job_follows_the_contract() {
-        let profile = Profile::load(Profile::DEFAULT).unwrap();
+        let profile = Profile::load("openyurt-v1.6").unwrap();
         let j = node_job(
-            "worker-1",
-            Role::Edge,
+            &edge_node(None),
             "img:1",
+            &profile.images,
             &profile,
             Duration::from_secs(300),
         )

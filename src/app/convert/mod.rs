@@ -283,7 +283,7 @@ fn outcome_exit(result: &mut ConvertResult) -> Exit {
 /// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
 fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'static>> {
     let mut checks = crate::app::access::convert();
-    if profile.yurthub.mode == crate::render::YurtHubMode::YurtStaticSet {
+    if profile.yurthub.mode() == crate::render::YurtHubMode::YurtStaticSet {
         checks.push((
             "patch",
             "apps.openyurt.io",

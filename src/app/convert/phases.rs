@@ -219,8 +219,10 @@ struct NodeMetadata {
     annotations: BTreeMap<String, String>,
 }
 
-/// The profile's edge-worker label (and, on autonomous edge nodes, the autonomy annotation)
-/// on every node this run converts.
+/// The profile's edge-worker label, the NodePool label of profiles with pools (one apply, so
+/// yurt-manager's node-conversion controller never sees one without the other and has nothing
+/// to do on our nodes; docs/profiles.md) and, on autonomous edge nodes, the autonomy
+/// annotation, on every node this run converts.
 fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
     let l = &profile.labels;
     plan.nodes
@@ -231,7 +233,10 @@ fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
                 Role::Edge => &l.edge_worker.edge,
                 Role::Cloud => &l.edge_worker.cloud,
             };
-            let labels = BTreeMap::from([(l.edge_worker.key.clone(), value.clone())]);
+            let mut labels = BTreeMap::from([(l.edge_worker.key.clone(), value.clone())]);
+            if let (Some(decl), Some(pool)) = (&profile.node_pools, &n.pool) {
+                labels.insert(decl.label.clone(), pool.clone());
+            }
             let mut annotations = BTreeMap::new();
             if n.autonomous {
                 annotations.insert(l.autonomy.key.clone(), l.autonomy.value.clone());
@@ -332,17 +337,10 @@ fn kcm<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 }
 
 fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
+    let images = c.opts.images(c.profile);
     c.plan
         .to_convert(role)
-        .map(|n| {
-            node_job(
-                &n.name,
-                role,
-                &c.servant_image,
-                c.profile,
-                c.opts.job_timeout,
-            )
-        })
+        .map(|n| node_job(n, &c.servant_image, &images, c.profile, c.opts.job_timeout))
         .collect()
 }
 
