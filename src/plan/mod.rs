@@ -1062,6 +1062,8 @@ pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize)
 }
 
 #[cfg(test)]
+mod pool_tests;
+#[cfg(test)]
 mod preflight_tests;
 #[cfg(test)]
 mod tests;

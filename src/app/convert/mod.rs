@@ -291,6 +291,9 @@ fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'
             Some(SYSTEM_NAMESPACE),
         ));
     }
+    if profile.node_pools.is_some() {
+        checks.push(("patch", "apps.openyurt.io", "nodepools", None));
+    }
     if profile
         .enabled_components(&opts.features)
         .flat_map(|c| &c.templates)
