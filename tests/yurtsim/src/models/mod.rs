@@ -56,7 +56,7 @@ pub fn for_binary(component: &str, version: &str) -> Option<Model> {
 
 fn model_of(f: &'static Facts) -> Option<Model> {
     let component = match (f.component.as_str(), f.version.as_str()) {
-        ("yurt-manager", v) if v.starts_with("v1.6.") => Component::YurtManager,
+        ("yurt-manager", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtManager,
         ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
         _ => return None,
     };

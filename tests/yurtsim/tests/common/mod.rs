@@ -2,6 +2,8 @@
 //! kube-rs client for it.
 #![allow(dead_code)]
 
+pub mod chart;
+
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -132,6 +134,11 @@ pub async fn apply(client: &Client, objects: &[serde_json::Value]) {
             "NodePool" => "nodepools",
             "YurtStaticSet" => "yurtstaticsets",
             "Pod" => "pods",
+            "Role" => "roles",
+            "RoleBinding" => "rolebindings",
+            "Service" => "services",
+            "Deployment" => "deployments",
+            "Node" => "nodes",
             k => panic!("add {k}"),
         };
         let ar = ApiResource::from_gvk_with_plural(&gvk, plural);

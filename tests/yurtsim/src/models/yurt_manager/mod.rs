@@ -1,13 +1,20 @@
-//! yurt-manager v1.6: the start-up contract of the real binary and the controllers yurtctl
+//! yurt-manager v1.6 and v1.7.0: the start-up contract of the real binary and the controllers yurtctl
 //! depends on (CSR approval for YurtHub, YurtStaticSet → ConfigMap and status). Facts from
-//! `facts/yurt-manager-v1.6.1.yaml` and `facts/yurt-manager-controllers-v1.6.1.yaml`
-//! (openyurtio/openyurt@v1.6.1: cmd/yurt-manager, pkg/yurtmanager).
+//! `facts/yurt-manager-V.yaml` and `facts/yurt-manager-controllers-V.yaml` for the image's
+//! version V (openyurtio/openyurt@V: cmd/yurt-manager, pkg/yurtmanager); what differs between
+//! the tags (controllers, their lookups, CSR recognizers, webhook paths) is read from them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::{Value, json};
+
+mod csr;
+mod static_set;
+mod webhooks;
+
+pub use static_set::{static_pod_manifest, template_hash};
 
 use super::{Caller, Env, pki};
 use crate::error::ApiResult;
@@ -50,7 +57,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         return 0;
     }
     let startup = step(facts, "parse-controllers");
-    let enabled = match validate(&parsed, startup) {
+    let enabled = match validate(&parsed, facts, startup) {
         Ok(e) => e,
         Err(msg) => {
             log.line(&msg);
@@ -74,6 +81,10 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         base,
         enabled,
         ns,
+        node_servant_image: parsed
+            .get("node-servant-image")
+            .unwrap_or("openyurt/node-servant:latest")
+            .to_string(),
     };
     ym.start(&parsed).await
 }
@@ -96,7 +107,14 @@ fn step<'a>(facts: &'a Facts, id: &str) -> &'a Value {
 }
 
 /// Options validation, aggregated as utilerrors does; the enabled controllers when valid.
-fn validate(parsed: &facts::Parsed, controllers: &Value) -> Result<BTreeSet<String>, String> {
+/// Order as YurtManagerOptions.Validate (cmd/yurt-manager/app/options/options.go at both
+/// tags): the generic options (webhook port, then each --controllers entry), then the
+/// per-controller options in their order — yurtnodeconversion (v1.7.0 only) before nodebucket.
+fn validate(
+    parsed: &facts::Parsed,
+    facts: &Facts,
+    controllers: &Value,
+) -> Result<BTreeSet<String>, String> {
     let known: BTreeSet<String> = controllers["knownControllers"]
         .as_array()
         .into_iter()
@@ -112,13 +130,6 @@ fn validate(parsed: &facts::Parsed, controllers: &Value) -> Result<BTreeSet<Stri
     let mut errors = Vec::new();
     if parsed.get("webhook-port") == Some("0") {
         errors.push("webhook server can not be switched off with 0".to_string());
-    }
-    if let Some(n) = parsed.get("max-nodes-per-bucket")
-        && n.parse::<i64>().is_ok_and(|n| n <= 0)
-    {
-        errors.push(format!(
-            "max-nodes-per-bucket({n}) is invalid, should greater than 0"
-        ));
     }
     let entries: Vec<String> = parsed
         .values
@@ -137,6 +148,22 @@ fn validate(parsed: &facts::Parsed, controllers: &Value) -> Result<BTreeSet<Stri
             ));
         }
     }
+    // positive-count options, each only where the tag has the flag (facts: validate-options)
+    for flag in [
+        "concurrent-yurtnodeconversion-workers",
+        "max-nodes-per-bucket",
+    ] {
+        if let Some(n) = parsed.get(flag)
+            && facts.flags().contains_key(flag)
+            && n.parse::<i64>().is_ok_and(|n| n <= 0)
+        {
+            errors.push(format!("{flag}({n}) is invalid, should greater than 0"));
+        }
+    }
+    // k8s.io/apimachinery pkg/util/errors aggregate.Error: duplicates collapse, one message
+    // stands alone, several are bracketed
+    let mut seen = BTreeSet::new();
+    errors.retain(|e| seen.insert(e.clone()));
     match errors.len() {
         0 => {}
         1 => return Err(errors.remove(0)),
@@ -166,6 +193,8 @@ struct YurtManager<'a> {
     base: Caller,
     enabled: BTreeSet<String>,
     ns: String,
+    /// --node-servant-image (the yurtstaticset option the conversion controller reuses)
+    node_servant_image: String,
 }
 
 impl YurtManager<'_> {
@@ -204,6 +233,16 @@ impl YurtManager<'_> {
         }
     }
 
+    /// A `behaviour` entry of the tag's controllers facts (`yurt-manager-controllers-V.yaml`).
+    fn behaviour(&self, name: &str) -> &'static Value {
+        facts::all()
+            .iter()
+            .filter(|f| f.component == self.facts.component && f.version == self.facts.version)
+            .flat_map(|f| f.doc["behaviour"].as_array().into_iter().flatten())
+            .find(|b| b["name"] == json!(name))
+            .unwrap_or(&Value::Null)
+    }
+
     fn controller(&self, name: &str) -> &Value {
         step(self.facts, "setup-controllers")["controllers"]
             .as_array()
@@ -237,11 +276,34 @@ impl YurtManager<'_> {
                     );
                     continue;
                 }
+                // load-balancer-set's own lookup wraps its error instead (facts: its log)
+                let own = l["log"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|x| x.as_str().is_some_and(|x| x.contains("isn't exist")));
+                if own {
+                    return Err(format!("resource {g}/{v}, Resource={r} isn't exist"));
+                }
                 self.env.log.info(
                     "controller.go:0",
                     &format!("resource {g}/{v}, Resource={r} doesn't exist"),
                 );
                 return Err(format!("no matches for {g}/{v}, Resource={r}"));
+            }
+            // checks an Add makes before anything else (v1.7.0 yurt-node-conversion-controller:
+            // an explicitly empty --node-servant-image)
+            for p in self.controller(name)["preconditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                let cond = p["condition"].as_str().unwrap_or("");
+                if cond.contains("--node-servant-image is the empty string")
+                    && self.node_servant_image.is_empty()
+                {
+                    return Err(p["error"].as_str().unwrap_or(cond).to_string());
+                }
             }
             if name == COORDINATOR_CERT {
                 self.init_coordinator_certs()
@@ -316,158 +378,6 @@ impl YurtManager<'_> {
                     "could not write CA assets into secret when initializing yurtcoordinator: {e}"
                 )
             })?;
-        }
-        Ok(())
-    }
-
-    /// The admission paths this process registers: the independent webhooks not disabled, and
-    /// those of the enabled controllers.
-    fn admission_paths(&self, parsed: &facts::Parsed) -> BTreeSet<String> {
-        let disabled: BTreeSet<&str> = parsed
-            .values
-            .get("disable-independent-webhooks")
-            .into_iter()
-            .flatten()
-            .flat_map(|v| v.split(','))
-            .collect();
-        self.facts.doc["endpoints"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|e| e["paths"].as_array().into_iter().flatten())
-            .filter(|p| p["kind"] != json!("conversion"))
-            .filter(|p| {
-                match (
-                    p["gatedBy"]["independentWebhook"].as_str(),
-                    p["gatedBy"]["controller"].as_str(),
-                ) {
-                    (Some(w), _) => !disabled.contains(w) && !disabled.contains("*"),
-                    (_, Some(c)) => self.enabled.contains(c),
-                    _ => false,
-                }
-            })
-            .filter_map(|p| p["path"].as_str().map(str::to_string))
-            .collect()
-    }
-
-    /// The webhook controller's first successful sync, within `timeout`: the certificate
-    /// Secret exists (filled when empty), both configurations exist and are rewritten with the
-    /// CA and only the paths this process serves.
-    async fn prepare_webhooks(
-        &self,
-        paths: &BTreeSet<String>,
-        timeout: Duration,
-    ) -> Result<(), String> {
-        let deadline = Instant::now() + self.env.scaled(timeout);
-        loop {
-            match self.sync_webhooks(paths) {
-                Ok(()) => return Ok(()),
-                Err(e) => self.env.log.error(
-                    "webhook_controller.go:0",
-                    &format!("sync \"\" failed with {e}"),
-                ),
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "could not prepare certificate for webhook within {}",
-                    util::go_duration(timeout)
-                ));
-            }
-            self.env.sleep(Duration::from_secs(1)).await;
-        }
-    }
-
-    fn sync_webhooks(&self, paths: &BTreeSet<String>) -> Result<(), String> {
-        // The webhook controller's informers: without list/watch they never deliver an event.
-        for r in [
-            "mutatingwebhookconfigurations",
-            "validatingwebhookconfigurations",
-        ] {
-            self.base
-                .list_watch("admissionregistration.k8s.io", "v1", r, "", "")
-                .map_err(|e| format!("could not ensure configuration: {e}"))?;
-        }
-        let secret = self
-            .base
-            .get("", "secrets", &self.ns, WEBHOOK_CERTS)
-            .map_err(|e| format!("could not ensure certs: {e}"))?;
-        let ca = match secret["data"]["ca-cert.pem"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-        {
-            Some(ca) => ca.to_string(),
-            None => {
-                let key = base64_of(&pki::key_pem(&pki::new_key()));
-                let fill = |o: &mut Value| {
-                    for k in [
-                        "ca-key.pem",
-                        "ca-cert.pem",
-                        "key.pem",
-                        "tls.key",
-                        "cert.pem",
-                        "tls.crt",
-                    ] {
-                        o["data"][k] = json!(key);
-                    }
-                    true
-                };
-                self.base
-                    .update("", "secrets", &self.ns, WEBHOOK_CERTS, &fill)
-                    .map_err(|e| format!("could not ensure certs: {e}"))?;
-                key
-            }
-        };
-        for (resource, name, kind) in [
-            (
-                "mutatingwebhookconfigurations",
-                MUTATING,
-                "MutatingWebhookConfiguration",
-            ),
-            (
-                "validatingwebhookconfigurations",
-                VALIDATING,
-                "ValidatingWebhookConfiguration",
-            ),
-        ] {
-            let not_found = || format!("could not ensure configuration: not found {kind} {name}");
-            self.base
-                .get("admissionregistration.k8s.io", resource, "", name)
-                .map_err(|_| not_found())?;
-            let ns = self.ns.clone();
-            let ca = ca.clone();
-            let rewrite = move |o: &mut Value| {
-                let template = match o["metadata"]["annotations"][TEMPLATE_ANNOTATION].as_str() {
-                    Some(t) => serde_json::from_str(t).unwrap_or_default(),
-                    None => {
-                        let t = o["webhooks"].clone();
-                        o["metadata"]["annotations"][TEMPLATE_ANNOTATION] = json!(t.to_string());
-                        t
-                    }
-                };
-                let webhooks: Vec<Value> = template
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|w| {
-                        w["clientConfig"]["service"]["path"]
-                            .as_str()
-                            .is_some_and(|p| paths.contains(p))
-                    })
-                    .map(|w| {
-                        let mut w = w.clone();
-                        w["clientConfig"]["caBundle"] = json!(ca);
-                        w["clientConfig"]["service"]["namespace"] = json!(ns);
-                        w["clientConfig"]["service"]["name"] = json!(WEBHOOK_SERVICE);
-                        w
-                    })
-                    .collect();
-                o["webhooks"] = json!(webhooks);
-                true
-            };
-            self.base
-                .update("admissionregistration.k8s.io", resource, "", name, &rewrite)
-                .map_err(|e| format!("could not ensure configuration: {e}"))?
-                .ok_or_else(not_found)?;
         }
         Ok(())
     }
@@ -606,7 +516,9 @@ impl YurtManager<'_> {
                             self.base.list_watch(g, v, &info.resource, "", "").is_ok()
                         });
                     if !ok {
-                        missing = Some((name.clone(), kind.to_string()));
+                        // the Go type's package is named for its version: *v1.Job, *v1beta2.NodePool
+                        let pkg = api_version.rsplit('/').next().unwrap_or(api_version);
+                        missing = Some((name.clone(), format!("{pkg}.{kind}")));
                         break 'all;
                     }
                 }
@@ -622,285 +534,7 @@ impl YurtManager<'_> {
             self.env.sleep(Duration::from_secs(10)).await;
         }
     }
-
-    /// The csrapprover: approves the requests its recognizers accept (facts: behaviour
-    /// csrapprover), as its own identity through the approval subresource.
-    fn approve_csrs(&self, me: &Caller) {
-        let Ok(csrs) = self.base.list_watch(
-            "certificates.k8s.io",
-            "v1",
-            "certificatesigningrequests",
-            "",
-            "",
-        ) else {
-            return;
-        };
-        for csr in csrs {
-            let decided = csr["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == json!("Approved") || c["type"] == json!("Denied"));
-            if decided {
-                continue;
-            }
-            let Some(message) = recognize(&csr) else {
-                continue;
-            };
-            let name = csr["metadata"]["name"].as_str().unwrap_or("").to_string();
-            let approve = |o: &mut Value| {
-                let cond = json!({"type": "Approved", "status": "True", "reason": "AutoApproved",
-                    "message": message, "lastUpdateTime": util::now(), "lastTransitionTime": util::now()});
-                match o["status"]["conditions"].as_array_mut() {
-                    Some(c) => c.push(cond),
-                    None => o["status"]["conditions"] = json!([cond]),
-                }
-                true
-            };
-            match me.update(
-                "certificates.k8s.io",
-                "certificatesigningrequests/approval",
-                "",
-                &name,
-                &approve,
-            ) {
-                Ok(_) => self.env.log.info(
-                    "csr_approver_controller.go:0",
-                    &format!("successfully approve yurt-csr({name})"),
-                ),
-                Err(e) => self.env.log.error(
-                    "csr_approver_controller.go:0",
-                    &format!("could not approve yurt-csr({name}), {e}"),
-                ),
-            }
-        }
-    }
-
-    /// One reconcile of every YurtStaticSet; returns the ones whose reconcile panicked, with
-    /// the log line controller-runtime writes.
-    fn reconcile_static_sets(&self, me: &Caller) -> Vec<(String, String)> {
-        let mut failed = Vec::new();
-        let Ok(sets) =
-            self.base
-                .list_watch("apps.openyurt.io", "v1alpha1", "yurtstaticsets", "", "")
-        else {
-            return failed;
-        };
-        for yss in sets {
-            let ns = yss["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or("")
-                .to_string();
-            let name = yss["metadata"]["name"].as_str().unwrap_or("").to_string();
-            if let Err(panic) = self.sync_config_map(me, &yss, &ns, &name) {
-                failed.push((
-                    format!("{ns}/{name}"),
-                    format!(
-                        "{}\tERROR\t{SETUP}\tReconciler error\t{{\"controller\": \"{YURT_STATIC_SET}\", \"namespace\": \"{ns}\", \"name\": \"{name}\", \"error\": \"panic: {panic} [recovered]\"}}",
-                        util::now()
-                    ),
-                ));
-                continue;
-            }
-            self.update_status(me, &yss, &ns, &name);
-        }
-        failed
-    }
-
-    /// ConfigMap `yurt-static-set-<name>` follows the template: created when missing, rewritten
-    /// when its hash annotation differs. A ConfigMap without annotations makes the real
-    /// controller panic ("assignment to entry in nil map"), every time.
-    fn sync_config_map(
-        &self,
-        me: &Caller,
-        yss: &Value,
-        ns: &str,
-        name: &str,
-    ) -> Result<(), String> {
-        let hash = template_hash(&yss["spec"]["template"]);
-        let key = yss["spec"]["staticPodManifest"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        let manifest = static_pod_manifest(&yss["spec"]["template"], &hash);
-        let cm_name = format!("{CONFIGMAP_PREFIX}{name}");
-        match self.base.cached_get("", "v1", "configmaps", ns, &cm_name) {
-            Err(e) if e.code == 404 => {
-                let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": cm_name, "namespace": ns, "annotations": {STATIC_POD_HASH: hash}},
-                    "data": {key.clone(): manifest}});
-                if let Err(e) = me.create("", "configmaps", ns, body) {
-                    self.env
-                        .log
-                        .error("yurt_static_set_controller.go:0", &e.message);
-                }
-            }
-            Err(e) => self
-                .env
-                .log
-                .error("yurt_static_set_controller.go:0", &e.message),
-            Ok(cm) => {
-                if cm["metadata"]["annotations"][STATIC_POD_HASH] == json!(hash) {
-                    return Ok(());
-                }
-                if !cm["metadata"]["annotations"].is_object() {
-                    return Err("assignment to entry in nil map".into());
-                }
-                let set = |o: &mut Value| {
-                    o["metadata"]["annotations"][STATIC_POD_HASH] = json!(hash);
-                    o["data"][&key] = json!(manifest);
-                    true
-                };
-                if let Err(e) = me.update("", "configmaps", ns, &cm_name, &set) {
-                    self.env
-                        .log
-                        .error("yurt_static_set_controller.go:0", &e.message);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// TOTAL / READY / UPGRADED, counted from the static pods `<name>-<node>` in the namespace
-    /// (facts: yurtstaticset-nodes-and-status).
-    fn update_status(&self, me: &Caller, yss: &Value, ns: &str, name: &str) {
-        let Ok(pods) = self.base.list_watch("", "v1", "pods", ns, "") else {
-            return;
-        };
-        let hash = template_hash(&yss["spec"]["template"]);
-        let (mut total, mut ready, mut upgraded) = (0, 0, 0);
-        for p in pods {
-            let node = p["spec"]["nodeName"].as_str().unwrap_or("");
-            let source = p["metadata"]["annotations"]["kubernetes.io/config.source"].as_str();
-            if node.is_empty()
-                || p["metadata"]["deletionTimestamp"].is_string()
-                || p["metadata"]["name"] != json!(format!("{name}-{node}"))
-                || source.is_none_or(|s| s == "api")
-            {
-                continue;
-            }
-            total += 1;
-            let is_ready = p["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
-            ready += i32::from(is_ready);
-            let needs_upgrade = match p["metadata"]["annotations"][STATIC_POD_HASH].as_str() {
-                Some(h) => h != hash,
-                None => !template_matches(&yss["spec"]["template"], &p),
-            };
-            upgraded += i32::from(!needs_upgrade);
-        }
-        let status =
-            json!({"totalNumber": total, "readyNumber": ready, "upgradedNumber": upgraded});
-        if yss["status"] == status {
-            return;
-        }
-        let write = |o: &mut Value| {
-            o["status"] = status.clone();
-            true
-        };
-        if let Err(e) = me.update(
-            "apps.openyurt.io",
-            "yurtstaticsets/status",
-            ns,
-            name,
-            &write,
-        ) {
-            self.env
-                .log
-                .error("yurt_static_set_controller.go:0", &e.message);
-        }
-    }
 }
-
-/// The template hash: opaque, 1–10 characters of [4-9bcdf] like rand.SafeEncodeString of the
-/// decimal FNV-1a sum upstream computes over a go-spew dump (which a non-Go model cannot
-/// reproduce); any change of the template changes it.
-pub fn template_hash(template: &Value) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    util::fnv32a(template.to_string().as_bytes())
-        .to_string()
-        .bytes()
-        .map(|c| ALPHABET[c as usize % ALPHABET.len()] as char)
-        .collect()
-}
-
-/// The manifest the controller writes: a Pod from the template with the hash annotation.
-pub fn static_pod_manifest(template: &Value, hash: &str) -> String {
-    let mut metadata = template["metadata"].clone();
-    metadata["annotations"][STATIC_POD_HASH] = json!(hash);
-    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"], "status": {}});
-    serde_saphyr::to_string(&pod).unwrap_or_default()
-}
-
-/// upgradeinfo's match: every top-level key of the template's spec, and of its metadata but
-/// name and creationTimestamp, is in the pod with the same value.
-fn template_matches(template: &Value, pod: &Value) -> bool {
-    let same = |part: &str, skip: &[&str]| {
-        template[part]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .all(|(k, v)| skip.contains(&k.as_str()) || pod[part].get(k) == Some(v))
-    };
-    same("spec", &[]) && same("metadata", &["name", "creationTimestamp"])
-}
-
-/// The recognizer that accepts `csr`, by its condition message (csr_approver_controller.go:
-/// recognizers, in order).
-fn recognize(csr: &Value) -> Option<&'static str> {
-    // spec.request is the base64 of the PEM
-    let pem = csr["spec"]["request"]
-        .as_str()
-        .and_then(|r| base64::engine::general_purpose::STANDARD.decode(r).ok())
-        .and_then(|b| String::from_utf8(b).ok())?;
-    let (subject, _) = pki::parse_csr(&pem)?;
-    let signer = csr["spec"]["signerName"].as_str().unwrap_or("");
-    let usages: BTreeSet<&str> = csr["spec"]["usages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let usages_are =
-        |last: &str| usages == BTreeSet::from(["digital signature", "key encipherment", last]);
-    let orgs: Vec<&str> = subject.organizations.iter().map(String::as_str).collect();
-    let node_cn = subject.common_name.starts_with("system:node:");
-    let client = signer == "kubernetes.io/kube-apiserver-client" && usages_are("client auth");
-    if client
-        && node_cn
-        && orgs.len() >= 2
-        && orgs.iter().all(|o| {
-            *o == "openyurt:yurthub" || *o == "system:nodes" || o.starts_with("openyurt:tenant:")
-        })
-    {
-        return Some("Auto approving yurthub node client certificate");
-    }
-    if signer == "kubernetes.io/kubelet-serving"
-        && usages_are("server auth")
-        && node_cn
-        && orgs == ["system:nodes"]
-        && !(subject.dns_names.is_empty() && subject.ips.is_empty())
-    {
-        return Some("Auto approving openyurt tls server certificate");
-    }
-    if client && orgs == ["openyurt:yurttunnel"] {
-        match subject.common_name.as_str() {
-            "tunnel-proxy-client" => {
-                return Some("Auto approving tunnel-server proxy client certificate");
-            }
-            "tunnel-agent-client" => return Some("Auto approving tunnel-agent client certificate"),
-            _ => {}
-        }
-    }
-    if client && orgs == ["openyurt:yurt-coordinator"] {
-        return Some("Auto approving yurtcoordinator-apiserver client certificate");
-    }
-    None
-}
-
 fn base64_of(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s)
 }
