@@ -6,7 +6,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -47,6 +46,7 @@ async fn start_at(layout: Layout, version: &str) -> Env {
 }
 
 use support::Run;
+use support::roots::{all_ready, assert_same_trees, trees};
 
 fn command(env: &Env, cmd: &str) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
@@ -77,97 +77,6 @@ fn result_of<'a>(v: &'a Value, node: &str) -> &'a Value {
         .iter()
         .find(|n| n["name"] == node)
         .unwrap_or_else(|| panic!("{node} not in the result: {v:#}"))
-}
-
-/// Every file, directory and symlink under a node's root: path → (kind, mode, bytes).
-type Tree = BTreeMap<String, (char, u32, Vec<u8>)>;
-
-/// Paths the simulator itself writes at runtime, not yurtctl: the `systemctl` stub's call
-/// log (`/var/log/yurtsim/`, created the first time a Job pod runs on the node).
-const SIM_RUNTIME: &[&str] = &["var/log/yurtsim"];
-
-fn tree(root: &Path) -> Tree {
-    use std::os::unix::fs::PermissionsExt;
-    fn walk(root: &Path, dir: &Path, out: &mut Tree) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let path = e.path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if SIM_RUNTIME
-                .iter()
-                .any(|p| rel == *p || rel.starts_with(&format!("{p}/")))
-            {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&path).unwrap();
-                out.insert(
-                    rel,
-                    (
-                        'l',
-                        mode,
-                        target.to_string_lossy().into_owned().into_bytes(),
-                    ),
-                );
-            } else if meta.is_dir() {
-                out.insert(rel, ('d', mode, Vec::new()));
-                walk(root, &path, out);
-            } else {
-                out.insert(rel, ('f', mode, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Tree::new();
-    walk(root, root, &mut out);
-    out
-}
-
-fn trees(env: &Env) -> BTreeMap<String, Tree> {
-    env.sim
-        .node_names()
-        .into_iter()
-        .map(|n| {
-            let t = tree(&env.sim.node_root(&n));
-            (n, t)
-        })
-        .collect()
-}
-
-fn assert_same_trees(before: &BTreeMap<String, Tree>, after: &BTreeMap<String, Tree>) {
-    for (node, b) in before {
-        let a = &after[node];
-        let mut diffs = Vec::new();
-        for (p, v) in b {
-            match a.get(p) {
-                None => diffs.push(format!("missing {p}")),
-                Some(x) if x != v => diffs.push(format!(
-                    "changed {p}: {:?} {:o} → {:?} {:o}\n--- before\n{}\n--- after\n{}",
-                    v.0,
-                    v.1,
-                    x.0,
-                    x.1,
-                    String::from_utf8_lossy(&v.2),
-                    String::from_utf8_lossy(&x.2)
-                )),
-                _ => {}
-            }
-        }
-        for p in a.keys().filter(|p| !b.contains_key(*p)) {
-            diffs.push(format!("added {p}"));
-        }
-        assert!(
-            diffs.is_empty(),
-            "node {node}'s root differs from the original:\n{}",
-            diffs.join("\n")
-        );
-    }
 }
 
 /// Nothing of yurtctl's left: no object labelled managed-by=yurtctl (built-in kinds, CRDs,
@@ -216,29 +125,6 @@ async fn assert_clean(env: &Env) {
             "yurtctl still owns fields of {:?}: {mf}",
             n.metadata.name
         );
-    }
-}
-
-/// The sim's kubelets heartbeat: wait until every node is Ready (after a revert restarted
-/// the kubelets).
-async fn all_ready(env: &Env) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let nodes = Api::<Node>::all(env.client.clone())
-            .list(&Default::default())
-            .await
-            .unwrap();
-        let ready = nodes.items.iter().all(|n| {
-            n.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-        });
-        if ready {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "nodes not Ready");
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -482,7 +368,7 @@ async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profil
 /// nothing of yurtctl's left → a second revert finds nothing.
 async fn round_trip(layout: Layout, profile: Profile) {
     let env = start_at(layout, profile.kubernetes).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     // the control-plane node: the one with a kube-controller-manager static pod
     let cp = env
         .sim
@@ -557,7 +443,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         "no-op"
     );
     assert_eq!(std::fs::read_to_string(cp.join(KCM)).unwrap(), kcm_after);
-    assert_ne!(trees(&env), before, "convert changed the nodes");
+    assert_ne!(trees(&env.sim), before, "convert changed the nodes");
 
     // the dry run prints the plan and changes nothing
     let plan = yurtctl(&env, "revert", &["--dry-run=client", "-o", "json"]).await;
@@ -608,13 +494,13 @@ async fn round_trip(layout: Layout, profile: Profile) {
             .starts_with("Secret kube-system/bootstrap-token-")),
         "{r:#}"
     );
-    all_ready(&env).await;
+    all_ready(&env.client).await;
     assert_eq!(
         std::fs::read(cp.join(KCM)).unwrap(),
         kcm_before,
         "kube-controller-manager byte-identical after revert"
     );
-    assert_same_trees(&before, &trees(&env));
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
 
     // a second revert finds nothing and changes nothing
@@ -627,7 +513,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         twice.stderr
     );
     assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
-    assert_same_trees(&before, &trees(&env));
+    assert_same_trees(&before, &trees(&env.sim));
     env.sim.shutdown().await;
 }
 
@@ -655,7 +541,7 @@ round_trips! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
     let env = start(Layout::Kubeadm).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     env.sim
         .faults()
         .fail_jobs_named("worker-2", &["yurtctl-convert-", "yurtctl-revert-"], 1);
@@ -710,8 +596,8 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
         jobs + 1,
         "one Job, for worker-2"
     );
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -726,7 +612,7 @@ async fn interrupted_convert(env: &Env, at: impl Fn(&str) -> bool) -> Option<i32
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revert_after_sigint_during_convert() {
     let env = start(Layout::Kubeadm).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     let code = interrupted_convert(&env, |l| {
         l.contains("[nodes/edge]") && l.ends_with("): created")
     })
@@ -760,8 +646,8 @@ async fn revert_after_sigint_during_convert() {
 
     let rev = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(rev.code, 0, "{}", rev.stderr);
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -769,7 +655,7 @@ async fn revert_after_sigint_during_convert() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigint_during_revert_then_revert_again_finishes() {
     let env = start(Layout::Kubeadm).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
 
@@ -794,8 +680,8 @@ async fn sigint_during_revert_then_revert_again_finishes() {
         "already-reverted",
         "{r:#}"
     );
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -944,7 +830,7 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
 async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
     use yurtctl::cluster::journal::{JournalStore, PhaseState};
     let env = start(Layout::Kubeadm).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     // stand-in for a legacy convert's kcm phase (it runs before the node phases, so its
     // record owns the backup directory): the servant edit now, its journal entry below
     let cp = env.sim.node_root("control-plane-1");
@@ -974,8 +860,8 @@ async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
         "{}",
         rev.stderr
     );
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -984,7 +870,7 @@ async fn kcm_phase_re_enables_nodelifecycle_where_the_journal_says() {
 async fn transient_api_errors_and_conflicts_still_revert_everything() {
     use yurtsim::faults::RequestFault;
     let env = start(Layout::Kubeadm).await;
-    let before = trees(&env);
+    let before = trees(&env.sim);
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let faults = [
@@ -1020,8 +906,8 @@ async fn transient_api_errors_and_conflicts_still_revert_everything() {
             "fault {verb} {resource} was not reached"
         );
     }
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -1045,7 +931,7 @@ async fn revert_cost_at_scale() {
         client,
         _dir: env.dir,
     };
-    let before = trees(&env);
+    let before = trees(&env.sim);
     let run = yurtctl(
         &env,
         "convert",
@@ -1083,8 +969,8 @@ async fn revert_cost_at_scale() {
         took.as_secs_f64(),
         r as f64 / nodes as f64
     );
-    all_ready(&env).await;
-    assert_same_trees(&before, &trees(&env));
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
     assert_clean(&env).await;
     env.sim.shutdown().await;
 }
@@ -1096,7 +982,7 @@ async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
     let env = start(Layout::Kubeadm).await;
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let after_convert = trees(&env);
+    let after_convert = trees(&env.sim);
     let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
     let guard = acquire(
         &other,
@@ -1113,7 +999,7 @@ async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
     assert!(rev.stderr.contains("bob@ops-laptop"), "{}", rev.stderr);
     assert!(rev.stderr.contains("[lock]"), "{}", rev.stderr);
     assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
-    assert_same_trees(&after_convert, &trees(&env));
+    assert_same_trees(&after_convert, &trees(&env.sim));
     guard.release().await.unwrap();
     env.sim.shutdown().await;
 }

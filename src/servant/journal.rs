@@ -149,8 +149,9 @@ impl<'a> Recorder<'a> {
         self.previous.is_some()
     }
 
-    /// Notes that we are about to create `dir` if it does not exist (and its parents).
-    fn note_dirs(&mut self, path: &str) -> Result<()> {
+    /// Notes that the parent directories of `path` that do not exist yet are about to be
+    /// created (by a write of ours or a command we run), so revert removes them when empty.
+    pub(crate) fn note_dirs(&mut self, path: &str) -> Result<()> {
         let mut missing = Vec::new();
         let mut cur = path.rsplit_once('/').map_or("", |p| p.0).to_owned();
         while !cur.is_empty() && !self.fs.is_dir(&cur)? {

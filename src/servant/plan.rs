@@ -85,6 +85,11 @@ pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChange
                 rec.create(HUB_BINARY, svc.binary.clone(), 0o755)?;
                 rec.create(HUB_UNIT_FILE, svc.unit.clone().into_bytes(), 0o644)?;
                 rec.create(HUB_DROP_IN_FILE, svc.drop_in.clone().into_bytes(), 0o644)?;
+                // `systemctl enable` links the unit into each WantedBy= target's .wants
+                // directory; disable removes the link but not a directory it created
+                for target in svc.wanted_by() {
+                    rec.note_dirs(&format!("/etc/systemd/system/{target}.wants/{HUB_UNIT}"))?;
+                }
                 // revert stops and disables the unit before removing its files
                 rec.journal
                     .extra

@@ -209,6 +209,23 @@ impl HubService {
         })
     }
 
+    /// The targets of the unit's `[Install]` `WantedBy=` lines (what `systemctl enable` links
+    /// the unit into).
+    pub fn wanted_by(&self) -> Vec<&str> {
+        let mut section = "";
+        let mut out = Vec::new();
+        for line in self.unit.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line;
+            } else if section == "[Install]"
+                && let Some(v) = line.strip_prefix("WantedBy=")
+            {
+                out.extend(v.split_whitespace());
+            }
+        }
+        out
+    }
+
     /// The binary is there, both unit files are units whose command line is complete.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: &str, reason: String| {

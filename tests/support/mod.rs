@@ -2,6 +2,8 @@
 //! `yurtctl` binary, and a kube-rs client for it.
 #![allow(dead_code)]
 
+pub mod roots;
+
 use std::path::PathBuf;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};

@@ -1,0 +1,230 @@
+//! Profile openyurt-v1.7 end to end on yurtsim at Kubernetes 1.33, every layout: workers in
+//! three zones → `convert --nodepools-from-label topology.kubernetes.io/zone` → three Edge pools
+//! and a Cloud pool, YurtHub as `yurthub.service` on every node, each kubelet talking through it,
+//! yurt-manager's node-conversion controller idle → a re-run changes nothing → revert → node
+//! roots byte-identical, pools and labels gone.
+
+mod support;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
+use yurtsim::Layout;
+
+use support::roots::{all_ready, assert_same_trees, trees};
+use support::{Cluster as Env, Run};
+
+const ZONE: &str = "topology.kubernetes.io/zone";
+const POOL_LABEL: &str = "apps.openyurt.io/nodepool";
+const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
+const HUB_SERVER: &str = "http://127.0.0.1:10261";
+
+async fn yurtctl(env: &Env, args: &[&str]) -> Run {
+    let mut all = args.to_vec();
+    all.extend([
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "90s",
+    ]);
+    support::yurtctl(&env.sim, &all).await
+}
+
+fn pools_api(env: &Env) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1beta2", "NodePool");
+    Api::all_with(env.client.clone(), &ApiResource::from_gvk(&gvk))
+}
+
+/// (name, spec.type) of every NodePool.
+async fn pools(env: &Env) -> Vec<(String, String)> {
+    let Ok(list) = pools_api(env).list(&ListParams::default()).await else {
+        return Vec::new(); // the CRD is gone
+    };
+    list.items
+        .iter()
+        .map(|p| {
+            (
+                p.metadata.name.clone().unwrap_or_default(),
+                p.data["spec"]["type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn nodes(env: &Env) -> Vec<Node> {
+    Api::<Node>::all(env.client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+fn label<'a>(n: &'a Node, key: &str) -> Option<&'a str> {
+    n.metadata.labels.as_ref()?.get(key).map(String::as_str)
+}
+
+async fn zoned_cluster(layout: Layout) -> Env {
+    let env = support::cluster(4, layout, "v1.33.1").await;
+    let workers: Vec<String> = env.sim.node_names().into_iter().skip(1).collect();
+    let api = Api::<Node>::all(env.client.clone());
+    for (w, zone) in workers.iter().zip(["zone-a", "zone-b", "zone-c"]) {
+        let patch = serde_json::json!({"metadata": {"labels": {ZONE: zone}}});
+        api.patch(
+            w,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    }
+    env
+}
+
+async fn converts_and_reverts_exactly(layout: Layout) {
+    let env = zoned_cluster(layout).await;
+    let before = trees(&env.sim);
+    let control_plane = env.sim.node_names()[0].clone();
+
+    let run = yurtctl(
+        &env,
+        &[
+            "convert",
+            "--profile",
+            "openyurt-v1.7",
+            "--nodepools-from-label",
+            ZONE,
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(
+        run.code, 0,
+        "{layout}: convert failed\n{}{}",
+        run.stdout, run.stderr
+    );
+
+    let mut got = pools(&env).await;
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("cloud", "Cloud"),
+            ("zone-a", "Edge"),
+            ("zone-b", "Edge"),
+            ("zone-c", "Edge")
+        ]
+        .map(|(n, t)| (n.to_owned(), t.to_owned()))
+        .to_vec(),
+        "{layout}"
+    );
+    for n in nodes(&env).await {
+        let name = n.metadata.name.clone().unwrap();
+        let (edge, pool) = if name == control_plane {
+            ("false", "cloud".to_owned())
+        } else {
+            ("true", label(&n, ZONE).unwrap().to_owned())
+        };
+        assert_eq!(label(&n, EDGE_LABEL), Some(edge), "{layout} {name}");
+        assert_eq!(
+            label(&n, POOL_LABEL),
+            Some(pool.as_str()),
+            "{layout} {name}"
+        );
+        assert!(
+            n.spec.as_ref().and_then(|s| s.unschedulable) != Some(true),
+            "{layout} {name}: cordoned"
+        );
+        let root = env.sim.node_root(&name);
+        assert!(
+            root.join("usr/local/bin/yurthub").is_file(),
+            "{layout} {name}"
+        );
+        let drop_in = std::fs::read_to_string(
+            root.join("etc/systemd/system/yurthub.service.d/10-yurthub.conf"),
+        )
+        .unwrap();
+        assert!(
+            drop_in.contains(&format!("--node-name={name} --nodepool-name={pool} ")),
+            "{layout} {name}: {drop_in}"
+        );
+        let server = n
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("yurtsim.openyurt.io/kubelet-server"))
+            .cloned();
+        assert_eq!(server.as_deref(), Some(HUB_SERVER), "{layout} {name}");
+    }
+    // yurt-manager's node-conversion controller found nothing to do on our nodes
+    let jobs = Api::<Job>::all(env.client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        !jobs.items.iter().any(|j| j
+            .metadata
+            .name
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("node-servant-conversion-")),
+        "{layout}: the conversion controller ran a Job on a node yurtctl converts"
+    );
+    let converted = trees(&env.sim);
+
+    let again = yurtctl(
+        &env,
+        &[
+            "convert",
+            "--profile",
+            "openyurt-v1.7",
+            "--nodepools-from-label",
+            ZONE,
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(again.code, 0, "{layout}: {}{}", again.stdout, again.stderr);
+    assert_same_trees(&converted, &trees(&env.sim));
+
+    let revert = support::yurtctl(&env.sim, &["revert", "-y", "--job-timeout", "90s"]).await;
+    assert_eq!(
+        revert.code, 0,
+        "{layout}: revert\n{}{}",
+        revert.stdout, revert.stderr
+    );
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
+    assert!(pools(&env).await.is_empty(), "{layout}: pools left");
+    for n in nodes(&env).await {
+        for key in [POOL_LABEL, EDGE_LABEL] {
+            assert_eq!(label(&n, key), None, "{layout} {:?}", n.metadata.name);
+        }
+        if n.metadata.name.as_deref() != Some(control_plane.as_str()) {
+            assert!(label(&n, ZONE).is_some(), "the user's labels stay");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kubeadm_converts_into_zone_pools_and_reverts_exactly() {
+    converts_and_reverts_exactly(Layout::Kubeadm).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kubeadm_usr_converts_into_zone_pools_and_reverts_exactly() {
+    converts_and_reverts_exactly(Layout::KubeadmUsr).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kind_converts_into_zone_pools_and_reverts_exactly() {
+    converts_and_reverts_exactly(Layout::Kind).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn minikube_converts_into_zone_pools_and_reverts_exactly() {
+    converts_and_reverts_exactly(Layout::Minikube).await;
+}
