@@ -248,7 +248,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__convert)
-            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --concurrency --job-timeout --force-unlock --skip-phases --autonomous-nodes --provider --openyurt-version --image --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --concurrency --job-timeout --force-unlock --skip-phases --autonomous-nodes --provider --openyurt-version --image --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --nodepool --nodepools-from-label --cloud-nodepool --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -303,6 +303,18 @@ _yurtctl() {
                     return 0
                     ;;
                 --ignore-preflight-errors)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodepool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodepools-from-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cloud-nodepool)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -72,6 +72,9 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l disable-node
 true\t''
 false\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l ignore-preflight-errors -d 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l nodepool -d 'The NodePool every edge node joins (profiles with NodePools) [default: the profile\'s, edge]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l nodepools-from-label -d 'One edge NodePool per value of this node label, e.g. topology.kubernetes.io/zone (profiles with NodePools)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l cloud-nodepool -d 'The NodePool cloud nodes join (profiles with NodePools) [default: the profile\'s, cloud]' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l token-ttl -d 'Lifetime of the bootstrap token convert creates for YurtHub' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
