@@ -20,15 +20,21 @@ const POOL_LABEL: &str = "apps.openyurt.io/nodepool";
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
 const HUB_SERVER: &str = "http://127.0.0.1:10261";
 
-async fn yurtctl(env: &Env, args: &[&str]) -> Run {
-    let mut all = args.to_vec();
-    all.extend([
+/// `convert --profile openyurt-v1.7 --nodepools-from-label topology.kubernetes.io/zone`.
+async fn convert(env: &Env) -> Run {
+    let args = [
+        "convert",
+        "--profile",
+        "openyurt-v1.7",
+        "--nodepools-from-label",
+        ZONE,
+        "-y",
         "--servant-image",
         "openyurt/yurtctl:test",
         "--job-timeout",
         "90s",
-    ]);
-    support::yurtctl(&env.sim, &all).await
+    ];
+    support::yurtctl(&env.sim, &args).await
 }
 
 fn pools_api(env: &Env) -> Api<DynamicObject> {
@@ -89,18 +95,7 @@ async fn converts_and_reverts_exactly(layout: Layout) {
     let before = trees(&env.sim);
     let control_plane = env.sim.node_names()[0].clone();
 
-    let run = yurtctl(
-        &env,
-        &[
-            "convert",
-            "--profile",
-            "openyurt-v1.7",
-            "--nodepools-from-label",
-            ZONE,
-            "-y",
-        ],
-    )
-    .await;
+    let run = convert(&env).await;
     assert_eq!(
         run.code, 0,
         "{layout}: convert failed\n{}{}",
@@ -175,18 +170,7 @@ async fn converts_and_reverts_exactly(layout: Layout) {
     );
     let converted = trees(&env.sim);
 
-    let again = yurtctl(
-        &env,
-        &[
-            "convert",
-            "--profile",
-            "openyurt-v1.7",
-            "--nodepools-from-label",
-            ZONE,
-            "-y",
-        ],
-    )
-    .await;
+    let again = convert(&env).await;
     assert_eq!(again.code, 0, "{layout}: {}{}", again.stdout, again.stderr);
     assert_same_trees(&converted, &trees(&env.sim));
 

@@ -6,22 +6,20 @@ use crate::selector::{Selector, is_dns1123_label, is_dns1123_subdomain};
 /// A node name: a DNS-1123 subdomain (lower-case alphanumerics, `-` and `.`, at most 253
 /// characters, alphanumeric at both ends of every label).
 pub fn node_name(s: &str) -> Result<String, String> {
-    if is_dns1123_subdomain(s) {
-        Ok(s.to_owned())
-    } else {
-        Err(format!(
-            "{s:?} is not a valid node name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')"
-        ))
-    }
+    dns1123_subdomain(s, "node name")
 }
 
 /// A NodePool name: a DNS-1123 subdomain, like every cluster-scoped object's.
 pub fn nodepool_name(s: &str) -> Result<String, String> {
+    dns1123_subdomain(s, "NodePool name")
+}
+
+fn dns1123_subdomain(s: &str, what: &str) -> Result<String, String> {
     if is_dns1123_subdomain(s) {
         Ok(s.to_owned())
     } else {
         Err(format!(
-            "{s:?} is not a valid NodePool name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')"
+            "{s:?} is not a valid {what} (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')"
         ))
     }
 }
