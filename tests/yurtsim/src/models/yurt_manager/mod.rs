@@ -11,6 +11,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 mod csr;
+mod node_conversion;
 mod static_set;
 mod webhooks;
 
@@ -418,11 +419,21 @@ impl YurtManager<'_> {
             .then(|| self.controller_identity(YURT_STATIC_SET))
             .transpose()
             .map_err(|e| e.message)?;
+        let conversion = self
+            .enabled
+            .contains(node_conversion::NODE_CONVERSION)
+            .then(|| self.controller_identity(node_conversion::NODE_CONVERSION))
+            .transpose()
+            .map_err(|e| e.message)?;
+        let mut conversion_state = node_conversion::Conversion::default();
         let mut renewed = Instant::now();
         let mut panics: BTreeMap<String, u32> = BTreeMap::new();
         loop {
             if let Some(me) = &approver {
                 self.approve_csrs(me);
+            }
+            if let Some(me) = &conversion {
+                self.convert_nodes(me, &mut conversion_state);
             }
             if let Some(me) = &yss {
                 for (name, error) in self.reconcile_static_sets(me) {
