@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+mod admission_webhooks;
 mod csr;
 mod node_conversion;
 mod static_set;
@@ -188,6 +189,31 @@ fn validate(
         .collect())
 }
 
+/// Registers a pod's webhook server with the API server for as long as the process runs.
+struct WebhookGuard<'a>(&'a Env);
+
+impl<'a> WebhookGuard<'a> {
+    fn register(env: &'a Env, h: admission_webhooks::Handlers) -> Self {
+        let c = &env.container;
+        env.shared
+            .api
+            .webhook_servers
+            .register(&c.namespace, &c.pod, std::sync::Arc::new(h));
+        WebhookGuard(env)
+    }
+}
+
+impl Drop for WebhookGuard<'_> {
+    fn drop(&mut self) {
+        let c = &self.0.container;
+        self.0
+            .shared
+            .api
+            .webhook_servers
+            .unregister(&c.namespace, &c.pod);
+    }
+}
+
 struct YurtManager<'a> {
     env: &'a Env,
     facts: &'static Facts,
@@ -218,6 +244,19 @@ impl YurtManager<'_> {
             }
         }
         log.info("manager.go:0", "starting manager");
+        // the webhook server runs on every replica; v1.7.0's node and NodePool handlers are
+        // modelled (admission_webhooks.rs), so the API server calls them while this pod is
+        // a ready endpoint of the webhook Service
+        let _serving = (self.facts.version == "v1.7.0" && !paths.is_empty()).then(|| {
+            WebhookGuard::register(
+                self.env,
+                admission_webhooks::Handlers {
+                    paths: paths.clone(),
+                    namespace: self.ns.clone(),
+                    base: self.base.clone(),
+                },
+            )
+        });
         let _ = self.env.serving.send(true);
         let _ = self.env.ready.send(true);
         let lease = parsed
