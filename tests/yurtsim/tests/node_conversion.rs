@@ -189,19 +189,22 @@ async fn a_failed_conversion_job_leaves_the_node_cordoned_and_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_round_starts_for_a_missing_pool_or_a_cloud_pool() {
     let c = common::start(4, Layout::Kubeadm).await;
-    common::chart::install_v17(&c, |_| {}, &[]).await;
-    common::apply(&c.client, &[pool("cloud", "Cloud")]).await;
-    common::chart::manager_ready(&c.client).await;
+    // labelled before yurt-manager serves its node webhook (failurePolicy Ignore), which would
+    // refuse a pool that does not exist
     label(&c, json!({"apps.openyurt.io/nodepool": "nowhere"})).await;
     let nodes: Api<Node> = Api::all(c.client.clone());
+    let pool_label = json!({"metadata": {"labels": {"apps.openyurt.io/nodepool": "cloud"}}});
     nodes
         .patch(
             "worker-2",
             &PatchParams::default(),
-            &Patch::Merge(&json!({"metadata": {"labels": {"apps.openyurt.io/nodepool": "cloud"}}})),
+            &Patch::Merge(&pool_label),
         )
         .await
         .unwrap();
+    common::chart::install_v17(&c, |_| {}, &[]).await;
+    common::chart::manager_ready(&c.client).await;
+    common::apply(&c.client, &[pool("cloud", "Cloud")]).await;
     common::eventually(Duration::from_secs(20), "both reconciled", || {
         let c = &c;
         async move {
