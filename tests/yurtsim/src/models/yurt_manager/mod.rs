@@ -189,31 +189,6 @@ fn validate(
         .collect())
 }
 
-/// Registers a pod's webhook server with the API server for as long as the process runs.
-struct WebhookGuard<'a>(&'a Env);
-
-impl<'a> WebhookGuard<'a> {
-    fn register(env: &'a Env, h: admission_webhooks::Handlers) -> Self {
-        let c = &env.container;
-        env.shared
-            .api
-            .webhook_servers
-            .register(&c.namespace, &c.pod, std::sync::Arc::new(h));
-        WebhookGuard(env)
-    }
-}
-
-impl Drop for WebhookGuard<'_> {
-    fn drop(&mut self) {
-        let c = &self.0.container;
-        self.0
-            .shared
-            .api
-            .webhook_servers
-            .unregister(&c.namespace, &c.pod);
-    }
-}
-
 struct YurtManager<'a> {
     env: &'a Env,
     facts: &'static Facts,
@@ -248,7 +223,7 @@ impl YurtManager<'_> {
         // modelled (admission_webhooks.rs), so the API server calls them while this pod is
         // a ready endpoint of the webhook Service
         let _serving = (self.facts.version == "v1.7.0" && !paths.is_empty()).then(|| {
-            WebhookGuard::register(
+            webhooks::WebhookGuard::register(
                 self.env,
                 admission_webhooks::Handlers {
                     paths: paths.clone(),
