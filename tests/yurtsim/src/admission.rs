@@ -1,8 +1,16 @@
-//! Admission webhooks, as far as a simulated cluster can take them: the sim cannot run a
-//! webhook's logic, but it knows whether the webhook could be called. A write that matches a
-//! webhook whose Service has no ready endpoints (or that points at a URL outside the sim) is
-//! refused when the webhook's failurePolicy is Fail — the error a real apiserver gives when a
-//! controller's webhooks are registered before its pods are ready.
+//! Admission webhooks. A write that matches a webhook whose Service has no ready endpoints (or
+//! that points at a URL outside the sim) is refused when the webhook's failurePolicy is Fail —
+//! the error a real apiserver gives when a controller's webhooks are registered before its pods
+//! are ready. When a ready endpoint pod runs a component model that serves webhooks (it
+//! registers a `WebhookServer` for its pod), the request is reviewed by that model's logic:
+//! mutating webhooks' patches are applied, and a denial is returned as kube-apiserver returns
+//! it (k8s.io/apiserver@v0.34.0 pkg/admission/plugin/webhook/errors/statuserror.go ToStatusErr:
+//! the webhook's Status with `admission webhook "<name>" denied the request: <message>`, a code
+//! below 400 raised to 400; a rejection is never subject to failurePolicy —
+//! pkg/admission/plugin/webhook/validating/dispatcher.go ErrWebhookRejection).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use serde_json::{Value, json};
 
@@ -11,6 +19,97 @@ use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceInfo;
 use crate::selector::LabelSelector;
 use crate::store::Filter;
+
+/// What an AdmissionReview request carries that the modelled webhooks read.
+pub struct Review<'a> {
+    pub operation: &'a str,
+    /// The requesting user (the impersonated one when the request impersonates).
+    pub user: &'a str,
+    pub old: Option<&'a Value>,
+    pub new: Option<&'a Value>,
+}
+
+/// A webhook's answer.
+pub enum Verdict {
+    /// Allowed, with (JSON pointer, value) patches for a mutating webhook (Null removes).
+    Allowed(Vec<(String, Value)>),
+    /// Allowed=false with this metav1.Status (code, reason, message, details).
+    Denied(ApiError),
+    /// The call itself failed (failurePolicy decides).
+    CallFailed(String),
+}
+
+/// A process serving admission webhooks: None when it does not serve `path`.
+pub trait WebhookServer: Send + Sync {
+    fn review(&self, path: &str, review: &Review) -> Option<Verdict>;
+}
+
+/// The webhook servers running in the sim, by the (namespace, pod) that runs them.
+#[derive(Default)]
+pub struct Servers(RwLock<HashMap<(String, String), Arc<dyn WebhookServer>>>);
+
+impl Servers {
+    pub fn register(&self, ns: &str, pod: &str, server: Arc<dyn WebhookServer>) {
+        self.0
+            .write()
+            .unwrap()
+            .insert((ns.into(), pod.into()), server);
+    }
+
+    pub fn unregister(&self, ns: &str, pod: &str) {
+        self.0.write().unwrap().remove(&(ns.into(), pod.into()));
+    }
+
+    fn get(&self, ns: &str, pod: &str) -> Option<Arc<dyn WebhookServer>> {
+        self.0
+            .read()
+            .unwrap()
+            .get(&(ns.into(), pod.into()))
+            .cloned()
+    }
+}
+
+/// Sets `value` at JSON `pointer` (creating objects on the way); Null removes the key.
+pub fn apply_patch(obj: &mut Value, pointer: &str, value: &Value) {
+    let parts: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|p| p.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let Some((last, path)) = parts.split_last() else {
+        return;
+    };
+    let mut cur = obj;
+    for p in path {
+        if !cur[p.as_str()].is_object() {
+            cur[p.as_str()] = json!({});
+        }
+        cur = &mut cur[p.as_str()];
+    }
+    match (cur.as_object_mut(), value.is_null()) {
+        (Some(m), true) => {
+            m.remove(last);
+        }
+        (Some(m), false) => {
+            m.insert(last.clone(), value.clone());
+        }
+        (None, _) => {}
+    }
+}
+
+/// The error kube-apiserver returns for a webhook's denial (ToStatusErr).
+fn denied(webhook: &str, mut status: ApiError) -> ApiError {
+    if status.code < 400 {
+        status.code = 400;
+    }
+    let by = format!("admission webhook \"{webhook}\" denied the request");
+    status.message = if status.message.is_empty() {
+        format!("{by} without explanation")
+    } else {
+        format!("{by}: {}", status.message)
+    };
+    status
+}
 
 fn list_has(list: &Value, want: &str) -> bool {
     list.as_array()
@@ -33,7 +132,15 @@ fn resource_matches(rule_resources: &Value, resource: &str, sub: Option<&str>) -
     })
 }
 
-fn rule_matches(rule: &Value, res: &ResourceInfo, op: &str, sub: Option<&str>) -> bool {
+/// `equivalent`: the webhook's matchPolicy is Equivalent (the v1 default), so a request through
+/// another version of the same group and resource is sent to it too (converted).
+fn rule_matches(
+    rule: &Value,
+    res: &ResourceInfo,
+    op: &str,
+    sub: Option<&str>,
+    equivalent: bool,
+) -> bool {
     let scope_ok = match rule["scope"].as_str().unwrap_or("*") {
         "Cluster" => !res.namespaced,
         "Namespaced" => res.namespaced,
@@ -42,7 +149,7 @@ fn rule_matches(rule: &Value, res: &ResourceInfo, op: &str, sub: Option<&str>) -
     scope_ok
         && list_has(&rule["operations"], op)
         && list_has(&rule["apiGroups"], &res.group)
-        && list_has(&rule["apiVersions"], &res.version)
+        && (equivalent || list_has(&rule["apiVersions"], &res.version))
         && resource_matches(&rule["resources"], &res.resource, sub)
 }
 
@@ -55,12 +162,17 @@ fn selector_matches(sel: &Value, labels: Option<&serde_json::Map<String, Value>>
         .unwrap_or(false)
 }
 
-/// Why the webhook cannot be reached, or None when its Service has a ready endpoint.
-fn unreachable(api: &Api, client_config: &Value, name: &str) -> Option<String> {
+/// Why the webhook cannot be reached (Err), or the modelled server behind a ready endpoint
+/// (Ok(None) when the ready pods run nothing the sim models).
+fn endpoint(
+    api: &Api,
+    client_config: &Value,
+    name: &str,
+) -> Result<Option<Arc<dyn WebhookServer>>, String> {
     let svc = &client_config["service"];
     let Some(svc_name) = svc["name"].as_str() else {
         let url = client_config["url"].as_str().unwrap_or("");
-        return Some(format!(
+        return Err(format!(
             "failed calling webhook \"{name}\": failed to call webhook: Post \"{url}\": dial tcp: lookup: no such host (outside the simulated cluster)"
         ));
     };
@@ -69,7 +181,7 @@ fn unreachable(api: &Api, client_config: &Value, name: &str) -> Option<String> {
     let port = svc["port"].as_i64().unwrap_or(443);
     let target = format!("https://{svc_name}.{svc_ns}.svc:{port}{path}?timeout=10s");
     let Some(service) = api.get_opt("", "services", svc_ns, svc_name) else {
-        return Some(format!(
+        return Err(format!(
             "failed calling webhook \"{name}\": failed to call webhook: Post \"{target}\": service \"{svc_name}\" not found"
         ));
     };
@@ -77,82 +189,154 @@ fn unreachable(api: &Api, client_config: &Value, name: &str) -> Option<String> {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let ready = !selector.is_empty() && {
+    let mut ready = Vec::new();
+    if !selector.is_empty() {
         let pods = api.info("", "pods");
         let filter = Filter {
             namespace: Some(svc_ns.to_string()),
             ..Default::default()
         };
-        api.list(&pods, &filter).0.iter().any(|p| {
+        for p in api.list(&pods, &filter).0 {
             let labels = p["metadata"]["labels"].as_object();
             let selected = selector
                 .iter()
                 .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
-            let ready = p["status"]["conditions"].as_array().is_some_and(|c| {
+            let is_ready = p["status"]["conditions"].as_array().is_some_and(|c| {
                 c.iter()
                     .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"))
             });
-            selected && ready && p["metadata"]["deletionTimestamp"].is_null()
-        })
-    };
-    (!ready).then(|| format!("failed calling webhook \"{name}\": failed to call webhook: Post \"{target}\": no endpoints available for service \"{svc_name}\""))
+            if selected && is_ready && p["metadata"]["deletionTimestamp"].is_null() {
+                ready.push(p["metadata"]["name"].as_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    if ready.is_empty() {
+        return Err(format!(
+            "failed calling webhook \"{name}\": failed to call webhook: Post \"{target}\": no endpoints available for service \"{svc_name}\""
+        ));
+    }
+    Ok(ready
+        .iter()
+        .find_map(|p| api.webhook_servers.get(svc_ns, p)))
 }
 
-/// Checks every registered webhook that would be called for this request.
-pub fn check(
+/// Runs the mutating (`mutating`) or validating webhooks registered for this request, in
+/// configuration-name order; the patches the mutating ones return (to apply to the object).
+#[allow(clippy::too_many_arguments)]
+pub fn admit(
     api: &Api,
     res: &ResourceInfo,
     op: &str,
     sub: Option<&str>,
     ns: &str,
-    obj: &Value,
-) -> ApiResult<()> {
+    review: &Review,
+    mutating: bool,
+) -> ApiResult<Vec<(String, Value)>> {
     // The apiserver never sends webhook configurations themselves through webhooks.
     if res.group == "admissionregistration.k8s.io" {
-        return Ok(());
+        return Ok(vec![]);
     }
-    for kind in [
-        "mutatingwebhookconfigurations",
-        "validatingwebhookconfigurations",
-    ] {
-        let info = api.info("admissionregistration.k8s.io", kind);
-        let (configs, _) = api.list(&info, &Filter::default());
-        for cfg in configs {
-            for wh in cfg["webhooks"].as_array().into_iter().flatten() {
-                if !wh["rules"]
-                    .as_array()
-                    .is_some_and(|rules| rules.iter().any(|r| rule_matches(r, res, op, sub)))
-                {
-                    continue;
+    let kind = if mutating {
+        "mutatingwebhookconfigurations"
+    } else {
+        "validatingwebhookconfigurations"
+    };
+    let info = api.info("admissionregistration.k8s.io", kind);
+    let (mut configs, _) = api.list(&info, &Filter::default());
+    configs.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    let mut patches = Vec::new();
+    let mut current = review.new.cloned();
+    for cfg in configs {
+        for wh in cfg["webhooks"].as_array().into_iter().flatten() {
+            let equivalent = wh["matchPolicy"].as_str().unwrap_or("Equivalent") == "Equivalent";
+            if !wh["rules"].as_array().is_some_and(|rules| {
+                rules
+                    .iter()
+                    .any(|r| rule_matches(r, res, op, sub, equivalent))
+            }) {
+                continue;
+            }
+            let obj = current.as_ref().or(review.old).unwrap_or(&Value::Null);
+            let ns_labels = if res.namespaced {
+                api.get_opt("", "namespaces", "", ns)
+                    .map(|n| n["metadata"]["labels"].clone())
+            } else if res.resource == "namespaces" {
+                Some(obj["metadata"]["labels"].clone())
+            } else {
+                None
+            };
+            if let Some(labels) = &ns_labels
+                && !selector_matches(&wh["namespaceSelector"], labels.as_object())
+            {
+                continue;
+            }
+            if !selector_matches(&wh["objectSelector"], obj["metadata"]["labels"].as_object()) {
+                continue;
+            }
+            let fail = wh["failurePolicy"].as_str().unwrap_or("Fail") == "Fail";
+            let name = wh["name"].as_str().unwrap_or("");
+            let server = match endpoint(api, &wh["clientConfig"], name) {
+                Ok(s) => s,
+                Err(why) if fail => return Err(ApiError::internal(why)),
+                Err(_) => continue,
+            };
+            let Some(server) = server else { continue };
+            let path = wh["clientConfig"]["service"]["path"].as_str().unwrap_or("");
+            let r = Review {
+                operation: review.operation,
+                user: review.user,
+                old: review.old,
+                new: current.as_ref(),
+            };
+            // controller-runtime's webhook server answers an unregistered path with 404
+            // (the message below is the client's generic text for it, not verified verbatim)
+            let verdict = server.review(path, &r).unwrap_or_else(|| {
+                Verdict::CallFailed(format!(
+                    "failed calling webhook \"{name}\": failed to call webhook: the server could not find the requested resource"
+                ))
+            });
+            match verdict {
+                Verdict::Allowed(p) => {
+                    if mutating && let Some(obj) = current.as_mut() {
+                        for (ptr, v) in &p {
+                            apply_patch(obj, ptr, v);
+                        }
+                        patches.extend(p);
+                    }
                 }
-                let ns_labels = if res.namespaced {
-                    api.get_opt("", "namespaces", "", ns)
-                        .map(|n| n["metadata"]["labels"].clone())
-                } else if res.resource == "namespaces" {
-                    Some(obj["metadata"]["labels"].clone())
-                } else {
-                    None
-                };
-                if let Some(labels) = &ns_labels
-                    && !selector_matches(&wh["namespaceSelector"], labels.as_object())
-                {
-                    continue;
-                }
-                if !selector_matches(&wh["objectSelector"], obj["metadata"]["labels"].as_object()) {
-                    continue;
-                }
-                // With failurePolicy Ignore an unreachable webhook changes nothing: skip the lookup.
-                if wh["failurePolicy"].as_str().unwrap_or("Fail") != "Fail" {
-                    continue;
-                }
-                let name = wh["name"].as_str().unwrap_or("");
-                if let Some(why) = unreachable(api, &wh["clientConfig"], name) {
-                    return Err(ApiError::internal(why));
-                }
+                Verdict::Denied(status) => return Err(denied(name, status)),
+                Verdict::CallFailed(why) if fail => return Err(ApiError::internal(why)),
+                Verdict::CallFailed(_) => {}
             }
         }
     }
-    Ok(())
+    Ok(patches)
+}
+
+/// Whether any webhook configuration has a rule for this request (cheap pre-check).
+pub fn any_rule(api: &Api, res: &ResourceInfo, op: &str, sub: Option<&str>) -> bool {
+    if res.group == "admissionregistration.k8s.io" {
+        return false;
+    }
+    [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ]
+    .iter()
+    .any(|kind| {
+        let info = api.info("admissionregistration.k8s.io", kind);
+        api.list(&info, &Filter::default()).0.iter().any(|cfg| {
+            cfg["webhooks"].as_array().into_iter().flatten().any(|wh| {
+                wh["rules"]
+                    .as_array()
+                    .is_some_and(|rules| rules.iter().any(|r| rule_matches(r, res, op, sub, true)))
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -166,15 +350,15 @@ mod tests {
         let pods = r.lookup("", "v1", "pods").unwrap();
         let nodes = r.lookup("", "v1", "nodes").unwrap();
         let rule = json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]});
-        assert!(rule_matches(&rule, &pods, "CREATE", None));
-        assert!(!rule_matches(&rule, &pods, "DELETE", None));
-        assert!(!rule_matches(&rule, &pods, "UPDATE", Some("status")));
-        assert!(!rule_matches(&rule, &nodes, "CREATE", None));
+        assert!(rule_matches(&rule, &pods, "CREATE", None, false));
+        assert!(!rule_matches(&rule, &pods, "DELETE", None, false));
+        assert!(!rule_matches(&rule, &pods, "UPDATE", Some("status"), false));
+        assert!(!rule_matches(&rule, &nodes, "CREATE", None, false));
         let star = json!({"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*/*"], "scope": "Namespaced"});
-        assert!(rule_matches(&star, &pods, "DELETE", Some("status")));
-        assert!(!rule_matches(&star, &nodes, "CREATE", None));
+        assert!(rule_matches(&star, &pods, "DELETE", Some("status"), false));
+        assert!(!rule_matches(&star, &nodes, "CREATE", None, false));
         let sub = json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods/status"]});
-        assert!(rule_matches(&sub, &pods, "UPDATE", Some("status")));
-        assert!(!rule_matches(&sub, &pods, "UPDATE", None));
+        assert!(rule_matches(&sub, &pods, "UPDATE", Some("status"), false));
+        assert!(!rule_matches(&sub, &pods, "UPDATE", None, false));
     }
 }

@@ -18,6 +18,8 @@ use crate::util;
 pub struct Ctx {
     pub manager: String,
     pub dry_run: bool,
+    /// The requesting user's name, as admission webhooks see it.
+    pub user: String,
 }
 
 impl Ctx {
@@ -25,6 +27,7 @@ impl Ctx {
         Ctx {
             manager: manager.to_string(),
             dry_run: false,
+            user: manager.to_string(),
         }
     }
 }
@@ -87,6 +90,8 @@ impl Outcome {
 pub struct Api {
     pub store: Store,
     pub registry: Registry,
+    /// Webhook servers run by component models (admission calls them).
+    pub webhook_servers: crate::admission::Servers,
 }
 
 fn patch_err(res: &ResourceInfo, name: &str, e: PatchError) -> ApiError {
@@ -185,6 +190,7 @@ impl Api {
         Api {
             store: Store::new(history_limit, watch_buffer),
             registry: Registry::new(),
+            webhook_servers: Default::default(),
         }
     }
 
@@ -406,11 +412,39 @@ impl Api {
         if res.resource == "pods" && res.group.is_empty() {
             self.admit_pod(ns, &mut body)?;
         }
+        // mutating admission, object validation, validating admission (kube-apiserver's order)
+        fn review<'a>(user: &'a str, body: &'a Value) -> crate::admission::Review<'a> {
+            crate::admission::Review {
+                operation: "CREATE",
+                user,
+                old: None,
+                new: Some(body),
+            }
+        }
+        for (ptr, v) in crate::admission::admit(
+            self,
+            res,
+            "CREATE",
+            None,
+            ns,
+            &review(&ctx.user, &body),
+            true,
+        )? {
+            crate::admission::apply_patch(&mut body, &ptr, &v);
+        }
         let causes = kinds::validate(res, &body, None);
         if !causes.is_empty() {
             return Err(ApiError::invalid(res, &name, &causes));
         }
-        crate::admission::check(self, res, "CREATE", None, ns, &body)?;
+        crate::admission::admit(
+            self,
+            res,
+            "CREATE",
+            None,
+            ns,
+            &review(&ctx.user, &body),
+            false,
+        )?;
         let schema = schema_for(res);
         let body = record_write(None, &body, &ctx.manager, None, schema.as_ref());
         let stored = self
@@ -481,10 +515,47 @@ impl Api {
         let key_ns = if res.namespaced { ns } else { "" };
         let schema = schema_for(res);
         let mut deleted = false;
-        // Webhooks are consulted outside the store's lock; the current object stands in for the
-        // new one in selectors (labels rarely change in the same write).
-        if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
-            crate::admission::check(self, res, "UPDATE", subresource, ns, &cur)?;
+        // Webhooks are consulted outside the store's lock, on the object this write makes of
+        // the current one; the patches of mutating webhooks are applied again under the lock.
+        // (A write racing in between is not re-reviewed, unlike the apiserver's retry.)
+        let mut patches = Vec::new();
+        if let Some(cur) = self.store.get(&res.key(), key_ns, name)
+            && crate::admission::any_rule(self, res, "UPDATE", subresource)
+        {
+            let mut new = compute(&cur).unwrap_or_else(|_| (*cur).clone());
+            fn review<'a>(
+                user: &'a str,
+                old: &'a Value,
+                new: &'a Value,
+            ) -> crate::admission::Review<'a> {
+                crate::admission::Review {
+                    operation: "UPDATE",
+                    user,
+                    old: Some(old),
+                    new: Some(new),
+                }
+            }
+            patches = crate::admission::admit(
+                self,
+                res,
+                "UPDATE",
+                subresource,
+                ns,
+                &review(&ctx.user, &cur, &new),
+                true,
+            )?;
+            for (ptr, v) in &patches {
+                crate::admission::apply_patch(&mut new, ptr, v);
+            }
+            crate::admission::admit(
+                self,
+                res,
+                "UPDATE",
+                subresource,
+                ns,
+                &review(&ctx.user, &cur, &new),
+                false,
+            )?;
         }
         let stored = self
             .store
@@ -497,6 +568,9 @@ impl Api {
                     return Err(ApiError::conflict(res, name));
                 }
                 let mut new = compute(cur)?;
+                for (ptr, v) in &patches {
+                    crate::admission::apply_patch(&mut new, ptr, v);
+                }
                 if !new.is_object() {
                     return Err(ApiError::bad_request(
                         "the body of the request was in an unknown format",
@@ -694,6 +768,7 @@ impl Api {
                     &Ctx {
                         manager: ctx.manager.clone(),
                         dry_run: ctx.dry_run,
+                        user: ctx.user.clone(),
                     },
                 )?;
                 // create() records an Update entry; an apply-create is owned by the Apply entry alone.
@@ -785,7 +860,14 @@ impl Api {
         let now = util::now();
         let mut finished = false;
         if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
-            crate::admission::check(self, res, "DELETE", None, ns, &cur)?;
+            let review = crate::admission::Review {
+                operation: "DELETE",
+                user: &ctx.user,
+                old: Some(&cur),
+                new: None,
+            };
+            crate::admission::admit(self, res, "DELETE", None, ns, &review, true)?;
+            crate::admission::admit(self, res, "DELETE", None, ns, &review, false)?;
         }
         // Looked up before taking the store's lock (the closure below runs under it).
         let has_dependents = self

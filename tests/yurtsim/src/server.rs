@@ -466,7 +466,7 @@ pub async fn handle(
     })
 }
 
-fn ctx_of(q: &HashMap<String, String>, agent: &str) -> Ctx {
+fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &str) -> Ctx {
     let manager = q
         .get("fieldManager")
         .cloned()
@@ -474,6 +474,7 @@ fn ctx_of(q: &HashMap<String, String>, agent: &str) -> Ctx {
     Ctx {
         manager,
         dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
+        user: user.to_string(),
     }
 }
 
@@ -531,7 +532,12 @@ async fn dispatch(
         )));
     }
     let agent = user_agent(&req);
-    let ctx = ctx_of(q, &agent);
+    let user = req
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .map(|u| u.name.clone())
+        .unwrap_or_default();
+    let ctx = ctx_of(q, &agent, &user);
     let table = req
         .headers()
         .get("accept")

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::api::Ctx;
+use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
 use crate::auth::{self, Attributes, UserInfo};
 use crate::error::{ApiError, ApiResult};
 use crate::facts::{self, Facts};
@@ -367,6 +367,46 @@ impl Caller {
                 .update(&info, ns, name, new, sub, &self.ctx())?
                 .body,
         ))
+    }
+
+    /// A JSON merge patch (controller-runtime's `client.MergeFrom`) of `name` or its subresource.
+    pub fn merge_patch(
+        &self,
+        group: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+        patch: Value,
+    ) -> ApiResult<Value> {
+        self.authorize("patch", group, resource, ns, name)?;
+        let (res, sub) = resource.split_once('/').unwrap_or((resource, ""));
+        let info = self.info(group, res)?;
+        let sub = (!sub.is_empty()).then_some(sub);
+        Ok(self
+            .shared
+            .api
+            .patch(&info, ns, name, PatchType::Merge, patch, sub, &self.ctx())?
+            .body)
+    }
+
+    /// A delete with `propagationPolicy=Background`.
+    pub fn delete_background(
+        &self,
+        group: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> ApiResult<()> {
+        self.authorize("delete", group, resource, ns, name)?;
+        let info = self.info(group, resource)?;
+        let opts = DeleteOptions {
+            propagation: Some(Propagation::Background),
+            ..Default::default()
+        };
+        self.shared
+            .api
+            .delete(&info, ns, name, &opts, &self.ctx())?;
+        Ok(())
     }
 
     fn ctx(&self) -> Ctx {

@@ -171,3 +171,52 @@ pub fn yurt_manager_deployment(version: &str, ns: &str, replace: &[&str]) -> Val
                     "containers": [{"name": c["name"], "image": c["image"], "command": c["command"], "args": args,
                         "ports": c["ports"]}]}}}})
 }
+
+/// The v1.7.0 chart installed with default values (`edit` applied to the objects first and
+/// `args` replacing the Deployment's arguments of the same flags), then its pod Ready.
+pub async fn install_v17(c: &super::TestCluster, edit: impl Fn(&mut Vec<Value>), args: &[&str]) {
+    let mut objects = yurt_manager_objects("v1.7.0", "kube-system");
+    edit(&mut objects);
+    objects.push(yurt_manager_deployment("v1.7.0", "kube-system", args));
+    super::apply(&c.client, &objects).await;
+}
+
+/// The chart's yurt-manager pod once it is Ready.
+pub async fn manager_ready(client: &kube::Client) -> k8s_openapi::api::core::v1::Pod {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams};
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    super::eventually(
+        std::time::Duration::from_secs(30),
+        "yurt-manager Ready",
+        || {
+            let pods = pods.clone();
+            async move {
+                let l = pods
+                    .list(&ListParams::default().labels("app.kubernetes.io/name=yurt-manager"))
+                    .await
+                    .ok()?;
+                l.items.into_iter().find(|p| {
+                    p.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+                })
+            }
+        },
+    )
+    .await
+}
+
+/// The log of the chart's yurt-manager pod.
+pub async fn manager_log(client: &kube::Client) -> String {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams, LogParams};
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    let l = pods
+        .list(&ListParams::default().labels("app.kubernetes.io/name=yurt-manager"))
+        .await
+        .unwrap();
+    let name = l.items[0].metadata.name.clone().unwrap();
+    pods.logs(&name, &LogParams::default()).await.unwrap()
+}

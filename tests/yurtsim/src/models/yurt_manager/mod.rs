@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+mod admission_webhooks;
 mod csr;
+mod node_conversion;
 mod static_set;
 mod webhooks;
 
@@ -217,6 +219,19 @@ impl YurtManager<'_> {
             }
         }
         log.info("manager.go:0", "starting manager");
+        // the webhook server runs on every replica; v1.7.0's node and NodePool handlers are
+        // modelled (admission_webhooks.rs), so the API server calls them while this pod is
+        // a ready endpoint of the webhook Service
+        let _serving = (self.facts.version == "v1.7.0" && !paths.is_empty()).then(|| {
+            webhooks::WebhookGuard::register(
+                self.env,
+                admission_webhooks::Handlers {
+                    paths: paths.clone(),
+                    namespace: self.ns.clone(),
+                    base: self.base.clone(),
+                },
+            )
+        });
         let _ = self.env.serving.send(true);
         let _ = self.env.ready.send(true);
         let lease = parsed
@@ -418,11 +433,21 @@ impl YurtManager<'_> {
             .then(|| self.controller_identity(YURT_STATIC_SET))
             .transpose()
             .map_err(|e| e.message)?;
+        let conversion = self
+            .enabled
+            .contains(node_conversion::NODE_CONVERSION)
+            .then(|| self.controller_identity(node_conversion::NODE_CONVERSION))
+            .transpose()
+            .map_err(|e| e.message)?;
+        let mut conversion_state = node_conversion::Conversion::default();
         let mut renewed = Instant::now();
         let mut panics: BTreeMap<String, u32> = BTreeMap::new();
         loop {
             if let Some(me) = &approver {
                 self.approve_csrs(me);
+            }
+            if let Some(me) = &conversion {
+                self.convert_nodes(me, &mut conversion_state);
             }
             if let Some(me) = &yss {
                 for (name, error) in self.reconcile_static_sets(me) {

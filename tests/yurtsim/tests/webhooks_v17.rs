@@ -1,0 +1,246 @@
+//! yurt-manager v1.7.0's node and NodePool webhooks, applied by the API server while a ready
+//! yurt-manager pod serves them, seen through kubectl as a user sees them. Sources:
+//! openyurtio/openyurt@v1.7.0 pkg/yurtmanager/webhook/node/v1/{node_default,node_validation}.go,
+//! pkg/yurtmanager/webhook/nodepool/v1beta2/{nodepool_default,nodepool_validation}.go;
+//! k8s.io/apiserver@v0.34.0 pkg/admission/plugin/webhook/errors/statuserror.go (ToStatusErr).
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+use yurtsim::Layout;
+
+fn kubectl(c: &common::TestCluster, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(c.sim.kubeconfig_path())
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    )
+}
+
+fn pool(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": name}, "spec": spec})
+}
+
+async fn chart_with_pools(c: &common::TestCluster) {
+    common::chart::install_v17(
+        c,
+        |_| {},
+        &["--controllers=-nodelifecycle,-yurtnodeconversion,*"],
+    )
+    .await;
+    common::chart::manager_ready(&c.client).await;
+    // created once the webhooks serve, so the defaulting webhook runs
+    common::apply(
+        &c.client,
+        &[
+            pool("hz", json!({"type": "Edge"})),
+            pool("hn", json!({"type": "Edge", "hostNetwork": true})),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_labels_are_guarded_by_the_node_webhooks() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    chart_with_pools(&c).await;
+    let label = |args: &[&str]| {
+        let mut a = vec!["label", "node"];
+        a.extend_from_slice(args);
+        kubectl(&c, &a)
+    };
+    // node_default.go: the pool must exist; its NotFound is the answer
+    let (ok, _, err) = label(&["worker-1", "apps.openyurt.io/nodepool=ghost"]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "Error from server (NotFound): admission webhook \"mutate.core.v1.node.openyurt.io\" denied the request: nodepools.apps.openyurt.io \"ghost\" not found"
+    );
+    assert!(label(&["worker-1", "apps.openyurt.io/nodepool=hz"]).0);
+    // node_validation.go: added or removed, never changed in place (kubectl renders the
+    // Invalid status from its causes)
+    let (ok, _, err) = label(&["worker-1", "apps.openyurt.io/nodepool=hn", "--overwrite"]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "The Node \"worker-1\" is invalid: metadata.labels.apps.openyurt.io/nodepool: Forbidden: apps.openyurt.io/nodepool can only be added or removed, not modified in-place"
+    );
+    assert!(label(&["worker-1", "apps.openyurt.io/nodepool-"]).0);
+    // a hostNetwork pool adds the hostnetwork label, which then cannot change
+    assert!(label(&["worker-2", "apps.openyurt.io/nodepool=hn"]).0);
+    let (_, out, _) = kubectl(
+        &c,
+        &[
+            "get",
+            "node",
+            "worker-2",
+            "-o",
+            "jsonpath={.metadata.labels.nodepool\\.openyurt\\.io/hostnetwork}",
+        ],
+    );
+    assert_eq!(out, "true");
+    // removing it is "successful", but the defaulting webhook (run before validation) puts it
+    // back from the pool
+    assert!(label(&["worker-2", "nodepool.openyurt.io/hostnetwork-"]).0);
+    let (_, out, _) = kubectl(
+        &c,
+        &[
+            "get",
+            "node",
+            "worker-2",
+            "-o",
+            "jsonpath={.metadata.labels.nodepool\\.openyurt\\.io/hostnetwork}",
+        ],
+    );
+    assert_eq!(out, "true");
+    // on a node in no pool (no defaulting), a set hostnetwork label is immutable
+    assert!(label(&["worker-1", "nodepool.openyurt.io/hostnetwork=true"]).0);
+    let (ok, _, err) = label(&[
+        "worker-1",
+        "nodepool.openyurt.io/hostnetwork=false",
+        "--overwrite",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("metadata.labels.nodepool.openyurt.io/hostnetwork: Forbidden: nodepool.openyurt.io/hostnetwork can not be changed"), "{err}");
+    // is-edge-worker: only nodes and the conversion controller's ServiceAccount (the
+    // admission request's user is the impersonated one)
+    let edge = "openyurt.io/is-edge-worker=true";
+    let (ok, _, err) = label(&["worker-1", edge]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "The Node \"worker-1\" is invalid: metadata.labels.openyurt.io/is-edge-worker: Forbidden: openyurt.io/is-edge-worker can only be modified by YurtNodeConversionController or the node certificate process"
+    );
+    assert!(
+        label(&[
+            "worker-1",
+            edge,
+            "--as=system:node:worker-1",
+            "--as-group=system:nodes"
+        ])
+        .0
+    );
+    let sa = "--as=system:serviceaccount:kube-system:yurt-manager-yurt-node-conversion-controller";
+    assert!(label(&["worker-1", "openyurt.io/is-edge-worker-", sa]).0);
+    let (ok, _, err) = label(&[
+        "worker-1",
+        edge,
+        "--as=system:serviceaccount:kube-system:yurt-manager",
+    ]);
+    assert!(!ok, "{err}");
+    c.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodepools_are_defaulted_and_validated_by_their_webhooks() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    chart_with_pools(&c).await;
+    let (_, out, _) = kubectl(&c, &["get", "nodepool", "hz", "-o", "json"]);
+    let np: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        np["metadata"]["labels"]["nodepool.openyurt.io/type"],
+        "edge"
+    );
+    assert_eq!(np["spec"]["leaderElectionStrategy"], "Random");
+    assert_eq!(np["spec"]["leaderReplicas"], 1);
+    assert_eq!(
+        np["spec"]["poolScopeMetadata"],
+        json!([{"group": "", "version": "v1", "resource": "services"}, {"group": "discovery.k8s.io", "version": "v1", "resource": "endpointslices"}])
+    );
+    // create: spec validation, an Invalid status (422)
+    let bad = serde_json::to_string(&pool("bad", json!({"type": "Foo"}))).unwrap();
+    let path = c.dir.path().join("bad.json");
+    std::fs::write(&path, bad).unwrap();
+    let (ok, _, err) = kubectl(&c, &["create", "-f", path.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "The NodePool \"bad\" is invalid: spec.type: Invalid value: \"Foo\": pool type should be Edge or Cloud"
+    );
+    // update: immutable type, a Forbidden status (403)
+    let (ok, _, err) = kubectl(
+        &c,
+        &[
+            "patch",
+            "nodepool",
+            "hz",
+            "--type=merge",
+            "-p",
+            "{\"spec\":{\"type\":\"Cloud\"}}",
+        ],
+    );
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "Error from server (Forbidden): admission webhook \"v.v1beta2.nodepool.kb.io\" denied the request: nodepools.apps.openyurt.io \"hz\" is forbidden: spec.type: Forbidden: pool type can't be changed"
+    );
+    // delete: refused while a node is a member
+    assert!(
+        kubectl(
+            &c,
+            &["label", "node", "worker-1", "apps.openyurt.io/nodepool=hz"]
+        )
+        .0
+    );
+    let (ok, _, err) = kubectl(&c, &["delete", "nodepool", "hz"]);
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "Error from server (Forbidden): admission webhook \"v.v1beta2.nodepool.kb.io\" denied the request: nodepools.apps.openyurt.io \"hz\" is forbidden: metadata.name: Forbidden: cannot remove nonempty pool, please drain the pool before deleting"
+    );
+    assert!(
+        kubectl(
+            &c,
+            &["label", "node", "worker-1", "apps.openyurt.io/nodepool-"]
+        )
+        .0
+    );
+    assert!(kubectl(&c, &["delete", "nodepool", "hz"]).0);
+    c.sim.shutdown().await;
+}
+
+// Without a running yurt-manager the node webhooks (failurePolicy Ignore) are skipped and the
+// NodePool ones (Fail) refuse every write: nothing of the logic above applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_serving_yurt_manager_only_failure_policies_apply() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    common::apply(
+        &c.client,
+        &common::chart::yurt_manager_objects("v1.7.0", "kube-system"),
+    )
+    .await;
+    assert!(
+        kubectl(
+            &c,
+            &[
+                "label",
+                "node",
+                "worker-1",
+                "openyurt.io/is-edge-worker=true"
+            ]
+        )
+        .0
+    );
+    let bad = serde_json::to_string(&pool("p", json!({"type": "Edge"}))).unwrap();
+    let path = c.dir.path().join("p.json");
+    std::fs::write(&path, bad).unwrap();
+    let (ok, _, err) = kubectl(&c, &["create", "-f", path.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains("failed calling webhook \"m.v1beta2.nodepool.kb.io\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("no endpoints available for service \"yurt-manager-webhook-service\""),
+        "{err}"
+    );
+    c.sim.shutdown().await;
+}
