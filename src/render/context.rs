@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::error::{RenderError, Result};
 use super::profile::Profile;
+use crate::selector::{is_dns1123_label, is_dns1123_subdomain};
 pub use crate::servant::yurthub::WorkingMode;
 
 /// Default paths on the node (the servant installs the credential files there).
@@ -185,7 +186,7 @@ impl RenderContext {
                 self.profile, profile.name
             ));
         }
-        if !is_dns_label(&self.namespace) {
+        if !is_dns1123_label(&self.namespace) {
             return bad(format!("namespace {:?} is not a DNS label", self.namespace));
         }
         if !plain(&self.api_server) || !self.api_server.starts_with("https://") {
@@ -204,12 +205,12 @@ impl RenderContext {
             }
         }
         for p in &self.node_pools {
-            if !is_dns_subdomain(&p.name) || !matches!(p.pool_type.as_str(), "Edge" | "Cloud") {
+            if !is_dns1123_subdomain(&p.name) || !matches!(p.pool_type.as_str(), "Edge" | "Cloud") {
                 return bad(format!("NodePool {:?} of type {:?}", p.name, p.pool_type));
             }
         }
         for n in self.cloud_nodes.iter().chain(&self.edge_nodes) {
-            if !is_dns_subdomain(n) {
+            if !is_dns1123_subdomain(n) {
                 return bad(format!("node name {n:?} is not a DNS subdomain"));
             }
         }
@@ -280,7 +281,7 @@ impl NodeContext {
 
     pub(crate) fn check(&self) -> Result<()> {
         let bad = |m: String| Err(RenderError::Context(m));
-        if !is_dns_subdomain(&self.node_name) {
+        if !is_dns1123_subdomain(&self.node_name) {
             return bad(format!(
                 "node name {:?} is not a DNS subdomain",
                 self.node_name
@@ -296,7 +297,7 @@ impl NodeContext {
                 return bad(format!("{what} {v:?}"));
             }
         }
-        if !is_dns_subdomain(&self.pod_name) {
+        if !is_dns1123_subdomain(&self.pod_name) {
             return bad(format!("pod name {:?}", self.pod_name));
         }
         Ok(())
@@ -310,17 +311,4 @@ fn plain(s: &str) -> bool {
         && s.chars().all(|c| {
             !c.is_whitespace() && !c.is_control() && !matches!(c, '"' | '\'' | '\\' | '`' | '$')
         })
-}
-
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
 }

@@ -60,18 +60,6 @@ pub struct YurtHubOptions {
     pub credential: HubCredential,
 }
 
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        })
-}
-
 impl YurtHubOptions {
     /// Reads the manifest from `path` (in this process's file system, e.g. a mounted
     /// ConfigMap).
@@ -110,7 +98,7 @@ impl YurtHubOptions {
         }
         if !pod["metadata"]["name"]
             .as_str()
-            .is_some_and(is_dns_subdomain)
+            .is_some_and(crate::selector::is_dns1123_subdomain)
         {
             return bad("metadata.name is missing or not a DNS subdomain".into());
         }
