@@ -299,6 +299,14 @@ impl Profile {
                 if !s.binary_path.starts_with('/') {
                     return bad("yurthub.binaryPath must be an absolute path".into());
                 }
+                // the service's drop-in names the node's pool (YurtHub v1.7's --nodepool-name)
+                if self.node_pools.is_none() {
+                    return bad(
+                        "yurthub.mode systemd needs nodePools: YurtHub's --nodepool-name \
+                                names the node's pool"
+                            .into(),
+                    );
+                }
             }
         }
         Ok(())
