@@ -9,6 +9,16 @@ const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
 
 #[test]
 fn the_tour_runs_every_step_and_shows_each_phase() {
+    tour(yurtctl::render::Profile::DEFAULT);
+}
+
+/// A profile whose YurtHub is a static pod also takes the tour's rollout steps.
+#[test]
+fn the_tour_rolls_out_a_static_pod_yurthub() {
+    tour("openyurt-v1.6");
+}
+
+fn tour(profile_name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let out = Command::new(BIN)
@@ -18,6 +28,8 @@ fn the_tour_runs_every_step_and_shows_each_phase() {
             "3",
             "--layout",
             "kind",
+            "--profile",
+            profile_name,
             "--state-dir",
         ])
         .arg(&state)
@@ -65,10 +77,27 @@ fn the_tour_runs_every_step_and_shows_each_phase() {
     }
     // the node table before (kubelets on the API server) and after (through YurtHub)
     // (steps print tables of their own: split on the node table's own column)
+    // a profile that runs YurtHub as a service skips the static-pod rollout steps, and says why
+    let profile = yurtctl::render::Profile::load(profile_name).unwrap();
+    let skipped = yurtctl::app::playground::STEPS
+        .iter()
+        .filter(|s| s.skipped_by(&profile).is_some())
+        .count();
+    let service = profile.yurthub.static_pod().is_none();
+    assert_eq!(skipped, if service { 2 } else { 0 });
+    assert_eq!(
+        stderr
+            .matches(&format!(
+                "skipped: profile {profile_name} runs YurtHub as a systemd service"
+            ))
+            .count(),
+        skipped,
+        "{stderr}"
+    );
     let tables: Vec<&str> = stdout.split(" KUBELET-SERVER ").skip(1).collect();
     assert_eq!(
         tables.len(),
-        1 + yurtctl::app::playground::STEPS.len(),
+        1 + yurtctl::app::playground::STEPS.len() - skipped,
         "{stdout}"
     );
     assert!(!tables[0].contains("127.0.0.1:10261"));

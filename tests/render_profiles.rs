@@ -98,7 +98,7 @@ fn profiles_load_and_unknown_names_list_the_valid_ones() {
         Profile::names(),
         vec!["legacy-v0.6", "openyurt-v1.6", "openyurt-v1.7"]
     );
-    assert_eq!(profile(Profile::DEFAULT).name, "openyurt-v1.6");
+    assert_eq!(profile(Profile::DEFAULT).name, "openyurt-v1.7");
     match Profile::load("openyurt-v9") {
         Err(e @ RenderError::UnknownProfile { .. }) => {
             let msg = e.to_string();

@@ -31,7 +31,7 @@ struct Env {
 }
 
 async fn start(layout: Layout) -> Env {
-    start_at(layout, "v1.30.2").await
+    start_at(layout, "v1.33.1").await
 }
 
 async fn start_at(layout: Layout, version: &str) -> Env {
@@ -130,7 +130,7 @@ async fn assert_clean(env: &Env) {
 
 /// One profile's expectations for the round trip.
 struct Profile {
-    /// `--profile` (None: the default, openyurt-v1.6).
+    /// `--profile` (None: the default, openyurt-v1.7).
     name: Option<&'static str>,
     /// A Kubernetes version the profile supports.
     kubernetes: &'static str,
@@ -138,13 +138,13 @@ struct Profile {
     autonomy: (&'static str, &'static str),
     /// Convert edits kube-controller-manager's `--controllers` (nodelifecycle disabled).
     kcm_edited: bool,
-    /// The Secret with YurtHub's bootstrap file (openyurt-v1.6 only).
+    /// The Secret with YurtHub's bootstrap file (openyurt-v1.6 and v1.7).
     bootstrap_secret: Option<&'static str>,
 }
 
 const DEFAULT: Profile = Profile {
     name: None,
-    kubernetes: "v1.30.2",
+    kubernetes: "v1.33.1",
     autonomy: (AUTONOMY, "0"),
     kcm_edited: false,
     bootstrap_secret: Some("Secret kube-system/yurtctl-yurthub-bootstrap"),
@@ -310,7 +310,21 @@ async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profil
         .collect();
     assert_eq!(deleted, objects, "{writes:#?}");
     for w in writes {
-        assert_eq!(w["result"], "accepted", "{w}");
+        // yurt-manager's NodePool webhook refuses to delete a pool with nodes; the real run
+        // deletes that webhook's configuration first, so the dry run cannot check these
+        let want = if w["object"].as_str().unwrap().starts_with("NodePool ") {
+            assert!(
+                w["message"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("but revert deletes its ValidatingWebhookConfiguration yurt-manager-validating-webhook-configuration before this object"),
+                "{w}"
+            );
+            "unchecked"
+        } else {
+            "accepted"
+        };
+        assert_eq!(w["result"], want, "{w}");
     }
     // every one reached the server, with dryRun=All: nothing was stored
     assert_eq!(m.count("create", "jobs.batch"), jobs + (nodes + kcm) as u64);

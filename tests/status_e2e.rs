@@ -16,16 +16,16 @@ async fn status_json(sim: &Sim) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
 }
 
-/// The status once every node's YurtHub mirror pod is Ready (they start after a delay).
+/// The status once every node's YurtHub mirror pod is Ready (they start after a delay), or,
+/// for a YurtHub run as a service, once every node is Ready.
 async fn settled_status(sim: &Sim) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let s = status_json(sim).await;
         let nodes = s["nodes"].as_array().unwrap();
-        if nodes
-            .iter()
-            .all(|n| n["yurthubReady"] == true && n["ready"] == true)
-        {
+        if nodes.iter().all(|n| {
+            (n["yurthubReady"] == true || n["yurthubService"] == true) && n["ready"] == true
+        }) {
             return s;
         }
         assert!(
@@ -36,10 +36,23 @@ async fn settled_status(sim: &Sim) -> Value {
     }
 }
 
+/// The default profile: YurtHub a systemd service, nodes in NodePools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn status_before_after_convert_and_after_revert() {
+    status_round_trip("openyurt-v1.7", "v1.33.1", ["cloud", "edge"], "service").await;
+}
+
+/// YurtHub a static pod whose mirror pod status reads, no NodePools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn status_of_a_static_pod_yurthub() {
+    status_round_trip("openyurt-v1.6", "v1.30.2", ["-", "-"], "Ready").await;
+}
+
+/// status before convert, after convert (`pools` of control-plane-1 and worker-1 and the
+/// YURTHUB column as the table shows them), and after revert.
+async fn status_round_trip(profile: &str, kubernetes: &str, pools: [&str; 2], hub: &str) {
     let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
-        cfg.kubernetes_version = "v1.30.2".into()
+        cfg.kubernetes_version = kubernetes.into()
     })
     .await;
     let sim = &env.sim;
@@ -66,6 +79,8 @@ async fn status_before_after_convert_and_after_revert() {
         sim,
         &[
             "convert",
+            "--profile",
+            profile,
             "--servant-image",
             "openyurt/yurtctl:test",
             "--job-timeout",
@@ -91,7 +106,7 @@ async fn status_before_after_convert_and_after_revert() {
             o["name"] = "bootstrap-token-[id]".into();
         }
     }
-    insta::assert_json_snapshot!("status_after_convert", s, {
+    insta::assert_json_snapshot!(format!("status_after_convert_{profile}"), s, {
         ".updatedAt" => "[timestamp]",
     });
 
@@ -103,13 +118,16 @@ async fn status_before_after_convert_and_after_revert() {
         "{}",
         table.stdout
     );
-    for (node, role) in [("control-plane-1", "cloud"), ("worker-1", "edge")] {
+    for ((node, role), pool) in [("control-plane-1", "cloud"), ("worker-1", "edge")]
+        .into_iter()
+        .zip(pools)
+    {
         let row = rows
             .iter()
             .find(|l| l.starts_with(node))
             .unwrap_or_else(|| panic!("{node}: {}", table.stdout));
         let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols[1..6], [role, "yes", "Ready", "yes", "done"], "{row}");
+        assert_eq!(cols[1..7], [role, pool, "yes", hub, "yes", "done"], "{row}");
     }
 
     let revert = yurtctl(sim, &["revert", "--job-timeout", "60s", "-y"]).await;

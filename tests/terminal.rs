@@ -12,10 +12,8 @@ use yurtsim::Layout;
 const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
 
 async fn sim() -> support::SimEnv {
-    support::start_sim(3, Layout::Kubeadm, |cfg| {
-        cfg.kubernetes_version = "v1.30.2".into()
-    })
-    .await
+    // yurtsim's own Kubernetes version, which the default profile supports
+    support::start_sim(3, Layout::Kubeadm, |_| {}).await
 }
 
 use support::Run;

@@ -19,6 +19,20 @@ use crate::render::Profile;
 pub struct Step {
     pub title: &'static str,
     pub args: &'static [&'static str],
+    /// The step rolls out YurtHub's static pod: profiles that run YurtHub otherwise skip it.
+    pub needs_static_pod_hub: bool,
+}
+
+impl Step {
+    /// Why `profile` skips this step, if it does.
+    pub fn skipped_by(&self, profile: &Profile) -> Option<String> {
+        (self.needs_static_pod_hub && profile.yurthub.static_pod().is_none()).then(|| {
+            format!(
+                "skipped: profile {} runs YurtHub as a systemd service, not as a static pod",
+                profile.name
+            )
+        })
+    }
 }
 
 /// The tour, in order. Each step runs `yurtctl --kubeconfig <sim> ARGS…`.
@@ -26,10 +40,12 @@ pub const STEPS: &[Step] = &[
     Step {
         title: "convert the cluster to OpenYurt",
         args: &["convert", "-y", "--profile", "{profile}"],
+        needs_static_pod_hub: false,
     },
     Step {
         title: "what convert did, node by node",
         args: &["status"],
+        needs_static_pod_hub: false,
     },
     Step {
         title: "roll a new YurtHub out to the edge nodes, a sliding window at a time",
@@ -45,6 +61,7 @@ pub const STEPS: &[Step] = &[
             "advanced-rolling-update",
             "-y",
         ],
+        needs_static_pod_hub: true,
     },
     Step {
         title: "where the rollout stands",
@@ -57,14 +74,17 @@ pub const STEPS: &[Step] = &[
             "-o",
             "wide",
         ],
+        needs_static_pod_hub: true,
     },
     Step {
         title: "revert: back to the original cluster",
         args: &["revert", "-y"],
+        needs_static_pod_hub: false,
     },
     Step {
         title: "nothing of yurtctl's is left",
         args: &["status"],
+        needs_static_pod_hub: false,
     },
 ];
 
@@ -157,7 +177,7 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
         interrupted().await;
         let _ = stop_tx.send(true);
     });
-    let exit = tour(g, cmd, &exe, &kubeconfig, &mut stop).await;
+    let exit = tour(g, cmd, &profile, &exe, &kubeconfig, &mut stop).await;
 
     let keep = if cmd.no_keep {
         false
@@ -205,6 +225,7 @@ fn sim_config(cmd: &PlaygroundCmd, profile: &Profile, state_dir: &Path, exe: &Pa
 async fn tour(
     g: &GlobalArgs,
     cmd: &PlaygroundCmd,
+    profile: &Profile,
     exe: &Path,
     kubeconfig: &Path,
     stop: &mut tokio::sync::watch::Receiver<bool>,
@@ -219,6 +240,15 @@ async fn tour(
             .iter()
             .map(|a| a.replace("{profile}", &cmd.profile))
             .collect();
+        if let Some(why) = step.skipped_by(profile) {
+            say(format!(
+                "==> step {}/{}: {}: {why}",
+                i + 1,
+                STEPS.len(),
+                step.title
+            ));
+            continue;
+        }
         say(format!(
             "==> step {}/{}: {}: yurtctl {}",
             i + 1,

@@ -8,6 +8,7 @@ use crate::cluster::staticset;
 use crate::exit::Exit;
 use crate::output::status::{NodeStatus, Status, status_table};
 use crate::plan;
+use crate::render::Profile;
 
 /// Runs `yurtctl status`.
 pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
@@ -20,7 +21,11 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
-        let status = build(&snap, &hubs);
+        let profile = snap
+            .journal
+            .as_ref()
+            .and_then(|j| crate::render::Profile::load(&j.profile).ok());
+        let status = build(&snap, &hubs, profile.as_ref());
         if !print_structured(g, &status) {
             print!("{}", status_table(&status));
         }
@@ -35,9 +40,13 @@ fn state_word(s: PhaseState) -> String {
         .unwrap_or_default()
 }
 
-/// The status object from the snapshot and the YurtHub pods (pure).
-pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)]) -> Status {
+/// The status object from the snapshot, the YurtHub pods and the journal's profile (pure).
+pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&Profile>) -> Status {
     let j: Option<&Journal> = snap.journal.as_ref();
+    let pool_label = profile
+        .and_then(|p| p.node_pools.as_ref())
+        .map(|p| p.label.as_str());
+    let hub_service = profile.is_some_and(|p| p.yurthub.static_pod().is_none());
     let nodes = snap
         .nodes
         .iter()
@@ -60,8 +69,10 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)]) -> Status {
                 name: n.name.clone(),
                 role: role.into(),
                 converted,
+                pool: pool_label.and_then(|l| n.labels.get(l).cloned()),
                 yurthub: hub.is_some(),
                 yurthub_ready: hub.is_some_and(|(_, r)| *r),
+                yurthub_service: hub_service && converted,
                 ready: n.ready,
                 last_result: last.map(|s| state_word(s.state)).unwrap_or_default(),
                 last_error: last.and_then(|s| s.last_error.clone()),

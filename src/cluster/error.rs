@@ -237,6 +237,19 @@ impl ClusterError {
     }
 
     /// Maps a kube error for `action` (e.g. "create Job kube-system/x").
+    /// The admission webhook that refused the request, when one did: the API server words its
+    /// refusal `admission webhook "NAME" denied the request: …` (kubernetes/kubernetes@v1.33
+    /// staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/errors/statuserror.go).
+    pub fn denying_webhook(&self) -> Option<&str> {
+        let message = match self {
+            ClusterError::Forbidden { message, .. } | ClusterError::Api { message, .. } => message,
+            _ => return None,
+        };
+        let rest = message.split("admission webhook \"").nth(1)?;
+        let (name, tail) = rest.split_once('"')?;
+        tail.starts_with(" denied the request").then_some(name)
+    }
+
     pub fn from_kube(action: impl Into<String>, e: kube::Error) -> Self {
         let action = action.into();
         match e {
@@ -326,6 +339,38 @@ pub(crate) fn kube_code(e: &kube::Error) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_denying_webhook_is_read_from_the_api_servers_wording() {
+        let forbidden = |m: &str| ClusterError::Forbidden {
+            action: "delete NodePool edge".into(),
+            verb: "delete".into(),
+            resource: "nodepool".into(),
+            message: m.into(),
+        };
+        let e = forbidden(
+            "admission webhook \"v.v1beta2.nodepool.kb.io\" denied the request: nodepools.apps.openyurt.io \"edge\" is forbidden: cannot remove nonempty pool",
+        );
+        assert_eq!(e.denying_webhook(), Some("v.v1beta2.nodepool.kb.io"));
+        let e = ClusterError::Api {
+            action: "label Node w".into(),
+            code: 422,
+            reason: "Invalid".into(),
+            message: "admission webhook \"validate.core.v1.node.openyurt.io\" denied the request: Node \"w\" is invalid".into(),
+        };
+        assert_eq!(
+            e.denying_webhook(),
+            Some("validate.core.v1.node.openyurt.io")
+        );
+        // RBAC, and a webhook that failed rather than refused, are no webhook's denial
+        assert_eq!(
+            forbidden("User \"bob\" cannot delete resource").denying_webhook(),
+            None
+        );
+        let failed =
+            forbidden("failed calling webhook \"v.v1beta2.nodepool.kb.io\": connection refused");
+        assert_eq!(failed.denying_webhook(), None);
+    }
 
     #[test]
     fn a_403_names_the_verb_and_resource() {

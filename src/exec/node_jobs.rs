@@ -144,5 +144,6 @@ pub fn job_node_result(
         result,
         message,
         logs: logs.filter(|l| !l.trim().is_empty()),
+        pool: None,
     }
 }

@@ -156,6 +156,9 @@ pub struct NodeResult {
     /// The last lines of the node Job's log, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logs: Option<String>,
+    /// The node's NodePool (profiles with NodePools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 /// `-o json` result of `yurtctl convert` (fields are only ever added).
@@ -355,6 +358,7 @@ mod tests {
             result: NodeOutcome::AlreadyConverted,
             message: "already converted".into(),
             logs: None,
+            pool: None,
         });
         insta::assert_json_snapshot!("convert_result", r);
     }
@@ -372,6 +376,7 @@ mod tests {
             result: NodeOutcome::Reverted,
             message: "reverted in 0.4s".into(),
             logs: None,
+            pool: None,
         });
         insta::assert_json_snapshot!("revert_result", r);
     }

@@ -13,9 +13,16 @@ pub struct NodeStatus {
     pub role: String,
     /// The journal records the node converted (its node phase done).
     pub converted: bool,
+    /// The node's NodePool (its pool label), for profiles with NodePools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// A YurtHub mirror pod (`yurt-hub-<node>`) exists.
     pub yurthub: bool,
     pub yurthub_ready: bool,
+    /// YurtHub runs on the converted node as a systemd service, which the API does not show
+    /// (READY tells whether the kubelet reaches the API server through it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub yurthub_service: bool,
     pub ready: bool,
     /// The state of the node's latest journal entry: `done`, `failed`, `running`, … or empty.
     pub last_result: String,
@@ -72,19 +79,21 @@ pub fn status_table(s: &Status) -> String {
         out.push_str(&format!("Lock:     held by {h}\n"));
     }
     out.push_str(&format!(
-        "\n{:<30} {:<6} {:<10} {:<8} {:<6} {:<8} {}\n",
-        "NODE", "ROLE", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"
+        "\n{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
+        "NODE", "ROLE", "POOL", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"
     ));
     for n in &s.nodes {
-        let hub = match (n.yurthub, n.yurthub_ready) {
-            (false, _) => "-",
-            (true, true) => "Ready",
-            (true, false) => "NotReady",
+        let hub = match (n.yurthub, n.yurthub_ready, n.yurthub_service) {
+            (false, _, true) => "service",
+            (false, _, false) => "-",
+            (true, true, _) => "Ready",
+            (true, false, _) => "NotReady",
         };
         out.push_str(&format!(
-            "{:<30} {:<6} {:<10} {:<8} {:<6} {:<8} {}\n",
+            "{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
             n.name,
             if n.role.is_empty() { "-" } else { &n.role },
+            n.pool.as_deref().unwrap_or("-"),
             yes_no(n.converted),
             hub,
             yes_no(n.ready),

@@ -197,7 +197,8 @@ fn nodes_that_cannot_join_their_pool_are_preflight_findings() {
 fn pool_flags_need_a_profile_with_pools_and_exclude_each_other() {
     let mut o = opts();
     o.nodepool = Some("site-1".into());
-    let Err(PlanError::Usage(m)) = check_options(&o, &super::tests::profile()) else {
+    let Err(PlanError::Usage(m)) = check_options(&o, &Profile::load("openyurt-v1.6").unwrap())
+    else {
         panic!("openyurt-v1.6 has no NodePools")
     };
     assert!(

@@ -8,8 +8,8 @@ use super::*;
 #[test]
 fn preflight_reports_every_finding() {
     let mut s = three();
-    s.server_version = "v1.33.1".into();
-    s.server_minor = "33".into();
+    s.server_version = "v1.35.0".into();
+    s.server_minor = "35".into();
     let mut o = opts();
     o.edge_nodes = names(&["ghost"]);
     let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
@@ -22,7 +22,7 @@ fn preflight_reports_every_finding() {
     assert!(f[1].message.contains("ghost"), "{f:?}");
     let text = PlanError::Preflight(f).to_string();
     assert!(
-        text.contains("  - [KubernetesVersion] Kubernetes v1.33.1 (1.33) is not supported"),
+        text.contains("  - [KubernetesVersion] Kubernetes v1.35.0 (1.35) is not supported"),
         "{text}"
     );
     assert!(
@@ -34,8 +34,8 @@ fn preflight_reports_every_finding() {
 #[test]
 fn an_ignored_version_check_is_a_warning_in_the_plan_and_the_other_checks_still_refuse() {
     let mut s = three();
-    s.server_version = "v1.33.1".into();
-    s.server_minor = "33".into();
+    s.server_version = "v1.35.0".into();
+    s.server_minor = "35".into();
     let mut o = opts();
     o.ignore_preflight_errors = [Check::KubernetesVersion].into();
     let p = plan_convert(&s, &o, &profile()).expect("the version finding is only a warning");
@@ -46,7 +46,7 @@ fn an_ignored_version_check_is_a_warning_in_the_plan_and_the_other_checks_still_
     assert!(
         pre.steps[0]
             .detail
-            .starts_with("[KubernetesVersion] Kubernetes v1.33.1 (1.33) is not supported"),
+            .starts_with("[KubernetesVersion] Kubernetes v1.35.0 (1.35) is not supported"),
         "{:?}",
         pre.steps[0]
     );

@@ -27,7 +27,7 @@ fn node(name: &str, cp: bool, ready: bool, labels: &[(&str, &str)]) -> NodeInfo 
             Vec::new()
         },
         internal_ip: None,
-        kubelet_version: "v1.30.2".into(),
+        kubelet_version: "v1.33.1".into(),
         kcm_static_pod: cp,
         ..Default::default()
     }
@@ -35,9 +35,9 @@ fn node(name: &str, cp: bool, ready: bool, labels: &[(&str, &str)]) -> NodeInfo 
 
 fn snap(nodes: Vec<NodeInfo>, journal: Option<Journal>) -> ClusterSnapshot {
     ClusterSnapshot {
-        server_version: "v1.30.2".into(),
+        server_version: "v1.33.1".into(),
         server_major: "1".into(),
-        server_minor: "30".into(),
+        server_minor: "33".into(),
         nodes,
         managed_objects: Vec::new(),
         jobs: Vec::new(),

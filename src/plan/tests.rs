@@ -23,7 +23,7 @@ fn node(name: &str, control_plane: bool, ready: bool) -> NodeInfo {
             Vec::new()
         },
         internal_ip: None,
-        kubelet_version: "v1.30.2".into(),
+        kubelet_version: "v1.33.1".into(),
         kcm_static_pod: control_plane,
         ..Default::default()
     }
@@ -31,9 +31,9 @@ fn node(name: &str, control_plane: bool, ready: bool) -> NodeInfo {
 
 fn snap(nodes: Vec<NodeInfo>) -> ClusterSnapshot {
     ClusterSnapshot {
-        server_version: "v1.30.2".into(),
+        server_version: "v1.33.1".into(),
         server_major: "1".into(),
-        server_minor: "30".into(),
+        server_minor: "33".into(),
         nodes,
         managed_objects: Vec::new(),
         jobs: Vec::new(),
@@ -196,10 +196,10 @@ fn usage_errors() {
 #[test]
 fn minor_from_git_version_and_plus_suffix() {
     let mut s = three();
-    s.server_minor = "30+".into();
+    s.server_minor = "33+".into();
     assert!(plan_convert(&s, &opts(), &profile()).is_ok());
     s.server_minor = String::new();
-    s.server_version = "v1.29.0-eks".into();
+    s.server_version = "v1.32.0-eks".into();
     assert!(plan_convert(&s, &opts(), &profile()).is_ok());
 }
 

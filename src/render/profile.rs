@@ -197,6 +197,10 @@ pub struct EdgeWorkerLabel {
     pub key: String,
     pub edge: String,
     pub cloud: String,
+    /// The ServiceAccount (in kube-system) whose identity the profile's admission webhooks let
+    /// change this label; yurtctl writes it as that account once the account may patch nodes.
+    #[serde(default, rename = "writerServiceAccount")]
+    pub writer_service_account: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -208,7 +212,12 @@ pub struct KeyValue {
 
 impl Profile {
     /// The default profile.
-    pub const DEFAULT: &'static str = "openyurt-v1.6";
+    pub const DEFAULT: &'static str = "openyurt-v1.7";
+
+    /// The ServiceAccount yurtctl writes its node labels as, when the profile names one.
+    pub fn label_writer_account(&self) -> Option<&str> {
+        self.labels.edge_worker.writer_service_account.as_deref()
+    }
 
     /// Names of all embedded profiles, sorted.
     pub fn names() -> Vec<String> {

@@ -129,7 +129,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
             result.message = "already converted: nothing to do".into();
             Exit::Ok
         };
-        return finish(g, result, exit);
+        return finish(g, &plan, result, exit);
     }
 
     if plan.runs(plan::PREFLIGHT) {
@@ -174,7 +174,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     };
     // a run that changed nothing writes no journal
     wrap_up(&run.store, &mut run.journal, run.began, run.lock.take()).await;
-    finish(g, result, exit)
+    finish(g, &plan, result, exit)
 }
 
 /// The journal this run continues (an earlier run's, if any), with this run's options.
@@ -214,10 +214,19 @@ fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {
         result,
         message: message.into(),
         logs: None,
+        pool: None,
     }
 }
 
-fn finish(g: &GlobalArgs, mut result: ConvertResult, exit: Exit) -> Exit {
+fn finish(g: &GlobalArgs, plan: &Plan, mut result: ConvertResult, exit: Exit) -> Exit {
+    let pools: BTreeMap<&str, &str> = plan
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.as_str(), n.pool.as_deref()?)))
+        .collect();
+    for n in &mut result.nodes {
+        n.pool = pools.get(n.name.as_str()).map(|p| p.to_string());
+    }
     result.result = exit.reason().into();
     result.exit_code = exit.code();
     for l in crate::output::summary_lines(&result) {
@@ -241,6 +250,7 @@ fn not_started(plan: &Plan, failed: Vec<NodeResult>, phase: &str) -> BTreeMap<St
                     result: NodeOutcome::PhaseSkipped,
                     message: format!("not converted: phase {phase} failed"),
                     logs: None,
+                    pool: None,
                 }
             } else {
                 skipped_result(n.name.clone(), n.role, n.action)

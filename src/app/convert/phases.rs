@@ -252,8 +252,17 @@ fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
 
 fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
+        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
         for m in node_metadata(c.plan, c.profile) {
-            nodes::apply_metadata(c.cluster, &m.name, &m.labels, &m.annotations, false).await?;
+            nodes::apply_metadata(
+                c.cluster,
+                &writer,
+                &m.name,
+                &m.labels,
+                &m.annotations,
+                false,
+            )
+            .await?;
         }
         Ok(Flow::Continue)
     })
@@ -261,9 +270,11 @@ fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 
 fn label_writes<'r>(c: &'r ConvertRun<'_>) -> WritesFuture<'r> {
     Box::pin(async move {
+        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
         let mut r = Ok(());
         for m in node_metadata(c.plan, c.profile) {
-            r = nodes::apply_metadata(c.cluster, &m.name, &m.labels, &m.annotations, true).await;
+            r = nodes::apply_metadata(c.cluster, &writer, &m.name, &m.labels, &m.annotations, true)
+                .await;
             if r.is_err() {
                 break;
             }

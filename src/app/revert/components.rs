@@ -100,6 +100,30 @@ pub(super) async fn delete_components(
     Ok(())
 }
 
+/// The webhooks (name, "Kind name" of their configuration) of the admission webhook
+/// configurations this revert deletes: they go first, so their refusals of later deletes in a
+/// dry run do not hold for the real run.
+async fn webhooks_deleted_first(
+    applier: &Applier,
+    plan: &RevertPlan,
+) -> Result<Vec<(String, String)>, ClusterError> {
+    let mut hooks = Vec::new();
+    for r in plan.objects.iter().filter(|r| {
+        r.kind == "ValidatingWebhookConfiguration" || r.kind == "MutatingWebhookConfiguration"
+    }) {
+        let Some(live) = applier.get_opt(&dynamic(r)?).await? else {
+            continue;
+        };
+        let config = format!("{} {}", r.kind, r.name);
+        for h in live.data["webhooks"].as_array().into_iter().flatten() {
+            if let Some(name) = h["name"].as_str() {
+                hooks.push((name.to_owned(), config.clone()));
+            }
+        }
+    }
+    Ok(hooks)
+}
+
 /// `--dry-run=server` of the components phase: each delete (and each give-up apply) with
 /// `dryRun=All`.
 pub(super) async fn dry_run_writes(
@@ -113,6 +137,7 @@ pub(super) async fn dry_run_writes(
             ..Default::default()
         },
     );
+    let removed_webhooks = webhooks_deleted_first(&applier, plan).await?;
     let mut out = Vec::new();
     for r in &plan.objects {
         let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
@@ -120,6 +145,20 @@ pub(super) async fn dry_run_writes(
         let row = match applier.delete(&obj).await {
             Err(ClusterError::UnknownKind { .. }) => {
                 Write::accepted_with("delete", what, "its CRD is gone, and so is the object")
+            }
+            // a webhook the real run deletes before this object: its refusal is no answer
+            Err(e)
+                if let Some((hook, config)) = e
+                    .denying_webhook()
+                    .and_then(|h| removed_webhooks.iter().find(|(n, _)| n == h)) =>
+            {
+                Write::unchecked(
+                    "delete",
+                    what,
+                    format!(
+                        "admission webhook {hook:?} refused the dry run, but revert deletes its {config} before this object"
+                    ),
+                )
             }
             res => dry_run::deleted("delete", what, res, "already gone"),
         };

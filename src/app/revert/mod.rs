@@ -72,6 +72,7 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     let mut run = RevertRun {
         cluster: &cluster,
         plan: &plan,
+        profile: &profile,
         opts: &opts,
         servant_image: servant_image(snap.journal.as_ref(), &plan),
         force_unlock: cmd.run.force_unlock,

@@ -23,11 +23,13 @@ use crate::plan::revert::{
     RevertOptions, RevertPlan,
 };
 use crate::plan::{self, Role};
+use crate::render::Profile;
 
 /// Everything one revert run works with.
 pub(super) struct RevertRun<'a> {
     pub cluster: &'a Cluster,
     pub plan: &'a RevertPlan,
+    pub profile: &'a Profile,
     pub opts: &'a RevertOptions,
     pub servant_image: String,
     pub force_unlock: bool,
@@ -207,6 +209,7 @@ fn node_result(n: &RevertNode, result: NodeOutcome, message: impl Into<String>) 
         result,
         message: message.into(),
         logs: None,
+        pool: None,
     }
 }
 
@@ -379,8 +382,9 @@ fn unlabel_nodes<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
             })
             .map(|r| r.name.clone())
             .collect();
+        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
         for name in names {
-            nodes::give_up_metadata(c.cluster, &name, false).await?;
+            nodes::give_up_metadata(c.cluster, &writer, &name, false).await?;
         }
         Ok(Flow::Continue)
     })
@@ -389,6 +393,7 @@ fn unlabel_nodes<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
 fn unlabel_writes<'r>(c: &'r RevertRun<'_>) -> WritesFuture<'r> {
     Box::pin(async move {
         let mut rows = Vec::new();
+        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
         for n in c.plan.nodes.iter().filter(|n| {
             matches!(
                 n.action,
@@ -396,7 +401,7 @@ fn unlabel_writes<'r>(c: &'r RevertRun<'_>) -> WritesFuture<'r> {
             )
         }) {
             let what = format!("Node {} (yurtctl's labels and annotations)", n.name);
-            let r = nodes::give_up_metadata(c.cluster, &n.name, true).await;
+            let r = nodes::give_up_metadata(c.cluster, &writer, &n.name, true).await;
             rows.push(Write::of("patch", what, r));
         }
         Ok(rows)
