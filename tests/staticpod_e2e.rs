@@ -1584,8 +1584,9 @@ async fn a_node_that_goes_not_ready_after_its_upgrade_halts_the_rollout() {
     env.sim.shutdown().await;
 }
 
-/// A cluster of `nodes` nodes (Kubernetes 1.30, kubeadm) converted with the default profile,
-/// so yurt-manager (the yurtsim model) runs its YurtStaticSet controller.
+/// A cluster of `nodes` nodes (Kubernetes 1.30, kubeadm) converted with profile openyurt-v1.6,
+/// whose YurtHub is a static pod in a YurtStaticSet, so yurt-manager (the yurtsim model) runs
+/// its YurtStaticSet controller on `yurt-hub`.
 async fn converted(nodes: usize) -> (support::SimEnv, Client) {
     let env = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
         cfg.kubernetes_version = "v1.30.2".into()
@@ -1597,6 +1598,8 @@ async fn converted(nodes: usize) -> (support::SimEnv, Client) {
         &[
             "convert",
             "-y",
+            "--profile",
+            "openyurt-v1.6",
             "--servant-image",
             "openyurt/yurtctl:test",
             "--job-timeout",

@@ -23,8 +23,32 @@ pub async fn start_sim(nodes: usize, layout: Layout, tweak: impl FnOnce(&mut Sim
     cfg.layout = layout;
     cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
     tweak(&mut cfg);
+    let control_planes = cfg.control_planes;
     let sim = Sim::start(cfg).await.expect("sim starts");
+    control_plane_settled(&sim, control_planes).await;
     SimEnv { sim, dir }
+}
+
+/// Waits until every control-plane node's kube-controller-manager mirror pod exists, as on an
+/// established cluster (the sim's kubelets post them shortly after start; a busy machine
+/// otherwise lets a test's first snapshot see a control plane without one).
+async fn control_plane_settled(sim: &Sim, control_planes: usize) {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams};
+    let pods: Api<Pod> = Api::namespaced(kube_client(sim).await, "kube-system");
+    let lp = ListParams::default().labels("component=kube-controller-manager");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let n = pods.list(&lp).await.map(|l| l.items.len()).unwrap_or(0);
+        if n >= control_planes {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{n} of {control_planes} kube-controller-manager mirror pods after 30 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// A plain kube-rs client from the sim's kubeconfig.
