@@ -391,7 +391,7 @@ fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
             spec["providerID"] = json!(format!("kind://docker/kind/{name}"));
         }
         let node = json!({"metadata": {"name": name, "labels": labels, "annotations": {
-                "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///var/run/containerd/containerd.sock",
+                "kubeadm.alpha.kubernetes.io/cri-socket": cfg.layout.cri_endpoint(),
                 "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
             "spec": spec,
             "status": {
