@@ -129,6 +129,12 @@ impl NodeKubelet {
         Ok(created)
     }
 
+    /// The CRI endpoint of the kubelet as last (re)started (kubelet_config.rs), if it loaded.
+    pub fn runtime_endpoint(&self) -> Option<String> {
+        let st = self.state.lock().unwrap();
+        st.view.as_ref().map(|v| v.runtime_endpoint.clone())
+    }
+
     /// Maps a host path of this node into the sim's file system, never leaving the node root.
     pub fn host_path(&self, p: &str) -> PathBuf {
         resolve_under(&self.root, p)
@@ -941,13 +947,59 @@ fn mark_mirrored(k: &NodeKubelet, pod: &str) {
     }
 }
 
+/// Static pods' containers in the runtime once started; a runtime-stopped one is restarted after
+/// the back-off (a stopped YurtHub container also ends its model). The pods whose restart state
+/// changed.
+#[allow(clippy::type_complexity)]
+fn static_containers(
+    shared: &Shared,
+    k: &Arc<NodeKubelet>,
+    entries: &[(String, String, Value, Instant, bool, String)],
+    hub_pod: Option<&str>,
+) -> Vec<String> {
+    let backoff = |n: u32| {
+        shared
+            .cfg
+            .crash_backoff
+            .saturating_mul(1 << n.min(16))
+            .min(shared.cfg.crash_backoff_max)
+    };
+    let mut changed = Vec::new();
+    let mut statics = k.cri.statics.lock().unwrap();
+    let names: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    statics.retain(&k.cri, &names);
+    for (ns, name, manifest, seen, _, hash) in entries {
+        if seen.elapsed() < static_delay(shared, &k.name) {
+            continue;
+        }
+        let mut pod = manifest.clone();
+        pod["metadata"]["name"] = json!(name);
+        pod["metadata"]["namespace"] = json!(ns);
+        pod["spec"]["nodeName"] = json!(k.name);
+        let env = |c: &Value| {
+            container_env(shared, k, &pod, c, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        };
+        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &backoff);
+        if c {
+            changed.push(name.clone());
+        }
+        if stopped
+            && hub_pod == Some(name.as_str())
+            && let Some(m) = &k.state.lock().unwrap().hub_model
+        {
+            m.run.exit.abort();
+        }
+    }
+    changed
+}
+
 /// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
 /// configured never to become ready). A deleted mirror pod is recreated.
 fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
     ensure_hub_model(&shared.self_arc(), k);
     let (entries, reachable) = {
         let st = k.state.lock().unwrap();
-        let e: Vec<(String, String, Value, Instant, bool)> = st
+        let e: Vec<(String, String, Value, Instant, bool, String)> = st
             .statics
             .values()
             .map(|e| {
@@ -957,6 +1009,7 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
                     e.manifest.clone(),
                     e.seen,
                     e.mirrored,
+                    e.hash.clone(),
                 )
             })
             .collect();
@@ -983,11 +1036,12 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
         annotate(shared, k);
         post_status(shared, k, false);
     }
+    let restarted = static_containers(shared, k, &entries, modelled_hub.as_deref());
     if !reachable {
         return;
     }
     let pods = shared.api.info("", "pods");
-    for (ns, name, manifest, seen, mirrored) in entries {
+    for (ns, name, manifest, seen, mirrored, _) in entries {
         let Some(pod) = shared.api.get_opt("", "pods", &ns, &name) else {
             if mirrored {
                 // Someone deleted the mirror pod: the kubelet recreates it on its next sync.
@@ -1012,10 +1066,13 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             .into_iter()
             .flatten()
             .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
-        if pod["status"]["phase"] == json!(want_phase) && cur_ready == ready {
+        if pod["status"]["phase"] == json!(want_phase)
+            && cur_ready == ready
+            && !restarted.contains(&name)
+        {
             continue;
         }
-        let status = pod_status(
+        let mut status = pod_status(
             k,
             &pod,
             want_phase,
@@ -1024,6 +1081,7 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             None,
             started_at(seen),
         );
+        k.cri.statics.lock().unwrap().apply(&k.cri, &name, &mut status);
         let _ = shared
             .api
             .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {

@@ -8,6 +8,7 @@
 
 pub mod crictl;
 pub mod env;
+pub mod statics;
 
 use std::collections::BTreeMap;
 use std::os::unix::net::UnixListener;
@@ -130,6 +131,8 @@ pub struct Create<'a> {
 pub struct NodeRuntime {
     pub flavor: Flavor,
     inner: Mutex<Inner>,
+    /// Static pods' containers (the kubelet's file source).
+    pub statics: Mutex<statics::Statics>,
     /// Bound listeners keep the sockets in the node root alive (nobody dials them: `crictl`
     /// is a stub answered by the sim).
     _sockets: Vec<UnixListener>,
@@ -157,6 +160,7 @@ impl NodeRuntime {
         NodeRuntime {
             flavor,
             inner: Mutex::new(Inner::default()),
+            statics: Mutex::new(Default::default()),
             _sockets: bound,
         }
     }
