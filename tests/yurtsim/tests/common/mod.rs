@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod chart;
+pub mod hub;
 
 use std::time::Duration;
 
