@@ -977,7 +977,13 @@ fn static_containers(
         pod["metadata"]["namespace"] = json!(ns);
         pod["spec"]["nodeName"] = json!(k.name);
         let env = |c: &Value| {
-            container_env(shared, k, &pod, c, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+            container_env(
+                shared,
+                k,
+                &pod,
+                c,
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
         };
         let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &backoff);
         if c {
@@ -1081,7 +1087,11 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             None,
             started_at(seen),
         );
-        k.cri.statics.lock().unwrap().apply(&k.cri, &name, &mut status);
+        k.cri
+            .statics
+            .lock()
+            .unwrap()
+            .apply(&k.cri, &name, &mut status);
         let _ = shared
             .api
             .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
@@ -1629,7 +1639,10 @@ fn container_env_with(
         ("HOME".into(), "/root".into()),
     ];
     // The Services as this kubelet sees them now (directly, or filtered by YurtHub).
-    let services = shared.api.list(&shared.api.info("", "services"), &Filter::default()).0;
+    let services = shared
+        .api
+        .list(&shared.api.info("", "services"), &Filter::default())
+        .0;
     let services: Vec<Value> = services.iter().map(|s| (**s).clone()).collect();
     let links = p["spec"]["enableServiceLinks"] != json!(false);
     env.extend(crate::cri::env::service_env(&services, ns, links, &view));

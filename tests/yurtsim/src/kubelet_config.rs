@@ -58,8 +58,13 @@ pub fn kubelet_view(root: &Path, unit: &LoadedUnit) -> Result<KubeletView, UnitE
                 .as_deref()
                 .filter(|c| !c.is_empty())
                 .and_then(|c| {
-                    config_field(root, c, last_flag(&argv, "config-dir"), "containerRuntimeEndpoint")
-                        .ok()
+                    config_field(
+                        root,
+                        c,
+                        last_flag(&argv, "config-dir"),
+                        "containerRuntimeEndpoint",
+                    )
+                    .ok()
                 })
                 .flatten()
                 .filter(|e| !e.is_empty())
@@ -101,7 +106,10 @@ fn config_field(
             .collect();
         names.sort();
         for n in names {
-            if let Some(x) = pick(&parse_yaml(root, &format!("{}/{n}", dir.trim_end_matches('/')))?) {
+            if let Some(x) = pick(&parse_yaml(
+                root,
+                &format!("{}/{n}", dir.trim_end_matches('/')),
+            )?) {
                 v = Some(x);
             }
         }

@@ -150,7 +150,13 @@ fn start_slot(
     s.run = Some(handle);
     s.started = util::now();
     s.backoff = None;
-    pod_event(shared, p, "Normal", "Started", &format!("Started container {}", s.name));
+    pod_event(
+        shared,
+        p,
+        "Normal",
+        "Started",
+        &format!("Started container {}", s.name),
+    );
     Ok(())
 }
 
@@ -211,7 +217,15 @@ pub(crate) async fn run(
     }
     let mut written = None;
     loop {
-        let sig = write_status(shared, k, p, &slots, first_start, never_ready, written.as_ref());
+        let sig = write_status(
+            shared,
+            k,
+            p,
+            &slots,
+            first_start,
+            never_ready,
+            written.as_ref(),
+        );
         written = Some(sig);
         if slots.iter().all(|s| s.done.is_some()) {
             let worst = slots
@@ -229,11 +243,20 @@ pub(crate) async fn run(
         let now = Instant::now();
         let mut tick = slots
             .iter()
-            .filter_map(|s| s.backoff.as_ref().map(|b| b.0.saturating_duration_since(now)))
+            .filter_map(|s| {
+                s.backoff
+                    .as_ref()
+                    .map(|b| b.0.saturating_duration_since(now))
+            })
             .min();
-        if slots.iter().any(|s| matches!(s.run, Some(Handle::Model(_)))) {
+        if slots
+            .iter()
+            .any(|s| matches!(s.run, Some(Handle::Model(_))))
+        {
             // A model's readiness decides the Ready condition: look again soon.
-            tick = Some(tick.map_or(Duration::from_millis(50), |t| t.min(Duration::from_millis(50))));
+            tick = Some(tick.map_or(Duration::from_millis(50), |t| {
+                t.min(Duration::from_millis(50))
+            }));
         }
         match next_event(&mut slots, stop, tick).await {
             Event::PodStop => {
@@ -265,7 +288,11 @@ async fn exited(
 ) {
     let code = match (s.run.take(), code) {
         (_, Some(c)) => c,
-        (Some(Handle::Process(mut r)), None) => r.stop(Duration::ZERO).await.map(|x| x.exit_code).unwrap_or(137),
+        (Some(Handle::Process(mut r)), None) => r
+            .stop(Duration::ZERO)
+            .await
+            .map(|x| x.exit_code)
+            .unwrap_or(137),
         (Some(Handle::Model(m)), None) => {
             m.exit.abort();
             137
@@ -303,7 +330,10 @@ async fn exited(
         p,
         "Warning",
         "BackOff",
-        &format!("Back-off restarting failed container {} in pod {name}_{ns}({uid})", s.name),
+        &format!(
+            "Back-off restarting failed container {} in pod {name}_{ns}({uid})",
+            s.name
+        ),
     );
 }
 
@@ -323,7 +353,19 @@ fn write_status(
         None => false,
     };
     let ready = !never_ready && slots.iter().all(slot_ready);
-    let sig = json!([ready, slots.iter().map(|s| json!([s.id, s.restarts, s.backoff.is_some(), s.done.is_some(), slot_ready(s)])).collect::<Vec<_>>()]);
+    let sig = json!([
+        ready,
+        slots
+            .iter()
+            .map(|s| json!([
+                s.id,
+                s.restarts,
+                s.backoff.is_some(),
+                s.done.is_some(),
+                slot_ready(s)
+            ]))
+            .collect::<Vec<_>>()
+    ]);
     if last == Some(&sig) {
         return sig;
     }
@@ -342,7 +384,11 @@ fn write_status(
         None,
         first_start.to_string(),
     );
-    for cs in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+    for cs in status["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
         let Some(s) = slots.iter().find(|s| cs["name"] == json!(s.name)) else {
             continue;
         };

@@ -86,7 +86,9 @@ fn connect(root: &Path, endpoint: &str) -> Result<(), String> {
     Err(format!(
         "validate service connection: validate CRI v1 runtime API for endpoint {}: rpc error: code = Unavailable desc = connection error: desc = {}",
         go_quote(endpoint),
-        go_quote(&format!("transport: Error while dialing: dial unix {path}: connect: {why}"))
+        go_quote(&format!(
+            "transport: Error while dialing: dial unix {path}: connect: {why}"
+        ))
     ))
 }
 
@@ -152,11 +154,39 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
     let rest = &argv[i + 1..];
     if !matches!(cmd.as_str(), "ps" | "stop" | "inspect") {
         let known = [
-            "attach", "create", "exec", "version", "images", "image", "img", "inspecti",
-            "imagefsinfo", "pull", "rmi", "info", "logs", "port-forward", "rm", "rmp", "pods",
-            "inspectp", "runp", "start", "stats", "statsp", "metricsp", "update", "config",
-            "completion", "checkpoint", "events", "runtime-config", "update-runtime-config", "run",
-            "help", "h",
+            "attach",
+            "create",
+            "exec",
+            "version",
+            "images",
+            "image",
+            "img",
+            "inspecti",
+            "imagefsinfo",
+            "pull",
+            "rmi",
+            "info",
+            "logs",
+            "port-forward",
+            "rm",
+            "rmp",
+            "pods",
+            "inspectp",
+            "runp",
+            "start",
+            "stats",
+            "statsp",
+            "metricsp",
+            "update",
+            "config",
+            "completion",
+            "checkpoint",
+            "events",
+            "runtime-config",
+            "update-runtime-config",
+            "run",
+            "help",
+            "h",
         ];
         if known.contains(&cmd.as_str()) {
             return not_modelled(&format!("'crictl {cmd}'"));
@@ -212,8 +242,11 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
     a
 }
 
+/// A subcommand's (name, value) flags and positional arguments.
+type Split = (Vec<(String, String)>, Vec<String>);
+
 /// Splits a subcommand's flags: (name, value) pairs and positional arguments.
-fn flags(rest: &[String], with_value: &[&str]) -> Result<(Vec<(String, String)>, Vec<String>), String> {
+fn flags(rest: &[String], with_value: &[&str]) -> Result<Split, String> {
     let mut fl = Vec::new();
     let mut pos = Vec::new();
     let mut i = 0;
@@ -264,12 +297,20 @@ fn ps(rt: &NodeRuntime, rest: &[String], default_ep: bool, err: &mut String) -> 
         // ps also opens the image service, with the same deprecation warning.
         err.push_str(&logrus("warning", &format!("Image connect using default endpoints: [{}]. As the default settings are now deprecated, you should set the endpoint instead.", DEFAULT_ENDPOINTS.join(" "))));
     }
-    let list: Vec<Container> = rt.list().into_iter().filter(|c| all || c.running()).collect();
+    let list: Vec<Container> = rt
+        .list()
+        .into_iter()
+        .filter(|c| all || c.running())
+        .collect();
     match output.as_str() {
         "json" => {
-            let cs: Vec<Value> = list.iter().map(|c| cri_container(c)).collect();
+            let cs: Vec<Value> = list.iter().map(cri_container).collect();
             let text = serde_json::to_string_pretty(&json!({"containers": cs})).unwrap();
-            Answer { rc: 0, out: format!("{text}\n"), err: String::new() }
+            Answer {
+                rc: 0,
+                out: format!("{text}\n"),
+                err: String::new(),
+            }
         }
         "table" if quiet => Answer {
             rc: 0,
@@ -277,12 +318,22 @@ fn ps(rt: &NodeRuntime, rest: &[String], default_ep: bool, err: &mut String) -> 
             err: String::new(),
         },
         "table" | "yaml" | "go-template" => not_modelled(&format!("crictl ps -o {output}")),
-        other => fatal(err, &format!("listing containers: unsupported output format {}", go_quote(other))),
+        other => fatal(
+            err,
+            &format!(
+                "listing containers: unsupported output format {}",
+                go_quote(other)
+            ),
+        ),
     }
 }
 
 fn state_name(c: &Container) -> &'static str {
-    if c.running() { "CONTAINER_RUNNING" } else { "CONTAINER_EXITED" }
+    if c.running() {
+        "CONTAINER_RUNNING"
+    } else {
+        "CONTAINER_EXITED"
+    }
 }
 
 /// A CRI `Container` in protojson: int64 as a string, enums by name, defaults emitted.
@@ -321,13 +372,20 @@ fn stop(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
                     "rpc error: code = Unknown desc = Error response from daemon: No such container: {id}"
                 ),
             };
-            let mut a = fatal(err, &format!("stopping the container {}: {why}", go_quote(id)));
+            let mut a = fatal(
+                err,
+                &format!("stopping the container {}: {why}", go_quote(id)),
+            );
             a.out = out;
             return a;
         }
         out.push_str(&format!("{id}\n"));
     }
-    Answer { rc: 0, out, err: String::new() }
+    Answer {
+        rc: 0,
+        out,
+        err: String::new(),
+    }
 }
 
 /// `crictl inspect ID...` (JSON): `status` plus containerd's verbose `info`, whose `config`
@@ -338,7 +396,10 @@ fn inspect(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
         Ok(x) => x,
         Err(e) => return not_modelled(&format!("crictl inspect ({e})")),
     };
-    if fl.iter().any(|(n, v)| !(matches!(n.as_str(), "o" | "output") && v == "json")) {
+    if fl
+        .iter()
+        .any(|(n, v)| !(matches!(n.as_str(), "o" | "output") && v == "json"))
+    {
         return not_modelled("crictl inspect flags other than -o json");
     }
     if ids.is_empty() {
@@ -350,13 +411,27 @@ fn inspect(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
     let mut docs = Vec::new();
     for id in &ids {
         let Some(c) = rt.get(id) else {
-            return fatal(err, &format!("get container status: rpc error: code = NotFound desc = an error occurred when try to find container {}: not found", go_quote(id)));
+            return fatal(
+                err,
+                &format!(
+                    "get container status: rpc error: code = NotFound desc = an error occurred when try to find container {}: not found",
+                    go_quote(id)
+                ),
+            );
         };
         let (code, reason, finished) = match &c.state {
             State::Running => (0, String::new(), 0),
-            State::Exited { code, reason, finished_at } => (*code, reason.clone(), unix_nanos(*finished_at)),
+            State::Exited {
+                code,
+                reason,
+                finished_at,
+            } => (*code, reason.clone(), unix_nanos(*finished_at)),
         };
-        let envs: Vec<Value> = c.env.iter().map(|(k, v)| json!({"key": k, "value": v})).collect();
+        let envs: Vec<Value> = c
+            .env
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": v}))
+            .collect();
         docs.push(json!({
             "info": {
                 "sandboxID": c.sandbox_id,
@@ -376,7 +451,11 @@ fn inspect(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
             },
         }));
     }
-    let v = if docs.len() == 1 { docs.remove(0) } else { Value::Array(docs) };
+    let v = if docs.len() == 1 {
+        docs.remove(0)
+    } else {
+        Value::Array(docs)
+    };
     Answer {
         rc: 0,
         out: format!("{}\n", serde_json::to_string_pretty(&v).unwrap()),

@@ -108,7 +108,9 @@ pub fn service_env(
 /// serviceenvupdater's value for an explicit env entry `name` of a pod's app container, when
 /// the hub rewrites it.
 pub fn explicit_override(view: &ServiceView, app_container: bool, name: &str) -> Option<String> {
-    let ServiceView::Hub(f) = view else { return None };
+    let ServiceView::Hub(f) = view else {
+        return None;
+    };
     if !f.env_updater || !app_container {
         return None;
     }
@@ -126,7 +128,11 @@ fn env_name(s: &str) -> String {
 fn from_service(s: &Value) -> Vec<(String, String)> {
     let prefix = env_name(s["metadata"]["name"].as_str().unwrap_or(""));
     let ip = s["spec"]["clusterIP"].as_str().unwrap_or("");
-    let ports: Vec<&Value> = s["spec"]["ports"].as_array().into_iter().flatten().collect();
+    let ports: Vec<&Value> = s["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let Some(first) = ports.first() else {
         return Vec::new();
     };
@@ -151,7 +157,10 @@ fn from_service(s: &Value) -> Vec<(String, String)> {
         let proto = p["protocol"].as_str().unwrap_or("TCP");
         let lower = proto.to_lowercase();
         if i == 0 {
-            out.push((format!("{prefix}_PORT"), format!("{lower}://{}", host_port(p))));
+            out.push((
+                format!("{prefix}_PORT"),
+                format!("{lower}://{}", host_port(p)),
+            ));
         }
         let pp = format!("{prefix}_PORT_{}_{}", port(p), proto.to_uppercase());
         out.push((pp.clone(), format!("{lower}://{}", host_port(p))));
@@ -182,19 +191,40 @@ mod tests {
         let get = |env: &[(String, String)], k: &str| {
             env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
         };
-        assert_eq!(get(&direct, "KUBERNETES_SERVICE_HOST").as_deref(), Some("10.96.0.1"));
-        assert_eq!(get(&direct, "KUBERNETES_PORT_443_TCP_ADDR").as_deref(), Some("10.96.0.1"));
-        assert_eq!(get(&direct, "WEB_SVC_PORT").as_deref(), Some("tcp://10.96.7.7:80"));
+        assert_eq!(
+            get(&direct, "KUBERNETES_SERVICE_HOST").as_deref(),
+            Some("10.96.0.1")
+        );
+        assert_eq!(
+            get(&direct, "KUBERNETES_PORT_443_TCP_ADDR").as_deref(),
+            Some("10.96.0.1")
+        );
+        assert_eq!(
+            get(&direct, "WEB_SVC_PORT").as_deref(),
+            Some("tcp://10.96.7.7:80")
+        );
         assert!(get(&direct, "H_SERVICE_HOST").is_none());
         let no_links = service_env(&all, "apps", false, &ServiceView::Direct);
         assert!(get(&no_links, "WEB_SVC_SERVICE_HOST").is_none());
 
         let hub = ServiceView::Hub(HubFilters::defaults());
         let via = service_env(&all, "apps", true, &hub);
-        assert_eq!(get(&via, "KUBERNETES_SERVICE_HOST").as_deref(), Some("169.254.2.1"));
-        assert_eq!(get(&via, "KUBERNETES_SERVICE_PORT").as_deref(), Some("10268"));
-        assert_eq!(get(&via, "KUBERNETES_SERVICE_PORT_HTTPS").as_deref(), Some("10268"));
-        assert_eq!(get(&via, "KUBERNETES_PORT").as_deref(), Some("tcp://169.254.2.1:10268"));
+        assert_eq!(
+            get(&via, "KUBERNETES_SERVICE_HOST").as_deref(),
+            Some("169.254.2.1")
+        );
+        assert_eq!(
+            get(&via, "KUBERNETES_SERVICE_PORT").as_deref(),
+            Some("10268")
+        );
+        assert_eq!(
+            get(&via, "KUBERNETES_SERVICE_PORT_HTTPS").as_deref(),
+            Some("10268")
+        );
+        assert_eq!(
+            get(&via, "KUBERNETES_PORT").as_deref(),
+            Some("tcp://169.254.2.1:10268")
+        );
         assert_eq!(
             get(&via, "KUBERNETES_PORT_10268_TCP").as_deref(),
             Some("tcp://169.254.2.1:10268")
@@ -205,6 +235,9 @@ mod tests {
         );
         assert!(!off.master && !off.env_updater, "{off:?}");
         let via = service_env(&all, "apps", true, &ServiceView::Hub(off));
-        assert_eq!(get(&via, "KUBERNETES_SERVICE_HOST").as_deref(), Some("10.96.0.1"));
+        assert_eq!(
+            get(&via, "KUBERNETES_SERVICE_HOST").as_deref(),
+            Some("10.96.0.1")
+        );
     }
 }

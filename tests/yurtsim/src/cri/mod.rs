@@ -114,7 +114,9 @@ fn hex64(seed: &str) -> String {
 fn random_id() -> String {
     use rand::Rng;
     let mut r = rand::rng();
-    (0..4).map(|_| format!("{:016x}", r.random::<u64>())).collect()
+    (0..4)
+        .map(|_| format!("{:016x}", r.random::<u64>()))
+        .collect()
 }
 
 /// What the kubelet tells the runtime when it creates a container.
@@ -154,7 +156,9 @@ impl NodeRuntime {
         for s in sockets {
             match bind_socket(root, s) {
                 Ok(l) => bound.push(l),
-                Err(e) => tracing::warn!(root = %root.display(), socket = s, "cannot create the CRI socket: {e}"),
+                Err(e) => {
+                    tracing::warn!(root = %root.display(), socket = s, "cannot create the CRI socket: {e}")
+                }
             }
         }
         NodeRuntime {
@@ -186,7 +190,10 @@ impl NodeRuntime {
             pod: meta["name"].as_str().unwrap_or_default().to_string(),
             name: c.container["name"].as_str().unwrap_or("main").to_string(),
             attempt: c.attempt,
-            image: c.container["image"].as_str().unwrap_or_default().to_string(),
+            image: c.container["image"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             created_at: SystemTime::now(),
             state: State::Running,
             env: c.env,
@@ -195,7 +202,10 @@ impl NodeRuntime {
         });
         // The kubelet's container GC keeps one dead container per container name
         // (kubernetes/kubernetes@v1.33.0 pkg/kubelet/kubelet.go MaxPerPodContainer: 1).
-        let (uid, name) = (c.pod_uid.to_string(), inner.containers.last().unwrap().name.clone());
+        let (uid, name) = (
+            c.pod_uid.to_string(),
+            inner.containers.last().unwrap().name.clone(),
+        );
         let dead: Vec<usize> = inner
             .containers
             .iter()
@@ -271,7 +281,7 @@ impl NodeRuntime {
     /// Every container, newest first (crictl sorts by creation time, descending).
     pub fn list(&self) -> Vec<Container> {
         let mut v = self.inner.lock().unwrap().containers.clone();
-        v.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        v.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         v
     }
 

@@ -40,7 +40,10 @@ impl Statics {
         env: EnvFn<'_>,
         backoff: &dyn Fn(u32) -> Duration,
     ) -> (bool, bool) {
-        let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let name = pod["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let entry = self
             .pods
             .entry(name.clone())
@@ -66,7 +69,17 @@ impl Statics {
             match entry.1.get_mut(&cname) {
                 None => {
                     let (id, stop) = create(0);
-                    entry.1.insert(cname, Rec { id, restarts: 0, last_state: Value::Null, started: crate::util::now(), stop, restart_at: None });
+                    entry.1.insert(
+                        cname,
+                        Rec {
+                            id,
+                            restarts: 0,
+                            last_state: Value::Null,
+                            started: crate::util::now(),
+                            stop,
+                            restart_at: None,
+                        },
+                    );
                     changed = true;
                 }
                 Some(r) if r.restart_at.is_none() && *r.stop.borrow() => {
@@ -89,7 +102,12 @@ impl Statics {
 
     /// Drops the records of static pods not in `keep` (their files are gone).
     pub fn retain(&mut self, rt: &NodeRuntime, keep: &[String]) {
-        let gone: Vec<String> = self.pods.keys().filter(|p| !keep.contains(p)).cloned().collect();
+        let gone: Vec<String> = self
+            .pods
+            .keys()
+            .filter(|p| !keep.contains(p))
+            .cloned()
+            .collect();
         for p in gone {
             if let Some((uid, _)) = self.pods.remove(&p) {
                 rt.remove_pod(&uid);
@@ -99,9 +117,17 @@ impl Statics {
 
     /// Restart count, last state and container ID of `pod`'s containers into its status.
     pub fn apply(&self, rt: &NodeRuntime, pod: &str, status: &mut Value) {
-        let Some((_, recs)) = self.pods.get(pod) else { return };
-        for cs in status["containerStatuses"].as_array_mut().into_iter().flatten() {
-            let Some(r) = cs["name"].as_str().and_then(|n| recs.get(n)) else { continue };
+        let Some((_, recs)) = self.pods.get(pod) else {
+            return;
+        };
+        for cs in status["containerStatuses"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+        {
+            let Some(r) = cs["name"].as_str().and_then(|n| recs.get(n)) else {
+                continue;
+            };
             cs["restartCount"] = json!(r.restarts);
             cs["containerID"] = json!(format!("{}{}", rt.flavor.id_prefix(), r.id));
             if !r.last_state.is_null() {

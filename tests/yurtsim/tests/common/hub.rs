@@ -58,7 +58,13 @@ pub async fn run_yurthub(c: &super::TestCluster, node: &str) {
     std::fs::write(d.join("10-yurthub.conf"), format!(
         "[Service]\nExecStart=\nExecStart=/usr/local/bin/yurthub --node-name={node} --nodepool-name=pool-a --server-addr=https://10.0.0.1:6443 --bootstrap-mode=kubeletcertificate --bind-address=127.0.0.1 --working-mode=edge --namespace=kube-system --v=2\n"
     )).unwrap();
-    let out = on_node(c, node, "hub-install", "systemctl daemon-reload; systemctl start yurthub; echo rc=$?").await;
+    let out = on_node(
+        c,
+        node,
+        "hub-install",
+        "systemctl daemon-reload; systemctl start yurthub; echo rc=$?",
+    )
+    .await;
     assert!(out.ends_with("rc=0\n"), "{out}");
     super::eventually(Duration::from_secs(30), "yurthub readyz OK", || async {
         approve_serving_csrs(&c.client).await;
@@ -83,7 +89,11 @@ pub async fn redirect_kubelet(c: &super::TestCluster, node: &str) {
     std::fs::write(root.join("var/lib/openyurt/kubelet.conf"), "apiVersion: v1\nclusters:\n- cluster:\n    server: http://127.0.0.1:10261\n  name: default-cluster\ncontexts:\n- context:\n    cluster: default-cluster\n    namespace: default\n    user: default-auth\n  name: default-context\ncurrent-context: default-context\nkind: Config\npreferences: {}\nusers:\n- name: default-auth\n  user: {}\n").unwrap();
     let env = root.join("var/lib/kubelet/kubeadm-flags.env");
     let text = std::fs::read_to_string(&env).unwrap();
-    let text = text.replacen("\"\n", " --kubeconfig=/var/lib/openyurt/kubelet.conf --bootstrap-kubeconfig= \"\n", 1);
+    let text = text.replacen(
+        "\"\n",
+        " --kubeconfig=/var/lib/openyurt/kubelet.conf --bootstrap-kubeconfig= \"\n",
+        1,
+    );
     std::fs::write(&env, text).unwrap();
     let out = on_node(c, node, "redirect", "systemctl restart kubelet; echo rc=$?").await;
     assert!(out.ends_with("rc=0\n"), "{out}");
@@ -143,4 +153,3 @@ async fn approve_serving_csrs(client: &kube::Client) {
         }
     }
 }
-
