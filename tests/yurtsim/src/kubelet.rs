@@ -15,7 +15,6 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::api::{Ctx, DeleteOptions};
-use crate::containers::Started;
 use crate::error::ApiResult;
 use crate::kubelet_config::{KubeletView, kubelet_view};
 use crate::layout::Role;
@@ -113,6 +112,10 @@ pub struct NodeKubelet {
     pub(crate) hub_ports: Mutex<Option<u64>>,
     /// systemd services other than the kubelet (services.rs).
     pub(crate) services: Mutex<crate::services::Services>,
+    /// The container runtime behind the node's CRI socket.
+    pub cri: crate::cri::NodeRuntime,
+    /// What the YurtHub that serves this node filters (set by the hub model when ready).
+    pub(crate) hub_filters: Mutex<Option<crate::cri::HubFilters>>,
 }
 
 impl NodeKubelet {
@@ -124,6 +127,12 @@ impl NodeKubelet {
         let created = Arc::new(NodeNetwork::create()?);
         *n = Some(created.clone());
         Ok(created)
+    }
+
+    /// The CRI endpoint of the kubelet as last (re)started (kubelet_config.rs), if it loaded.
+    pub fn runtime_endpoint(&self) -> Option<String> {
+        let st = self.state.lock().unwrap();
+        st.view.as_ref().map(|v| v.runtime_endpoint.clone())
     }
 
     /// Maps a host path of this node into the sim's file system, never leaving the node root.
@@ -168,9 +177,13 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
     {
         let mut nodes = shared.kubelets.nodes.lock().unwrap();
         for (i, (name, role)) in names.iter().enumerate() {
+            let root = shared.node_root(name);
+            let (flavor, sockets) = shared.cfg.layout.runtime_sockets();
             let k = Arc::new(NodeKubelet {
+                cri: crate::cri::NodeRuntime::new(&root, flavor, sockets),
+                hub_filters: Mutex::new(None),
                 name: name.clone(),
-                root: shared.node_root(name),
+                root,
                 role: *role,
                 ip: shared.cfg.layout.node_ip(i),
                 state: Mutex::new(NodeState::default()),
@@ -384,7 +397,7 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
     if c["command"].as_array().is_some_and(|a| !a.is_empty()) {
         argv.remove(0);
     }
-    let env = container_env(shared, k, &pod, c, "");
+    let env = container_env_with(shared, k, &pod, c, "", service_view_of(k, &st));
     let container = crate::models::Container {
         node: k.name.clone(),
         namespace: namespace.clone(),
@@ -715,6 +728,12 @@ fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
                 k.state.lock().unwrap().active = false;
                 annotate(shared, k);
             }
+            ["crictl", ..] => {
+                let a = crate::cri::crictl::answer(&k.root, &k.cri, &c.argv);
+                if let Some(t) = k.tools.lock().unwrap().as_ref() {
+                    let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
+                }
+            }
             // every other unit: systemd's answer, printed by the stub
             ["systemctl", _, ..] if !units.iter().any(|u| is_kubelet(u)) => {
                 let a = crate::services::systemctl(shared, k, &c.argv[1..]);
@@ -928,13 +947,65 @@ fn mark_mirrored(k: &NodeKubelet, pod: &str) {
     }
 }
 
+/// Static pods' containers in the runtime once started; a runtime-stopped one is restarted after
+/// the back-off (a stopped YurtHub container also ends its model). The pods whose restart state
+/// changed.
+#[allow(clippy::type_complexity)]
+fn static_containers(
+    shared: &Shared,
+    k: &Arc<NodeKubelet>,
+    entries: &[(String, String, Value, Instant, bool, String)],
+    hub_pod: Option<&str>,
+) -> Vec<String> {
+    let backoff = |n: u32| {
+        shared
+            .cfg
+            .crash_backoff
+            .saturating_mul(1 << n.min(16))
+            .min(shared.cfg.crash_backoff_max)
+    };
+    let mut changed = Vec::new();
+    let mut statics = k.cri.statics.lock().unwrap();
+    let names: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    statics.retain(&k.cri, &names);
+    for (ns, name, manifest, seen, _, hash) in entries {
+        if seen.elapsed() < static_delay(shared, &k.name) {
+            continue;
+        }
+        let mut pod = manifest.clone();
+        pod["metadata"]["name"] = json!(name);
+        pod["metadata"]["namespace"] = json!(ns);
+        pod["spec"]["nodeName"] = json!(k.name);
+        let env = |c: &Value| {
+            container_env(
+                shared,
+                k,
+                &pod,
+                c,
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+        };
+        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &backoff);
+        if c {
+            changed.push(name.clone());
+        }
+        if stopped
+            && hub_pod == Some(name.as_str())
+            && let Some(m) = &k.state.lock().unwrap().hub_model
+        {
+            m.run.exit.abort();
+        }
+    }
+    changed
+}
+
 /// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
 /// configured never to become ready). A deleted mirror pod is recreated.
 fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
     ensure_hub_model(&shared.self_arc(), k);
     let (entries, reachable) = {
         let st = k.state.lock().unwrap();
-        let e: Vec<(String, String, Value, Instant, bool)> = st
+        let e: Vec<(String, String, Value, Instant, bool, String)> = st
             .statics
             .values()
             .map(|e| {
@@ -944,6 +1015,7 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
                     e.manifest.clone(),
                     e.seen,
                     e.mirrored,
+                    e.hash.clone(),
                 )
             })
             .collect();
@@ -970,11 +1042,12 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
         annotate(shared, k);
         post_status(shared, k, false);
     }
+    let restarted = static_containers(shared, k, &entries, modelled_hub.as_deref());
     if !reachable {
         return;
     }
     let pods = shared.api.info("", "pods");
-    for (ns, name, manifest, seen, mirrored) in entries {
+    for (ns, name, manifest, seen, mirrored, _) in entries {
         let Some(pod) = shared.api.get_opt("", "pods", &ns, &name) else {
             if mirrored {
                 // Someone deleted the mirror pod: the kubelet recreates it on its next sync.
@@ -999,10 +1072,13 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             .into_iter()
             .flatten()
             .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
-        if pod["status"]["phase"] == json!(want_phase) && cur_ready == ready {
+        if pod["status"]["phase"] == json!(want_phase)
+            && cur_ready == ready
+            && !restarted.contains(&name)
+        {
             continue;
         }
-        let status = pod_status(
+        let mut status = pod_status(
             k,
             &pod,
             want_phase,
@@ -1011,6 +1087,11 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             None,
             started_at(seen),
         );
+        k.cri
+            .statics
+            .lock()
+            .unwrap()
+            .apply(&k.cri, &name, &mut status);
         let _ = shared
             .api
             .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
@@ -1317,9 +1398,11 @@ async fn pod_loop(shared: Arc<Shared>) {
             if let Some(k) = ev.obj["spec"]["nodeName"]
                 .as_str()
                 .and_then(|n| shared.kubelets.get(n))
-                && let Some(run) = k.state.lock().unwrap().pods.remove(&uid)
             {
-                let _ = run.stop.send(true);
+                if let Some(run) = k.state.lock().unwrap().pods.remove(&uid) {
+                    let _ = run.stop.send(true);
+                }
+                k.cri.remove_pod(&uid);
             }
             continue;
         }
@@ -1537,17 +1620,35 @@ pub(crate) fn container_env(
     c: &Value,
     path: &str,
 ) -> Vec<(String, String)> {
+    container_env_with(shared, k, p, c, path, service_view(k))
+}
+
+fn container_env_with(
+    shared: &Shared,
+    k: &NodeKubelet,
+    p: &Value,
+    c: &Value,
+    path: &str,
+    view: crate::cri::ServiceView,
+) -> Vec<(String, String)> {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
     let hostname = pod_hostname(k, p);
     let mut env: Vec<(String, String)> = vec![
         ("PATH".into(), path.to_string()),
         ("HOSTNAME".into(), hostname),
         ("HOME".into(), "/root".into()),
-        ("KUBERNETES_SERVICE_HOST".into(), "10.96.0.1".into()),
-        ("KUBERNETES_SERVICE_PORT".into(), "443".into()),
-        ("KUBERNETES_SERVICE_PORT_HTTPS".into(), "443".into()),
-        ("KUBERNETES_PORT".into(), "tcp://10.96.0.1:443".into()),
     ];
+    // The Services as this kubelet sees them now (directly, or filtered by YurtHub).
+    let services = shared
+        .api
+        .list(&shared.api.info("", "services"), &Filter::default())
+        .0;
+    let services: Vec<Value> = services.iter().map(|s| (**s).clone()).collect();
+    let links = p["spec"]["enableServiceLinks"] != json!(false);
+    env.extend(crate::cri::env::service_env(&services, ns, links, &view));
+    let app_container = p["spec"]["containers"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|x| x["name"] == c["name"]));
     let mut set = |k: String, v: String| {
         env.retain(|(x, _)| x != &k);
         env.push((k, v));
@@ -1589,9 +1690,30 @@ pub(crate) fn container_env(
         } else {
             String::new()
         };
+        let v = crate::cri::env::explicit_override(&view, app_container, name).unwrap_or(v);
         set(name.to_string(), v);
     }
     env
+}
+
+/// How the kubelet reaches its API now: through YurtHub when its kubeconfig points at one.
+pub(crate) fn service_view(k: &NodeKubelet) -> crate::cri::ServiceView {
+    let st = k.state.lock().unwrap();
+    service_view_of(k, &st)
+}
+
+fn service_view_of(k: &NodeKubelet, st: &NodeState) -> crate::cri::ServiceView {
+    let via_hub = st
+        .view
+        .as_ref()
+        .and_then(|v| v.server.as_ref().ok())
+        .is_some_and(|s| YURTHUB_SERVERS.contains(&normalize_server(s).as_str()));
+    if via_hub {
+        let f = k.hub_filters.lock().unwrap().clone();
+        crate::cri::ServiceView::Hub(f.unwrap_or_else(crate::cri::HubFilters::defaults))
+    } else {
+        crate::cri::ServiceView::Direct
+    }
 }
 
 /// Volumes as real directories/files: hostPath inside the node root; others under the pod dir.
@@ -1947,11 +2069,6 @@ async fn run_pod_inner(
             .faults
             .is_never_ready(c["image"].as_str().unwrap_or(""))
     });
-    // The kubelet restarts exited containers of Always (and failed ones of OnFailure) pods
-    // after a back-off that doubles from its base up to its cap (kubernetes/kubernetes@v1.33
-    // pkg/kubelet/kubelet.go: backOffPeriod 10s, MaxContainerBackOff 300s).
-    let mut restarts: u32 = 0;
-    let mut last_state = Value::Null;
     let first_start = util::now();
     match crate::init_containers::run(shared, k, p, &volumes, &restart_policy, stop, &first_start)
         .await
@@ -1960,203 +2077,20 @@ async fn run_pod_inner(
         crate::init_containers::InitEnd::Failed => return PodEnd::StatusWritten,
         crate::init_containers::InitEnd::Stopped => return PodEnd::Stopped,
     }
-    loop {
-        let started = util::now();
-        let mut running = Vec::new();
-        let mut models: Vec<crate::models::Run> = Vec::new();
-        let mut simulated = false;
-        for c in &containers {
-            let cname = c["name"].as_str().unwrap_or("main").to_string();
-            let lp = log_path(shared, p, &cname);
-            let _ = std::fs::create_dir_all(lp.parent().unwrap());
-            if restarts > 0 {
-                // `kubectl logs` shows the current instance; the last one is kept beside it.
-                let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
-            }
-            match crate::containers::start(shared, k, p, c, &volumes, &restart_policy, &lp) {
-                Err(msg) => {
-                    start_failed(shared, p, &lp, &msg);
-                    for r in running.iter_mut() {
-                        let r: &mut crate::runtime::Running = r;
-                        let _ = r.stop(Duration::from_secs(1)).await;
-                    }
-                    for m in &models {
-                        m.exit.abort();
-                    }
-                    return PodEnd::Exited(128, "StartError");
-                }
-                Ok(Started::Model(run)) => models.push(run),
-                Ok(Started::Simulated) => simulated = true,
-                Ok(Started::Process(r)) => running.push(*r),
-            }
-        }
-        pod_event(shared, p, "Normal", "Started", "Started container");
-        let models_ready = |models: &[crate::models::Run]| models.iter().all(|m| *m.ready.borrow());
-        // The readiness written here is the one later changes are compared with: a model that
-        // turns ready while this status is written must still be reported.
-        let mut was_ready = !never_ready && models_ready(&models);
-        let mut status = pod_status(
-            k,
-            p,
-            "Running",
-            was_ready,
-            &p["spec"]["containers"],
-            None,
-            first_start.clone(),
-        );
-        with_restarts(&mut status, restarts, &last_state, &started);
-        let _ = set_pod_status(shared, p, status);
-        let grace = Duration::from_secs(
-            p["spec"]["terminationGracePeriodSeconds"]
-                .as_u64()
-                .unwrap_or(30)
-                .min(30),
-        );
-        let (ns, name) = crate::store::key_of(p);
-        let mut worst = 0;
-        if !models.is_empty() {
-            // A model's readiness endpoint decides the pod's Ready condition; the pod ends
-            // when a model exits.
-            while !models.iter().any(|m| m.exit.is_finished()) {
-                if wait_stop(stop, Duration::from_millis(50)).await {
-                    for m in &models {
-                        m.exit.abort();
-                    }
-                    for mut r in running {
-                        let _ = r.stop(grace).await;
-                    }
-                    return PodEnd::Stopped;
-                }
-                let ready = !never_ready && models_ready(&models);
-                if ready != was_ready
-                    && let Some(cur) = shared.api.get_opt("", "pods", &ns, &name)
-                {
-                    let mut status = pod_status(
-                        k,
-                        &cur,
-                        "Running",
-                        ready,
-                        &cur["spec"]["containers"],
-                        None,
-                        first_start.clone(),
-                    );
-                    with_restarts(&mut status, restarts, &last_state, &started);
-                    let _ = set_pod_status(shared, &cur, status);
-                    was_ready = ready;
-                }
-            }
-            for m in models {
-                if m.exit.is_finished() {
-                    worst = worst.max(m.exit.await.unwrap_or(128));
-                } else {
-                    m.exit.abort();
-                }
-            }
-            for mut r in std::mem::take(&mut running) {
-                let _ = r.stop(grace).await;
-            }
-        } else if running.is_empty() {
-            // The pod object is large and a daemon's task lives long: keep only what the wait needs.
-            drop(pod);
-            // Only simulated containers: daemons run until deleted, run-to-completion pods complete.
-            if restart_policy == "Always" || !simulated {
-                stopped(stop).await;
-                return PodEnd::Stopped;
-            }
-            if wait_stop(stop, shared.cfg.pod_ready_delay).await {
-                return PodEnd::Stopped;
-            }
-            return PodEnd::Exited(0, "Completed");
-        }
-        for mut r in running {
-            let res = tokio::select! {
-                r = r.wait() => r,
-                _ = stopped(stop) => {
-                    let _ = r.stop(grace).await;
-                    return PodEnd::Stopped;
-                }
-            };
-            match res {
-                Ok(info) if info.exit_code != 0 => worst = info.exit_code,
-                Ok(_) => {}
-                Err(_) => worst = 128,
-            }
-        }
-        let restart = restart_policy == "Always" || (restart_policy == "OnFailure" && worst != 0);
-        if !restart {
-            return if worst == 0 {
-                PodEnd::Exited(0, "Completed")
-            } else {
-                PodEnd::Exited(worst, "Error")
-            };
-        }
-        // CrashLoopBackOff: the container is Terminated, then Waiting while the back-off runs.
-        let reason = if worst == 0 { "Completed" } else { "Error" };
-        last_state = json!({"terminated": {"exitCode": worst, "reason": reason, "startedAt": started, "finishedAt": util::now()}});
-        let backoff = shared
-            .cfg
-            .crash_backoff
-            .saturating_mul(1 << restarts.min(16))
-            .min(shared.cfg.crash_backoff_max);
-        restarts += 1;
-        let cname = containers
-            .first()
-            .and_then(|c| c["name"].as_str())
-            .unwrap_or("main");
-        let uid = p["metadata"]["uid"].as_str().unwrap_or("");
-        let waiting = format!(
-            "back-off {} restarting failed container={cname} pod={name}_{ns}({uid})",
-            util::go_duration(backoff)
-        );
-        if let Some(cur) = shared.api.get_opt("", "pods", &ns, &name) {
-            let mut status = pod_status(
-                k,
-                &cur,
-                "Running",
-                false,
-                &cur["spec"]["containers"],
-                None,
-                first_start.clone(),
-            );
-            with_restarts(&mut status, restarts, &last_state, &started);
-            for cs in status["containerStatuses"]
-                .as_array_mut()
-                .into_iter()
-                .flatten()
-            {
-                cs["state"] =
-                    json!({"waiting": {"reason": "CrashLoopBackOff", "message": waiting}});
-                cs["started"] = json!(false);
-            }
-            let _ = set_pod_status(shared, &cur, status);
-        }
-        pod_event(
-            shared,
-            p,
-            "Warning",
-            "BackOff",
-            &format!("Back-off restarting failed container {cname} in pod {name}_{ns}({uid})"),
-        );
-        if wait_stop(stop, backoff).await {
-            return PodEnd::Stopped;
-        }
-    }
-}
-
-/// Restart bookkeeping on a freshly built status: the count and the last terminated state.
-fn with_restarts(status: &mut Value, restarts: u32, last_state: &Value, started: &str) {
-    for cs in status["containerStatuses"]
-        .as_array_mut()
-        .into_iter()
-        .flatten()
+    match crate::pod_worker::run(
+        shared,
+        k,
+        p,
+        &volumes,
+        &restart_policy,
+        stop,
+        &first_start,
+        never_ready,
+    )
+    .await
     {
-        cs["restartCount"] = json!(restarts);
-        if !last_state.is_null() {
-            cs["lastState"] = last_state.clone();
-        }
-        if cs["state"]["running"].is_object() {
-            cs["state"]["running"]["startedAt"] = json!(started);
-        }
+        crate::pod_worker::End::Exited(code, reason) => PodEnd::Exited(code, reason),
+        crate::pod_worker::End::Stopped => PodEnd::Stopped,
     }
 }
 

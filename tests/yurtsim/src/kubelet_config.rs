@@ -27,7 +27,14 @@ pub struct KubeletView {
     pub static_pod_path: Option<String>,
     /// Server URL of the kubeconfig's current context, or why it could not be determined.
     pub server: Result<String, String>,
+    /// The CRI endpoint: `--container-runtime-endpoint`, else `containerRuntimeEndpoint` from
+    /// `--config` (and `--config-dir`), else the KubeletConfiguration default
+    /// (kubernetes/kubernetes@v1.33.0 pkg/kubelet/apis/config/v1beta1/defaults.go).
+    pub runtime_endpoint: String,
 }
+
+/// The kubelet's default CRI endpoint since v1.27 (defaults.go, PR #112136).
+pub const DEFAULT_RUNTIME_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
 
 /// Computes the kubelet's view from a loaded unit, reading files under `root` now.
 pub fn kubelet_view(root: &Path, unit: &LoadedUnit) -> Result<KubeletView, UnitError> {
@@ -44,6 +51,25 @@ pub fn kubelet_view(root: &Path, unit: &LoadedUnit) -> Result<KubeletView, UnitE
             .and_then(|c| static_pod_path_from_config(root, c, last_flag(&argv, "config-dir")).ok())
             .flatten(),
     };
+    let runtime_endpoint = flag("container-runtime-endpoint")
+        .filter(|e| !e.is_empty())
+        .or_else(|| {
+            config_file
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .and_then(|c| {
+                    config_field(
+                        root,
+                        c,
+                        last_flag(&argv, "config-dir"),
+                        "containerRuntimeEndpoint",
+                    )
+                    .ok()
+                })
+                .flatten()
+                .filter(|e| !e.is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_RUNTIME_ENDPOINT.to_string());
     let server = match kubeconfig.as_deref() {
         None | Some("") => {
             Err("kubelet has no --kubeconfig (standalone mode, no API server)".to_owned())
@@ -57,7 +83,38 @@ pub fn kubelet_view(root: &Path, unit: &LoadedUnit) -> Result<KubeletView, UnitE
         config_file,
         static_pod_path,
         server,
+        runtime_endpoint,
     })
+}
+
+/// A string field of the KubeletConfiguration file, drop-ins in `config_dir` overriding it.
+fn config_field(
+    root: &Path,
+    config_host: &str,
+    config_dir: Option<&str>,
+    field: &str,
+) -> Result<Option<String>, String> {
+    let pick = |d: &Value| d.get(field).and_then(Value::as_str).map(str::to_owned);
+    let mut v = pick(&parse_yaml(root, config_host)?);
+    if let Some(dir) = config_dir.filter(|d| !d.is_empty()) {
+        let r = resolve_host_path(root, dir).map_err(|e| e.to_string())?;
+        let mut names: Vec<String> = std::fs::read_dir(&r.disk)
+            .map_err(|e| format!("{dir}: {e}"))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".conf"))
+            .collect();
+        names.sort();
+        for n in names {
+            if let Some(x) = pick(&parse_yaml(
+                root,
+                &format!("{}/{n}", dir.trim_end_matches('/')),
+            )?) {
+                v = Some(x);
+            }
+        }
+    }
+    Ok(v)
 }
 
 fn dir_of(host: &str) -> &str {

@@ -65,6 +65,35 @@ pub struct SeedOptions {
 }
 
 impl Layout {
+    /// The CRI socket each tool configures for the kubelet, as kubeadm's `criSocket`:
+    /// kubeadm's default (kubernetes/kubernetes@v1.33.0 cmd/kubeadm/app/constants/
+    /// constants_unix.go `DefaultCRISocket`), kind's (kubernetes-sigs/kind@v0.32.0
+    /// pkg/cluster/internal/kubeadm/config.go `criSocket`), minikube's docker runtime via
+    /// cri-dockerd (kubernetes/minikube@v1.38.1 pkg/minikube/cruntime/docker.go
+    /// `ExternalDockerCRISocket`).
+    pub fn cri_endpoint(self) -> &'static str {
+        match self {
+            Layout::Kubeadm | Layout::KubeadmUsr => "unix:///var/run/containerd/containerd.sock",
+            Layout::Kind => "unix:///run/containerd/containerd.sock",
+            Layout::Minikube => "unix:///var/run/cri-dockerd.sock",
+        }
+    }
+
+    /// The runtime and the sockets it listens on (host paths; `/var/run` is a symlink to
+    /// `/run` on all these hosts). minikube's dockerd socket is there too.
+    pub fn runtime_sockets(self) -> (crate::cri::Flavor, &'static [&'static str]) {
+        match self {
+            Layout::Minikube => (
+                crate::cri::Flavor::CriDockerd,
+                &["/run/cri-dockerd.sock", "/run/docker.sock"],
+            ),
+            _ => (
+                crate::cri::Flavor::Containerd,
+                &["/run/containerd/containerd.sock"],
+            ),
+        }
+    }
+
     pub fn all() -> [Layout; 4] {
         [
             Layout::Kubeadm,
@@ -456,7 +485,23 @@ ExecStart=/var/lib/minikube/binaries/{v}/kubelet --bootstrap-kubeconfig=/etc/kub
     )
 }
 
+/// kubeadm's NodeLocalCRISocket gate (alpha, off, in v1.32-v1.33: kubernetes/kubernetes#128031;
+/// beta, on, from v1.34: #131981) moves the CRI socket from kubeadm-flags.env to
+/// `/var/lib/kubelet/instance-config.yaml`, patched into config.yaml.
+fn node_local_cri_socket(version: &str) -> bool {
+    minor(version) >= 34
+}
+
 fn kubeadm_flags(layout: Layout, node: &NodeSeed) -> String {
+    let flags = kubeadm_flags_all(layout, node);
+    if node_local_cri_socket(&node.kubernetes_version) {
+        let ep = format!("--container-runtime-endpoint={} ", layout.cri_endpoint());
+        return flags.replacen(&ep, "", 1);
+    }
+    flags
+}
+
+fn kubeadm_flags_all(layout: Layout, node: &NodeSeed) -> String {
     let pause = pause_image(&node.kubernetes_version);
     // kubeadm sorts the flags it writes
     match layout {
@@ -480,7 +525,7 @@ fn kubeadm_flags(layout: Layout, node: &NodeSeed) -> String {
 // ---------------------------------------------------------------------------------------
 // Kubelet configuration and kubeconfigs
 
-fn kubelet_config_yaml(layout: Layout) -> String {
+fn kubelet_config_yaml(layout: Layout, version: &str) -> String {
     let ca = format!("{}/ca.crt", layout.cert_dir());
     // kubeadm marshals the defaulted KubeletConfiguration with keys in alphabetical order
     let mut f: Vec<(&str, String)> = vec![
@@ -495,7 +540,14 @@ fn kubelet_config_yaml(layout: Layout) -> String {
         ),
         ("clusterDNS", "\n- 10.96.0.10".into()),
         ("clusterDomain", "cluster.local".into()),
-        ("containerRuntimeEndpoint", "\"\"".into()),
+        (
+            "containerRuntimeEndpoint",
+            if node_local_cri_socket(version) {
+                layout.cri_endpoint().into()
+            } else {
+                "\"\"".into()
+            },
+        ),
         ("cpuManagerReconcilePeriod", "0s".into()),
         ("crashLoopBackOff", "{}".into()),
         ("evictionPressureTransitionPeriod", "0s".into()),
@@ -1150,9 +1202,33 @@ pub fn seed_node(
     w.file("/var/lib/kubelet/kubeadm-flags.env", &env, 0o644)?;
     w.file(
         "/var/lib/kubelet/config.yaml",
-        &kubelet_config_yaml(layout),
+        &kubelet_config_yaml(layout, &node.kubernetes_version),
         0o644,
     )?;
+    if node_local_cri_socket(&node.kubernetes_version) {
+        w.file(
+            "/var/lib/kubelet/instance-config.yaml",
+            &format!(
+                "apiVersion: kubelet.config.k8s.io/v1beta1\ncontainerRuntimeEndpoint: {}\nkind: KubeletConfiguration\n",
+                layout.cri_endpoint()
+            ),
+            0o644,
+        )?;
+    }
+    // crictl's config: kind's base image (images/base/files/etc/crictl.yaml) and minikube
+    // (pkg/minikube/cruntime/cri.go `populateCRIConfig`) write one; kubeadm hosts have none.
+    if matches!(layout, Layout::Kind | Layout::Minikube) {
+        w.file(
+            "/etc/crictl.yaml",
+            &format!("runtime-endpoint: {}\n", layout.cri_endpoint()),
+            0o644,
+        )?;
+    }
+    // /var/run is /run on every supported host (the CRI sockets live there).
+    if std::fs::symlink_metadata(root.join("var/run")).is_err() {
+        w.dir("/run")?;
+        w.symlink("/var/run", "../run")?;
+    }
 
     // PKI: kubelet.conf embeds the cluster CA and points at the rotated client cert
     let ca = ca_pem(&node.cluster_name);

@@ -257,6 +257,48 @@ impl Sim {
         crate::kubelet::force_ready(&self.shared, node, if ready { None } else { Some(false) })
     }
 
+    /// The containers `node`'s runtime knows (running, and the last exited one per container),
+    /// newest first — what `crictl ps -a` lists there.
+    pub fn containers(&self, node: &str) -> Vec<crate::cri::Container> {
+        self.shared
+            .kubelets
+            .get(node)
+            .map(|k| k.cri.list())
+            .unwrap_or_default()
+    }
+
+    /// The environment the newest container `container` of pod `namespace/pod` on `node` was
+    /// started with (service variables as its kubelet saw the Services then).
+    pub fn container_env(
+        &self,
+        node: &str,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+    ) -> Option<std::collections::BTreeMap<String, String>> {
+        let k = self.shared.kubelets.get(node)?;
+        let c = k.cri.latest(namespace, pod, container)?;
+        Some(c.env.into_iter().collect())
+    }
+
+    /// How often the kubelet has restarted that container: the newest one's CRI attempt.
+    pub fn container_restarts(
+        &self,
+        node: &str,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+    ) -> Option<u32> {
+        let k = self.shared.kubelets.get(node)?;
+        Some(k.cri.latest(namespace, pod, container)?.attempt)
+    }
+
+    /// The CRI endpoint `node`'s kubelet uses (its flag, else its config file, else the
+    /// kubelet default).
+    pub fn kubelet_runtime_endpoint(&self, node: &str) -> Option<String> {
+        self.shared.kubelets.get(node)?.runtime_endpoint()
+    }
+
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         crate::kubelet::stop_all(&self.shared).await;
@@ -391,7 +433,7 @@ fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
             spec["providerID"] = json!(format!("kind://docker/kind/{name}"));
         }
         let node = json!({"metadata": {"name": name, "labels": labels, "annotations": {
-                "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///var/run/containerd/containerd.sock",
+                "kubeadm.alpha.kubernetes.io/cri-socket": cfg.layout.cri_endpoint(),
                 "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
             "spec": spec,
             "status": {

@@ -162,6 +162,17 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         match readiness(&identity, &ns, node_pools, pools_version) {
             Ok(()) => {
                 if !*env.ready.borrow() {
+                    // What this hub's filters do to the kubelet's view from now on.
+                    let disabled: Vec<String> = parsed
+                        .values
+                        .get("disabled-resource-filters")
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|v| v.split(',').map(str::to_string))
+                        .collect();
+                    let get = |n: &str| parsed.get(n).map(str::to_string);
+                    *kubelet.hub_filters.lock().unwrap() =
+                        Some(crate::cri::HubFilters::from_flags(&get, &disabled));
                     log.info("server.go:0", "yurthub is ready");
                     let _ = env.ready.send(true);
                 }

@@ -15,6 +15,7 @@
 //!
 //! Linux only; needs root (CAP_SYS_ADMIN) and a Tokio runtime.
 
+mod crictl_stub;
 mod net;
 mod tools;
 

@@ -1,4 +1,4 @@
-//! `nsenter` / `systemctl` stubs for the node tools that servant Jobs call.
+//! `nsenter` / `systemctl` / `crictl` stubs for the node tools that servant Jobs call.
 //!
 //! Protocol (all real paths, so bind mounts in the pod do not matter):
 //! * `call_log`: one line per call, `SEQ<TAB>ARG0<TAB>ARG1...`, where `\`,
@@ -114,6 +114,10 @@ impl NodeTools {
         write_script(
             &bin_dir.join("systemctl"),
             &format!("{header}{COMMON}{SYSTEMCTL}"),
+        )?;
+        write_script(
+            &bin_dir.join("crictl"),
+            &format!("{header}{COMMON}{}", super::crictl_stub::CRICTL),
         )?;
         write_script(
             &bin_dir.join("journalctl"),

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod chart;
+pub mod hub;
 
 use std::time::Duration;
 
@@ -85,6 +86,9 @@ pub fn snapshot(root: &std::path::Path) -> std::collections::BTreeMap<String, Ve
                         .to_string()
                         .into_bytes(),
                 );
+            } else if std::os::unix::fs::FileTypeExt::is_socket(&md.file_type()) {
+                // The runtime's CRI socket: a socket, not file contents.
+                out.insert(rel, b"<socket>".to_vec());
             } else {
                 out.insert(rel, std::fs::read(&p).unwrap());
             }

@@ -1,0 +1,414 @@
+//! A pod's app containers after its init containers: each one is started, registered with the
+//! node's container runtime (cri/), and restarted on its own when it exits — by itself or
+//! because the runtime stopped it (`crictl stop`) — as the kubelet does for the pod's
+//! restartPolicy (kubernetes/kubernetes@v1.33.0 pkg/kubelet/kuberuntime/kuberuntime_manager.go
+//! `computePodActions`: per container, Always restarts, OnFailure restarts non-zero exits,
+//! Never does not). Restarts wait the crash back-off, doubling per restart of that container
+//! (pkg/kubelet/kubelet.go backOffPeriod 10s, MaxContainerBackOff 300s), meanwhile the
+//! container is Waiting/CrashLoopBackOff. The pod ends once no container runs or will restart.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::containers::{Started, Volumes};
+use crate::kubelet::{NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed};
+use crate::sim::Shared;
+use crate::util;
+
+pub(crate) enum End {
+    Exited(i32, &'static str),
+    Stopped,
+}
+
+enum Handle {
+    Process(Box<crate::runtime::Running>),
+    Model(crate::models::Run),
+    /// No real program: runs until stopped, or completes (exit 0) at the instant given.
+    Simulated(Option<Instant>),
+}
+
+struct Slot {
+    c: Value,
+    name: String,
+    run: Option<Handle>,
+    id: String,
+    cri_stop: watch::Receiver<bool>,
+    restarts: u32,
+    last_state: Value,
+    started: String,
+    /// Terminated for good: (exit code, reason, finishedAt).
+    done: Option<(i32, &'static str, String)>,
+    /// Waiting for the back-off: (restart at, CrashLoopBackOff message).
+    backoff: Option<(Instant, String)>,
+}
+
+enum Event {
+    PodStop,
+    Tick,
+    /// A container ended: its exit code, or None when the runtime stopped it.
+    Exit(usize, Option<i32>),
+}
+
+async fn flagged(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await.map(|_| ());
+}
+
+/// Waits for the next thing the pod worker must react to.
+async fn next_event(
+    slots: &mut [Slot],
+    stop: &mut watch::Receiver<bool>,
+    tick: Option<Duration>,
+) -> Event {
+    type Fut<'a> = Pin<Box<dyn Future<Output = Event> + Send + 'a>>;
+    let mut futs: Vec<Fut<'_>> = vec![Box::pin(async move {
+        flagged(stop).await;
+        Event::PodStop
+    })];
+    if let Some(t) = tick {
+        futs.push(Box::pin(async move {
+            tokio::time::sleep(t).await;
+            Event::Tick
+        }));
+    }
+    for (i, s) in slots.iter_mut().enumerate() {
+        let Some(h) = s.run.as_mut() else { continue };
+        let rx = &mut s.cri_stop;
+        futs.push(Box::pin(async move {
+            let exit = async {
+                match h {
+                    Handle::Process(r) => Some(r.wait().await.map(|x| x.exit_code).unwrap_or(128)),
+                    Handle::Model(m) => Some((&mut m.exit).await.unwrap_or(128)),
+                    Handle::Simulated(Some(t)) => {
+                        tokio::time::sleep_until(*t).await;
+                        Some(0)
+                    }
+                    Handle::Simulated(None) => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                code = exit => Event::Exit(i, code),
+                _ = flagged(rx) => Event::Exit(i, None),
+            }
+        }));
+    }
+    futures::future::select_all(futs).await.0
+}
+
+/// Starts (or restarts) one container and registers it with the runtime.
+fn start_slot(
+    shared: &Arc<Shared>,
+    k: &Arc<NodeKubelet>,
+    p: &Value,
+    s: &mut Slot,
+    volumes: &Volumes,
+    restart_policy: &str,
+) -> Result<(), String> {
+    let lp = log_path(shared, p, &s.name);
+    let _ = std::fs::create_dir_all(lp.parent().unwrap());
+    if s.restarts > 0 {
+        // `kubectl logs` shows the current instance; the last one is kept beside it.
+        let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
+    }
+    let env = crate::kubelet::container_env(
+        shared,
+        k,
+        p,
+        &s.c,
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    );
+    let started = crate::containers::start(shared, k, p, &s.c, volumes, restart_policy, &lp)
+        .inspect_err(|msg| start_failed(shared, p, &lp, msg))?;
+    let (handle, pgid) = match started {
+        Started::Process(r) => {
+            let pid = r.pid();
+            (Handle::Process(r), Some(pid))
+        }
+        Started::Model(m) => (Handle::Model(m), None),
+        Started::Simulated if restart_policy == "Always" => (Handle::Simulated(None), None),
+        Started::Simulated => (
+            Handle::Simulated(Some(Instant::now() + shared.cfg.pod_ready_delay)),
+            None,
+        ),
+    };
+    let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
+    let (id, rx) = k.cri.create(crate::cri::Create {
+        pod: p,
+        pod_uid: uid,
+        container: &s.c,
+        attempt: s.restarts,
+        env,
+        pgid,
+    });
+    s.id = id;
+    s.cri_stop = rx;
+    s.run = Some(handle);
+    s.started = util::now();
+    s.backoff = None;
+    pod_event(
+        shared,
+        p,
+        "Normal",
+        "Started",
+        &format!("Started container {}", s.name),
+    );
+    Ok(())
+}
+
+async fn stop_all(slots: &mut [Slot], k: &NodeKubelet, grace: Duration) {
+    for s in slots.iter_mut() {
+        match s.run.take() {
+            Some(Handle::Process(mut r)) => {
+                let _ = r.stop(grace).await;
+            }
+            Some(Handle::Model(m)) => m.exit.abort(),
+            _ => {}
+        }
+        k.cri.exited(&s.id, 137, "Error");
+    }
+}
+
+/// Runs the app containers until the pod ends or is stopped.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run(
+    shared: &Arc<Shared>,
+    k: &Arc<NodeKubelet>,
+    p: &Value,
+    volumes: &Volumes,
+    restart_policy: &str,
+    stop: &mut watch::Receiver<bool>,
+    first_start: &str,
+    never_ready: bool,
+) -> End {
+    let (_, idle) = watch::channel(false);
+    let mut slots: Vec<Slot> = p["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| Slot {
+            c: c.clone(),
+            name: c["name"].as_str().unwrap_or("main").to_string(),
+            run: None,
+            id: String::new(),
+            cri_stop: idle.clone(),
+            restarts: 0,
+            last_state: Value::Null,
+            started: String::new(),
+            done: None,
+            backoff: None,
+        })
+        .collect();
+    let grace = Duration::from_secs(
+        p["spec"]["terminationGracePeriodSeconds"]
+            .as_u64()
+            .unwrap_or(30)
+            .min(30),
+    );
+    for i in 0..slots.len() {
+        if start_slot(shared, k, p, &mut slots[i], volumes, restart_policy).is_err() {
+            stop_all(&mut slots, k, Duration::from_secs(1)).await;
+            return End::Exited(128, "StartError");
+        }
+    }
+    let mut written = None;
+    loop {
+        let sig = write_status(
+            shared,
+            k,
+            p,
+            &slots,
+            first_start,
+            never_ready,
+            written.as_ref(),
+        );
+        written = Some(sig);
+        if slots.iter().all(|s| s.done.is_some()) {
+            let worst = slots
+                .iter()
+                .filter_map(|s| s.done.as_ref())
+                .map(|d| d.0)
+                .find(|c| *c != 0)
+                .unwrap_or(0);
+            return if worst == 0 {
+                End::Exited(0, "Completed")
+            } else {
+                End::Exited(worst, "Error")
+            };
+        }
+        let now = Instant::now();
+        let mut tick = slots
+            .iter()
+            .filter_map(|s| {
+                s.backoff
+                    .as_ref()
+                    .map(|b| b.0.saturating_duration_since(now))
+            })
+            .min();
+        if slots
+            .iter()
+            .any(|s| matches!(s.run, Some(Handle::Model(_))))
+        {
+            // A model's readiness decides the Ready condition: look again soon.
+            tick = Some(tick.map_or(Duration::from_millis(50), |t| {
+                t.min(Duration::from_millis(50))
+            }));
+        }
+        match next_event(&mut slots, stop, tick).await {
+            Event::PodStop => {
+                stop_all(&mut slots, k, grace).await;
+                return End::Stopped;
+            }
+            Event::Tick => {}
+            Event::Exit(i, code) => exited(shared, k, p, &mut slots[i], code, restart_policy).await,
+        }
+        for s in slots.iter_mut() {
+            if s.backoff.as_ref().is_some_and(|b| Instant::now() >= b.0)
+                && start_slot(shared, k, p, s, volumes, restart_policy).is_err()
+            {
+                stop_all(&mut slots, k, Duration::from_secs(1)).await;
+                return End::Exited(128, "StartError");
+            }
+        }
+    }
+}
+
+/// A container ended (`code` None: the runtime stopped it, SIGKILL → 137).
+async fn exited(
+    shared: &Shared,
+    k: &NodeKubelet,
+    p: &Value,
+    s: &mut Slot,
+    code: Option<i32>,
+    restart_policy: &str,
+) {
+    let code = match (s.run.take(), code) {
+        (_, Some(c)) => c,
+        (Some(Handle::Process(mut r)), None) => r
+            .stop(Duration::ZERO)
+            .await
+            .map(|x| x.exit_code)
+            .unwrap_or(137),
+        (Some(Handle::Model(m)), None) => {
+            m.exit.abort();
+            137
+        }
+        (_, None) => 137,
+    };
+    // A non-zero exit without a runtime reason is "Error" (containerd
+    // internal/cri/server/container_status.go), also for a kill by signal.
+    let reason: &'static str = if code == 0 { "Completed" } else { "Error" };
+    k.cri.exited(&s.id, code, reason);
+    let finished = util::now();
+    let restart = restart_policy == "Always" || (restart_policy == "OnFailure" && code != 0);
+    if !restart {
+        s.done = Some((code, reason, finished));
+        return;
+    }
+    let cid = format!("{}{}", k.cri.flavor.id_prefix(), s.id);
+    s.last_state = json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": s.started, "finishedAt": finished, "containerID": cid}});
+    let backoff = shared
+        .cfg
+        .crash_backoff
+        .saturating_mul(1 << s.restarts.min(16))
+        .min(shared.cfg.crash_backoff_max);
+    s.restarts += 1;
+    let (ns, name) = crate::store::key_of(p);
+    let uid = p["metadata"]["uid"].as_str().unwrap_or("");
+    let msg = format!(
+        "back-off {} restarting failed container={} pod={name}_{ns}({uid})",
+        util::go_duration(backoff),
+        s.name
+    );
+    s.backoff = Some((Instant::now() + backoff, msg));
+    pod_event(
+        shared,
+        p,
+        "Warning",
+        "BackOff",
+        &format!(
+            "Back-off restarting failed container {} in pod {name}_{ns}({uid})",
+            s.name
+        ),
+    );
+}
+
+/// Writes the pod's Running status when something visible changed; returns what was written.
+fn write_status(
+    shared: &Shared,
+    k: &NodeKubelet,
+    p: &Value,
+    slots: &[Slot],
+    first_start: &str,
+    never_ready: bool,
+    last: Option<&Value>,
+) -> Value {
+    let slot_ready = |s: &Slot| match &s.run {
+        Some(Handle::Model(m)) => *m.ready.borrow(),
+        Some(_) => true,
+        None => false,
+    };
+    let ready = !never_ready && slots.iter().all(slot_ready);
+    let sig = json!([
+        ready,
+        slots
+            .iter()
+            .map(|s| json!([
+                s.id,
+                s.restarts,
+                s.backoff.is_some(),
+                s.done.is_some(),
+                slot_ready(s)
+            ]))
+            .collect::<Vec<_>>()
+    ]);
+    if last == Some(&sig) {
+        return sig;
+    }
+    let (ns, name) = crate::store::key_of(p);
+    let cur = shared
+        .api
+        .get_opt("", "pods", &ns, &name)
+        .filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"]);
+    let pod = cur.as_deref().unwrap_or(p);
+    let mut status = pod_status(
+        k,
+        pod,
+        "Running",
+        ready,
+        &pod["spec"]["containers"],
+        None,
+        first_start.to_string(),
+    );
+    for cs in status["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        let Some(s) = slots.iter().find(|s| cs["name"] == json!(s.name)) else {
+            continue;
+        };
+        let cid = format!("{}{}", k.cri.flavor.id_prefix(), s.id);
+        cs["restartCount"] = json!(s.restarts);
+        if !s.last_state.is_null() {
+            cs["lastState"] = s.last_state.clone();
+        }
+        cs["containerID"] = json!(cid);
+        cs["ready"] = json!(!never_ready && slot_ready(s));
+        if let Some((_, msg)) = &s.backoff {
+            cs["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": msg}});
+            cs["started"] = json!(false);
+        } else if let Some((code, reason, finished)) = &s.done {
+            cs["state"] = json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": s.started, "finishedAt": finished, "containerID": cid}});
+            cs["started"] = json!(false);
+        } else {
+            cs["state"] = json!({"running": {"startedAt": s.started}});
+        }
+    }
+    let _ = set_pod_status(shared, pod, status);
+    sig
+}
