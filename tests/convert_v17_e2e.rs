@@ -6,8 +6,10 @@
 
 mod support;
 
+use std::time::Duration;
+
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use yurtsim::Layout;
@@ -90,10 +92,72 @@ async fn zoned_cluster(layout: Layout) -> Env {
     env
 }
 
+/// A pod on `node` (a workload convert has to restart); returns its name.
+async fn workload(env: &Env, node: &str) -> String {
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "web", "image": "nginx:1.27"}]},
+    }))
+    .unwrap();
+    Api::<Pod>::namespaced(env.client.clone(), "default")
+        .create(&Default::default(), &pod)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while env
+        .sim
+        .container_env(node, "default", "web", "web")
+        .is_none()
+    {
+        assert!(tokio::time::Instant::now() < deadline, "web never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    "web".into()
+}
+
+/// Waits until `pod`'s container on `node` runs with the API server at `(host, port)` after
+/// `restarts` restarts.
+async fn container_sees(
+    env: &Env,
+    node: &str,
+    pod: &str,
+    (host, port): (&str, &str),
+    restarts: u32,
+    layout: &Layout,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = env.sim.container_env(node, "default", pod, "web");
+        let seen = got.as_ref().map(|e| {
+            (
+                e.get("KUBERNETES_SERVICE_HOST")
+                    .cloned()
+                    .unwrap_or_default(),
+                e.get("KUBERNETES_SERVICE_PORT")
+                    .cloned()
+                    .unwrap_or_default(),
+            )
+        });
+        let n = env.sim.container_restarts(node, "default", pod, "web");
+        if seen == Some((host.into(), port.into())) && n == Some(restarts) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{layout}: {pod} on {node}: {seen:?} after {n:?} restarts, want {host}:{port} after {restarts}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn converts_and_reverts_exactly(layout: Layout) {
     let env = zoned_cluster(layout).await;
-    let before = trees(&env.sim);
     let control_plane = env.sim.node_names()[0].clone();
+    let worker = env.sim.node_names()[1].clone();
+    let web = workload(&env, &worker).await;
+    let before = trees(&env.sim);
 
     let run = convert(&env).await;
     assert_eq!(
@@ -168,6 +232,16 @@ async fn converts_and_reverts_exactly(layout: Layout) {
             .starts_with("node-servant-conversion-")),
         "{layout}: the conversion controller ran a Job on a node yurtctl converts"
     );
+    // the edge node's workload restarted once, now reaching the API server through YurtHub's
+    // rewritten kubernetes Service; the control plane's static pods were left alone
+    container_sees(&env, &worker, &web, ("169.254.2.1", "10268"), 1, &layout).await;
+    let apiserver = format!("kube-apiserver-{control_plane}");
+    assert_eq!(
+        env.sim
+            .container_restarts(&control_plane, "kube-system", &apiserver, "kube-apiserver"),
+        Some(0),
+        "{layout}"
+    );
     let converted = trees(&env.sim);
 
     let again = convert(&env).await;
@@ -181,6 +255,7 @@ async fn converts_and_reverts_exactly(layout: Layout) {
         revert.stdout, revert.stderr
     );
     all_ready(&env.client).await;
+    container_sees(&env, &worker, &web, ("10.96.0.1", "443"), 2, &layout).await;
     assert_same_trees(&before, &trees(&env.sim));
     assert!(pools(&env).await.is_empty(), "{layout}: pools left");
     for n in nodes(&env).await {

@@ -65,6 +65,7 @@ fn the_dockerfile_builds_what_the_jobs_run() {
         &profile.images,
         &profile,
         Duration::from_secs(60),
+        true,
     );
     let spec = job.template.spec.expect("pod spec");
     let command = spec.containers[0].command.clone().expect("a command");

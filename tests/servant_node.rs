@@ -141,6 +141,7 @@ fn full(n: &NodeSeed, secrets: &Path) -> NodeConvertOptions {
             .into(),
         ),
         redirect_kubelet: true,
+        restart_workloads: false,
     }
 }
 
@@ -403,6 +404,7 @@ fn legacy_join_token_is_never_in_the_manifest() {
             .into(),
         ),
         redirect_kubelet: true,
+        restart_workloads: false,
     };
     run(root, servant::convert(root, &opts));
     let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
@@ -493,6 +495,7 @@ fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
         let opts = NodeConvertOptions {
             yurthub: Some(service(&n, files.path()).into()),
             redirect_kubelet: true,
+            restart_workloads: false,
         };
         run(root, servant::convert(root, &opts));
         let after = tree(root);
@@ -552,6 +555,7 @@ fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
         let again = NodeConvertOptions {
             yurthub: Some(service(&n, files.path()).into()),
             redirect_kubelet: true,
+            restart_workloads: false,
         };
         assert!(
             servant::convert(root, &again).unwrap().is_empty(),
@@ -573,6 +577,7 @@ fn a_yurthub_binary_someone_else_installed_is_never_overwritten() {
     let opts = NodeConvertOptions {
         yurthub: Some(service(&n, files.path()).into()),
         redirect_kubelet: true,
+        restart_workloads: false,
     };
     let e = servant::convert(root, &opts).unwrap_err().to_string();
     assert!(
@@ -602,6 +607,7 @@ fn a_service_drop_in_without_the_node_values_or_a_binary_is_refused_before_any_w
         let opts = NodeConvertOptions {
             yurthub: Some(svc.into()),
             redirect_kubelet: true,
+            restart_workloads: false,
         };
         let e = servant::convert(root, &opts).unwrap_err().to_string();
         assert!(e.contains(why), "{why}: {e}");

@@ -80,7 +80,7 @@ proptest! {
         };
         let text = format!("{}{line}{}", before.concat(), after.concat());
         fs::write(root.join("etc/default/kubelet"), &text).unwrap();
-        let opts = NodeConvertOptions { yurthub: None, redirect_kubelet: true };
+        let opts = NodeConvertOptions { yurthub: None, redirect_kubelet: true, restart_workloads: false };
         apply(root, servant::convert(root, &opts));
         let now = fs::read_to_string(root.join("etc/default/kubelet")).unwrap();
         let at = text.find("--kubeconfig=/etc/kubernetes/kx.conf").unwrap() + "--kubeconfig=".len();

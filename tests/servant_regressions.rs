@@ -67,6 +67,7 @@ fn redirect() -> NodeConvertOptions {
     NodeConvertOptions {
         yurthub: None,
         redirect_kubelet: true,
+        restart_workloads: false,
     }
 }
 
@@ -408,6 +409,7 @@ fn re_convert_after_the_redirect_keeps_the_manifest_and_the_redirect() {
     let opts = NodeConvertOptions {
         yurthub: Some(hub.clone().into()),
         redirect_kubelet: true,
+        restart_workloads: false,
     };
     run(root, servant::convert(root, &opts));
     assert_eq!(
@@ -446,6 +448,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
     let o = NodeConvertOptions {
         yurthub: Some(hub(&n).into()),
         redirect_kubelet: false,
+        restart_workloads: false,
     };
     run(root, servant::convert(root, &o));
     assert!(root.join("etc/kubelet.d/yurthub.yaml").is_file());
@@ -460,6 +463,7 @@ fn pod_manifest_path_and_static_pod_path_are_honoured() {
     let o = NodeConvertOptions {
         yurthub: Some(hub(&n).into()),
         redirect_kubelet: false,
+        restart_workloads: false,
     };
     run(root, servant::convert(root, &o));
     assert!(root.join("var/lib/kubelet/static/yurthub.yaml").is_file());

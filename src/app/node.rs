@@ -107,14 +107,34 @@ pub fn wait_ready(port: u16, timeout: Duration) -> Result<Duration, String> {
 /// Runs `nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl <args>`; a failure
 /// carries the command's stderr.
 pub fn host_systemctl(args: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
+    host_command("systemctl", args, timeout).map(drop)
+}
+
+/// Runs `nsenter … -- crictl -r <endpoint> <args>` on the host; returns its stdout.
+pub fn host_crictl(
+    endpoint: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<String, HostCommandError> {
+    let mut all = vec!["-r", endpoint];
+    all.extend_from_slice(args);
+    host_command("crictl", &all, timeout)
+}
+
+/// Runs `program args` in the host's namespaces (PID 1's); returns its stdout.
+fn host_command(
+    program: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<String, HostCommandError> {
     let mut argv: Vec<&str> = NSENTER.to_vec();
     argv.push("--");
-    argv.push("systemctl");
+    argv.push(program);
     argv.extend_from_slice(args);
     run(&argv, timeout)
 }
 
-fn run(argv: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
+fn run(argv: &[&str], timeout: Duration) -> Result<String, HostCommandError> {
     let shown = argv.join(" ");
     tracing::debug!("running {shown}");
     let mut child = Command::new(argv[0])
@@ -172,11 +192,11 @@ fn run(argv: &[&str], timeout: Duration) -> Result<(), HostCommandError> {
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
     if status.success() {
-        let o = String::from_utf8_lossy(&stdout);
+        let o = String::from_utf8_lossy(&stdout).into_owned();
         if !o.trim().is_empty() {
             tracing::debug!("{shown}: {}", o.trim());
         }
-        return Ok(());
+        return Ok(o);
     }
     let e = String::from_utf8_lossy(&stderr).trim().to_owned();
     Err(HostCommandError::Failed {

@@ -22,6 +22,7 @@ use crate::servant::hostfs::HostFs;
 use crate::servant::journal::OperationRecord;
 use crate::servant::kubelet::{DEFAULT_KUBELET_KUBECONFIG, OPENYURT_KUBECONFIG};
 use crate::servant::plan::CONVERT_OPERATION;
+use crate::servant::runtime::KeepPods;
 use crate::servant::yurthub::{HUB_BINARY, HUB_UNIT, HUB_UNIT_FILE};
 use crate::servant::{
     self, Change, HubCredential, HubInstall, HubService, NodeChanges, NodeConvertOptions,
@@ -146,6 +147,9 @@ pub struct ServantResult {
     /// Commands run on the host (`systemctl daemon-reload`, `systemctl restart kubelet`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_commands: Vec<String>,
+    /// Containers stopped for the kubelet to start again (`namespace/pod/container`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restarted_containers: Vec<String>,
     /// The kubelet's effective --kubeconfig afterwards (convert, revert).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_kubeconfig: Option<String>,
@@ -171,6 +175,7 @@ impl ServantResult {
             changed: false,
             changes: Vec::new(),
             host_commands: Vec::new(),
+            restarted_containers: Vec::new(),
             kubelet_kubeconfig: None,
             checks: Vec::new(),
             preflight: None,
@@ -214,7 +219,14 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
         NodeServantCommand::Revert {
             host,
             kubelet_restart_timeout,
-        } => revert(&mut r, &host.host_root, kubelet_restart_timeout, dry_run),
+            skip_workload_restart,
+        } => revert(
+            &mut r,
+            &host.host_root,
+            kubelet_restart_timeout,
+            !skip_workload_restart,
+            dry_run,
+        ),
         NodeServantCommand::DisableNodelifecycle { host } => simple(
             &mut r,
             &host.host_root,
@@ -567,6 +579,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     let full = NodeConvertOptions {
         yurthub: Some(hub.clone()),
         redirect_kubelet: true,
+        restart_workloads: !a.skip_workload_restart,
     };
     // Plan the whole conversion first: if any of it cannot be done, nothing is written.
     let whole = plan(servant::convert(root, &full))?;
@@ -591,6 +604,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         &NodeConvertOptions {
             yurthub: Some(hub.clone()),
             redirect_kubelet: false,
+            restart_workloads: false,
         },
     ))?;
     apply(
@@ -664,6 +678,28 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         )?;
     }
     r.kubelet_kubeconfig = after;
+
+    // 4. the containers the kubelet started before it used YurtHub, started again
+    let pending = plan(OperationRecord::load(
+        &plan(HostFs::new(root))?,
+        CONVERT_OPERATION,
+    ))?
+    .is_some_and(|rec| servant::plan::workloads_restart_pending(&rec));
+    if pending && !a.skip_workload_restart {
+        restart_workloads(
+            r,
+            root,
+            &a.node_name,
+            a.kubelet_restart_timeout,
+            "through YurtHub",
+        )?;
+        apply(
+            r,
+            root,
+            &plan(servant::plan::workloads_restarted(root))?,
+            "The workload containers were restarted; re-run convert to record it",
+        )?;
+    }
     let runs_as = match hub {
         HubInstall::StaticPod(_) => "a static pod".to_string(),
         HubInstall::Service(_) => format!("the systemd service {HUB_UNIT}"),
@@ -683,7 +719,13 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     Ok(())
 }
 
-fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) -> Result<()> {
+fn revert(
+    r: &mut ServantResult,
+    root: &Path,
+    timeout: Duration,
+    restart_workloads_after: bool,
+    dry_run: bool,
+) -> Result<()> {
     let fs = plan(HostFs::new(root))?;
     let journal = plan(OperationRecord::load(&fs, CONVERT_OPERATION))?;
     let changes = plan(servant::revert(root))?;
@@ -737,6 +779,15 @@ fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) 
             &format!("the running kubelet still uses {OPENYURT_KUBECONFIG}"),
         )?;
     }
+    // YurtHub is still there: the containers convert restarted through it get the real API
+    // server again (again, should an interrupted revert have restarted them already)
+    let touched_workloads = journal
+        .as_ref()
+        .is_some_and(|j| j.extra.contains_key(servant::plan::WORKLOADS_KEY));
+    if restart_workloads_after && touched_workloads {
+        let node = std::env::var("NODE_NAME").unwrap_or_default();
+        restart_workloads(r, root, &node, timeout, "directly")?;
+    }
     let service = journal
         .as_ref()
         .and_then(servant::recorded_hub_service)
@@ -771,6 +822,55 @@ fn revert(r: &mut ServantResult, root: &Path, timeout: Duration, dry_run: bool) 
             r.changes.len()
         )
     };
+    Ok(())
+}
+
+/// Stops every Kubernetes container on `node` but this servant's own and the static pods', one
+/// `crictl stop` each, so the kubelet (now talking to the API server `how`) starts them again
+/// with the matching KUBERNETES_SERVICE_HOST/PORT. A container gone meanwhile is fine.
+fn restart_workloads(
+    r: &mut ServantResult,
+    root: &Path,
+    node: &str,
+    timeout: Duration,
+    how: &str,
+) -> Result<()> {
+    let fs = plan(HostFs::new(root))?;
+    let argv = plan(servant::kubelet::effective_argv(&fs))?;
+    let endpoint = plan(servant::runtime::cri_endpoint(&fs, &argv))?;
+    let keep = &KeepPods {
+        own_pod_uid: std::env::var("POD_UID").ok(),
+        pods: plan(servant::runtime::static_pods(&fs, &argv, node))?,
+    };
+    let failed = |what: String| {
+        move |source| NodeServantError::Host {
+            context: format!(
+                "{what} failed; the kubelet already reaches the API server {how}. Fix the cause and re-run, or delete the node's pods yourself so they are recreated"
+            ),
+            source,
+        }
+    };
+    let shown = format!("crictl -r {endpoint} ps -o json");
+    let ps = node::host_crictl(&endpoint, &["ps", "-o", "json"], timeout)
+        .map_err(failed(format!("listing the node's containers (`{shown}`)")))?;
+    r.host_commands.push(shown);
+    let containers = plan(servant::runtime::containers_to_restart(&ps, keep))?;
+    tracing::info!(
+        "restarting {} container(s) so they reach the API server {how}",
+        containers.len()
+    );
+    for c in containers {
+        let shown = format!("crictl -r {endpoint} stop {}", c.id);
+        match node::host_crictl(&endpoint, &["stop", &c.id], timeout) {
+            Ok(_) => {}
+            // it exited or its pod went away since the listing
+            Err(HostCommandError::Failed { stderr, .. })
+                if stderr.contains("NotFound") || stderr.contains("No such container") => {}
+            Err(e) => return Err(failed(format!("stopping {} (`{shown}`)", c.shown()))(e)),
+        }
+        r.host_commands.push(shown);
+        r.restarted_containers.push(c.shown());
+    }
     Ok(())
 }
 

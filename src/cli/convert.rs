@@ -211,6 +211,7 @@ impl ConvertCmd {
             concurrency: self.run.concurrency,
             job_timeout: self.run.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
+            skip_workload_restart: self.run.skip_workload_restart,
             autonomous_nodes: self.autonomous_nodes.clone(),
             provider: match self.provider {
                 ProviderArg::Auto => None,

@@ -42,6 +42,11 @@ pub struct RunFlags {
     /// known to be dead)
     #[arg(long)]
     pub force_unlock: bool,
+
+    /// Do not restart the nodes' workload containers after the kubelet changes API server
+    /// address (by default they are, so pods see the matching KUBERNETES_SERVICE_HOST/PORT)
+    #[arg(long)]
+    pub skip_workload_restart: bool,
 }
 
 /// Flags of `yurtctl revert` (the help text is on the subcommand).
@@ -73,6 +78,7 @@ impl RevertCmd {
             concurrency: self.run.concurrency,
             job_timeout: self.run.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
+            skip_workload_restart: self.run.skip_workload_restart,
         }
     }
 }

@@ -25,6 +25,11 @@ pub enum NodeServantCommand {
         /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
         #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
         kubelet_restart_timeout: Duration,
+        /// Leave the node's running containers alone: by default they are stopped once the
+        /// kubelet talks to the API server directly again, so the kubelet starts them again
+        /// with the real KUBERNETES_SERVICE_HOST/PORT
+        #[arg(long)]
+        skip_workload_restart: bool,
     },
     /// Disable kube-controller-manager's nodelifecycle controller (its static-pod manifest on
     /// this node gets `-nodelifecycle` in `--controllers`)
@@ -115,6 +120,12 @@ pub struct ConvertArgs {
     /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub kubelet_restart_timeout: Duration,
+
+    /// Leave the node's running containers alone: by default they are stopped once the kubelet
+    /// uses its new API server address, so the kubelet starts them again with the matching
+    /// KUBERNETES_SERVICE_HOST/PORT (pods and the servant's own pod excepted, see docs)
+    #[arg(long)]
+    pub skip_workload_restart: bool,
 }
 
 /// YurtHub's bootstrap credential: a file in this process's file system (a mounted Secret).

@@ -56,7 +56,11 @@ pub fn servant_job(
                 "image": servant_image,
                 "command": command,
                 "securityContext": {"privileged": true},
-                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "env": [
+                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                    // a workload restart leaves the servant's own pod alone
+                    {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
+                ],
                 "volumeMounts": mounts,
             }],
             "volumes": volumes,

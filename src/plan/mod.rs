@@ -51,6 +51,8 @@ pub const KCM_ACTION: &str = "disable-nodelifecycle";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConvertOptions {
+    /// Leave the nodes' containers running as they are after the kubelet's redirect.
+    pub skip_workload_restart: bool,
     pub cloud_nodes: Vec<String>,
     pub edge_nodes: Vec<String>,
     pub all_edge: bool,
@@ -990,7 +992,11 @@ fn steps(
                                 opts.concurrency.max(1)
                             ),
                         ),
-                        Step::new("files", format!("node/{}", n.name), node_files(profile)),
+                        Step::new(
+                            "files",
+                            format!("node/{}", n.name),
+                            node_files(profile, restarts_workloads(opts, role)),
+                        ),
                     ]
                 })
                 .collect()
@@ -1005,7 +1011,13 @@ fn steps(
 /// What a node Job changes in the node's files (`+` new, `~` edited), for the plan. The exact
 /// unit or environment file that sets the kubelet's `--kubeconfig` is known only on the node:
 /// node preflight reports it.
-fn node_files(profile: &Profile) -> String {
+/// Whether the node Job restarts the node's workload containers after the redirect: on edge
+/// nodes, unless `--skip-workload-restart` (upstream restarts them only there too).
+pub fn restarts_workloads(opts: &ConvertOptions, role: Role) -> bool {
+    !opts.skip_workload_restart && role == Role::Edge
+}
+
+fn node_files(profile: &Profile, restart_workloads: bool) -> String {
     use crate::servant::{journal::BACKUP_DIR, kubelet::OPENYURT_KUBECONFIG, yurthub};
     let credential = match profile.yurthub.credential() {
         crate::render::YurtHubCredential::BootstrapFile => yurthub::BOOTSTRAP_FILE,
@@ -1021,10 +1033,16 @@ fn node_files(profile: &Profile) -> String {
             yurthub::HUB_UNIT
         ),
     };
+    let workloads = if restart_workloads {
+        ", then the node's workload containers restarted (not static pods) so they reach the \
+         API server through YurtHub"
+    } else {
+        ""
+    };
     format!(
         "{hub}, + {credential} (0600), + {OPENYURT_KUBECONFIG}; \
          ~ the kubelet's --kubeconfig value → {OPENYURT_KUBECONFIG} where its unit or env file \
-         sets it, then kubelet restart; backups in {BACKUP_DIR}"
+         sets it, then kubelet restart{workloads}; backups in {BACKUP_DIR}"
     )
 }
 

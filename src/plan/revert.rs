@@ -55,6 +55,8 @@ pub struct RevertOptions {
     #[serde(serialize_with = "super::ser_duration")]
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,
+    /// Leave the nodes' containers running as they are after the kubelet's revert.
+    pub skip_workload_restart: bool,
 }
 
 /// What happens to one node.

@@ -67,6 +67,9 @@ pub enum ServantError {
     #[error("{path}: {message}")]
     KubeletConfig { path: String, message: String },
 
+    #[error("cannot read the output of `{command}`: {message}")]
+    RuntimeOutput { command: String, message: String },
+
     #[error(
         "the kubelet's effective flags do not allow a redirect: {message}; edit the kubelet unit by hand or report the layout"
     )]

@@ -15,6 +15,7 @@ pub mod kcm;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod plan;
+pub mod runtime;
 pub mod staticpod;
 pub mod yurthub;
 

@@ -43,6 +43,32 @@ pub struct NodeConvertOptions {
     /// Point the kubelet at YurtHub. Callers usually run convert once with this off,
     /// wait for YurtHub to be ready, then again with it on.
     pub redirect_kubelet: bool,
+    /// With the redirect, record that the node's workload containers are to be restarted (so
+    /// an interrupted run restarts them when re-run); see [`workloads_restarted`].
+    pub restart_workloads: bool,
+}
+
+/// The convert record's key saying whether the workload containers still have to be restarted
+/// after the redirect (`pending`) or were (`done`).
+pub const WORKLOADS_KEY: &str = "workloads_restart";
+const WORKLOADS_PENDING: &str = "pending";
+const WORKLOADS_DONE: &str = "done";
+
+/// True when the convert record says the workload containers are still to be restarted.
+pub fn workloads_restart_pending(record: &OperationRecord) -> bool {
+    record.extra.get(WORKLOADS_KEY).and_then(Value::as_str) == Some(WORKLOADS_PENDING)
+}
+
+/// Plans recording that the workload containers were restarted (only the record changes).
+pub fn workloads_restarted(host_root: &Path) -> Result<NodeChanges> {
+    let fs = HostFs::new(host_root)?;
+    let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
+    if rec.has_previous() {
+        rec.journal
+            .extra
+            .insert(WORKLOADS_KEY.into(), Value::String(WORKLOADS_DONE.into()));
+    }
+    rec.finish()
 }
 
 /// The kubeconfig the kubelet used before conversion: the effective one, or (already
@@ -115,6 +141,12 @@ pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChange
             rec.journal
                 .extra
                 .insert("kubelet_kubeconfig".into(), Value::String(prev));
+        }
+        if opts.restart_workloads && !plan.files.is_empty() {
+            rec.journal.extra.insert(
+                WORKLOADS_KEY.into(),
+                Value::String(WORKLOADS_PENDING.into()),
+            );
         }
         for f in plan.files {
             rec.modify(

@@ -47,6 +47,9 @@ pub fn tree(root: &Path) -> Tree {
             } else if meta.is_dir() {
                 out.insert(rel, ('d', mode, Vec::new()));
                 walk(root, &path, out);
+            } else if std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) {
+                // the container runtime's socket: its type and mode, no content to read
+                out.insert(rel, ('s', mode, Vec::new()));
             } else {
                 out.insert(rel, ('f', mode, std::fs::read(&path).unwrap()));
             }

@@ -59,6 +59,7 @@ pub fn node_job(
     images: &BTreeMap<String, String>,
     profile: &Profile,
     job_timeout: Duration,
+    restart_workloads: bool,
 ) -> NodeJob {
     // leave the servant time to report before the Job's deadline
     let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
@@ -104,6 +105,9 @@ pub fn node_job(
         "--yurthub-timeout".into(),
         hub_timeout,
     ]);
+    if !restart_workloads {
+        args.push("--skip-workload-restart".into());
+    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut job = servant_job(
         plan::CONVERT_ACTION,
@@ -201,6 +205,7 @@ mod tests {
             &profile.images,
             &profile,
             Duration::from_secs(300),
+            true,
         )
         .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
         let v = serde_json::to_value(&j).unwrap();
@@ -224,6 +229,25 @@ mod tests {
         let args = c["command"].to_string();
         assert!(args.contains("--bootstrap-file"), "{args}");
         assert!(!args.contains("token"), "no credential in args: {args}");
+        assert!(!args.contains("--skip-workload-restart"), "{args}");
+        // the servant keeps its own pod's containers when it restarts the node's workloads
+        assert_eq!(c["env"][1]["name"], "POD_UID");
+        assert_eq!(
+            c["env"][1]["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.uid"
+        );
         assert_eq!(v["metadata"]["name"], "yurtctl-convert-worker-1");
+        let skipping = node_job(
+            &edge_node(None),
+            "img:1",
+            &profile.images,
+            &profile,
+            Duration::from_secs(300),
+            false,
+        )
+        .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
+        let v = serde_json::to_value(&skipping).unwrap();
+        let args = v["spec"]["template"]["spec"]["containers"][0]["command"].to_string();
+        assert!(args.contains("--skip-workload-restart"), "{args}");
     }
 }

@@ -351,7 +351,16 @@ fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
     let images = c.opts.images(c.profile);
     c.plan
         .to_convert(role)
-        .map(|n| node_job(n, &c.servant_image, &images, c.profile, c.opts.job_timeout))
+        .map(|n| {
+            node_job(
+                n,
+                &c.servant_image,
+                &images,
+                c.profile,
+                c.opts.job_timeout,
+                plan::restarts_workloads(c.opts, n.role),
+            )
+        })
         .collect()
 }
 

@@ -251,14 +251,27 @@ fn cleanup_jobs<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
 }
 
 /// The Job that runs `node-servant revert` on `node`.
-fn revert_job(node: &str, image: &str, timeout: std::time::Duration) -> NodeJob {
-    servant_job(REVERT_ACTION, node, image, "revert", &[], timeout, &[])
+fn revert_job(node: &str, image: &str, opts: &RevertOptions) -> NodeJob {
+    let args: &[&str] = if opts.skip_workload_restart {
+        &["--skip-workload-restart"]
+    } else {
+        &[]
+    };
+    servant_job(
+        REVERT_ACTION,
+        node,
+        image,
+        "revert",
+        args,
+        opts.job_timeout,
+        &[],
+    )
 }
 
 fn revert_jobs(c: &RevertRun<'_>, role: Role) -> Vec<NodeJob> {
     c.plan
         .to_revert(role)
-        .map(|n| revert_job(&n.name, &c.servant_image, c.opts.job_timeout))
+        .map(|n| revert_job(&n.name, &c.servant_image, c.opts))
         .collect()
 }
 

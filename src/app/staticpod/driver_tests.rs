@@ -76,7 +76,10 @@ fn the_upgrade_job_is_the_servant_job_with_the_manifest_mounted() {
     );
     assert_eq!(
         c["env"],
-        json!([{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}])
+        json!([
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}}
+        ])
     );
     assert_eq!(
         c["volumeMounts"],

@@ -1,0 +1,234 @@
+//! The node's container runtime as the workload restart needs it: which CRI endpoint the
+//! kubelet uses, and which of the containers `crictl ps -o json` lists to restart.
+//!
+//! After the kubelet talks to the API server through YurtHub (or back directly, on revert), the
+//! containers it started before still carry the old `KUBERNETES_SERVICE_HOST/PORT`; upstream
+//! v1.7 node-servant stops them so the kubelet starts them again with the new environment
+//! (openyurtio/openyurt@v1.7.0 pkg/node-servant/components/runtime.go: `crictl -r EP ps -o
+//! json`, then `crictl -r EP stop ID` for every container but its own pod's).
+
+use serde::Deserialize;
+
+use super::error::{Result, ServantError};
+use super::hostfs::HostFs;
+use super::systemd::EffectiveArgv;
+
+/// The kubelet's own default (kubernetes/kubernetes@v1.33
+/// pkg/kubelet/apis/config/v1beta1/defaults.go `containerRuntimeEndpoint`).
+pub const DEFAULT_CRI_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
+/// kubeadm's kubelet config file, when the kubelet has no `--config`.
+const DEFAULT_KUBELET_CONFIG: &str = "/var/lib/kubelet/config.yaml";
+
+/// The CRI endpoint the kubelet uses: its `--container-runtime-endpoint`, else
+/// `containerRuntimeEndpoint` of its `--config` file (where kubeadm puts it from Kubernetes
+/// 1.34, and minikube always), else the kubelet's default.
+pub fn cri_endpoint(fs: &HostFs, argv: &EffectiveArgv) -> Result<String> {
+    if let Some(ep) = argv
+        .flag_value("container-runtime-endpoint")
+        .filter(|v| !v.is_empty())
+    {
+        return Ok(ep);
+    }
+    let config = argv
+        .flag_value("config")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_KUBELET_CONFIG.to_owned());
+    if let Some(text) = fs.read(&config)? {
+        let text = String::from_utf8_lossy(&text);
+        let parsed: serde_json::Value =
+            serde_saphyr::from_str(&text).map_err(|e| ServantError::KubeletConfig {
+                path: config.clone(),
+                message: e.to_string(),
+            })?;
+        if let Some(ep) = parsed["containerRuntimeEndpoint"]
+            .as_str()
+            .filter(|v| !v.is_empty())
+        {
+            return Ok(ep.to_owned());
+        }
+    }
+    Ok(DEFAULT_CRI_ENDPOINT.to_owned())
+}
+
+/// The `(namespace, pod name)` of every static pod of the kubelet on `node`: the manifests in
+/// its static-pod directory (control-plane components, a static YurtHub). A workload restart
+/// leaves them alone: the kubelet manages them from files, and the control plane must not blink.
+pub fn static_pods(fs: &HostFs, argv: &EffectiveArgv, node: &str) -> Result<Vec<(String, String)>> {
+    let dir = super::kubelet::static_pod_dir(fs, argv)?;
+    let mut out = Vec::new();
+    for name in fs.list_dir(&dir)? {
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = format!("{}/{name}", dir.trim_end_matches('/'));
+        let Some(text) = fs.read(&path)? else {
+            continue;
+        };
+        let Ok(m) = serde_saphyr::from_str::<serde_json::Value>(&String::from_utf8_lossy(&text))
+        else {
+            continue; // the kubelet skips what it cannot parse too
+        };
+        if let Some(pod) = m["metadata"]["name"].as_str() {
+            let ns = m["metadata"]["namespace"].as_str().unwrap_or("default");
+            out.push((ns.to_owned(), format!("{pod}-{node}")));
+        }
+    }
+    Ok(out)
+}
+
+/// One container as `crictl ps -o json` lists it (the kubelet's labels name its pod).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Container {
+    pub id: String,
+    pub namespace: String,
+    pub pod: String,
+    pub pod_uid: String,
+    pub name: String,
+}
+
+impl Container {
+    /// `namespace/pod/container`, for reports.
+    pub fn shown(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.pod, self.name)
+    }
+}
+
+#[derive(Deserialize)]
+struct PsOutput {
+    #[serde(default)]
+    containers: Vec<PsContainer>,
+}
+
+#[derive(Deserialize)]
+struct PsContainer {
+    id: String,
+    #[serde(default)]
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The Kubernetes containers of `ps_json` (crictl's output) to restart: every container the
+/// kubelet started (it labels them with their pod), except those of the pods in `keep` — the
+/// servant's own pod (stopping it would kill this process) and a static-pod YurtHub (the
+/// kubelet talks through it). Pod sandboxes are not CRI containers, so no pause containers
+/// appear.
+pub fn containers_to_restart(ps_json: &str, keep: &KeepPods) -> Result<Vec<Container>> {
+    let ps: PsOutput = serde_json::from_str(ps_json).map_err(|e| ServantError::RuntimeOutput {
+        command: "crictl ps -o json".into(),
+        message: e.to_string(),
+    })?;
+    Ok(ps
+        .containers
+        .into_iter()
+        .filter_map(|c| {
+            let label = |k: &str| c.labels.get(k).cloned();
+            Some(Container {
+                namespace: label("io.kubernetes.pod.namespace")?,
+                pod: label("io.kubernetes.pod.name")?,
+                pod_uid: label("io.kubernetes.pod.uid").unwrap_or_default(),
+                name: label("io.kubernetes.container.name")?,
+                id: c.id,
+            })
+        })
+        .filter(|c| !keep.keeps(c))
+        .collect())
+}
+
+/// Pods whose containers are not restarted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeepPods {
+    /// The servant's own pod, by UID (`metadata.uid` through the downward API).
+    pub own_pod_uid: Option<String>,
+    /// `(namespace, pod name)` pairs.
+    pub pods: Vec<(String, String)>,
+}
+
+impl KeepPods {
+    fn keeps(&self, c: &Container) -> bool {
+        self.own_pod_uid
+            .as_deref()
+            .is_some_and(|u| !u.is_empty() && u == c.pod_uid)
+            || self
+                .pods
+                .iter()
+                .any(|(ns, pod)| *ns == c.namespace && *pod == c.pod)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ps(containers: &[(&str, &str, &str, &str, &str)]) -> String {
+        let list: Vec<serde_json::Value> = containers
+            .iter()
+            .map(|(id, ns, pod, uid, name)| {
+                serde_json::json!({
+                    "id": id,
+                    "podSandboxId": "s",
+                    "metadata": {"name": name, "attempt": 0},
+                    "state": "CONTAINER_RUNNING",
+                    "labels": {
+                        "io.kubernetes.pod.namespace": ns,
+                        "io.kubernetes.pod.name": pod,
+                        "io.kubernetes.pod.uid": uid,
+                        "io.kubernetes.container.name": name,
+                    },
+                })
+            })
+            .collect();
+        serde_json::json!({ "containers": list }).to_string()
+    }
+
+    #[test]
+    fn every_kubernetes_container_but_the_kept_pods() {
+        let out = ps(&[
+            ("a1", "default", "web-1", "u-web", "nginx"),
+            ("a2", "default", "web-1", "u-web", "sidecar"),
+            (
+                "b1",
+                "kube-system",
+                "yurtctl-convert-w1-x",
+                "u-self",
+                "servant",
+            ),
+            ("c1", "kube-system", "yurt-hub-w1", "u-hub", "yurt-hub"),
+            ("d1", "kube-system", "kube-proxy-abc", "u-kp", "kube-proxy"),
+        ]);
+        let keep = KeepPods {
+            own_pod_uid: Some("u-self".into()),
+            pods: vec![("kube-system".into(), "yurt-hub-w1".into())],
+        };
+        let ids: Vec<String> = containers_to_restart(&out, &keep)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids, ["a1", "a2", "d1"]);
+        // nothing kept: all of them
+        let all = containers_to_restart(&out, &KeepPods::default()).unwrap();
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[0].shown(), "default/web-1/nginx");
+    }
+
+    #[test]
+    fn containers_without_the_kubelets_labels_and_an_empty_list() {
+        let out = r#"{"containers": [{"id": "x", "labels": {}}]}"#;
+        assert!(
+            containers_to_restart(out, &KeepPods::default())
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            containers_to_restart(r#"{"containers": []}"#, &KeepPods::default())
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            containers_to_restart(r#"{}"#, &KeepPods::default())
+                .unwrap()
+                .is_empty()
+        );
+        let err = containers_to_restart("level=fatal msg=…", &KeepPods::default()).unwrap_err();
+        assert!(err.to_string().contains("crictl ps -o json"), "{err}");
+    }
+}
