@@ -115,7 +115,10 @@ fn servant_job(name: &str, node: &str, args: &[&str]) -> Job {
             "automountServiceAccountToken": false,
             "containers": [{"name": "servant", "image": "openyurt/yurtctl:test", "command": command,
                 "securityContext": {"privileged": true},
-                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "env": [
+                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                    {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
+                ],
                 "volumeMounts": [
                     {"name": "host", "mountPath": "/host"},
                     {"name": "bootstrap", "mountPath": "/etc/yurtctl/bootstrap", "readOnly": true},
@@ -280,6 +283,9 @@ fn snapshot(root: &Path) -> Tree {
                     out.insert(format!("{rel}/"), (Vec::new(), mode));
                 }
                 stack.push(p);
+            } else if std::os::unix::fs::FileTypeExt::is_socket(&md.file_type()) {
+                // the container runtime's socket: nothing to read
+                out.insert(rel, (b"<socket>".to_vec(), mode));
             } else {
                 out.insert(rel, (std::fs::read(&p).unwrap(), mode));
             }
@@ -339,6 +345,43 @@ fn layout_name(l: Layout) -> &'static str {
     }
 }
 
+/// The servant's host commands: the kubelet restarted, then the node's containers listed at
+/// the kubelet's own CRI endpoint and stopped one by one — never the servant's own pod nor a
+/// static pod (YurtHub's).
+fn kubelet_then_containers_restarted(c: &Cluster, node: &str, r: &Value) {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let commands = strings(&r["hostCommands"]);
+    let endpoint = c.sim.kubelet_runtime_endpoint(node).unwrap();
+    assert_eq!(
+        commands[..3],
+        [
+            "systemctl daemon-reload".to_owned(),
+            "systemctl restart kubelet".to_owned(),
+            format!("crictl -r {endpoint} ps -o json")
+        ]
+    );
+    let restarted = strings(&r["restartedContainers"]);
+    assert!(!restarted.is_empty(), "{r:#}");
+    assert_eq!(commands.len(), 3 + restarted.len(), "{commands:?}");
+    let stop = format!("crictl -r {endpoint} stop ");
+    assert!(
+        commands[3..].iter().all(|c| c.starts_with(&stop)),
+        "{commands:?}"
+    );
+    assert!(
+        restarted
+            .iter()
+            .all(|c| !c.contains("/yurtctl-") && !c.contains("/yurt-hub-")),
+        "{restarted:?}"
+    );
+}
+
 async fn convert_and_revert_a_worker(layout: Layout) {
     let c = start(layout).await;
     let node = node_named(layout, Role::Worker);
@@ -385,10 +428,8 @@ async fn convert_and_revert_a_worker(layout: Layout) {
     );
     assert_eq!(r["node"], node.as_str(), "node name from NODE_NAME");
     assert_eq!(r["kubeletKubeconfig"], OURS);
-    assert_eq!(
-        r["hostCommands"],
-        json!(["systemctl daemon-reload", "systemctl restart kubelet"])
-    );
+    // the kubelet restarted, then the node's containers
+    kubelet_then_containers_restarted(&c, &node, &r);
     // the hub was healthy before the kubelet was redirected: the log says so, in order
     let at = |s: &str| f.log.find(s).unwrap_or_else(|| panic!("{s:?} not logged"));
     assert!(
@@ -437,10 +478,8 @@ async fn convert_and_revert_a_worker(layout: Layout) {
     assert_eq!(f.condition, "Complete", "{}", f.log);
     let r = f.result();
     assert_eq!(r["kubeletKubeconfig"], ORIGINAL);
-    assert_eq!(
-        r["hostCommands"],
-        json!(["systemctl daemon-reload", "systemctl restart kubelet"])
-    );
+    // and back: the containers convert restarted get the real API server again
+    kubelet_then_containers_restarted(&c, &node, &r);
     settled(&c, &node, ORIGINAL, None).await;
     eventually("the yurt-hub mirror pod to go", || async {
         pods.get(&format!("yurt-hub-{node}"))

@@ -838,8 +838,17 @@ fn restart_workloads(
     let fs = plan(HostFs::new(root))?;
     let argv = plan(servant::kubelet::effective_argv(&fs))?;
     let endpoint = plan(servant::runtime::cri_endpoint(&fs, &argv))?;
+    // without its own pod's UID the servant could stop itself
+    let own_pod_uid = std::env::var("POD_UID")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| {
+            NodeServantError::Verify(format!(
+                "restarting the node's containers needs this pod's UID in POD_UID (env from fieldRef metadata.uid), or pass --skip-workload-restart; the kubelet already reaches the API server {how}"
+            ))
+        })?;
     let keep = &KeepPods {
-        own_pod_uid: std::env::var("POD_UID").ok(),
+        own_pod_uid: Some(own_pod_uid),
         pods: plan(servant::runtime::static_pods(&fs, &argv, node))?,
     };
     let failed = |what: String| {
