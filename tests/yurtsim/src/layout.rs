@@ -64,6 +64,14 @@ pub struct SeedOptions {
     pub extra_args: Option<String>,
 }
 
+/// Which runtime answers on a node's CRI socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    Containerd,
+    /// minikube's docker runtime behind cri-dockerd.
+    CriDockerd,
+}
+
 impl Layout {
     /// The CRI socket each tool configures for the kubelet, as kubeadm's `criSocket`:
     /// kubeadm's default (kubernetes/kubernetes@v1.33.0 cmd/kubeadm/app/constants/
@@ -81,16 +89,13 @@ impl Layout {
 
     /// The runtime and the sockets it listens on (host paths; `/var/run` is a symlink to
     /// `/run` on all these hosts). minikube's dockerd socket is there too.
-    pub fn runtime_sockets(self) -> (crate::cri::Flavor, &'static [&'static str]) {
+    pub fn runtime_sockets(self) -> (Flavor, &'static [&'static str]) {
         match self {
             Layout::Minikube => (
-                crate::cri::Flavor::CriDockerd,
+                Flavor::CriDockerd,
                 &["/run/cri-dockerd.sock", "/run/docker.sock"],
             ),
-            _ => (
-                crate::cri::Flavor::Containerd,
-                &["/run/containerd/containerd.sock"],
-            ),
+            _ => (Flavor::Containerd, &["/run/containerd/containerd.sock"]),
         }
     }
 

@@ -21,13 +21,8 @@ use tokio::sync::watch;
 
 pub use env::{HubFilters, ServiceView};
 
-/// Which runtime answers on the node's CRI socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flavor {
-    Containerd,
-    /// minikube's docker runtime behind cri-dockerd.
-    CriDockerd,
-}
+/// Which runtime answers on the node's CRI socket (defined with the layouts, which choose it).
+pub use crate::layout::Flavor;
 
 impl Flavor {
     /// Prefix of `containerID` in pod status (kubernetes/kubernetes@v1.33.0
