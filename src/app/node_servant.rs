@@ -848,7 +848,7 @@ fn restart_workloads(
             ))
         })?;
     let keep = &KeepPods {
-        own_pod_uid: Some(own_pod_uid),
+        own_pod_uid,
         pods: plan(servant::runtime::static_pods(&fs, &argv, node))?,
     };
     let failed = |what: String| {

@@ -137,16 +137,14 @@ pub fn containers_to_restart(ps_json: &str, keep: &KeepPods) -> Result<Vec<Conta
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeepPods {
     /// The servant's own pod, by UID (`metadata.uid` through the downward API).
-    pub own_pod_uid: Option<String>,
+    pub own_pod_uid: String,
     /// `(namespace, pod name)` pairs.
     pub pods: Vec<(String, String)>,
 }
 
 impl KeepPods {
     fn keeps(&self, c: &Container) -> bool {
-        self.own_pod_uid
-            .as_deref()
-            .is_some_and(|u| !u.is_empty() && u == c.pod_uid)
+        (!self.own_pod_uid.is_empty() && self.own_pod_uid == c.pod_uid)
             || self
                 .pods
                 .iter()
@@ -195,7 +193,7 @@ mod tests {
             ("d1", "kube-system", "kube-proxy-abc", "u-kp", "kube-proxy"),
         ]);
         let keep = KeepPods {
-            own_pod_uid: Some("u-self".into()),
+            own_pod_uid: "u-self".into(),
             pods: vec![("kube-system".into(), "yurt-hub-w1".into())],
         };
         let ids: Vec<String> = containers_to_restart(&out, &keep)

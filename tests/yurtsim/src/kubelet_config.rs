@@ -97,24 +97,31 @@ fn config_field(
     let pick = |d: &Value| d.get(field).and_then(Value::as_str).map(str::to_owned);
     let mut v = pick(&parse_yaml(root, config_host)?);
     if let Some(dir) = config_dir.filter(|d| !d.is_empty()) {
-        let r = resolve_host_path(root, dir).map_err(|e| e.to_string())?;
-        let mut names: Vec<String> = std::fs::read_dir(&r.disk)
-            .map_err(|e| format!("{dir}: {e}"))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".conf"))
-            .collect();
-        names.sort();
-        for n in names {
-            if let Some(x) = pick(&parse_yaml(
-                root,
-                &format!("{}/{n}", dir.trim_end_matches('/')),
-            )?) {
+        for f in drop_in_files(root, dir)? {
+            if let Some(x) = pick(&parse_yaml(root, &f)?) {
                 v = Some(x);
             }
         }
     }
     Ok(v)
+}
+
+/// The `*.conf` drop-ins of the kubelet's `--config-dir`, as host paths in the order the kubelet
+/// merges them (sorted by name; kubernetes/kubernetes@v1.33 cmd/kubelet/app/server.go
+/// mergeKubeletConfigurations).
+fn drop_in_files(root: &Path, dir: &str) -> Result<Vec<String>, String> {
+    let r = resolve_host_path(root, dir).map_err(|e| e.to_string())?;
+    let mut names: Vec<String> = std::fs::read_dir(&r.disk)
+        .map_err(|e| format!("{dir}: {e}"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".conf"))
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|n| format!("{}/{n}", dir.trim_end_matches('/')))
+        .collect())
 }
 
 fn dir_of(host: &str) -> &str {
@@ -161,16 +168,7 @@ pub fn static_pod_path_from_config(
     };
     let mut path = pick(&doc, config_host);
     if let Some(dir) = config_dir.filter(|d| !d.is_empty()) {
-        let r = resolve_host_path(root, dir).map_err(|e| e.to_string())?;
-        let mut names: Vec<String> = std::fs::read_dir(&r.disk)
-            .map_err(|e| format!("{dir}: {e}"))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".conf"))
-            .collect();
-        names.sort();
-        for n in names {
-            let f = format!("{}/{n}", dir.trim_end_matches('/'));
+        for f in drop_in_files(root, dir)? {
             let d = parse_yaml(root, &f)?;
             if let Some(p) = pick(&d, &f) {
                 path = Some(p);

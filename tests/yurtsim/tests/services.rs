@@ -4,18 +4,13 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
+use common::hub;
+
 use std::time::Duration;
 
-use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use serde_json::json;
 use yurtsim::Layout;
 
 const NODE: &str = "worker-1";
-const UNIT: &str = "[Unit]\nDescription=YurtHub Service\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/usr/local/bin/yurthub\nRestart=always\n";
 
 fn drop_in(pool: Option<&str>, bin: &str) -> String {
     let pool = pool
@@ -28,108 +23,18 @@ fn drop_in(pool: Option<&str>, bin: &str) -> String {
 
 /// Writes the binary (the image's file), the unit and its drop-in into the node root.
 fn install(c: &common::TestCluster, pool: Option<&str>, bin: &str) {
-    let root = c.sim.node_root(NODE);
-    let img = yurtsim::images::for_image("openyurt/yurthub:v1.7.0").unwrap();
-    let f = img.command_file("/usr/local/bin/yurthub").unwrap();
-    let b = root.join("usr/local/bin/yurthub");
-    std::fs::create_dir_all(b.parent().unwrap()).unwrap();
-    std::fs::write(&b, f.content()).unwrap();
-    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(f.mode)).unwrap();
-    let d = root.join("etc/systemd/system/yurthub.service.d");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(root.join("etc/systemd/system/yurthub.service"), UNIT).unwrap();
-    std::fs::write(d.join("10-yurthub.conf"), drop_in(pool, bin)).unwrap();
+    hub::install(&c.sim.node_root(NODE), &drop_in(pool, bin));
 }
 
 /// Runs `script` with bash in a Job on the node; its output.
 async fn on_node(c: &common::TestCluster, name: &str, script: &str) -> String {
-    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
-    let job: Job = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {"backoffLimit": 0, "template": {"spec": {
-            "restartPolicy": "Never", "nodeName": NODE, "hostNetwork": true,
-            "automountServiceAccountToken": false,
-            "containers": [{"name": "main", "image": "busybox", "command": ["bash", "-c", script]}]}}}
-    }))
-    .unwrap();
-    jobs.create(&PostParams::default(), &job).await.unwrap();
-    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
-    common::eventually(Duration::from_secs(30), name, || async {
-        let list = pods
-            .list(&ListParams::default().labels(&format!("job-name={name}")))
-            .await
-            .ok()?;
-        let p = list.items.first()?;
-        let phase = p.status.as_ref()?.phase.clone()?;
-        if phase != "Succeeded" && phase != "Failed" {
-            return None;
-        }
-        pods.logs(p.metadata.name.as_ref()?, &Default::default())
-            .await
-            .ok()
-    })
-    .await
-}
-
-/// What v1.7.0's yurthub needs in the cluster (charts/yurthub/templates/yurthub-cfg.yaml,
-/// charts/yurt-manager/crds/apps.openyurt.io_nodepools.yaml at openyurtio/openyurt@v1.7.0).
-async fn cluster_objects(client: &kube::Client) {
-    let objects = [
-        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "nodepools.apps.openyurt.io"},
-        "spec": {"group": "apps.openyurt.io", "scope": "Cluster",
-            "names": {"plural": "nodepools", "singular": "nodepool", "kind": "NodePool", "listKind": "NodePoolList", "shortNames": ["np"]},
-            "versions": [
-                {"name": "v1beta1", "served": true, "storage": false, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
-                {"name": "v1beta2", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}),
-        json!({"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool",
-        "metadata": {"name": "pool-a"}, "spec": {"type": "Edge"}}),
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "yurt-hub"},
-        "rules": [
-            {"apiGroups": [""], "resources": ["events"], "verbs": ["get"]},
-            {"apiGroups": ["apps.openyurt.io"], "resources": ["nodepools"], "verbs": ["list", "watch"]},
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["yurt-coordinator-yurthub-certs"], "verbs": ["list", "watch"]},
-            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "update"]},
-            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
-            {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["list", "watch"]}]}),
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "yurt-hub"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "yurt-hub"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:nodes"}]}),
-        json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "yurt-hub-cfg", "namespace": "kube-system", "labels": {"openyurt.io/configmap-name": "yurt-hub-cfg"}},
-        "data": {"cache_agents": "", "servicetopology": "", "discardcloudservice": "", "masterservice": ""}}),
-    ];
-    common::apply(client, &objects).await;
-}
-
-/// Approves pending kubelet-serving requests (yurt-manager's csrapprover does it in a cluster).
-async fn approve_serving_csrs(client: &kube::Client) {
-    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
-    for csr in csrs.list(&Default::default()).await.unwrap().items {
-        let pending = csr
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_none();
-        if pending && csr.spec.signer_name == "kubernetes.io/kubelet-serving" {
-            let _ = csrs
-                .patch_approval(
-                    csr.metadata.name.as_deref().unwrap(),
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"status": {"conditions": [{"type": "Approved", "status": "True", "reason": "Test", "message": "approved by the test"}]}})),
-                )
-                .await;
-        }
-    }
+    hub::on_node(c, NODE, name, script).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yurthub_runs_as_a_systemd_service_and_serves_its_node() {
     let c = common::start(2, Layout::Kubeadm).await;
-    cluster_objects(&c.client).await;
+    hub::cluster_objects(&c.client).await;
     install(&c, Some("pool-a"), "/usr/local/bin/yurthub");
     let out = on_node(
         &c,
@@ -143,7 +48,7 @@ async fn yurthub_runs_as_a_systemd_service_and_serves_its_node() {
     );
     assert!(out.contains("rc=0\nrc=0\n"), "{out}");
     let active = common::eventually(Duration::from_secs(30), "yurthub readyz OK", || async {
-        approve_serving_csrs(&c.client).await;
+        hub::approve_serving_csrs(&c.client).await;
         let out = on_node(
             &c,
             &format!("check-{}", yurtsim::util::random_suffix(5)),

@@ -10,7 +10,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-const UNIT: &str = "[Unit]\nDescription=YurtHub Service\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/usr/local/bin/yurthub\nRestart=always\n";
+/// upstream's `YurtHubServiceContent` (openyurtio/openyurt@v1.7.0 pkg/yurtadm/constants/constants.go).
+pub const UNIT: &str = "[Unit]\nDescription=YurtHub Service\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/usr/local/bin/yurthub\nRestart=always\n";
 
 /// Runs `script` with bash in a Job on `node`; its log once it finished.
 pub async fn on_node(c: &super::TestCluster, node: &str, name: &str, script: &str) -> String {
@@ -42,10 +43,9 @@ pub async fn on_node(c: &super::TestCluster, node: &str, name: &str, script: &st
     .await
 }
 
-/// Installs yurthub v1.7.0 as a service on `node` and waits until its readyz is OK.
-pub async fn run_yurthub(c: &super::TestCluster, node: &str) {
-    cluster_objects(&c.client).await;
-    let root = c.sim.node_root(node);
+/// Writes yurthub v1.7.0's binary (the image's file), the unit and the drop-in `drop_in` into
+/// the node root `root`.
+pub fn install(root: &std::path::Path, drop_in: &str) {
     let img = yurtsim::images::for_image("openyurt/yurthub:v1.7.0").unwrap();
     let f = img.command_file("/usr/local/bin/yurthub").unwrap();
     let b = root.join("usr/local/bin/yurthub");
@@ -55,9 +55,18 @@ pub async fn run_yurthub(c: &super::TestCluster, node: &str) {
     let d = root.join("etc/systemd/system/yurthub.service.d");
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(root.join("etc/systemd/system/yurthub.service"), UNIT).unwrap();
-    std::fs::write(d.join("10-yurthub.conf"), format!(
-        "[Service]\nExecStart=\nExecStart=/usr/local/bin/yurthub --node-name={node} --nodepool-name=pool-a --server-addr=https://10.0.0.1:6443 --bootstrap-mode=kubeletcertificate --bind-address=127.0.0.1 --working-mode=edge --namespace=kube-system --v=2\n"
-    )).unwrap();
+    std::fs::write(d.join("10-yurthub.conf"), drop_in).unwrap();
+}
+
+/// Installs yurthub v1.7.0 as a service on `node` and waits until its readyz is OK.
+pub async fn run_yurthub(c: &super::TestCluster, node: &str) {
+    cluster_objects(&c.client).await;
+    install(
+        &c.sim.node_root(node),
+        &format!(
+            "[Service]\nExecStart=\nExecStart=/usr/local/bin/yurthub --node-name={node} --nodepool-name=pool-a --server-addr=https://10.0.0.1:6443 --bootstrap-mode=kubeletcertificate --bind-address=127.0.0.1 --working-mode=edge --namespace=kube-system --v=2\n"
+        ),
+    );
     let out = on_node(
         c,
         node,
@@ -101,7 +110,7 @@ pub async fn redirect_kubelet(c: &super::TestCluster, node: &str) {
 
 /// What v1.7.0's yurthub needs in the cluster (charts/yurthub/templates/yurthub-cfg.yaml,
 /// charts/yurt-manager/crds/apps.openyurt.io_nodepools.yaml at openyurtio/openyurt@v1.7.0).
-async fn cluster_objects(client: &kube::Client) {
+pub async fn cluster_objects(client: &kube::Client) {
     let objects = [
         json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "nodepools.apps.openyurt.io"},
@@ -134,7 +143,7 @@ async fn cluster_objects(client: &kube::Client) {
 }
 
 /// Approves pending kubelet-serving requests (yurt-manager's csrapprover does it in a cluster).
-async fn approve_serving_csrs(client: &kube::Client) {
+pub async fn approve_serving_csrs(client: &kube::Client) {
     let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
     for csr in csrs.list(&Default::default()).await.unwrap().items {
         let pending = csr
