@@ -9,7 +9,9 @@
 //! before and after the node phases, as timed in the same run.
 //!
 //! `cargo bench --bench convert`; `YURTCTL_BENCH_NODES=5000` for the memory figure at 5,000
-//! nodes; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` for a quick smoke run.
+//! nodes; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` for a quick smoke run;
+//! `YURTCTL_BENCH_PROFILE=openyurt-v1.6` for another profile (the simulated Kubernetes is the
+//! newest the profile supports).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -73,7 +75,14 @@ fn main() {
     cfg.nodes = nodes;
     cfg.control_planes = 1;
     cfg.layout = Layout::Kubeadm;
-    cfg.kubernetes_version = "v1.30.2".into();
+    // the newest Kubernetes the profile supports (`YURTCTL_BENCH_PROFILE`, default: the default)
+    let profile = std::env::var("YURTCTL_BENCH_PROFILE")
+        .unwrap_or_else(|_| yurtctl::render::Profile::DEFAULT.to_owned());
+    let max_minor = yurtctl::render::Profile::load(&profile)
+        .expect("YURTCTL_BENCH_PROFILE names a profile")
+        .kubernetes
+        .max_minor;
+    cfg.kubernetes_version = format!("v1.{max_minor}.2");
     cfg.yurtctl = Some(servant);
     cfg.pod_ready_delay = Duration::from_millis(200);
     let started = Instant::now();
@@ -90,6 +99,7 @@ fn main() {
         .arg(sim.kubeconfig_path())
         .args(["-y", "-o", "json", "--job-timeout", "10m", "--qps", "0"])
         .args(["--concurrency", &concurrency.to_string()])
+        .args(["--profile", &profile])
         .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -148,7 +158,9 @@ fn main() {
     let requests = sim.metrics().total(Some(agent), false);
     let writes = sim.metrics().total(Some(agent), true);
 
-    println!("convert {nodes} nodes, --concurrency {concurrency}, Job stand-in {job_ms} ms");
+    println!(
+        "convert {nodes} nodes, profile {profile}, --concurrency {concurrency}, Job stand-in {job_ms} ms"
+    );
     row("median Job duration d", d, "s", None);
     row("node phases (measured)", node_span.as_secs_f64(), "s", None);
     row(
