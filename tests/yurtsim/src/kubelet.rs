@@ -447,7 +447,8 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
 
 /// Whether a kube-controller-manager static pod runs on a control plane with the
 /// `nodelifecycle` controller enabled (`--controllers` absent, or listing `*` or
-/// `nodelifecycle`, and not `-nodelifecycle`).
+/// `nodelifecycle`, and not `-nodelifecycle`). Locks each control plane's node state in turn:
+/// never call it holding one.
 pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
     shared
         .kubelets
@@ -503,10 +504,18 @@ pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow:
 /// The node's Ready condition and taints, as the kubelet (or, when it is silent, the node
 /// lifecycle controller) would set them.
 fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
-    let mut st = k.state.lock().unwrap();
-    let reason = unreachable_reason(shared, k, &st);
+    // A snapshot, not the guard: the node lifecycle check below locks every control plane's
+    // state, this node's too (issue 18: a silent control plane deadlocked on itself).
+    let (reason, forced_ready, last_posted) = {
+        let st = k.state.lock().unwrap();
+        (
+            unreachable_reason(shared, k, &st),
+            st.forced_ready,
+            st.last_posted,
+        )
+    };
     let now = Instant::now();
-    let (status, why, msg): (&str, &str, String) = match (reason, st.forced_ready) {
+    let (status, why, msg): (&str, &str, String) = match (reason, forced_ready) {
         (None, Some(false)) => (
             "False",
             "KubeletNotReady",
@@ -518,8 +527,7 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
             "kubelet is posting ready status".into(),
         ),
         (Some(_), _) => {
-            let silent_for = st
-                .last_posted
+            let silent_for = last_posted
                 .map(|t| now.duration_since(t))
                 .unwrap_or(Duration::MAX);
             // Only kube-controller-manager's node lifecycle controller marks silent nodes; with
@@ -534,13 +542,14 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
             )
         }
     };
-    if status != "Unknown" {
-        st.last_posted = Some(now);
-    }
-    let report_due = st
-        .last_status_report
-        .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(300));
-    drop(st);
+    let report_due = {
+        let mut st = k.state.lock().unwrap();
+        if status != "Unknown" {
+            st.last_posted = Some(now);
+        }
+        st.last_status_report
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(300))
+    };
     let nodes = shared.api.info("", "nodes");
     let Ok(node) = shared.api.get(&nodes, "", &k.name) else {
         return;
