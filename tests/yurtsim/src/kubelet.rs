@@ -447,7 +447,8 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
 
 /// Whether a kube-controller-manager static pod runs on a control plane with the
 /// `nodelifecycle` controller enabled (`--controllers` absent, or listing `*` or
-/// `nodelifecycle`, and not `-nodelifecycle`).
+/// `nodelifecycle`, and not `-nodelifecycle`). Locks each control plane's node state in turn:
+/// never call it holding one.
 pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
     shared
         .kubelets
@@ -503,10 +504,18 @@ pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow:
 /// The node's Ready condition and taints, as the kubelet (or, when it is silent, the node
 /// lifecycle controller) would set them.
 fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
-    let mut st = k.state.lock().unwrap();
-    let reason = unreachable_reason(shared, k, &st);
+    // A snapshot, not the guard: the node lifecycle check below locks every control plane's
+    // state, this node's too (issue 18: a silent control plane deadlocked on itself).
+    let (reason, forced_ready, last_posted) = {
+        let st = k.state.lock().unwrap();
+        (
+            unreachable_reason(shared, k, &st),
+            st.forced_ready,
+            st.last_posted,
+        )
+    };
     let now = Instant::now();
-    let (status, why, msg): (&str, &str, String) = match (reason, st.forced_ready) {
+    let (status, why, msg): (&str, &str, String) = match (reason, forced_ready) {
         (None, Some(false)) => (
             "False",
             "KubeletNotReady",
@@ -518,8 +527,7 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
             "kubelet is posting ready status".into(),
         ),
         (Some(_), _) => {
-            let silent_for = st
-                .last_posted
+            let silent_for = last_posted
                 .map(|t| now.duration_since(t))
                 .unwrap_or(Duration::MAX);
             // Only kube-controller-manager's node lifecycle controller marks silent nodes; with
@@ -534,13 +542,14 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
             )
         }
     };
-    if status != "Unknown" {
-        st.last_posted = Some(now);
-    }
-    let report_due = st
-        .last_status_report
-        .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(300));
-    drop(st);
+    let report_due = {
+        let mut st = k.state.lock().unwrap();
+        if status != "Unknown" {
+            st.last_posted = Some(now);
+        }
+        st.last_status_report
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(300))
+    };
     let nodes = shared.api.info("", "nodes");
     let Ok(node) = shared.api.get(&nodes, "", &k.name) else {
         return;
@@ -1476,26 +1485,77 @@ fn finalize_deletion(shared: &Shared, p: &Value) {
     );
 }
 
-pub async fn stop_all(shared: &Shared) {
-    for k in shared.kubelets.all() {
-        let runs: Vec<PodRun> = k
+/// How long shutdown waits, in all, for the nodes' pods to stop before aborting their tasks.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Becomes true after `d` of wall-clock time. Not tokio's timer: a node task wedged on its
+/// state lock (issue 18) soon wedges every worker, and then no worker drives the timer.
+fn wall_deadline(d: Duration) -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    std::thread::spawn(move || {
+        std::thread::sleep(d);
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+async fn passed(deadline: &watch::Receiver<bool>) {
+    let _ = deadline.clone().wait_for(|p| *p).await;
+}
+
+/// The node's pods (stopping) and YurtHub endpoint, taken out of its state; None if the state
+/// stays locked until `deadline`. A contended lock is waited for on a thread of its own, so a
+/// wedged node leaves at most that thread behind.
+async fn take_runs(
+    k: &Arc<NodeKubelet>,
+    deadline: &watch::Receiver<bool>,
+) -> Option<(Vec<PodRun>, Option<JoinHandle<()>>)> {
+    fn take(st: &mut NodeState) -> (Vec<PodRun>, Option<JoinHandle<()>>) {
+        (st.pods.drain().map(|(_, r)| r).collect(), st.hub.take())
+    }
+    if let Ok(mut st) = k.state.try_lock() {
+        return Some(take(&mut st));
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let k = k.clone();
+    std::thread::spawn(move || {
+        let mut st = k
             .state
             .lock()
-            .unwrap()
-            .pods
-            .drain()
-            .map(|(_, r)| r)
-            .collect();
-        for r in &runs {
-            let _ = r.stop.send(true);
-        }
-        for r in runs {
-            let _ = tokio::time::timeout(Duration::from_secs(5), r.task).await;
-        }
-        if let Some(h) = k.state.lock().unwrap().hub.take() {
-            h.abort();
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = tx.send(take(&mut st));
+    });
+    tokio::select! {
+        r = rx => r.ok(),
+        _ = passed(deadline) => None,
+    }
+}
+
+/// Stops every node's pods, YurtHub endpoint and services within `STOP_GRACE`: pods still
+/// running then are aborted, and a node whose state stays locked is left as it is.
+pub async fn stop_all(shared: &Shared) {
+    let deadline = wall_deadline(STOP_GRACE);
+    let mut runs: Vec<PodRun> = Vec::new();
+    for k in shared.kubelets.all() {
+        match take_runs(&k, &deadline).await {
+            Some((pods, hub)) => {
+                for r in &pods {
+                    let _ = r.stop.send(true);
+                }
+                runs.extend(pods);
+                if let Some(h) = hub {
+                    h.abort();
+                }
+            }
+            None => tracing::warn!(node = %k.name, "node state stays locked; not waiting for it"),
         }
         crate::services::stop_all(&k);
+    }
+    for mut r in runs {
+        tokio::select! {
+            _ = &mut r.task => {}
+            _ = passed(&deadline) => r.task.abort(),
+        }
     }
 }
 
@@ -2236,5 +2296,53 @@ mod go_duration_tests {
                 want
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod shutdown_tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A node task wedged while holding its node's state (as issue 18's deadlock did) soon
+    /// wedges every runtime worker that visits the node; shutdown must still end.
+    #[test]
+    fn shutdown_ends_while_a_node_state_stays_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let sim = rt
+            .block_on(crate::Sim::start(crate::SimConfig::for_tests(
+                dir.path().join("state"),
+            )))
+            .unwrap();
+        let k = sim.shared().kubelets.get("worker-1").unwrap();
+        let (held_tx, held_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let _st = k.state.lock().unwrap();
+            held_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+        });
+        held_rx.recv().unwrap();
+        // The tick and heartbeat loops visit worker-1 within this and block on its lock.
+        std::thread::sleep(Duration::from_millis(500));
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            rt.block_on(sim.shutdown());
+            let _ = done_tx.send(());
+            rt.shutdown_background();
+        });
+        let ended = done_rx.recv_timeout(super::STOP_GRACE + Duration::from_secs(5));
+        // Let go either way, so a failure ends instead of hanging.
+        let _ = release_tx.send(());
+        holder.join().unwrap();
+        assert!(
+            ended.is_ok(),
+            "Sim::shutdown did not end while worker-1's state stayed locked"
+        );
     }
 }

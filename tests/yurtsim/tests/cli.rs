@@ -82,6 +82,92 @@ fn up_prints_one_ready_line_writes_a_kubeconfig_and_stops_on_sigterm() {
     }
 }
 
+/// Issue 18: once the control plane's kubelet has been silent past the node monitor grace (4 s
+/// in `yurtsim up`), the node is marked and the sim still stops on SIGTERM.
+#[test]
+fn up_stops_on_sigterm_after_a_control_plane_kubelet_lost_its_api_server() {
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{Api, PostParams};
+
+    let mut r = up(&["--nodes", "2", "--heartbeat-interval", "200ms"]);
+    let conf = r
+        .state
+        .join("nodes/control-plane-1/etc/kubernetes/kubelet.conf");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(text.contains("https://10.0.0.1:6443"));
+    std::fs::write(
+        &conf,
+        text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
+    )
+    .unwrap();
+    let kubeconfig = r.state.join("kubeconfig");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // Every request is bounded: a wedged sim must fail this test, not hang it.
+    let saw_unknown = rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "restart"},
+            "spec": {"backoffLimit": 0, "template": {"spec": {
+                "restartPolicy": "Never", "nodeName": "control-plane-1", "hostNetwork": true,
+                "automountServiceAccountToken": false,
+                "containers": [{"name": "main", "image": "busybox",
+                    "command": ["bash", "-c", "systemctl restart kubelet"]}]}}}
+        }))
+        .unwrap();
+        let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            jobs.create(&PostParams::default(), &job),
+        )
+        .await
+        .expect("the API answers")
+        .unwrap();
+        let nodes: Api<Node> = Api::all(client);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_secs(2), nodes.get("control-plane-1")).await
+                && n.status
+                    .and_then(|s| s.conditions)
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c.type_ == "Ready" && c.status == "Unknown")
+            {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        false
+    });
+    let pid = r.child.id() as i32;
+    // SAFETY: plain kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    loop {
+        if let Some(status) = r.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "yurtsim did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        saw_unknown,
+        "control-plane-1 never went Unknown after its kubelet lost the API server"
+    );
+}
+
 #[test]
 fn kubectl_conformance_script_passes() {
     assert!(

@@ -507,6 +507,97 @@ async fn silent_nodes_go_unknown_only_while_the_nodelifecycle_controller_runs() 
     c.sim.shutdown().await;
 }
 
+/// Runs `body` on a runtime in a thread of its own and fails after `limit`: a task wedged on a
+/// std Mutex blocks its worker thread, where no tokio timeout fires and the runtime's drop hangs.
+fn on_own_runtime<F>(limit: Duration, body: F)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(body)));
+        rt.shutdown_background();
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(limit) {
+        Ok(Ok(())) => {}
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("the test hung for {limit:?}: a sim task is wedged"),
+    }
+}
+
+/// Issue 18: the control plane's kubelet goes silent past the node monitor grace; the node
+/// lifecycle check reads that same node's kube-controller-manager manifest. The sim must mark
+/// the node, keep serving and renewing the other nodes' Leases, and still shut down.
+#[test]
+fn a_control_plane_kubelet_that_loses_its_api_server_leaves_the_sim_live_and_stoppable() {
+    on_own_runtime(Duration::from_secs(60), async {
+        let c = common::start(3, Layout::Kubeadm).await;
+        let nodes: Api<Node> = Api::all(c.client.clone());
+        let conf = c
+            .sim
+            .node_root("control-plane-1")
+            .join("etc/kubernetes/kubelet.conf");
+        let text = std::fs::read_to_string(&conf).unwrap();
+        assert!(text.contains("https://10.0.0.1:6443"));
+        std::fs::write(
+            &conf,
+            text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
+        )
+        .unwrap();
+        let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+        jobs.create(
+            &PostParams::default(),
+            &job("restart", "control-plane-1", "systemctl restart kubelet"),
+        )
+        .await
+        .unwrap();
+        common::eventually(Duration::from_secs(10), "the kubelet to notice", || async {
+            let n = nodes.get("control-plane-1").await.ok()?;
+            (n.metadata
+                .annotations?
+                .get("yurtsim.openyurt.io/kubelet-server")?
+                == "https://10.9.9.9:6443")
+                .then_some(())
+        })
+        .await;
+        // The test grace is 600 ms; the deadlock struck at the first status pass after it.
+        common::eventually(
+            Duration::from_secs(10),
+            "control-plane-1 Unknown after the node monitor grace",
+            || async {
+                (ready_status(&nodes.get("control-plane-1").await.ok()?) == "Unknown").then_some(())
+            },
+        )
+        .await;
+        let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+            Api::namespaced(c.client.clone(), "kube-node-lease");
+        let renewed = || async { leases.get("worker-1").await.ok()?.spec?.renew_time };
+        let first = tokio::time::timeout(Duration::from_secs(5), renewed())
+            .await
+            .expect("the API answers")
+            .expect("worker-1 has a Lease");
+        common::eventually(
+            Duration::from_secs(5),
+            "worker-1's Lease renewed",
+            || async { (renewed().await? != first).then_some(()) },
+        )
+        .await;
+        tokio::time::timeout(Duration::from_secs(5), nodes.list(&ListParams::default()))
+            .await
+            .expect("the API answers")
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(15), c.sim.shutdown())
+            .await
+            .expect("Sim::shutdown completes");
+    });
+}
+
 /// A container that keeps exiting is restarted with the kubelet's doubling back-off and shows as
 /// `CrashLoopBackOff` with its restart count and last exit, as `kubectl get pods` shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -102,7 +102,11 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    match rt.block_on(run(cli)) {
+    let result = rt.block_on(run(cli));
+    // Dropping the runtime waits for every worker; one stuck in a blocking call must not keep
+    // the process from exiting after SIGTERM.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("yurtsim: error: {e:#}");
