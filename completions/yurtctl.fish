@@ -60,7 +60,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l profile -d '
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l concurrency -d 'Node Jobs running at once' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: preflight, lock, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l autonomous-nodes -d 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l provider -d 'The kind of cluster; convert refuses when the nodes say otherwise' -r -f -a "auto\t'Whatever the nodes say (kind\'s provider ID, minikube\'s labels, kubeadm\'s annotation)'
 kubeadm\t''
@@ -107,7 +107,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s h -l help -d
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l nodes -d 'Only these nodes (comma-separated); the components, the journal and the lock stay until a revert of all nodes' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l concurrency -d 'Node Jobs running at once' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: preflight, lock, cleanup-jobs, nodes/cloud, nodes/edge, kcm, components, label-nodes, verify)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, cleanup-jobs, nodes/cloud, nodes/edge, kcm, components, label-nodes, verify)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''

@@ -13,6 +13,9 @@ pub const LABEL_NODE: &str = "yurtctl.openyurt.io/node";
 /// The full node name when it does not fit a label value.
 pub const ANNOTATION_NODE: &str = "yurtctl.openyurt.io/node-name";
 
+/// On a run lock's Lease: the command that holds it (`convert`, `revert`, `staticpod upgrade`).
+pub const ANNOTATION_LOCK_COMMAND: &str = "yurtctl.openyurt.io/command";
+
 /// Kubernetes' limit for names that also become label values (`job-name`).
 pub const MAX_NAME: usize = 63;
 

@@ -49,10 +49,15 @@ use support::Run;
 use support::roots::{all_ready, assert_same_trees, trees};
 
 fn command(env: &Env, cmd: &str) -> tokio::process::Command {
+    command_as(cmd, &env.sim.kubeconfig_path())
+}
+
+/// [`command`] with another identity's kubeconfig.
+fn command_as(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
     c.arg(cmd)
         .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
+        .arg(kubeconfig)
         .stdin(std::process::Stdio::null())
         .env_remove("KUBECONFIG");
     if cmd == "convert" {
@@ -1015,5 +1020,195 @@ async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
     assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
     assert_same_trees(&after_convert, &trees(&env.sim));
     guard.release().await.unwrap();
+    env.sim.shutdown().await;
+}
+
+/// Offsets in [lo, hi) of `span`, from a seeded xorshift (reproducible; the seed is printed
+/// and `YURTCTL_RACE_SEED` replays another).
+struct Offsets(u64);
+
+impl Offsets {
+    fn seeded() -> Self {
+        let seed = std::env::var("YURTCTL_RACE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed_1a7e_u64);
+        eprintln!("race offsets: YURTCTL_RACE_SEED={seed}");
+        Offsets(seed.max(1))
+    }
+
+    fn next(&mut self, span: Duration, lo: f64, hi: f64) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let unit = (self.0 % 10_000) as f64 / 10_000.0;
+        span.mul_f64(lo + (hi - lo) * unit)
+    }
+}
+
+/// Runs `holder` (admin) and, `offset` after it started, `racer` as a read-only identity:
+/// the racer must exit 6 naming the holder's command (a write of it would have been refused),
+/// and the holder must finish. Returns the holder's run.
+async fn race(
+    env: &Env,
+    reader: &std::path::Path,
+    holder: &str,
+    racer: &str,
+    offset: Duration,
+) -> Run {
+    eprintln!("--- {racer} {offset:?} into a {holder}");
+    let mut first = command(env, holder);
+    first.args(["-y", "-o", "json"]);
+    let first = first
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(offset).await;
+    if holder == "convert" {
+        // a read-only look names the run instead of presenting a half-way state as final
+        let status = support::run(command_as("status", reader), "status").await;
+        assert_eq!(status.code, 0, "{}", status.stderr);
+        assert!(
+            status.stdout.starts_with("Run:      a convert run by ")
+                && status.stdout.contains(" is in progress: "),
+            "{}",
+            status.stdout
+        );
+        let mut dry = command_as("revert", reader);
+        dry.arg("--dry-run=client");
+        let dry = support::run(dry, "revert --dry-run during convert").await;
+        assert_eq!(dry.code, 0, "{}", dry.stderr);
+        assert!(
+            dry.stderr.contains("warning: a convert run by "),
+            "{}",
+            dry.stderr
+        );
+    }
+    let mut second = command_as(racer, reader);
+    second.arg("-y");
+    let second = support::run(second, &format!("{racer} during {holder}")).await;
+    assert_eq!(
+        second.code, 6,
+        "{racer} {offset:?} into a {holder}: {}",
+        second.stderr
+    );
+    assert!(
+        second.stderr.contains(&format!(
+            "error: [lock] the lock (Lease kube-system/yurtctl-lock) is held by a {holder} run by "
+        )),
+        "{}",
+        second.stderr
+    );
+    assert!(!second.stderr.contains("403"), "{}", second.stderr);
+    let out = first.wait_with_output().await.unwrap();
+    let first = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(
+        first.code, 0,
+        "the {holder} that held the lock: {}",
+        first.stderr
+    );
+    first
+}
+
+/// A convert started while a revert runs, and a revert started while a convert runs, at
+/// seeded offsets across the whole run: the second run exits 6 before any write and the
+/// cluster ends as the run that held the lock left it (issue: every decision under the lock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_run_started_during_another_exits_6_and_the_holder_decides_the_end_state() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env.sim);
+    let reader = support::read_only_kubeconfig(&env.sim, env._dir.path(), "racer").await;
+
+    // how long each takes here, unraced: the offsets spread over that
+    let began = tokio::time::Instant::now();
+    let c = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let convert_time = began.elapsed();
+    let roles: BTreeMap<String, String> = c.json()["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().to_owned(),
+                n["role"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let began = tokio::time::Instant::now();
+    let r = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let revert_time = began.elapsed();
+    let convert_again = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(convert_again.code, 0, "{}", convert_again.stderr);
+
+    let mut offsets = Offsets::seeded();
+    for round in 0..3 {
+        // the holders' decisions happen early (plan) and late (nothing left): cover both ends
+        let into_revert = offsets.next(revert_time, 0.05, 0.75);
+        race(&env, &reader, "revert", "convert", into_revert).await;
+        assert_clean(&env).await;
+        assert_same_trees(&before, &trees(&env.sim));
+
+        let into_convert = offsets.next(convert_time, 0.05, 0.75);
+        let won = race(&env, &reader, "convert", "revert", into_convert).await;
+        assert!(
+            won.json()["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| n["result"] == "converted"),
+            "round {round}: {}",
+            won.stdout
+        );
+        assert_converted(&env, &roles, &DEFAULT).await;
+    }
+    env.sim.shutdown().await;
+}
+
+/// A journal deleted by hand: revert still finds everything convert created by its label,
+/// the CRDs, webhook configurations and NodePools included; and a lock left by a revert killed
+/// before it could delete it (its holder gone, the lease expired) is taken over, not "held for
+/// ever".
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revert_without_the_journal_and_after_a_killed_revert_leaves_nothing() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env.sim);
+    let c = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .delete("yurtctl-state", &Default::default())
+        .await
+        .unwrap();
+    let stale: k8s_openapi::api::coordination::v1::Lease =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "yurtctl-lock", "namespace": "kube-system",
+                         "annotations": {"yurtctl.openyurt.io/command": "revert"}},
+            "spec": {"holderIdentity": "carol@killed/9#0dead000", "leaseDurationSeconds": 60,
+                     "acquireTime": "2020-01-01T00:00:00.000000Z",
+                     "renewTime": "2020-01-01T00:00:00.000000Z"}
+        }))
+        .unwrap();
+    Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(env.client.clone(), "kube-system")
+        .create(&PostParams::default(), &stale)
+        .await
+        .unwrap();
+    let status = yurtctl(&env, "status", &[]).await;
+    assert!(
+        status
+            .stdout
+            .contains("a revert run by carol@killed/9#0dead000, since 2020-01-01T00:00:00Z stopped renewing the lock"),
+        "{}",
+        status.stdout
+    );
+    let r = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_clean(&env).await;
+    assert_same_trees(&before, &trees(&env.sim));
     env.sim.shutdown().await;
 }

@@ -70,11 +70,16 @@ async fn start(workers: usize, ready_delay: Duration) -> Env {
 use support::Run;
 
 fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
+    command_as(&env.sim.kubeconfig_path(), args)
+}
+
+/// [`command`] with another identity's kubeconfig.
+fn command_as(kubeconfig: &std::path::Path, args: &[&str]) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
     c.arg("staticpod")
         .args(args)
         .arg("--kubeconfig")
-        .arg(env.sim.kubeconfig_path())
+        .arg(kubeconfig)
         .stdin(std::process::Stdio::null())
         .env_remove("KUBECONFIG");
     c
@@ -1049,6 +1054,7 @@ async fn hold_lock(env: &Env, pod: &str, who: &str) -> yurtctl::cluster::lock::L
             namespace: "default".into(),
             name: format!("yurtctl-staticpod-{pod}"),
             duration: Duration::from_secs(30),
+            command: "staticpod upgrade".into(),
         },
     )
     .await
@@ -1078,13 +1084,23 @@ async fn a_second_rollout_of_the_same_static_pod_exits_6_and_changes_nothing() {
         )
         .await;
         assert_eq!(run.code, 6, "{strategy}: {}", run.stderr);
-        for want in [alice, "default/yurtctl-staticpod-nginx", "--force-unlock"] {
+        for want in [
+            &format!("a staticpod upgrade run by {alice}, since "),
+            "default/yurtctl-staticpod-nginx",
+            "--force-unlock",
+        ] {
             assert!(run.stderr.contains(want), "want {want:?} in {}", run.stderr);
         }
     }
-    // A dry run takes no lock.
+    // A dry run takes no lock, and says that a rollout is in progress.
     let dry = yurtctl(&env, &args(&UPGRADE, &["--dry-run"])).await;
     assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stderr
+            .contains(&format!("warning: a staticpod upgrade run by {alice}")),
+        "{}",
+        dry.stderr
+    );
     assert_eq!(
         env.sim.metrics().total(Some("yurtctl"), true),
         0,
@@ -1901,5 +1917,65 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
         set.data["spec"]["upgradeStrategy"]["type"],
         "AdvancedRollingUpdate"
     );
+    env.sim.shutdown().await;
+}
+
+/// A rollback started while an upgrade of the same static pod runs, at seeded offsets across
+/// the upgrade: it exits 6 naming the upgrade before any write (it runs as a read-only
+/// identity, so a write would have been refused), and every node ends on the upgrade's image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rollback_during_an_upgrade_exits_6_and_the_upgrade_decides() {
+    let env = start(3, Duration::from_millis(300)).await;
+    let reader = support::read_only_kubeconfig(&env.sim, env._dir.path(), "racer").await;
+    let serial = ["--max-unavailable", "1", "-y"];
+    let began = tokio::time::Instant::now();
+    let first = yurtctl(&env, &args(&UPGRADE, &serial)).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let upgrade_time = began.elapsed();
+
+    // seeded xorshift: reproducible offsets over 5 %..75 % of the upgrade
+    let mut state: u64 = 0x5eed_57a7;
+    for (round, target) in ["nginx:1.19.3", "nginx:1.19.4", "nginx:1.19.5"]
+        .iter()
+        .enumerate()
+    {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let offset = upgrade_time.mul_f64(0.05 + 0.70 * (state % 1000) as f64 / 1000.0);
+        let upgrade = [
+            "upgrade",
+            "nginx",
+            "--image",
+            target,
+            "--strategy",
+            "advanced-rolling-update",
+        ];
+        let holder = command(&env, &args(&upgrade, &serial)).spawn().unwrap();
+        tokio::time::sleep(offset).await;
+        let racer = support::run(
+            command_as(&reader, &["rollback", "nginx", "-y"]),
+            &format!("rollback {offset:?} into an upgrade"),
+        )
+        .await;
+        assert_eq!(racer.code, 6, "round {round}, {offset:?}: {}", racer.stderr);
+        assert!(
+            racer.stderr.contains(
+                "(Lease default/yurtctl-staticpod-nginx) is held by a staticpod upgrade run by "
+            ),
+            "{}",
+            racer.stderr
+        );
+        assert!(!racer.stderr.contains("403"), "{}", racer.stderr);
+        let out = holder.wait_with_output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "round {round}: the upgrade holding the lock"
+        );
+        let pods = mirror_pods(&env).await;
+        for w in &env.workers {
+            assert_eq!(image(&pods[w]), *target, "round {round}: {w}");
+        }
+    }
     env.sim.shutdown().await;
 }

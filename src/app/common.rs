@@ -7,10 +7,12 @@ use std::io::IsTerminal;
 use serde::Serialize;
 
 use crate::cli::{GlobalArgs, OutputFormat};
+use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::{ClientOptions, Cluster, ClusterError, connect};
 use crate::exit::Exit;
 use crate::output::Reporter;
 use crate::output::terminal::{Display, Surroundings, resolve};
+use crate::plan::PlanError;
 
 /// Runs `f` to completion on a small multi-threaded runtime.
 pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
@@ -43,17 +45,56 @@ pub async fn connect_from(g: &GlobalArgs) -> Result<Cluster, Exit> {
     connect(&client_options(g)).await.map_err(|e| fail(&e))
 }
 
-/// Connects as the global flags say and reads the snapshot every planner starts from; on
-/// failure prints the error and returns its exit code.
-pub async fn connect_and_snapshot(
-    g: &GlobalArgs,
-) -> Result<(Cluster, crate::cluster::snapshot::ClusterSnapshot), Exit> {
-    let cluster = connect_from(g).await?;
+/// Reads the snapshot every planner starts from; on failure prints the error and returns its
+/// exit code.
+pub async fn snapshot(cluster: &Cluster) -> Result<ClusterSnapshot, Exit> {
     let options = crate::cluster::snapshot::SnapshotOptions::default();
-    let snap = crate::cluster::snapshot::snapshot(&cluster, &options)
+    crate::cluster::snapshot::snapshot(cluster, &options)
         .await
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| fail(&e))
+}
+
+/// Connects as the global flags say and reads the snapshot (read-only commands).
+pub async fn connect_and_snapshot(g: &GlobalArgs) -> Result<(Cluster, ClusterSnapshot), Exit> {
+    let cluster = connect_from(g).await?;
+    let snap = snapshot(&cluster).await?;
     Ok((cluster, snap))
+}
+
+/// Prints why the planner refused and returns the exit code (2 for usage, 3 for preflight).
+pub fn refuse(e: &PlanError) -> Exit {
+    match e {
+        PlanError::Usage(_) => {
+            eprintln!("error: {e}");
+            Exit::Usage
+        }
+        PlanError::Preflight(_) => {
+            eprintln!("error: [{}] {e}", crate::plan::PREFLIGHT);
+            Exit::Preflight
+        }
+    }
+}
+
+/// A refusal from the read-only look a locked run takes before its lock: while another run
+/// holds the lock, the state read may be half-way through it, so that run is named instead
+/// (exit 6); otherwise the refusal stands and nothing was written, not even the lock.
+pub fn refuse_unless_running(snap: &ClusterSnapshot, e: &PlanError) -> Exit {
+    match snap.lock.as_ref().filter(|h| h.is_live()) {
+        Some(h) => {
+            let held = h.held_error(crate::cluster::lock::LockOptions::default().lease());
+            eprintln!("error: [{}] {held}", crate::plan::LOCK);
+            held.exit()
+        }
+        None => refuse(e),
+    }
+}
+
+/// What a dry run says when another run holds the lock: the state it read may be half-way
+/// through that run.
+pub fn warn_run_in_progress(snap: &ClusterSnapshot) {
+    if let Some(h) = &snap.lock {
+        eprintln!("warning: {}", crate::app::status::run_in_progress(h).line());
+    }
 }
 
 /// Prints a cluster error and maps it to its exit code.
@@ -134,20 +175,14 @@ pub fn stopped(ended: &crate::exec::phases::Ended, command: &str) -> Option<(Str
     Some((message, exit))
 }
 
-/// The end of every locked run, whatever happened: the journal saved (when `save`) and the
-/// lock given back; a failure of either is a warning (the lease expires on its own).
-pub async fn wrap_up(
+/// The end of every journaled run, whatever happened (before the lock is given back): the
+/// journal saved when `save`; a failure is a warning.
+pub async fn save_journal(
     store: &crate::cluster::journal::JournalStore,
     journal: &mut crate::cluster::journal::Journal,
     save: bool,
-    lock: Option<crate::exec::lock::Held>,
 ) {
     if save && let Err(e) = store.save(journal).await {
         eprintln!("warning: cannot save the journal kube-system/yurtctl-state: {e}");
-    }
-    if let Some(held) = lock
-        && let Some(w) = held.release().await
-    {
-        eprintln!("warning: {w}");
     }
 }

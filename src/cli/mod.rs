@@ -156,7 +156,7 @@ impl DryRun {
 pub enum Command {
     /// Convert this Kubernetes cluster into an OpenYurt cluster
     ///
-    /// Phases (ids for --skip-phases, in order): preflight, lock, preflight/nodes,
+    /// Phases (ids for --skip-phases, in order): lock, preflight, preflight/nodes,
     /// label-nodes, components, kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes, the
     /// others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
     /// success does nothing ("already converted"); after a failure it converts the nodes
@@ -164,7 +164,7 @@ pub enum Command {
     Convert(Box<ConvertCmd>),
     /// Turn an OpenYurt cluster made by convert back into the original cluster
     ///
-    /// Phases (ids for --skip-phases, in order): preflight, lock, cleanup-jobs, nodes/cloud,
+    /// Phases (ids for --skip-phases, in order): lock, preflight, cleanup-jobs, nodes/cloud,
     /// nodes/edge, kcm, components, label-nodes, verify. Works from any state convert left:
     /// after success, after a failed node, after Ctrl-C, with or without the journal
     /// (kube-system/yurtctl-state). Every node the journal names, every node carrying the

@@ -125,13 +125,15 @@ pub enum ClusterError {
     InvalidObject { object: String, message: String },
 
     #[error(
-        "the lock (Lease {lease}) is held by {holder} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
+        "the lock (Lease {lease}) is held by {run} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
         expiry(*expires_in)
     )]
     LockHeld {
         /// `namespace/name` of the Lease.
         lease: String,
         holder: String,
+        /// The holder as messages name it: command, identity and since when.
+        run: String,
         /// The holder's last renewal, RFC 3339.
         renew_time: Option<String>,
         /// Time until the lease expires without renewal (zero if it has expired).

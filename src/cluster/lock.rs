@@ -17,6 +17,7 @@ use tokio::sync::{Mutex, watch};
 
 use super::error::{ClusterError, kube_code};
 use super::{Cluster, LABEL_MANAGED_BY, MANAGED_BY, SYSTEM_NAMESPACE, now};
+use crate::naming::ANNOTATION_LOCK_COMMAND;
 
 pub const LOCK_NAME: &str = "yurtctl-lock";
 
@@ -30,6 +31,8 @@ pub struct LockOptions {
     pub namespace: String,
     /// The Lease's name ([`LOCK_NAME`] unless a command locks something narrower).
     pub name: String,
+    /// The command taking it (`convert`, `revert`, …), so others can say what is running.
+    pub command: String,
 }
 
 impl Default for LockOptions {
@@ -39,6 +42,7 @@ impl Default for LockOptions {
             duration: Duration::from_secs(60),
             namespace: SYSTEM_NAMESPACE.into(),
             name: LOCK_NAME.into(),
+            command: String::new(),
         }
     }
 }
@@ -47,6 +51,22 @@ impl LockOptions {
     /// `namespace/name`, as errors name the lock.
     pub fn lease(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The Lease's metadata as this run writes it: ours, and which command holds it.
+    fn metadata(&self, mut meta: kube::api::ObjectMeta) -> kube::api::ObjectMeta {
+        meta.name = Some(self.name.clone());
+        meta.namespace = Some(self.namespace.clone());
+        meta.labels
+            .get_or_insert_default()
+            .insert(LABEL_MANAGED_BY.into(), MANAGED_BY.into());
+        let annotations = meta.annotations.get_or_insert_default();
+        if self.command.is_empty() {
+            annotations.remove(ANNOTATION_LOCK_COMMAND);
+        } else {
+            annotations.insert(ANNOTATION_LOCK_COMMAND.into(), self.command.clone());
+        }
+        meta
     }
 }
 
@@ -86,6 +106,8 @@ fn run_id() -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockHolder {
     pub identity: String,
+    /// The command holding it, when the holder recorded one.
+    pub command: Option<String>,
     pub acquire_time: Option<Timestamp>,
     pub renew_time: Option<Timestamp>,
     pub duration: Duration,
@@ -95,8 +117,16 @@ impl LockHolder {
     fn from_lease(l: &Lease) -> Option<Self> {
         let s = l.spec.as_ref()?;
         let identity = s.holder_identity.clone().filter(|h| !h.is_empty())?;
+        let command = l
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(ANNOTATION_LOCK_COMMAND))
+            .filter(|c| !c.is_empty())
+            .cloned();
         Some(LockHolder {
             identity,
+            command,
             acquire_time: s.acquire_time.as_ref().map(|t| t.0),
             renew_time: s
                 .renew_time
@@ -105,6 +135,11 @@ impl LockHolder {
                 .map(|t| t.0),
             duration: Duration::from_secs(s.lease_duration_seconds.unwrap_or(0).max(0) as u64),
         })
+    }
+
+    /// Whether its holder still renews it (the lease has not expired).
+    pub fn is_live(&self) -> bool {
+        !self.expires_in(now()).is_zero()
     }
 
     /// Time left before the lease expires (zero when expired).
@@ -116,10 +151,24 @@ impl LockHolder {
         Duration::from_millis((end - at.as_millisecond()).max(0) as u64)
     }
 
-    fn to_error(&self, lease: String) -> ClusterError {
+    /// `a revert run by alice@host/1#ab, since T` (what messages call the holder).
+    pub fn describe(&self) -> String {
+        let run = match &self.command {
+            Some(c) => format!("a {c} run by {}", self.identity),
+            None => self.identity.clone(),
+        };
+        match self.acquire_time {
+            Some(t) => format!("{run}, since {t:.0}"),
+            None => run,
+        }
+    }
+
+    /// The error a run gets when it finds the lock held by this holder.
+    pub fn held_error(&self, lease: String) -> ClusterError {
         ClusterError::LockHeld {
             lease,
             holder: self.identity.clone(),
+            run: self.describe(),
             renew_time: self.renew_time.map(|t| t.to_string()),
             expires_in: self.expires_in(now()),
         }
@@ -174,14 +223,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
         let written = match current {
             None => {
                 let lease = Lease {
-                    metadata: kube::api::ObjectMeta {
-                        name: Some(name.clone()),
-                        namespace: Some(opts.namespace.clone()),
-                        labels: Some(
-                            [(LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string())].into(),
-                        ),
-                        ..Default::default()
-                    },
+                    metadata: opts.metadata(Default::default()),
                     spec: Some(spec_for(&opts, t, 0)),
                 };
                 cluster.call(|| api.create(&pp, &lease)).await
@@ -191,7 +233,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
                     && h.identity != opts.identity
                     && !h.expires_in(t).is_zero()
                 {
-                    return Err(h.to_error(opts.lease()));
+                    return Err(h.held_error(opts.lease()));
                 }
                 // Free, expired, or (after a lost renewal race) already ours.
                 let transitions = lease
@@ -201,6 +243,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
                     .unwrap_or(0)
                     + 1;
                 lease.spec = Some(spec_for(&opts, t, transitions));
+                lease.metadata = opts.metadata(lease.metadata);
                 // `replace` sends the resourceVersion we read: a concurrent writer makes it 409.
                 cluster.call(|| api.replace(&name, &pp, &lease)).await
             }
@@ -213,7 +256,7 @@ pub async fn acquire(cluster: &Cluster, opts: LockOptions) -> Result<LockGuard, 
         }
     }
     match holder_of(cluster, &opts.namespace, &name).await? {
-        Some(h) => Err(h.to_error(opts.lease())),
+        Some(h) => Err(h.held_error(opts.lease())),
         None => Err(ClusterError::Timeout {
             what: format!("{what} to settle (it kept changing)"),
             after: Duration::ZERO,
@@ -240,12 +283,7 @@ pub async fn dry_run_take(
     let (verb, r) = match current {
         None => {
             let lease = Lease {
-                metadata: kube::api::ObjectMeta {
-                    name: Some(opts.name.clone()),
-                    namespace: Some(opts.namespace.clone()),
-                    labels: Some([(LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string())].into()),
-                    ..Default::default()
-                },
+                metadata: opts.metadata(Default::default()),
                 spec: Some(LeaseSpec {
                     holder_identity: Some(opts.identity.clone()),
                     lease_duration_seconds: Some(opts.duration.as_secs() as i32),

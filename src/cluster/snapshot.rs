@@ -112,6 +112,24 @@ impl Default for SnapshotOptions {
                 g("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
                 g("rbac.authorization.k8s.io", "v1", "Role"),
                 g("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+                // every other kind a profile applies, so a revert without the journal finds
+                // them too (templates/*/: CRDs, webhooks, and the custom resources of ours)
+                g("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+                g(
+                    "admissionregistration.k8s.io",
+                    "v1",
+                    "MutatingWebhookConfiguration",
+                ),
+                g(
+                    "admissionregistration.k8s.io",
+                    "v1",
+                    "ValidatingWebhookConfiguration",
+                ),
+                // NodePool is stored as v1beta2 from OpenYurt v1.7 and v1beta1 before; both may
+                // be served, and the first listed wins (see `snapshot`)
+                g("apps.openyurt.io", "v1beta2", "NodePool"),
+                g("apps.openyurt.io", "v1beta1", "NodePool"),
+                g("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
             ],
         }
     }
@@ -277,6 +295,16 @@ pub async fn snapshot(
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
     let mut managed_objects: Vec<ManagedObject> = lists.into_iter().flatten().collect();
+    // one object served at two versions is one object: the first version listed stays
+    let mut seen = std::collections::HashSet::new();
+    managed_objects.retain(|o| {
+        let group = o
+            .api_version
+            .rsplit_once('/')
+            .map_or("", |(g, _)| g)
+            .to_owned();
+        seen.insert((group, o.kind.clone(), o.namespace.clone(), o.name.clone()))
+    });
     managed_objects
         .sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
     Ok(ClusterSnapshot {

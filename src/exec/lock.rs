@@ -1,14 +1,12 @@
 //! The one lock sequence of every mutating command: `--force-unlock` (if asked) → take the
-//! Lease → check the state the plan was made from is still current → run (the runner stops
-//! when the lock is lost) → release, whatever happened.
+//! Lease → read the cluster and decide → run (the runner stops when the lock is lost) →
+//! release, whatever happened. Dry runs take no lock.
 
 use tokio::sync::watch;
 
-use crate::cluster::journal::{JOURNAL_NAME, Journal, JournalStore};
 use crate::cluster::lock::{self, LockGuard, LockOptions};
-use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::phases::Stop;
 use crate::exit::Exit;
 use crate::output::{Event, Reporter};
 
@@ -85,48 +83,73 @@ pub async fn take(
     Ok(Held { guard, lease })
 }
 
-/// The run lock of convert and revert (`kube-system/yurtctl-lock`) as their `lock` phase
-/// takes it: [`take`], then a check that the journal is still the one the plan was made from
-/// (`planned`: None when there was none), so two runs that planned at once never both act.
+/// The run lock of convert and revert (`kube-system/yurtctl-lock`), taken before the cluster
+/// is read: what a run decides ("already converted", "nothing to revert", the nodes left) is
+/// then read from a cluster no other run is changing, and a held lock is exit 6 before any
+/// write, whatever the journal says. Not `wanted` (a dry run, `--skip-phases lock`): no lock.
+/// A failure is printed as `error: [lock] …`.
 pub async fn take_for_run(
     cluster: &Cluster,
+    wanted: bool,
     force_unlock: bool,
     rep: &dyn Reporter,
-    store: &JournalStore,
-    planned: Option<&Journal>,
     command: &str,
-) -> Result<Held, Stop> {
-    let held = take(
-        cluster,
-        LockOptions::default(),
-        force_unlock,
-        rep,
-        LOCK_PHASE,
-    )
-    .await
-    .map_err(|e| Stop::Halt {
-        exit: e.exit(),
-        message: format!("[{LOCK_PHASE}] {e}"),
-    })?;
-    let now = store.load().await?;
-    let version = |j: Option<&Journal>| j.and_then(|j| j.resource_version.clone());
-    if version(now.as_ref()) == version(planned) {
-        return Ok(held);
+) -> Result<Option<Held>, Exit> {
+    if !wanted {
+        return Ok(None);
     }
-    if let Some(w) = held.release().await {
-        rep.event(Event::Note {
-            phase: LOCK_PHASE,
-            message: format!("warning: {w}"),
-        });
+    let opts = LockOptions {
+        command: command.into(),
+        ..Default::default()
+    };
+    rep.event(Event::PhaseStarted(LOCK_PHASE));
+    match take(cluster, opts, force_unlock, rep, LOCK_PHASE).await {
+        Ok(held) => {
+            rep.event(Event::PhaseDone(LOCK_PHASE));
+            Ok(Some(held))
+        }
+        Err(e) => {
+            eprintln!("error: [{LOCK_PHASE}] {e}");
+            Err(e.exit())
+        }
     }
-    Err(Stop::Halt {
-        exit: Exit::Preflight,
-        message: format!(
-            "[{LOCK_PHASE}] ConfigMap {SYSTEM_NAMESPACE}/{JOURNAL_NAME} changed while this run \
-             was planning (another run just ended?); nothing was changed: re-run {command} to \
-             plan again"
-        ),
-    })
+}
+
+/// Runs `work` (a command's part under its lock) so that a Ctrl-C before its phase runner
+/// starts (while it reads the cluster, plans or asks) ends it with exit 130 and "nothing was
+/// changed", and the caller still releases the lock; once `running` is set, the runner's own
+/// handling (journal, resume) takes over.
+pub async fn interruptible<F: std::future::Future<Output = Exit>>(
+    running: &std::cell::Cell<bool>,
+    work: F,
+) -> Exit {
+    let _handled = crate::output::terminal::handles_interrupt();
+    let before_run = async {
+        loop {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return std::future::pending().await;
+            }
+            if !running.get() {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        exit = work => exit,
+        () = before_run => {
+            eprintln!("\ninterrupted; nothing was changed");
+            Exit::Interrupted
+        }
+    }
+}
+
+/// Gives a run's lock back at its end; a failure is a warning line.
+pub async fn release_for_run(held: Option<Held>) {
+    if let Some(held) = held
+        && let Some(w) = held.release().await
+    {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// `--dry-run=server` of taking the run lock: the Lease created (or a stale one taken over).

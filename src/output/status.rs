@@ -30,6 +30,41 @@ pub struct NodeStatus {
     pub last_error: Option<String>,
 }
 
+/// A convert or revert holding the run lock (`status.run`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInProgress {
+    /// `convert`, `revert`, or empty when the holder did not record it.
+    pub command: String,
+    pub holder: String,
+    /// When it took the lock, RFC 3339.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Its lease has expired: the run is gone (dead or killed) and the next run takes over.
+    pub expired: bool,
+    /// `a convert run by …, since …`.
+    #[serde(skip)]
+    pub description: String,
+}
+
+impl RunInProgress {
+    /// The line status and dry runs print about it.
+    pub fn line(&self) -> String {
+        if self.expired {
+            format!(
+                "{} stopped renewing the lock (it died or was killed); the next convert or \
+                 revert takes the lock over and goes on from the journal",
+                self.description
+            )
+        } else {
+            format!(
+                "{} is in progress: what follows may be half-way through that run",
+                self.description
+            )
+        }
+    }
+}
+
 /// `-o json|yaml` of `yurtctl status` (fields are only ever added).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,6 +87,9 @@ pub struct Status {
     /// Holder of the lock, when a run is active.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locked_by: Option<String>,
+    /// The run holding the lock: what this status shows may be half-way through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInProgress>,
     pub nodes: Vec<NodeStatus>,
 }
 
@@ -62,6 +100,9 @@ fn yes_no(b: bool) -> &'static str {
 /// The table printed on stdout without `-o`.
 pub fn status_table(s: &Status) -> String {
     let mut out = String::new();
+    if let Some(r) = &s.run {
+        out.push_str(&format!("Run:      {}\n", r.line()));
+    }
     if !s.converted {
         out.push_str(&s.message);
         out.push('\n');
@@ -75,9 +116,6 @@ pub fn status_table(s: &Status) -> String {
         s.created_objects.len(),
         s.adopted_objects.len()
     ));
-    if let Some(h) = &s.locked_by {
-        out.push_str(&format!("Lock:     held by {h}\n"));
-    }
     out.push_str(&format!(
         "\n{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
         "NODE", "ROLE", "POOL", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"

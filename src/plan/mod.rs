@@ -18,8 +18,8 @@ pub mod revert;
 
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
 pub const CONVERT_PHASES: [&str; 9] = [
-    PREFLIGHT,
     LOCK,
+    PREFLIGHT,
     PREFLIGHT_NODES,
     LABEL_NODES,
     COMPONENTS,
@@ -341,6 +341,8 @@ pub enum Check {
     Permissions,
     /// A node cannot join the NodePool this run puts it in.
     NodePool,
+    /// The journal names a profile this yurtctl does not know.
+    JournalProfile,
 }
 
 impl Check {
@@ -359,6 +361,7 @@ impl Check {
             Check::KubeControllerManager => "KubeControllerManager",
             Check::Permissions => "Permissions",
             Check::NodePool => "NodePool",
+            Check::JournalProfile => "JournalProfile",
         }
     }
 
@@ -893,7 +896,7 @@ fn steps(
         LOCK => vec![Step::new(
             "lock",
             "lease/kube-system/yurtctl-lock",
-            "acquire and renew while running",
+            "taken before the cluster is read, renewed while running",
         )],
         PREFLIGHT_NODES => converting()
             .filter(|n| !opts.skip_phases.contains(n.role.phase()))

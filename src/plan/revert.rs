@@ -25,8 +25,8 @@ pub const CLEANUP_JOBS: &str = "cleanup-jobs";
 
 /// Phase ids of `revert`, in execution order (convert's, mirrored).
 pub const REVERT_PHASES: [&str; 9] = [
-    PREFLIGHT,
     LOCK,
+    PREFLIGHT,
     CLEANUP_JOBS,
     NODES_CLOUD,
     NODES_EDGE,
@@ -324,7 +324,7 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
         LOCK => vec![Step::new(
             "lock",
             "lease/kube-system/yurtctl-lock",
-            "acquire and renew while running",
+            "taken before the cluster is read, renewed while running",
         )],
         CLEANUP_JOBS => plan
             .leftover_jobs

@@ -317,3 +317,57 @@ pub fn assert_only_nodelifecycle_disabled(before: &str, after: &str) {
         .unwrap_or_else(|| panic!("not the --controllers line: {changed:?}"));
     assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
 }
+
+/// A kubeconfig for ServiceAccount `kube-system/NAME` that may only read (get, list, watch
+/// everything): a yurtctl run under it that tried to write anything would be refused with 403,
+/// so one that exits cleanly proves it wrote nothing.
+pub async fn read_only_kubeconfig(sim: &Sim, dir: &std::path::Path, name: &str) -> PathBuf {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use kube::api::{Api, PostParams};
+    let client = kube_client(sim).await;
+    let pp = PostParams::default();
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&pp, &role)
+        .await
+        .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}]
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&pp, &binding)
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(client, "kube-system");
+    let account: ServiceAccount =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
+    accounts.create(&pp, &account).await.unwrap();
+    let request = serde_json::json!({
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"audiences": [], "expirationSeconds": 3600}
+    });
+    let token: TokenRequest = accounts
+        .create_subresource("token", name, &pp, &request)
+        .await
+        .unwrap();
+    let token = token.status.expect("a token").token;
+    let path = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: {}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: {name}\nusers:\n- name: {name}\n  user:\n    token: {token}\n",
+            sim.url()
+        ),
+    )
+    .unwrap();
+    path
+}

@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_and_snapshot, fail, print_structured, reporter, stopped, wrap_up,
+    block_on, confirm, connect_from, fail, print_structured, refuse, refuse_unless_running,
+    reporter, save_journal, snapshot, stopped, warn_run_in_progress,
 };
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
-use crate::cluster::SYSTEM_NAMESPACE;
 use crate::cluster::access::{self, Access};
 use crate::cluster::journal::{Journal, JournalStore};
-use crate::exec::dry_run;
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
 use crate::exec::phases::{self as runner, Ended};
+use crate::exec::{dry_run, lock};
 use crate::exit::Exit;
 use crate::output::{ConvertResult, NodeOutcome, NodeResult, Reporter};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
@@ -52,32 +53,70 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         eprintln!("error: {e}");
         return Exit::Usage;
     }
-    let (cluster, snap) = match connect_and_snapshot(g).await {
+    let cluster = match connect_from(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
     };
-    let plan = match plan::plan_convert(&snap, &opts, &profile) {
+    let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
+    if wanted {
+        // input the cluster shows wrong (an unknown node, an unsupported version) is refused
+        // from a read-only look, with no write, not even the lock's; what the run does is
+        // decided again under the lock
+        let look = match snapshot(&cluster).await {
+            Ok(s) => s,
+            Err(exit) => return exit,
+        };
+        if let Err(e) = plan::plan_convert(&look, &opts, &profile) {
+            return refuse_unless_running(&look, &e);
+        }
+    }
+    let lock =
+        match lock::take_for_run(&cluster, wanted, cmd.run.force_unlock, rep, "convert").await {
+            Ok(l) => l,
+            Err(exit) => return exit,
+        };
+    let lock_lost = lock.as_ref().map(lock::Held::lost);
+    let running = std::cell::Cell::new(false);
+    let exit = lock::interruptible(
+        &running,
+        decide_and_run(g, &cluster, &opts, &profile, lock_lost, rep, &running),
+    )
+    .await;
+    lock::release_for_run(lock).await;
+    exit
+}
+
+/// Everything convert decides and does, under the run lock when it runs for real.
+async fn decide_and_run(
+    g: &GlobalArgs,
+    cluster: &Cluster,
+    opts: &plan::ConvertOptions,
+    profile: &Profile,
+    lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
+    rep: &dyn Reporter,
+    running: &std::cell::Cell<bool>,
+) -> Exit {
+    let snap = match snapshot(cluster).await {
+        Ok(s) => s,
+        Err(exit) => return exit,
+    };
+    if g.dry_run.enabled() {
+        warn_run_in_progress(&snap);
+    }
+    let plan = match plan::plan_convert(&snap, opts, profile) {
         Ok(p) => p,
-        Err(e @ PlanError::Usage(_)) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-        Err(e @ PlanError::Preflight(_)) => {
-            eprintln!("error: [{}] {e}", plan::PREFLIGHT);
-            return Exit::Preflight;
-        }
+        Err(e) => return refuse(&e),
     };
     let mut run = ConvertRun {
-        cluster: &cluster,
+        cluster,
         plan: &plan,
-        profile: &profile,
-        opts: &opts,
-        servant_image: opts.images(&profile)["servant"].clone(),
-        force_unlock: cmd.run.force_unlock,
+        profile,
+        opts,
+        servant_image: opts.images(profile)["servant"].clone(),
         rep,
-        journal: journal_for(snap.journal, &plan, &opts),
-        store: JournalStore::new(&cluster),
-        lock: None,
+        journal: journal_for(snap.journal, &plan, opts),
+        store: JournalStore::new(cluster),
+        lock_lost,
         began: false,
         results: phases::planned_results(&plan),
     };
@@ -86,7 +125,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         let structured = matches!(g.output, Some(OutputFormat::Json | OutputFormat::Yaml));
         let mut obj = plan_object(&plan);
         if structured && plan.runs(plan::COMPONENTS) && !plan.nothing_to_do() {
-            match components::dry_run_objects(&cluster, &plan, &profile, &opts).await {
+            match components::dry_run_objects(cluster, &plan, profile, opts).await {
                 Ok(objects) => obj["objects"] = Value::Array(objects),
                 Err(e) => return fail(&e),
             }
@@ -99,7 +138,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
                 Err(e) => return fail(&e),
             }
             if plan.runs(plan::LOCK) {
-                writes.push(crate::exec::lock::release_write(&cluster).await);
+                writes.push(crate::exec::lock::release_write(cluster).await);
             }
             obj["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
         }
@@ -133,7 +172,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     }
 
     if plan.runs(plan::PREFLIGHT) {
-        match access::denied(&cluster, &access_checks(&profile, &opts)).await {
+        match access::denied(cluster, &access_checks(profile, opts)).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
                 let f = f
@@ -152,6 +191,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         return exit;
     }
 
+    running.set(true);
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = ConvertResult::new(&plan.profile);
     let exit = match stopped(&ended, "convert") {
@@ -173,7 +213,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         }
     };
     // a run that changed nothing writes no journal
-    wrap_up(&run.store, &mut run.journal, run.began, run.lock.take()).await;
+    save_journal(&run.store, &mut run.journal, run.began).await;
     finish(g, &plan, result, exit)
 }
 

@@ -13,7 +13,6 @@ use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::lock::Held;
 use crate::exec::node_jobs::{job_node_result, run_journaled, run_reported};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
@@ -30,11 +29,11 @@ pub(super) struct ConvertRun<'a> {
     pub profile: &'a Profile,
     pub opts: &'a plan::ConvertOptions,
     pub servant_image: String,
-    pub force_unlock: bool,
     pub rep: &'a dyn Reporter,
     pub journal: Journal,
     pub store: JournalStore,
-    pub lock: Option<Held>,
+    /// Fires when the run lock (taken before the cluster was read) is lost.
+    pub lock_lost: Option<watch::Receiver<Option<ClusterError>>>,
     /// A phase that changes the cluster has started (the journal is saved at the end).
     pub began: bool,
     /// Per node, as the run goes.
@@ -49,7 +48,7 @@ impl RunContext for ConvertRun<'_> {
         self.rep
     }
     fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
-        self.lock.as_ref().map(Held::lost)
+        self.lock_lost.clone()
     }
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         self.began = true;
@@ -61,19 +60,21 @@ impl RunContext for ConvertRun<'_> {
 pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
     [
         PhaseDef {
+            // taken before the cluster is read (exec::lock::take_for_run), so that what the
+            // run decides is read under it
+            id: plan::LOCK,
+            changes: false,
+            work: |_| Work::None,
+            run: |_| Box::pin(async { Ok(Flow::Continue) }),
+            dry_run: |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
+        },
+        PhaseDef {
             // the planner's checks and the access review run before the confirmation
             id: plan::PREFLIGHT,
             changes: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: no_writes,
-        },
-        PhaseDef {
-            id: plan::LOCK,
-            changes: false,
-            work: |_| Work::Some,
-            run: take_lock,
-            dry_run: |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
         },
         PhaseDef {
             id: plan::PREFLIGHT_NODES,
@@ -139,23 +140,6 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
             )
         },
     }
-}
-
-/// `lock`: the run lock, then a check that the journal the plan was made from is current.
-fn take_lock<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
-    Box::pin(async move {
-        let held = crate::exec::lock::take_for_run(
-            c.cluster,
-            c.force_unlock,
-            c.rep,
-            &c.store,
-            Some(&c.journal),
-            "convert",
-        )
-        .await?;
-        c.lock = Some(held);
-        Ok(Flow::Continue)
-    })
 }
 
 /// `preflight/nodes`: a `node-servant preflight` Job on every node this run converts; any

@@ -11,18 +11,20 @@ mod phases;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_and_snapshot, fail, print_structured, reporter, stopped, wrap_up,
+    block_on, confirm, connect_from, fail, print_structured, refuse, refuse_unless_running,
+    reporter, save_journal, snapshot, stopped, warn_run_in_progress,
 };
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::access::{self, Access};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::journal::{Journal, JournalStore};
+use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::{Cluster, ClusterError};
-use crate::exec::dry_run;
 use crate::exec::phases as runner;
+use crate::exec::{dry_run, lock};
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
-use crate::plan::revert::{RevertPlan, plan_revert, render_text};
+use crate::plan::revert::{RevertOptions, RevertPlan, plan_revert, render_text};
 use crate::plan::{self, PlanError};
 use crate::render::Profile;
 use phases::RevertRun;
@@ -35,34 +37,58 @@ pub fn run(g: &GlobalArgs, cmd: &RevertCmd) -> Exit {
 
 async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     let opts = cmd.options();
-    let (cluster, snap) = match connect_and_snapshot(g).await {
+    let cluster = match connect_from(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
     };
-    let profile_name = snap
-        .journal
-        .as_ref()
-        .map_or(Profile::DEFAULT, |j| j.profile.as_str());
-    let profile = match Profile::load(profile_name) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!(
-                "error: [{}] the journal names profile {profile_name}: {e}",
-                plan::PREFLIGHT
-            );
-            return Exit::Preflight;
+    let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
+    if wanted {
+        // input the cluster shows wrong (an unknown node, an unsupported version) is refused
+        // from a read-only look, with no write, not even the lock's; what the run does is
+        // decided again under the lock
+        let look = match snapshot(&cluster).await {
+            Ok(s) => s,
+            Err(exit) => return exit,
+        };
+        if let Err(e) = profile_and_plan(&look, &opts) {
+            return refuse_unless_running(&look, &e);
         }
+    }
+    let lock = match lock::take_for_run(&cluster, wanted, cmd.run.force_unlock, rep, "revert").await
+    {
+        Ok(l) => l,
+        Err(exit) => return exit,
     };
-    let plan = match plan_revert(&snap, &opts, &profile) {
+    let lock_lost = lock.as_ref().map(lock::Held::lost);
+    let running = std::cell::Cell::new(false);
+    let exit = lock::interruptible(
+        &running,
+        decide_and_run(g, &cluster, &opts, lock_lost, rep, &running),
+    )
+    .await;
+    lock::release_for_run(lock).await;
+    exit
+}
+
+/// Everything revert decides and does, under the run lock when it runs for real.
+async fn decide_and_run(
+    g: &GlobalArgs,
+    cluster: &Cluster,
+    opts: &RevertOptions,
+    lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
+    rep: &dyn Reporter,
+    running: &std::cell::Cell<bool>,
+) -> Exit {
+    let snap = match snapshot(cluster).await {
+        Ok(s) => s,
+        Err(exit) => return exit,
+    };
+    if g.dry_run.enabled() {
+        warn_run_in_progress(&snap);
+    }
+    let (profile, plan) = match profile_and_plan(&snap, opts) {
         Ok(p) => p,
-        Err(e @ PlanError::Usage(_)) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-        Err(e @ PlanError::Preflight(_)) => {
-            eprintln!("error: [{}] {e}", plan::PREFLIGHT);
-            return Exit::Preflight;
-        }
+        Err(e) => return refuse(&e),
     };
     let mut journal = snap
         .journal
@@ -70,17 +96,16 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
         .unwrap_or_else(|| Journal::new("revert", &plan.profile));
     journal.command = "revert".into();
     let mut run = RevertRun {
-        cluster: &cluster,
+        cluster,
         plan: &plan,
         profile: &profile,
-        opts: &opts,
+        opts,
         servant_image: servant_image(snap.journal.as_ref(), &plan),
-        force_unlock: cmd.run.force_unlock,
         rep,
         journal,
         planned_journal: snap.journal.clone(),
-        store: JournalStore::new(&cluster),
-        lock: None,
+        store: JournalStore::new(cluster),
+        lock_lost,
         began: false,
         results: phases::planned_results(&plan),
         result: RevertResult::new(&plan.profile),
@@ -125,7 +150,7 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     }
 
     if plan.runs(plan::PREFLIGHT) {
-        match access(&cluster, &plan).await {
+        match access(cluster, &plan).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
                 let f = f
@@ -143,6 +168,7 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     if let Err(exit) = confirm(g, "Revert this cluster?") {
         return exit;
     }
+    running.set(true);
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = std::mem::replace(&mut run.result, RevertResult::new(&plan.profile));
     let mut exit = match stopped(&ended, "revert") {
@@ -168,8 +194,27 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     }
     let save =
         !finished && run.began && (run.planned_journal.is_some() || !run.journal.nodes.is_empty());
-    wrap_up(&run.store, &mut run.journal, save, run.lock.take()).await;
+    save_journal(&run.store, &mut run.journal, save).await;
     finish(g, result, exit)
+}
+
+/// The profile the journal names (the default without one) and the plan made with it.
+fn profile_and_plan(
+    snap: &ClusterSnapshot,
+    opts: &RevertOptions,
+) -> Result<(Profile, RevertPlan), PlanError> {
+    let name = snap
+        .journal
+        .as_ref()
+        .map_or(Profile::DEFAULT, |j| j.profile.as_str());
+    let profile = Profile::load(name).map_err(|e| {
+        PlanError::Preflight(vec![plan::Finding::new(
+            plan::Check::JournalProfile,
+            format!("the journal names profile {name}: {e}"),
+        )])
+    })?;
+    let plan = plan_revert(snap, opts, &profile)?;
+    Ok((profile, plan))
 }
 
 /// `--dry-run=server`: every write this revert would make, in run order, sent with

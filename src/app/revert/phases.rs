@@ -11,7 +11,6 @@ use crate::cluster::jobs::{self, NodeJob};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::lock::Held;
 use crate::exec::node_jobs::{job_node_result, run_journaled};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
@@ -32,13 +31,13 @@ pub(super) struct RevertRun<'a> {
     pub profile: &'a Profile,
     pub opts: &'a RevertOptions,
     pub servant_image: String,
-    pub force_unlock: bool,
     pub rep: &'a dyn Reporter,
     pub journal: Journal,
     /// The journal as the plan saw it (None: there was none).
     pub planned_journal: Option<Journal>,
     pub store: JournalStore,
-    pub lock: Option<Held>,
+    /// Fires when the run lock (taken before the cluster was read) is lost.
+    pub lock_lost: Option<watch::Receiver<Option<ClusterError>>>,
     /// A phase that changes the cluster has started (the journal is saved at the end).
     pub began: bool,
     pub results: BTreeMap<String, NodeResult>,
@@ -53,7 +52,7 @@ impl RunContext for RevertRun<'_> {
         self.rep
     }
     fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
-        self.lock.as_ref().map(Held::lost)
+        self.lock_lost.clone()
     }
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         // revert journals per phase; an untouched cluster keeps no journal
@@ -66,18 +65,12 @@ impl RunContext for RevertRun<'_> {
 pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
     [
         PhaseDef {
-            // the planner's checks and the access review run before the confirmation
-            id: plan::PREFLIGHT,
+            // taken before the cluster is read (exec::lock::take_for_run), so that what the
+            // run decides is read under it
+            id: plan::LOCK,
             changes: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
-            dry_run: no_writes,
-        },
-        PhaseDef {
-            id: plan::LOCK,
-            changes: false,
-            work: |_| Work::Some,
-            run: take_lock,
             dry_run: |c| {
                 Box::pin(async move {
                     let mut rows = crate::exec::lock::take_writes(c.cluster).await?;
@@ -90,6 +83,14 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                     Ok(rows)
                 })
             },
+        },
+        PhaseDef {
+            // the planner's checks and the access review run before the confirmation
+            id: plan::PREFLIGHT,
+            changes: false,
+            work: |_| Work::None,
+            run: |_| Box::pin(async { Ok(Flow::Continue) }),
+            dry_run: no_writes,
         },
         PhaseDef {
             id: CLEANUP_JOBS,
@@ -211,22 +212,6 @@ fn node_result(n: &RevertNode, result: NodeOutcome, message: impl Into<String>) 
         logs: None,
         pool: None,
     }
-}
-
-fn take_lock<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
-    Box::pin(async move {
-        let held = crate::exec::lock::take_for_run(
-            c.cluster,
-            c.force_unlock,
-            c.rep,
-            &c.store,
-            c.planned_journal.as_ref(),
-            "revert",
-        )
-        .await?;
-        c.lock = Some(held);
-        Ok(Flow::Continue)
-    })
 }
 
 fn cleanup_jobs<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {

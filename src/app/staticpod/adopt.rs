@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{RENDER_TIMEOUT, connect_context, namespace, preflight, run_lock};
+use super::{Context, RENDER_TIMEOUT, connect_locked, namespace, preflight, run_lock};
 use crate::app::common::{confirm, fail, print_structured};
 use crate::cli::{AdoptCmd, GlobalArgs, SetStrategy};
 use crate::cluster::staticset;
@@ -30,10 +30,18 @@ pub(super) fn spec(name: &str, key: &str, pod: &Value, cmd: &AdoptCmd) -> Value 
 
 pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
     let ns = namespace(g);
-    let ctx = match connect_context(g, &ns, &cmd.name).await {
+    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, false, "staticpod adopt").await {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let exit = adopt(g, &cmd, &ctx).await;
+    run_lock::release(lock).await;
+    exit
+}
+
+/// `adopt` from the context read under the lock.
+async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
+    let ns = ctx.ns.clone();
     let what = format!("YurtStaticSet {ns}/{}", cmd.name);
     if ctx.yss.is_some() {
         eprintln!("{what} exists already: nothing to do");
@@ -50,7 +58,7 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
         .clone()
         .or_else(|| ctx.set.as_ref().map(|s| s.manifest_key.clone()))
         .unwrap_or_else(|| cmd.name.clone());
-    let spec = spec(&cmd.name, &key, &pod, &cmd);
+    let spec = spec(&cmd.name, &key, &pod, cmd);
     let object = json!({
         "apiVersion": "apps.openyurt.io/v1alpha1",
         "kind": "YurtStaticSet",
@@ -79,11 +87,7 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
     ) {
         return e;
     }
-    let guard = match run_lock::take(&ctx.cluster, &ns, &cmd.name, false).await {
-        Ok(g) => g,
-        Err(e) => return e,
-    };
-    let exit = match yurtstaticset::create(&ctx.cluster, &ns, &cmd.name, &spec, false).await {
+    match yurtstaticset::create(&ctx.cluster, &ns, &cmd.name, &spec, false).await {
         Ok(Created::NotServed) => not_served(&what),
         Ok(Created::AlreadyExists) => {
             eprintln!("{what} exists already: nothing to do");
@@ -115,9 +119,7 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
             }
         }
         Err(e) => fail(&e),
-    };
-    run_lock::release(guard).await;
-    exit
+    }
 }
 
 fn not_served(what: &str) -> Exit {

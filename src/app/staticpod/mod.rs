@@ -21,6 +21,7 @@ use crate::cluster::nodes::list_node_states;
 use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
 use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
+use crate::exec::lock::Held;
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
 use crate::plan::staticpod::{
@@ -73,6 +74,32 @@ pub(crate) struct Context {
 pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Result<Context, Exit> {
     let cluster = connect_from(g).await?;
     context(cluster, ns, name).await.map_err(|e| fail(&e))
+}
+
+/// The mutating commands' start: connect, take the static pod's rollout lock (not in a dry
+/// run), then read the context, so that what the run decides is read under the lock and a
+/// held lock is exit 6 before anything is read or written. A failure is already reported.
+async fn connect_locked(
+    g: &GlobalArgs,
+    ns: &str,
+    name: &str,
+    force_unlock: bool,
+    command: &str,
+) -> Result<(Context, Option<Held>), Exit> {
+    let cluster = connect_from(g).await?;
+    let lock = if g.dry_run.enabled() {
+        run_lock::warn_if_held(&cluster, ns, name).await;
+        None
+    } else {
+        Some(run_lock::take(&cluster, ns, name, force_unlock, command).await?)
+    };
+    match context(cluster, ns, name).await {
+        Ok(ctx) => Ok((ctx, lock)),
+        Err(e) => {
+            run_lock::release(lock).await;
+            Err(fail(&e))
+        }
+    }
 }
 
 pub(crate) async fn context(
@@ -207,10 +234,27 @@ async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let ctx = match connect_context(g, &ns, &cmd.name).await {
+    let force = cmd.rollout.force_unlock;
+    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod upgrade").await {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let lost = lock.as_ref().map(Held::lost);
+    let exit = upgrade_decided(g, &cmd, ctx, file_pod, opts, lost).await;
+    run_lock::release(lock).await;
+    exit
+}
+
+/// `upgrade` from the context read under the lock.
+async fn upgrade_decided(
+    g: &GlobalArgs,
+    cmd: &UpgradeCmd,
+    ctx: Context,
+    file_pod: Option<Value>,
+    opts: Options,
+    lost: LostSignal,
+) -> Exit {
+    let ns = ctx.ns.clone();
     if let Some(e) = ctx.no_mirrors() {
         return e;
     }
@@ -265,7 +309,17 @@ async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         let manifest = plan::manifest_yaml(&template, &cmd.name, &ns, &hash);
         set.set_current(&hash, manifest);
     }
-    roll(g, ctx, set, cmd.strategy, &cmd.rollout, opts, "upgrade").await
+    roll(
+        g,
+        ctx,
+        set,
+        cmd.strategy,
+        &cmd.rollout,
+        opts,
+        "upgrade",
+        lost,
+    )
+    .await
 }
 
 async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
@@ -274,10 +328,26 @@ async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let ctx = match connect_context(g, &ns, &cmd.name).await {
+    let force = cmd.rollout.force_unlock;
+    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod rollback").await {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let lost = lock.as_ref().map(Held::lost);
+    let exit = rollback_decided(g, &cmd, ctx, opts, lost).await;
+    run_lock::release(lock).await;
+    exit
+}
+
+/// `rollback` from the context read under the lock.
+async fn rollback_decided(
+    g: &GlobalArgs,
+    cmd: &RollbackCmd,
+    ctx: Context,
+    opts: Options,
+    lost: LostSignal,
+) -> Exit {
+    let ns = ctx.ns.clone();
     let Some(stored) = ctx.set.clone() else {
         return preflight(format!(
             "static pod {ns}/{} has no recorded revisions (ConfigMap {} not found); nothing to roll back to",
@@ -300,10 +370,22 @@ async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
     };
     let mut set = stored.clone();
     set.set_current(&to.hash, to.manifest.clone());
-    roll(g, ctx, set, cmd.strategy, &cmd.rollout, opts, "rollback").await
+    roll(
+        g,
+        ctx,
+        set,
+        cmd.strategy,
+        &cmd.rollout,
+        opts,
+        "rollback",
+        lost,
+    )
+    .await
 }
 
-/// Plan, confirm, store the revision and carry out the strategy.
+/// Plan, confirm, store the revision and carry out the strategy (under the lock, whose loss
+/// `lost` signals, when not a dry run).
+#[allow(clippy::too_many_arguments)]
 async fn roll(
     g: &GlobalArgs,
     ctx: Context,
@@ -312,6 +394,7 @@ async fn roll(
     args: &RolloutArgs,
     opts: Options,
     verb: &str,
+    lost: LostSignal,
 ) -> Exit {
     let targets = ctx.targets(args.selector.as_ref());
     if targets.is_empty() {
@@ -365,20 +448,8 @@ async fn roll(
     ) {
         return e;
     }
-    let guard = match run_lock::take(&ctx.cluster, &ctx.ns, &ctx.name, args.force_unlock).await {
-        Ok(g) => g,
-        Err(e) => return e,
-    };
-    let exit = match store_unchanged(&ctx).await {
-        Ok(()) => {
-            let lost = Some(guard.lost());
-            let exit = roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await;
-            settle(&ctx, exit).await
-        }
-        Err(e) => e,
-    };
-    run_lock::release(guard).await;
-    exit
+    let exit = roll_locked(g, &ctx, set, strategy, args, opts, targets, lost).await;
+    settle(&ctx, exit).await
 }
 
 /// The progress record follows the target: a new target or strategy starts a new one.
@@ -487,20 +558,6 @@ async fn behind_nodes(ctx: &Context) -> Result<Vec<String>, ClusterError> {
         .filter(|(_, m)| m.revision.as_deref() != Some(target.as_str()))
         .map(|(n, _)| n)
         .collect())
-}
-
-/// Under the lock: the store must still be what this run planned from (another run may have
-/// finished between our read and the lock).
-async fn store_unchanged(ctx: &Context) -> Result<(), Exit> {
-    match staticset::load(&ctx.cluster, &ctx.ns, &ctx.name).await {
-        Ok(now) if now == ctx.set => Ok(()),
-        Ok(_) => Err(preflight(format!(
-            "ConfigMap {}/{} changed while this run was planning (another rollout just ended?); nothing was changed: re-run to plan again",
-            ctx.ns,
-            staticset::configmap_name(&ctx.name)
-        ))),
-        Err(e) => Err(fail(&e)),
-    }
 }
 
 /// `--dry-run`: the plan; with `=server` also the writes the run would make first, sent with
@@ -727,10 +784,25 @@ async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNo
 
 async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let ns = namespace(g);
-    let ctx = match connect_context(g, &ns, &cmd.name).await {
+    let force = cmd.force_unlock;
+    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod ota apply").await {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let lost = lock.as_ref().map(Held::lost);
+    let exit = ota_apply_decided(g, &cmd, ctx, lost).await;
+    run_lock::release(lock).await;
+    exit
+}
+
+/// `ota apply` from the context read under the lock.
+async fn ota_apply_decided(
+    g: &GlobalArgs,
+    cmd: &OtaApplyCmd,
+    ctx: Context,
+    lost: LostSignal,
+) -> Exit {
+    let ns = ctx.ns.clone();
     let Some(set) = ctx.set.clone() else {
         return preflight(format!(
             "static pod {ns}/{} has no stored revision (ConfigMap {} not found); run `yurtctl staticpod upgrade {} --strategy ota` first",
@@ -790,20 +862,8 @@ async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     ) {
         return e;
     }
-    let guard = match run_lock::take(&ctx.cluster, &ns, &ctx.name, cmd.force_unlock).await {
-        Ok(g) => g,
-        Err(e) => return e,
-    };
-    let exit = match store_unchanged(&ctx).await {
-        Ok(()) => {
-            let lost = Some(guard.lost());
-            let exit = ota_apply_locked(g, &ctx, set, targets, opts, &cmd, lost).await;
-            settle(&ctx, exit).await
-        }
-        Err(e) => e,
-    };
-    run_lock::release(guard).await;
-    exit
+    let exit = ota_apply_locked(g, &ctx, set, targets, opts, cmd, lost).await;
+    settle(&ctx, exit).await
 }
 
 async fn ota_apply_locked(

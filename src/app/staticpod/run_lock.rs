@@ -1,10 +1,12 @@
 //! The rollout lock of one static pod: Lease `<ns>/yurtctl-staticpod-<name>` (the run lock of
 //! `exec::lock`, narrowed to one static pod so rollouts of different static pods never block
-//! each other). Taken by the mutating commands after the confirmation, never by a dry run.
+//! each other). Taken by the mutating commands before they read the static pod's state, never
+//! by a dry run.
 
-use crate::cluster::lock::LockOptions;
+use crate::app::status::run_in_progress;
+use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::{Cluster, staticset};
-use crate::exec::lock::{self, Held, TakeError};
+use crate::exec::lock::{self as run, Held, TakeError};
 use crate::exit::Exit;
 use crate::output::PlainReporter;
 
@@ -15,14 +17,16 @@ pub(super) async fn take(
     ns: &str,
     name: &str,
     force_unlock: bool,
+    command: &str,
 ) -> Result<Held, Exit> {
     let opts = LockOptions {
         namespace: ns.into(),
         name: staticset::lock_name(name),
+        command: command.into(),
         ..Default::default()
     };
     let rep = PlainReporter::stderr();
-    lock::take(cluster, opts, force_unlock, &rep, "lock")
+    run::take(cluster, opts, force_unlock, &rep, "lock")
         .await
         .map_err(|e| {
             match &e {
@@ -35,9 +39,17 @@ pub(super) async fn take(
         })
 }
 
-/// Gives the lock back; a failure only warns (the lease expires on its own).
-pub(super) async fn release(held: Held) {
-    if let Some(w) = held.release().await {
-        eprintln!("warning: {w}");
+/// What a dry run or `status` says while a rollout of the static pod holds its lock: the
+/// state it read may be half-way through that run.
+pub(super) async fn warn_if_held(cluster: &Cluster, ns: &str, name: &str) {
+    match lock::holder_of(cluster, ns, &staticset::lock_name(name)).await {
+        Ok(Some(h)) => eprintln!("warning: {}", run_in_progress(&h).line()),
+        Ok(None) => {}
+        Err(e) => eprintln!("warning: cannot tell whether a rollout is running: {e}"),
     }
+}
+
+/// Gives the lock back, if held; a failure only warns (the lease expires on its own).
+pub(super) async fn release(held: Option<Held>) {
+    crate::exec::lock::release_for_run(held).await;
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 
-use super::{Context, connect_context, namespace};
+use super::{Context, connect_context, namespace, run_lock};
 use crate::app::common::print_structured;
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
@@ -126,6 +126,7 @@ pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
         Ok(c) => c,
         Err(e) => return e,
     };
+    run_lock::warn_if_held(&ctx.cluster, &ns, &cmd.name).await;
     if ctx.mirrors.is_empty() && ctx.set.is_none() {
         eprintln!(
             "error: static pod {ns}/{} not found (no mirror pod {}-<node>, no ConfigMap {})",
