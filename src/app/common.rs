@@ -75,6 +75,27 @@ pub fn refuse(e: &PlanError) -> Exit {
     }
 }
 
+/// The start of convert and revert when they run for real (`wanted`): input the cluster shows
+/// wrong (an unknown node, an unsupported version) is refused by `plan` from a read-only look,
+/// with no write, not even the lock's; then the run lock is taken, and the caller decides again
+/// under it. Not `wanted` (a dry run, `--skip-phases lock`): no look, no lock.
+pub async fn look_then_lock<P>(
+    cluster: &Cluster,
+    wanted: bool,
+    force_unlock: bool,
+    rep: &dyn Reporter,
+    command: &str,
+    plan: impl FnOnce(&ClusterSnapshot) -> Result<P, PlanError>,
+) -> Result<Option<crate::exec::lock::Held>, Exit> {
+    if wanted {
+        let look = snapshot(cluster).await?;
+        if let Err(e) = plan(&look) {
+            return Err(refuse_unless_running(&look, &e));
+        }
+    }
+    crate::exec::lock::take_for_run(cluster, wanted, force_unlock, rep, command).await
+}
+
 /// A refusal from the read-only look a locked run takes before its lock: while another run
 /// holds the lock, the state read may be half-way through it, so that run is named instead
 /// (exit 6); otherwise the refusal stands and nothing was written, not even the lock.

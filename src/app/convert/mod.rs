@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_structured, refuse, refuse_unless_running,
-    reporter, save_journal, snapshot, stopped, warn_run_in_progress,
+    block_on, confirm, connect_from, fail, look_then_lock, print_structured, refuse, reporter,
+    save_journal, snapshot, stopped, warn_run_in_progress,
 };
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::access::{self, Access};
@@ -58,23 +58,15 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
         Err(exit) => return exit,
     };
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
-    if wanted {
-        // input the cluster shows wrong (an unknown node, an unsupported version) is refused
-        // from a read-only look, with no write, not even the lock's; what the run does is
-        // decided again under the lock
-        let look = match snapshot(&cluster).await {
-            Ok(s) => s,
-            Err(exit) => return exit,
-        };
-        if let Err(e) = plan::plan_convert(&look, &opts, &profile) {
-            return refuse_unless_running(&look, &e);
-        }
-    }
-    let lock =
-        match lock::take_for_run(&cluster, wanted, cmd.run.force_unlock, rep, "convert").await {
-            Ok(l) => l,
-            Err(exit) => return exit,
-        };
+    let force = cmd.run.force_unlock;
+    let lock = match look_then_lock(&cluster, wanted, force, rep, "convert", |s| {
+        plan::plan_convert(s, &opts, &profile)
+    })
+    .await
+    {
+        Ok(l) => l,
+        Err(exit) => return exit,
+    };
     let lock_lost = lock.as_ref().map(lock::Held::lost);
     let running = std::cell::Cell::new(false);
     let exit = lock::interruptible(
