@@ -1046,7 +1046,7 @@ impl Offsets {
     }
 }
 
-/// Runs `holder` (admin) and, `offset` after it started, `racer` as a read-only identity:
+/// Runs `holder` (admin) and, `offset` after it took the lock, `racer` as a read-only identity:
 /// the racer must exit 6 naming the holder's command (a write of it would have been refused),
 /// and the holder must finish. Returns the holder's run.
 async fn race(
@@ -1064,6 +1064,7 @@ async fn race(
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    support::lease_taken(&env.sim, "kube-system", "yurtctl-lock").await;
     tokio::time::sleep(offset).await;
     if holder == "convert" {
         // a read-only look names the run instead of presenting a half-way state as final

@@ -1952,6 +1952,7 @@ async fn a_rollback_during_an_upgrade_exits_6_and_the_upgrade_decides() {
             "advanced-rolling-update",
         ];
         let holder = command(&env, &args(&upgrade, &serial)).spawn().unwrap();
+        support::lease_taken(&env.sim, "default", "yurtctl-staticpod-nginx").await;
         tokio::time::sleep(offset).await;
         let racer = support::run(
             command_as(&reader, &["rollback", "nginx", "-y"]),

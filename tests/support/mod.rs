@@ -318,6 +318,21 @@ pub fn assert_only_nodelifecycle_disabled(before: &str, after: &str) {
     assert!(flag.split(',').any(|c| c == "-nodelifecycle"), "{flag}");
 }
 
+/// Waits until Lease `ns/name` exists: a run holds its lock (a racing run started after this
+/// finds it held, whatever the machine's load).
+pub async fn lease_taken(sim: &Sim, ns: &str, name: &str) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let leases: kube::Api<Lease> = kube::Api::namespaced(kube_client(sim).await, ns);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while leases.get_opt(name).await.ok().flatten().is_none() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no Lease {ns}/{name} after 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// A kubeconfig for ServiceAccount `kube-system/NAME` that may only read (get, list, watch
 /// everything): a yurtctl run under it that tried to write anything would be refused with 403,
 /// so one that exits cleanly proves it wrote nothing.
