@@ -110,12 +110,19 @@ pub fn refuse_unless_running(snap: &ClusterSnapshot, e: &PlanError) -> Exit {
     }
 }
 
-/// What a dry run says when another run holds the lock: the state it read may be half-way
-/// through that run.
-pub fn warn_run_in_progress(snap: &ClusterSnapshot) {
-    if let Some(h) = &snap.lock {
+/// The snapshot convert and revert decide on; a dry run (which holds no lock) warns when
+/// another run holds it: the state it read may be half-way through that run.
+pub async fn snapshot_to_decide(
+    g: &GlobalArgs,
+    cluster: &Cluster,
+) -> Result<ClusterSnapshot, Exit> {
+    let snap = snapshot(cluster).await?;
+    if g.dry_run.enabled()
+        && let Some(h) = &snap.lock
+    {
         eprintln!("warning: {}", crate::app::status::run_in_progress(h).line());
     }
+    Ok(snap)
 }
 
 /// Prints a cluster error and maps it to its exit code.

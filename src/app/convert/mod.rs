@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::app::common::{
     block_on, confirm, connect_from, fail, look_then_lock, print_structured, refuse, reporter,
-    save_journal, snapshot, stopped, warn_run_in_progress,
+    save_journal, snapshot_to_decide, stopped,
 };
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::access::{self, Access};
@@ -88,13 +88,10 @@ async fn decide_and_run(
     rep: &dyn Reporter,
     running: &std::cell::Cell<bool>,
 ) -> Exit {
-    let snap = match snapshot(cluster).await {
+    let snap = match snapshot_to_decide(g, cluster).await {
         Ok(s) => s,
         Err(exit) => return exit,
     };
-    if g.dry_run.enabled() {
-        warn_run_in_progress(&snap);
-    }
     let plan = match plan::plan_convert(&snap, opts, profile) {
         Ok(p) => p,
         Err(e) => return refuse(&e),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::app::common::{
     block_on, confirm, connect_from, fail, look_then_lock, print_structured, refuse, reporter,
-    save_journal, snapshot, stopped, warn_run_in_progress,
+    save_journal, snapshot_to_decide, stopped,
 };
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::access::{self, Access};
@@ -71,13 +71,10 @@ async fn decide_and_run(
     rep: &dyn Reporter,
     running: &std::cell::Cell<bool>,
 ) -> Exit {
-    let snap = match snapshot(cluster).await {
+    let snap = match snapshot_to_decide(g, cluster).await {
         Ok(s) => s,
         Err(exit) => return exit,
     };
-    if g.dry_run.enabled() {
-        warn_run_in_progress(&snap);
-    }
     let (profile, plan) = match profile_and_plan(&snap, opts) {
         Ok(p) => p,
         Err(e) => return refuse(&e),
