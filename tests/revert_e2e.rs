@@ -792,6 +792,19 @@ async fn revert_of_selected_nodes_keeps_the_components() {
     );
     let missing = yurtctl(&env, "revert", &["--nodes", "ghost", "-y"]).await;
     assert_eq!(missing.code, 3, "{}", missing.stderr);
+
+    // the rest later: the worker reverted first (its label gone) is still shown as an edge node
+    let rest = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    let w1 = result_of(&r, "worker-1");
+    assert_eq!(
+        (w1["role"].as_str(), w1["result"].as_str()),
+        (Some("edge"), Some("already-reverted")),
+        "{r:#}"
+    );
+    assert_eq!(result_of(&r, "worker-2")["role"], "edge", "{r:#}");
+    assert_clean(&env).await;
     env.sim.shutdown().await;
 }
 

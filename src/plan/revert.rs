@@ -222,9 +222,15 @@ pub fn plan_revert(
         if found_by.is_empty() {
             continue;
         }
+        // A node this revert already finished has lost its label but keeps its journal entry
+        // (Pending), which still says what convert made of it.
         let role = if touched(edge) {
             Role::Edge
         } else if touched(cloud) {
+            Role::Cloud
+        } else if edge.is_some() {
+            Role::Edge
+        } else if cloud.is_some() {
             Role::Cloud
         } else if n.labels.get(&labels.edge_worker.key) == Some(&labels.edge_worker.edge) {
             Role::Edge

@@ -158,6 +158,9 @@ fn node_selection_table() {
     let mut half_reverted = converted();
     half_reverted.set_phase("worker-1", NODES_EDGE, PhaseState::Pending, None);
     half_reverted.set_phase("worker-1", REVERTED, PhaseState::Done, None);
+    // revert removes a node's label once its Job succeeded
+    let mut reverted_unlabelled = three(true);
+    reverted_unlabelled[1].labels.remove(EDGE.0);
     let mut not_ready = three(true);
     not_ready[2].ready = false;
     let mut jobs_only = snap(three(false), None);
@@ -220,7 +223,17 @@ fn node_selection_table() {
         },
         Case {
             name: "resumed revert: a reverted node is not reverted again",
-            snap: snap(three(true), Some(half_reverted)),
+            snap: snap(three(true), Some(half_reverted.clone())),
+            nodes: vec![],
+            want: vec![
+                d("cp-1", Cloud, Revert),
+                d("worker-1", Edge, AlreadyReverted),
+                d("worker-2", Edge, Revert),
+            ],
+        },
+        Case {
+            name: "resumed revert: a reverted worker without its label is still an edge node",
+            snap: snap(reverted_unlabelled, Some(half_reverted.clone())),
             nodes: vec![],
             want: vec![
                 d("cp-1", Cloud, Revert),
