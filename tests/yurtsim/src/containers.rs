@@ -12,7 +12,7 @@ use crate::images;
 use crate::kubelet::{
     NodeKubelet, container_env, ensure_tools, pod_dir, pod_hostname, resolve_under, state_dir_of,
 };
-use crate::runtime::{ContainerSpec, Mount, Network, Running};
+use crate::runtime::{ContainerSpec, Mount, Network, Pid, Running};
 use crate::sim::Shared;
 
 /// The pod's volumes by name: the real directory and whether it is read-only by default.
@@ -204,6 +204,14 @@ pub(crate) fn start(
             } else {
                 Network::Isolated
             };
+            let pids_holder;
+            let pid = if p["spec"]["hostPID"] == json!(true) {
+                pids_holder = crate::host_processes::node_pids(shared, k)
+                    .map_err(|e| format!("yurtsim: cannot create the node's PID namespace: {e}"))?;
+                Pid::Node(&pids_holder)
+            } else {
+                Pid::Own
+            };
             let spec = ContainerSpec {
                 program: prog,
                 args,
@@ -211,6 +219,7 @@ pub(crate) fn start(
                 working_dir: c["workingDir"].as_str().map(PathBuf::from),
                 hostname: pod_hostname(k, p),
                 network,
+                pid,
                 mounts,
                 log_path: lp.to_path_buf(),
             };

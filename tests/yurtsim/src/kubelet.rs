@@ -107,6 +107,8 @@ pub struct NodeKubelet {
     state: Mutex<NodeState>,
     net: Mutex<Option<Arc<NodeNetwork>>>,
     tools: Mutex<Option<NodeTools>>,
+    /// The node's PID namespace and kubelet process, from its first `hostPID` pod on.
+    pub(crate) processes: Mutex<Option<crate::host_processes::NodeProcesses>>,
     /// Which YurtHub process holds the hub's ports on this node (one listener per address:
     /// a second hub's bind fails with EADDRINUSE).
     pub(crate) hub_ports: Mutex<Option<u64>>,
@@ -127,6 +129,15 @@ impl NodeKubelet {
         let created = Arc::new(NodeNetwork::create()?);
         *n = Some(created.clone());
         Ok(created)
+    }
+
+    /// The kubelet's command line as last (re)started; None while it is stopped or its unit
+    /// could not give one.
+    pub(crate) fn running_kubelet_argv(&self) -> Option<Vec<String>> {
+        let st = self.state.lock().unwrap();
+        st.active
+            .then(|| st.view.as_ref().map(|v| v.argv.clone()))
+            .flatten()
     }
 
     /// The CRI endpoint of the kubelet as last (re)started (kubelet_config.rs), if it loaded.
@@ -189,6 +200,7 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
                 state: Mutex::new(NodeState::default()),
                 net: Mutex::new(None),
                 tools: Mutex::new(None),
+                processes: Mutex::new(None),
                 hub_ports: Mutex::new(None),
                 services: Mutex::new(Default::default()),
             });
@@ -235,6 +247,7 @@ fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
     st.static_dir_sig = None;
     drop(st);
     annotate(shared, k);
+    crate::host_processes::kubelet_changed(shared, k);
 }
 
 /// Why the kubelet cannot post to its API server right now, if it cannot.
@@ -736,6 +749,7 @@ fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
             ["systemctl", "stop", unit, ..] if is_kubelet(unit) => {
                 k.state.lock().unwrap().active = false;
                 annotate(shared, k);
+                crate::host_processes::kubelet_changed(shared, k);
             }
             ["crictl", ..] => {
                 let a = crate::cri::crictl::answer(&k.root, &k.cri, &c.argv);

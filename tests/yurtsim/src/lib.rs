@@ -14,6 +14,7 @@ pub mod cri;
 pub mod error;
 pub mod facts;
 pub mod faults;
+pub mod host_processes;
 pub mod images;
 pub mod init_containers;
 pub mod kinds;

@@ -199,6 +199,100 @@ async fn static_pod_manifests_become_mirror_pods_that_follow_the_file() {
     c.sim.shutdown().await;
 }
 
+/// Lists the `kubelet` processes this pod sees: "<pid> <args>" per line.
+const PS_KUBELET: &str = r#"for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kubelet ] && echo "${p#/proc/} $(tr '\0' ' ' < $p/cmdline)"; done; true"#;
+
+fn kubeconfig_flag(ps: &str) -> Option<&str> {
+    ps.split_whitespace()
+        .filter_map(|a| a.strip_prefix("--kubeconfig="))
+        .last()
+}
+
+/// As on a real node (kubernetes/kubernetes@v1.33.0 pkg/kubelet/kuberuntime/util/util.go
+/// `PidNamespaceForPod`): a `hostPID` pod sees its node's kubelet process, started with the
+/// flags it runs with until it is restarted; any other pod sees only its own processes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_pid_pod_sees_its_nodes_kubelet_with_the_flags_it_was_started_with() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    let run = |name: &'static str, node: &'static str, script: String, host_pid: bool| {
+        let jobs = jobs.clone();
+        let client = c.client.clone();
+        async move {
+            let mut j = job(name, node, &script);
+            if !host_pid {
+                j.spec
+                    .as_mut()
+                    .unwrap()
+                    .template
+                    .spec
+                    .as_mut()
+                    .unwrap()
+                    .host_pid = None;
+            }
+            jobs.create(&PostParams::default(), &j).await.unwrap();
+            assert_eq!(job_condition(&jobs, name).await, "Complete", "{name}");
+            job_pod_log(&client, name).await
+        }
+    };
+    let first = run("ps1", "worker-1", PS_KUBELET.into(), true).await;
+    assert_eq!(first.lines().count(), 1, "one kubelet, its node's: {first}");
+    assert_eq!(
+        kubeconfig_flag(&first),
+        Some("/etc/kubernetes/kubelet.conf"),
+        "{first}"
+    );
+    let own = run(
+        "own",
+        "worker-1",
+        format!("{PS_KUBELET}; ls -d /proc/[0-9]*"),
+        false,
+    )
+    .await;
+    assert_eq!(
+        own.trim(),
+        "/proc/1",
+        "no kubelet, only itself as PID 1: {own}"
+    );
+
+    // new flags in the files change nothing until the restart
+    let edit = "cp /host/etc/kubernetes/kubelet.conf /host/etc/kubernetes/copy.conf && sed -i 's|KUBELET_KUBEADM_ARGS=\"|KUBELET_KUBEADM_ARGS=\"--kubeconfig=/etc/kubernetes/copy.conf |' /host/var/lib/kubelet/kubeadm-flags.env";
+    let unchanged = run("edit", "worker-1", format!("{edit} && {PS_KUBELET}"), true).await;
+    assert_eq!(unchanged, first, "the running kubelet keeps its flags");
+    let restarted = run(
+        "restart",
+        "worker-1",
+        format!("nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl restart kubelet && {PS_KUBELET}"),
+        true,
+    )
+    .await;
+    assert_eq!(
+        kubeconfig_flag(&restarted),
+        Some("/etc/kubernetes/copy.conf"),
+        "{restarted}"
+    );
+    assert_ne!(
+        restarted.split_whitespace().next(),
+        first.split_whitespace().next(),
+        "a new process"
+    );
+    let other = run("ps2", "worker-2", PS_KUBELET.into(), true).await;
+    assert_eq!(
+        kubeconfig_flag(&other),
+        Some("/etc/kubernetes/kubelet.conf"),
+        "{other}"
+    );
+    let stopped = run(
+        "stop",
+        "worker-1",
+        format!("systemctl stop kubelet; {PS_KUBELET}"),
+        true,
+    )
+    .await;
+    assert_eq!(stopped, "", "no kubelet process once it is stopped");
+    c.sim.shutdown().await;
+}
+
 fn ready_status(n: &Node) -> String {
     n.status
         .as_ref()

@@ -17,9 +17,11 @@
 
 mod crictl_stub;
 mod net;
+mod pid;
 mod tools;
 
 pub use net::NodeNetwork;
+pub use pid::{HostProcess, NodePids, Pid};
 pub use tools::{NodeTools, ToolCall};
 
 use std::collections::HashMap;
@@ -72,6 +74,8 @@ pub struct ContainerSpec<'a> {
     /// Hostname inside the container's own UTS namespace.
     pub hostname: String,
     pub network: Network<'a>,
+    /// The container sees this namespace's processes in a `/proc` of its own.
+    pub pid: Pid<'a>,
     /// Bind mounts, applied shallowest target first (stable for equal
     /// depth), so a volume nested in another one is not hidden by it.
     ///
@@ -281,7 +285,12 @@ pub fn spawn(spec: ContainerSpec<'_>) -> Result<Running, RuntimeError> {
     unsafe {
         cmd.pre_exec(move || child_plan.run());
     }
-    let spawned = cmd.spawn();
+    let runtime = tokio::runtime::Handle::current();
+    let spawned = pid::forked_in(spec.pid.into(), move || {
+        let _entered = runtime.enter();
+        cmd.spawn()
+    })
+    .and_then(|r| r);
     drop(report_tx);
     match spawned {
         Ok(child) => {
@@ -717,9 +726,10 @@ enum Stage {
     Chdir,
     NotFound,
     NoSuchFile,
+    MountProc,
 }
 
-const STAGES: [Stage; 12] = [
+const STAGES: [Stage; 13] = [
     Stage::Setsid,
     Stage::JoinNodeNetwork,
     Stage::Unshare,
@@ -732,6 +742,7 @@ const STAGES: [Stage; 12] = [
     Stage::Chdir,
     Stage::NotFound,
     Stage::NoSuchFile,
+    Stage::MountProc,
 ];
 
 /// Everything the forked child needs, built before fork.
@@ -828,6 +839,19 @@ impl ChildPlan {
         // SAFETY: pointer/length of a buffer owned by the plan.
         check(unsafe { libc::sethostname(self.hostname.as_ptr().cast(), self.hostname.len()) })
             .map_err(|e| self.report(Stage::Hostname, 0, e))?;
+        // The child was forked into its PID namespace: a `/proc` of that namespace, as runc
+        // mounts for every container.
+        // SAFETY: NUL-terminated literals; mount(2) with no data.
+        check(unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            )
+        })
+        .map_err(|e| self.report(Stage::MountProc, 0, e))?;
         if let Some(req) = self.loopback {
             net::loopback_up_with(req).map_err(|e| self.report(Stage::Loopback, 0, e))?;
         }
@@ -958,6 +982,7 @@ impl ChildReport {
             Stage::RemountReadOnly => mount("read-only remount of"),
             Stage::Hostname => format!("set hostname {:?}", spec.hostname),
             Stage::Loopback => "bring up loopback".to_string(),
+            Stage::MountProc => "mount /proc".to_string(),
             Stage::Chdir => format!(
                 "chdir to working dir {}",
                 spec.working_dir
@@ -990,6 +1015,7 @@ pub(super) mod tests {
             working_dir: None,
             hostname: "test-pod".into(),
             network: Network::Isolated,
+            pid: Pid::Own,
             mounts: Vec::new(),
             log_path: log.to_path_buf(),
         }
@@ -1019,17 +1045,6 @@ pub(super) mod tests {
         while !cond() {
             assert!(Instant::now() < deadline, "timed out waiting for {what}");
             tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    /// Gone, or a zombie nobody reaped yet (not running any more either way).
-    fn process_gone(pid: &str) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
         }
     }
 
@@ -1350,20 +1365,23 @@ pub(super) mod tests {
         );
     }
 
+    /// Whether the container's process group has no member left (as seen from this machine).
+    fn group_gone(running: &Running) -> bool {
+        // SAFETY: signal 0 only checks the group exists.
+        unsafe { libc::kill(-(running.pid() as libc::pid_t), 0) != 0 }
+    }
+
     #[tokio::test]
     async fn stop_terminates_the_process_group() {
         let dir = tempfile::tempdir().unwrap();
-        let pidfile = dir.path().join("pid");
-        let script = format!("sleep 100 & echo $! > {}; wait", pidfile.display());
+        let marker = dir.path().join("started");
+        // PID 1 of its namespace: SIGTERM reaches it only through a handler
+        let script = format!(
+            "trap 'exit 143' TERM; sleep 100 & touch {}; wait",
+            marker.display()
+        );
         let mut running = spawn(spec(&dir.path().join("log"), "bash", &["-c", &script])).unwrap();
-        wait_for("background sleep", || {
-            std::fs::read_to_string(&pidfile).is_ok_and(|p| p.ends_with('\n'))
-        })
-        .await;
-        let bg = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .to_string();
+        wait_for("background sleep", || marker.exists()).await;
         let started = Instant::now();
         let exit = running.stop(Duration::from_secs(5)).await.unwrap();
         assert!(
@@ -1374,32 +1392,20 @@ pub(super) mod tests {
             exit,
             ExitInfo {
                 exit_code: 143,
-                signal: Some(libc::SIGTERM),
-                reason: "Killed"
+                signal: None,
+                reason: "Error"
             }
         );
-        wait_for("background sleep to die", || process_gone(&bg)).await;
+        wait_for("background sleep to die", || group_gone(&running)).await;
         assert_eq!(running.wait().await.unwrap(), exit, "cached");
     }
 
     #[tokio::test]
     async fn stop_kills_after_grace() {
         let dir = tempfile::tempdir().unwrap();
-        let pidfile = dir.path().join("pid");
-        // The ignored TERM is inherited by the background sleep too.
-        let script = format!(
-            "trap '' TERM; sleep 100 & echo $! > {}; wait",
-            pidfile.display()
-        );
-        let mut running = spawn(spec(&dir.path().join("log"), "bash", &["-c", &script])).unwrap();
-        wait_for("background sleep", || {
-            std::fs::read_to_string(&pidfile).is_ok_and(|p| p.ends_with('\n'))
-        })
-        .await;
-        let bg = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .to_string();
+        // no TERM handler: as PID 1 of its namespace it does not get the SIGTERM (as with
+        // `docker stop` on a plain `sleep`)
+        let mut running = spawn(spec(&dir.path().join("log"), "sleep", &["100"])).unwrap();
         let started = Instant::now();
         let exit = running.stop(Duration::from_millis(300)).await.unwrap();
         let took = started.elapsed();
@@ -1415,7 +1421,35 @@ pub(super) mod tests {
                 reason: "Killed"
             }
         );
-        wait_for("background sleep to die", || process_gone(&bg)).await;
+        wait_for("the container to be gone", || group_gone(&running)).await;
+    }
+
+    #[tokio::test]
+    async fn a_container_sees_its_own_processes_and_a_host_pid_one_the_nodes() {
+        let dir = tempfile::tempdir().unwrap();
+        let init = dir.path().join("systemd");
+        std::fs::write(&init, "#!/bin/sh\nexec sleep 100\n").unwrap();
+        std::fs::set_permissions(&init, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let node = NodePids::create(&init).unwrap();
+        let ps = "for p in /proc/[0-9]*; do echo \"${p#/proc/} $(cat $p/comm)\"; done";
+        let (_, own) = run(spec(&dir.path().join("own"), "sh", &["-c", ps])).await;
+        assert_eq!(own.trim(), "1 sh", "its own process only: {own}");
+        let mut host = spec(&dir.path().join("host"), "sh", &["-c", ps]);
+        host.pid = Pid::Node(&node);
+        let (_, seen) = run(host).await;
+        let lines: Vec<&str> = seen.lines().collect();
+        assert!(lines.contains(&"1 sleep"), "the node's init: {seen}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.ends_with(" sh") && !l.starts_with("1 ")),
+            "{seen}"
+        );
+        assert!(
+            !seen.contains("yurtsim"),
+            "not this machine's processes: {seen}"
+        );
     }
 
     #[tokio::test]

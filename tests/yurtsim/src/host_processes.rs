@@ -1,0 +1,105 @@
+//! A node's own processes, as a `hostPID: true` container on it sees them in `/proc`: an init
+//! (PID 1, `systemd`) and, while kubelet.service runs, a `kubelet` whose command line is the
+//! one systemd started it with (the unit's ExecStart as of the last daemon-reload, its
+//! environment files read at the start). A tool that reads `/proc/<pid>/cmdline` to learn what
+//! the running kubelet uses (`--kubeconfig`, ...) finds what the sim's kubelet really runs
+//! with; after the unit files change, it keeps finding the old flags until the kubelet is
+//! restarted, as on a real node.
+//!
+//! The processes are stand-ins (a shell blocked on a FIFO nobody writes to: no CPU, no child);
+//! the kubelet's behaviour stays in kubelet.rs. They exist from the first `hostPID` container
+//! on the node, so large sims without such pods carry none.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::kubelet::{NodeKubelet, state_dir_of};
+use crate::runtime::{HostProcess, NodePids};
+use crate::sim::Shared;
+
+/// A node's PID namespace and its kubelet process.
+#[derive(Debug)]
+pub struct NodeProcesses {
+    kubelet: Option<HostProcess>,
+    pids: Arc<NodePids>,
+}
+
+/// The node's PID namespace, created (with its init and, if the kubelet runs, its kubelet
+/// process) on first use.
+pub(crate) fn node_pids(shared: &Shared, k: &NodeKubelet) -> std::io::Result<Arc<NodePids>> {
+    let mut procs = k.processes.lock().unwrap();
+    if let Some(p) = &*procs {
+        return Ok(p.pids.clone());
+    }
+    let bin = stand_ins(shared)?;
+    let pids = Arc::new(NodePids::create(&bin.join("systemd"))?);
+    let kubelet = start_kubelet(shared, k, &pids, &bin);
+    *procs = Some(NodeProcesses {
+        kubelet,
+        pids: pids.clone(),
+    });
+    Ok(pids)
+}
+
+/// kubelet.service was (re)started or stopped: the old process goes, a new one starts with the
+/// flags it now runs with (none while it is stopped or cannot start).
+pub(crate) fn kubelet_changed(shared: &Shared, k: &NodeKubelet) {
+    let mut procs = k.processes.lock().unwrap();
+    let Some(p) = procs.as_mut() else { return };
+    p.kubelet = None;
+    match stand_ins(shared) {
+        Ok(bin) => p.kubelet = start_kubelet(shared, k, &p.pids, &bin),
+        Err(e) => tracing::warn!(node = %k.name, "kubelet process stand-in: {e}"),
+    }
+}
+
+fn start_kubelet(
+    shared: &Shared,
+    k: &NodeKubelet,
+    pids: &NodePids,
+    bin: &Path,
+) -> Option<HostProcess> {
+    let argv = k.running_kubelet_argv()?;
+    let log = state_dir_of(shared, &["nodes", &k.name, "kubelet-process.log"]);
+    pids.spawn_process(
+        &bin.join("kubelet"),
+        argv.get(1..).unwrap_or_default(),
+        &log,
+    )
+    .map_err(|e| tracing::warn!(node = %k.name, "starting the kubelet process stand-in: {e}"))
+    .ok()
+}
+
+/// The directory of the stand-in executables, written once per sim.
+fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
+    let dir = state_dir_of(shared, &["host-bin"]);
+    let fifo = dir.join("block.fifo");
+    if !fifo.exists() {
+        std::fs::create_dir_all(&dir)?;
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
+            .map_err(std::io::Error::other)?;
+        // SAFETY: a NUL-terminated path; EEXIST from a concurrent first use is fine.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+        }
+    }
+    for name in ["systemd", "kubelet"] {
+        let p = dir.join(name);
+        if p.exists() {
+            continue;
+        }
+        // Written aside and renamed, so a concurrent exec never sees a half-written file.
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        std::fs::write(
+            &tmp,
+            "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n",
+        )?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::rename(&tmp, &p)?;
+    }
+    Ok(dir)
+}
