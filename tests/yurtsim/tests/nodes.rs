@@ -204,8 +204,8 @@ const PS_KUBELET: &str = r#"for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/nu
 
 fn kubeconfig_flag(ps: &str) -> Option<&str> {
     ps.split_whitespace()
-        .filter_map(|a| a.strip_prefix("--kubeconfig="))
-        .last()
+        .rev()
+        .find_map(|a| a.strip_prefix("--kubeconfig="))
 }
 
 /// As on a real node (kubernetes/kubernetes@v1.33.0 pkg/kubelet/kuberuntime/util/util.go
