@@ -1226,3 +1226,208 @@ async fn revert_without_the_journal_and_after_a_killed_revert_leaves_nothing() {
     assert_same_trees(&before, &trees(&env.sim));
     env.sim.shutdown().await;
 }
+
+/// The kubelet each node runs now, as the sim's kubelet reports it (`--kubeconfig` of the
+/// process it started last), until every node shows `want` (20 s).
+async fn assert_kubelets_on(env: &Env, want: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let nodes = Api::<Node>::all(env.client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap();
+        let off: Vec<String> = nodes
+            .items
+            .iter()
+            .filter_map(|n| {
+                let a = n.metadata.annotations.clone().unwrap_or_default();
+                let k = a.get("yurtsim.openyurt.io/kubelet-kubeconfig").cloned();
+                (k.as_deref() != Some(want)).then(|| format!("{:?}: {k:?}", n.metadata.name))
+            })
+            .collect();
+        if off.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "kubelets not running on {want}: {off:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// This machine's processes of the pod with `uid` (the servant's env carries `POD_UID`; other
+/// tests' sims run servants too).
+fn pod_pids(uid: &str) -> Vec<i32> {
+    let env = format!("POD_UID={uid}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.windows(env.len()).any(|w| w == env.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits until the log of the node servant Job doing `action` on `node` shows `moment`, then
+/// `after` later SIGKILLs its processes (as an OOM kill or a node reboot would). Returns
+/// whether a process was still there to kill.
+async fn kill_servant_at(
+    env: &Env,
+    node: &str,
+    action: &str,
+    moment: &str,
+    after: Duration,
+) -> bool {
+    let pods =
+        Api::<k8s_openapi::api::core::v1::Pod>::namespaced(env.client.clone(), "kube-system");
+    let job = format!("yurtctl-{action}-{node}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let uid = 'found: loop {
+        let list = pods
+            .list(&kube::api::ListParams::default().labels(&format!("job-name={job}")))
+            .await
+            .unwrap();
+        for p in &list.items {
+            let log = pods
+                .logs(p.metadata.name.as_deref().unwrap(), &Default::default())
+                .await
+                .unwrap_or_default();
+            if log.contains(moment) {
+                break 'found p.metadata.uid.clone().unwrap();
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the {job} log never showed {moment:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    tokio::time::sleep(after).await;
+    let pids = pod_pids(&uid);
+    for pid in &pids {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    eprintln!("--- killed the {action} servant on {node} {after:?} after {moment:?}: {pids:?}");
+    !pids.is_empty()
+}
+
+/// A node servant SIGKILLed at seeded moments of its work (YurtHub installed, YurtHub ready,
+/// the kubelet's files redirected and its restart due; on revert, the files restored and the
+/// restart due, YurtHub being stopped): the run reports the node failed, and the re-run
+/// finishes the node with its kubelet really running on the intended kubeconfig.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_servant_killed_mid_run_is_finished_by_the_re_run() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env.sim);
+    let mut offsets = Offsets::seeded();
+    let convert_at = [
+        "waiting up to",
+        "YurtHub is ready",
+        "restarting the kubelet",
+    ];
+    let revert_at = ["restarting the kubelet", "systemctl stop yurthub.service"];
+    for (round, moment) in convert_at.iter().enumerate() {
+        let after = offsets.next(Duration::from_millis(300), 0.0, 1.0);
+        let mut cmd = command(&env, "convert");
+        cmd.args(["-y", "-o", "json"]);
+        let run = tokio::spawn(support::run(cmd, "convert (its servant killed)"));
+        let killed = kill_servant_at(&env, "worker-1", "convert", moment, after).await;
+        let first = run.await.unwrap();
+        if killed {
+            assert_ne!(first.code, 0, "a node failed: {}", first.stderr);
+        }
+        let again = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
+        assert_eq!(again.code, 0, "round {round}: {}", again.stderr);
+        let roles: BTreeMap<String, String> = again.json()["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["name"].as_str().unwrap().to_owned(),
+                    n["role"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_converted(&env, &roles, &DEFAULT).await;
+        assert_kubelets_on(&env, "/var/lib/openyurt/kubelet.conf").await;
+
+        let moment = revert_at[round % revert_at.len()];
+        let after = offsets.next(Duration::from_millis(300), 0.0, 1.0);
+        let mut cmd = command(&env, "revert");
+        cmd.args(["-y", "-o", "json"]);
+        let run = tokio::spawn(support::run(cmd, "revert (its servant killed)"));
+        let killed = kill_servant_at(&env, "worker-1", "revert", moment, after).await;
+        let first = run.await.unwrap();
+        if killed {
+            assert_ne!(first.code, 0, "a node failed: {}", first.stderr);
+        }
+        let again = yurtctl(&env, "revert", &["-y"]).await;
+        assert_eq!(again.code, 0, "round {round}: {}", again.stderr);
+        assert_kubelets_on(&env, "/etc/kubernetes/kubelet.conf").await;
+        all_ready(&env.client).await;
+        assert_clean(&env).await;
+        assert_same_trees(&before, &trees(&env.sim));
+    }
+    env.sim.shutdown().await;
+}
+
+/// yurtctl itself SIGKILLed at seeded offsets of a convert and of a revert: its Lease stays
+/// held, so the next run exits 6 naming it until told `--force-unlock`; then the run finishes
+/// what the killed one left (its Jobs included), and the kubelets run where they should.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_yurtctl_is_taken_over_with_force_unlock_and_the_re_run_converges() {
+    let env = start(Layout::Kubeadm).await;
+    let before = trees(&env.sim);
+    let began = tokio::time::Instant::now();
+    let c = yurtctl(&env, "convert", &["-y"]).await;
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let convert_time = began.elapsed();
+    let began = tokio::time::Instant::now();
+    let r = yurtctl(&env, "revert", &["-y"]).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let revert_time = began.elapsed();
+
+    let mut offsets = Offsets::seeded();
+    for round in 0..2 {
+        for (cmd, span, kubelets) in [
+            ("convert", convert_time, "/var/lib/openyurt/kubelet.conf"),
+            ("revert", revert_time, "/etc/kubernetes/kubelet.conf"),
+        ] {
+            let offset = offsets.next(span, 0.05, 0.75);
+            let mut run = command(&env, cmd);
+            run.args(["-y"]).kill_on_drop(true);
+            let mut child = run.spawn().unwrap();
+            support::lease_taken(&env.sim, "kube-system", "yurtctl-lock").await;
+            tokio::time::sleep(offset).await;
+            child.start_kill().unwrap();
+            let status = child.wait().await.unwrap();
+            eprintln!("--- round {round}: {cmd} killed {offset:?} after its lock: {status}");
+
+            let held = yurtctl(&env, cmd, &["-y"]).await;
+            if held.code == 6 {
+                assert!(
+                    held.stderr.contains(&format!("is held by a {cmd} run by "))
+                        && held.stderr.contains("--force-unlock"),
+                    "{}",
+                    held.stderr
+                );
+                let taken = yurtctl(&env, cmd, &["-y", "--force-unlock"]).await;
+                assert_eq!(taken.code, 0, "round {round}, {cmd}: {}", taken.stderr);
+            } else {
+                // killed after its last step, the lock already released
+                assert_eq!(held.code, 0, "round {round}, {cmd}: {}", held.stderr);
+            }
+            assert_kubelets_on(&env, kubelets).await;
+        }
+        all_ready(&env.client).await;
+        assert_clean(&env).await;
+        assert_same_trees(&before, &trees(&env.sim));
+    }
+    env.sim.shutdown().await;
+}

@@ -467,6 +467,39 @@ async fn convert_and_revert_a_worker(layout: Layout) {
     );
     assert!(ready(&c, &node).await);
 
+    // without hostPID the servant cannot see what the running kubelet uses: refused, unchanged
+    let mut own_pids = servant_job(
+        "yurtctl-revert-own-pids",
+        &node,
+        &["revert", "--host-root", "/host"],
+    );
+    own_pids
+        .spec
+        .as_mut()
+        .unwrap()
+        .template
+        .spec
+        .as_mut()
+        .unwrap()
+        .host_pid = None;
+    let f = run(&c, "yurtctl-revert-own-pids", own_pids).await;
+    assert_eq!(
+        (f.condition.as_str(), f.exit_code),
+        ("Failed", Some(3)),
+        "{}",
+        f.log
+    );
+    assert!(
+        f.log.contains("run the Job with hostPID: true"),
+        "{}",
+        f.log
+    );
+    assert_eq!(
+        diff(&converted, &snapshot(&root)),
+        Vec::<String>::new(),
+        "a refused revert"
+    );
+
     // revert
     let f = run_job(
         &c,

@@ -53,6 +53,11 @@ pub enum NodeServantError {
         euid: String,
     },
 
+    #[error(
+        "node-servant {subcommand} runs as PID 1 of a PID namespace of its own, so it cannot see the node's kubelet process and what it runs with; run the Job with hostPID: true, as yurtctl's Jobs do; nothing was changed"
+    )]
+    OwnPidNamespace { subcommand: &'static str },
+
     #[error("-o {format}: node-servant prints its result only as JSON; use -o json or no -o")]
     Output { format: String },
 
@@ -97,9 +102,11 @@ impl NodeServantError {
         use NodeServantError as E;
         match self {
             E::Output { .. } => Exit::Usage,
-            E::Plan(_) | E::Input { .. } | E::NotRoot { .. } | E::PreflightFailed { .. } => {
-                Exit::Preflight
-            }
+            E::Plan(_)
+            | E::Input { .. }
+            | E::NotRoot { .. }
+            | E::OwnPidNamespace { .. }
+            | E::PreflightFailed { .. } => Exit::Preflight,
             E::HubTimeout { .. }
             | E::Host {
                 source: HostCommandError::Timeout { .. },
@@ -150,7 +157,8 @@ pub struct ServantResult {
     /// Containers stopped for the kubelet to start again (`namespace/pod/container`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restarted_containers: Vec<String>,
-    /// The kubelet's effective --kubeconfig afterwards (convert, revert).
+    /// The kubelet's --kubeconfig afterwards (convert, revert); after a change, the running
+    /// process was seen to use it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_kubeconfig: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -314,14 +322,22 @@ fn apply(r: &mut ServantResult, root: &Path, changes: &NodeChanges, next: &str) 
     Ok(())
 }
 
-fn require_root(subcommand: &'static str) -> Result<()> {
+/// Root, to restart the kubelet; the host's PID namespace, to see what the kubelet runs with.
+fn require_host_access(subcommand: &'static str) -> Result<()> {
     match node::euid() {
-        Some(0) => Ok(()),
-        other => Err(NodeServantError::NotRoot {
-            subcommand,
-            euid: other.map_or("unknown".into(), |u| u.to_string()),
-        }),
+        Some(0) => {}
+        other => {
+            return Err(NodeServantError::NotRoot {
+                subcommand,
+                euid: other.map_or("unknown".into(), |u| u.to_string()),
+            });
+        }
     }
+    // PID 1 is the node's init in the host's namespace; being PID 1 means a namespace of our own
+    if std::process::id() == 1 {
+        return Err(NodeServantError::OwnPidNamespace { subcommand });
+    }
+    Ok(())
 }
 
 /// Loads the YurtHub unit, enables it (it starts at boot) and starts it; restarts it when
@@ -398,6 +414,61 @@ fn restart_kubelet(r: &mut ServantResult, timeout: Duration, why: &str) -> Resul
     )
 }
 
+/// How long a restarted kubelet may take to show in `/proc` (systemd has forked it when
+/// `systemctl restart` returns; this covers a slow exec).
+const KUBELET_SHOWS_UP: Duration = Duration::from_secs(10);
+
+/// What the running kubelet uses, in words, for messages.
+fn running_in_words(running: &Option<Option<String>>) -> String {
+    match running {
+        None => "cannot be seen (no kubelet process in /proc: the node servant needs the host's PID namespace, hostPID)".into(),
+        Some(None) => "runs without --kubeconfig".into(),
+        Some(Some(k)) => format!("runs with --kubeconfig={k}"),
+    }
+}
+
+/// Brings the running kubelet onto `--kubeconfig=want`, which its unit files already give:
+/// restarts it when the files changed just now or when the running process cannot be shown to
+/// use `want` (an earlier run may have been killed between the files and the restart), then
+/// waits until the process shows it.
+fn kubelet_runs_on(
+    r: &mut ServantResult,
+    want: &str,
+    files_changed: bool,
+    timeout: Duration,
+    why: &str,
+    then: &str,
+) -> Result<()> {
+    let running = node::running_kubelet_kubeconfig();
+    let on_want = |k: &Option<Option<String>>| k.as_ref().and_then(|k| k.as_deref()) == Some(want);
+    if files_changed {
+        restart_kubelet(r, timeout, why)?;
+    } else if !on_want(&running) {
+        restart_kubelet(
+            r,
+            timeout,
+            &format!("the running kubelet {}", running_in_words(&running)),
+        )?;
+    } else {
+        return Ok(());
+    }
+    let deadline = std::time::Instant::now() + KUBELET_SHOWS_UP;
+    loop {
+        let now = node::running_kubelet_kubeconfig();
+        if on_want(&now) {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(NodeServantError::Verify(format!(
+                "the kubelet was restarted, but {}s later the running kubelet {}, not --kubeconfig={want}; {then}",
+                KUBELET_SHOWS_UP.as_secs(),
+                running_in_words(&now)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
     let report = plan(servant::preflight(root))?;
     let mut failed = Vec::new();
@@ -419,6 +490,26 @@ fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
                 "effective uid {}; convert and revert restart the kubelet through nsenter and need root (a privileged Job)",
                 other.map_or("unknown".into(), |u| u.to_string())
             ),
+        ),
+    }
+    match node::running_kubelet_kubeconfig() {
+        _ if std::process::id() == 1 => check(
+            "host-pid",
+            false,
+            "running as PID 1 of a PID namespace of its own; convert and revert read the running kubelet's flags from /proc and need hostPID".into(),
+        ),
+        Some(running) => check(
+            "host-pid",
+            true,
+            format!(
+                "the kubelet process is visible: it {}",
+                running_in_words(&Some(running))
+            ),
+        ),
+        None => check(
+            "host-pid",
+            true,
+            "in the host's PID namespace; no kubelet process is running (convert and revert start it)".into(),
         ),
     }
     let mut busy = Vec::new();
@@ -585,8 +676,16 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
     let whole = plan(servant::convert(root, &full))?;
     if dry_run {
         record_plan(r, &whole);
-        r.message = if whole.is_empty() {
+        let running = node::running_kubelet_kubeconfig();
+        r.message = if whole.is_empty()
+            && running.as_ref().and_then(|k| k.as_deref()) == Some(OPENYURT_KUBECONFIG)
+        {
             "dry run: nothing to do, the node is already converted".into()
+        } else if whole.is_empty() {
+            format!(
+                "dry run: the node's files are converted, but the running kubelet {}; convert would restart it",
+                running_in_words(&running)
+            )
         } else {
             format!(
                 "dry run: {} file changes planned; convert would then wait for YurtHub to be ready and restart the kubelet; nothing was written",
@@ -595,7 +694,7 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
         };
         return Ok(());
     }
-    require_root("convert")?;
+    require_host_access("convert")?;
     let before = plan(effective_kubeconfig(root))?;
 
     // 1. YurtHub: static pod or service, and its credential; kubelet untouched
@@ -662,21 +761,14 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             "after the redirect the kubelet's unit files give --kubeconfig={after:?}, not {OPENYURT_KUBECONFIG}; the kubelet was not restarted. Inspect the kubelet unit and its drop-ins, then run revert"
         )));
     }
-    if !redirect.is_empty() {
-        restart_kubelet(r, a.kubelet_restart_timeout, "redirecting it to YurtHub")?;
-    } else if let Some(running) = node::running_kubelet_kubeconfig()
-        && running.as_deref() != Some(OPENYURT_KUBECONFIG)
-    {
-        // the files were redirected by an earlier run that did not get to the restart
-        restart_kubelet(
-            r,
-            a.kubelet_restart_timeout,
-            &format!(
-                "the running kubelet still uses {}",
-                running.as_deref().unwrap_or("no --kubeconfig")
-            ),
-        )?;
-    }
+    kubelet_runs_on(
+        r,
+        OPENYURT_KUBECONFIG,
+        !redirect.is_empty(),
+        a.kubelet_restart_timeout,
+        "redirecting it to YurtHub",
+        "check it on the node (systemctl status kubelet; journalctl -u kubelet), then re-run convert (or run revert)",
+    )?;
     r.kubelet_kubeconfig = after;
 
     // 4. the containers the kubelet started before it used YurtHub, started again
@@ -709,6 +801,11 @@ fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> 
             "node {} converted: YurtHub runs as {runs_as} and the kubelet uses {OPENYURT_KUBECONFIG} ({} changes)",
             a.node_name,
             r.changes.len()
+        )
+    } else if !r.host_commands.is_empty() {
+        format!(
+            "node {} converted: its files already were (an earlier run stopped before the restart), and the kubelet now runs on {OPENYURT_KUBECONFIG}",
+            a.node_name
         )
     } else {
         format!(
@@ -752,7 +849,7 @@ fn revert(
         );
         return Ok(());
     }
-    require_root("revert")?;
+    require_host_access("revert")?;
     // kubelet files first, restart, verify; only then remove YurtHub, its files and records
     let (restore, rest): (Vec<Change>, Vec<Change>) = changes
         .changes
@@ -767,16 +864,19 @@ fn revert(
             "after restoring the kubelet's files its unit gives --kubeconfig={now:?}, expected the original {original}; the kubelet was not restarted and YurtHub was left in place. Inspect the kubelet unit and its drop-ins"
         )));
     }
-    if !restore.is_empty() {
-        restart_kubelet(r, timeout, "restoring its original flags")?;
-    } else if let Some(Some(running)) = node::running_kubelet_kubeconfig()
-        && running == OPENYURT_KUBECONFIG
-    {
-        // the files were restored by an earlier run that did not get to the restart
-        restart_kubelet(
+    // convert recorded the kubelet's kubeconfig when it redirected it; without that record the
+    // kubelet was never touched and is left alone
+    let redirected = journal
+        .as_ref()
+        .is_some_and(|j| j.extra.contains_key("kubelet_kubeconfig"));
+    if redirected || !restore.is_empty() {
+        kubelet_runs_on(
             r,
+            &original,
+            !restore.is_empty(),
             timeout,
-            &format!("the running kubelet still uses {OPENYURT_KUBECONFIG}"),
+            "restoring its original flags",
+            "YurtHub was left in place; check the kubelet on the node (systemctl status kubelet; journalctl -u kubelet), then re-run revert",
         )?;
     }
     // YurtHub is still there: the containers convert restarted through it get the real API
