@@ -84,6 +84,21 @@ fn result_of<'a>(v: &'a Value, node: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{node} not in the result: {v:#}"))
 }
 
+/// Node → role ("edge", "cloud") from a run's `-o json` result.
+fn roles_of(result: &Value) -> BTreeMap<String, String> {
+    result["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().to_owned(),
+                n["role"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// Nothing of yurtctl's left: no object labelled managed-by=yurtctl (built-in kinds, CRDs,
 /// webhooks), no journal, no lock, no Job, no label or annotation of ours on any node.
 async fn assert_clean(env: &Env) {
@@ -420,18 +435,10 @@ async fn round_trip(layout: Layout, profile: Profile) {
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let c = run.json();
-    let roles: BTreeMap<String, String> = c["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            assert_eq!(n["result"], "converted", "{c:#}");
-            (
-                n["name"].as_str().unwrap().to_owned(),
-                n["role"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    for n in c["nodes"].as_array().unwrap() {
+        assert_eq!(n["result"], "converted", "{c:#}");
+    }
+    let roles = roles_of(&c);
     assert_eq!(roles.len(), env.sim.node_names().len(), "{c:#}");
     assert_eq!(roles.values().filter(|r| *r == "cloud").count(), 1, "{c:#}");
     assert_converted(&env, &roles, &profile).await;
@@ -1143,17 +1150,7 @@ async fn a_run_started_during_another_exits_6_and_the_holder_decides_the_end_sta
     let c = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
     assert_eq!(c.code, 0, "{}", c.stderr);
     let convert_time = began.elapsed();
-    let roles: BTreeMap<String, String> = c.json()["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            (
-                n["name"].as_str().unwrap().to_owned(),
-                n["role"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let roles = roles_of(&c.json());
     let began = tokio::time::Instant::now();
     let r = yurtctl(&env, "revert", &["-y"]).await;
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -1343,17 +1340,7 @@ async fn a_node_servant_killed_mid_run_is_finished_by_the_re_run() {
         }
         let again = yurtctl(&env, "convert", &["-y", "-o", "json"]).await;
         assert_eq!(again.code, 0, "round {round}: {}", again.stderr);
-        let roles: BTreeMap<String, String> = again.json()["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| {
-                (
-                    n["name"].as_str().unwrap().to_owned(),
-                    n["role"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
+        let roles = roles_of(&again.json());
         assert_converted(&env, &roles, &DEFAULT).await;
         assert_kubelets_on(&env, "/var/lib/openyurt/kubelet.conf").await;
 
