@@ -1092,6 +1092,17 @@ async fn a_second_rollout_of_the_same_static_pod_exits_6_and_changes_nothing() {
             assert!(run.stderr.contains(want), "want {want:?} in {}", run.stderr);
         }
     }
+    // What the cluster shows wrong (no stored revision yet) while the lock is held: exit 6
+    // naming the run, whose half-way state may be why.
+    let rollback = yurtctl(&env, &["rollback", "nginx", "-y"]).await;
+    assert_eq!(rollback.code, 6, "{}", rollback.stderr);
+    assert!(
+        rollback
+            .stderr
+            .contains(&format!("a staticpod upgrade run by {alice}")),
+        "{}",
+        rollback.stderr
+    );
     // A dry run takes no lock, and says that a rollout is in progress.
     let dry = yurtctl(&env, &args(&UPGRADE, &["--dry-run"])).await;
     assert_eq!(dry.code, 0, "{}", dry.stderr);
@@ -1124,6 +1135,43 @@ async fn a_second_rollout_of_the_same_static_pod_exits_6_and_changes_nothing() {
         Some(alice),
         "the holder's lock is untouched"
     );
+
+    // With no run holding it, the same refusals are exit 3 and 2 on a read-only look: not even
+    // the lock is written.
+    guard.release().await.unwrap();
+    env.sim.metrics().reset();
+    let rollback = yurtctl(&env, &["rollback", "nginx", "-y"]).await;
+    assert_eq!(rollback.code, 3, "{}", rollback.stderr);
+    assert!(
+        rollback.stderr.contains("has no recorded revisions"),
+        "{}",
+        rollback.stderr
+    );
+    let nowhere = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--selector", "no-such-label=1", "-y"]),
+    )
+    .await;
+    assert_eq!(nowhere.code, 3, "{}", nowhere.stderr);
+    assert!(
+        nowhere.stderr.contains("matches --selector"),
+        "{}",
+        nowhere.stderr
+    );
+    let ota = yurtctl(&env, &["ota", "apply", "nginx", "--node", "ghost", "-y"]).await;
+    assert_eq!(ota.code, 3, "{}", ota.stderr);
+    assert!(
+        ota.stderr.contains("has no stored revision"),
+        "{}",
+        ota.stderr
+    );
+    assert_eq!(
+        env.sim.metrics().total(Some("yurtctl"), true),
+        0,
+        "refused on a read-only look: {:#}",
+        env.sim.metrics().to_json()
+    );
+    let guard = hold_lock(&env, "nginx", alice).await;
 
     // Another static pod is not blocked; the stale lease a crashed run left is taken over.
     let stale: k8s_openapi::api::coordination::v1::Lease =

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Context, RENDER_TIMEOUT, connect_locked, namespace, preflight, run_lock};
+use super::{Context, RENDER_TIMEOUT, Refusal, connect_locked, namespace, run_lock};
 use crate::app::common::{confirm, fail, print_structured};
 use crate::cli::{AdoptCmd, GlobalArgs, SetStrategy};
 use crate::cluster::staticset;
@@ -30,13 +30,25 @@ pub(super) fn spec(name: &str, key: &str, pod: &Value, cmd: &AdoptCmd) -> Value 
 
 pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
     let ns = namespace(g);
-    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, false, "staticpod adopt").await {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+    // "exists already" is decided under the lock; a look refuses only what cannot be adopted
+    let refuses = |ctx: &Context| ctx.yss.is_none().then(|| not_adoptable(ctx)).flatten();
+    let (ctx, lock) =
+        match connect_locked(g, &ns, &cmd.name, false, "staticpod adopt", refuses).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
     let exit = adopt(g, &cmd, &ctx).await;
     run_lock::release(lock).await;
     exit
+}
+
+/// Why there is nothing to build a YurtStaticSet from.
+fn not_adoptable(ctx: &Context) -> Option<Refusal> {
+    ctx.no_mirrors().or_else(|| {
+        ctx.current_template()
+            .is_none()
+            .then(|| Refusal::preflight("cannot read the template the nodes run"))
+    })
 }
 
 /// `adopt` from the context read under the lock.
@@ -47,11 +59,11 @@ async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
         eprintln!("{what} exists already: nothing to do");
         return Exit::Ok;
     }
-    if let Some(e) = ctx.no_mirrors() {
-        return e;
+    if let Some(r) = not_adoptable(ctx) {
+        return r.report();
     }
     let Some(pod) = ctx.current_template() else {
-        return preflight("cannot read the template the nodes run");
+        unreachable!("not_adoptable checks there is a template");
     };
     let key = cmd
         .manifest
@@ -123,9 +135,10 @@ async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
 }
 
 fn not_served(what: &str) -> Exit {
-    preflight(format!(
+    Refusal::preflight(format!(
         "{what}: the cluster does not serve apps.openyurt.io/v1alpha1 yurtstaticsets (the CRD is not installed); run `yurtctl convert` first"
     ))
+    .report()
 }
 
 #[cfg(test)]

@@ -49,9 +49,33 @@ fn usage(msg: impl std::fmt::Display) -> Exit {
     Exit::Usage
 }
 
-fn preflight(msg: impl std::fmt::Display) -> Exit {
-    eprintln!("error: {msg}");
-    Exit::Preflight
+/// Why a run refuses, found in the static pod's context alone: checked once on a read-only
+/// look (so nothing is written, not even the lock) and again on the context read under the
+/// lock.
+pub(crate) struct Refusal {
+    exit: Exit,
+    message: String,
+}
+
+impl Refusal {
+    fn preflight(message: impl Into<String>) -> Self {
+        Refusal {
+            exit: Exit::Preflight,
+            message: message.into(),
+        }
+    }
+
+    fn usage(message: impl Into<String>) -> Self {
+        Refusal {
+            exit: Exit::Usage,
+            message: message.into(),
+        }
+    }
+
+    fn report(self) -> Exit {
+        eprintln!("error: {}", self.message);
+        self.exit
+    }
 }
 
 /// What the cluster says about a static pod.
@@ -76,23 +100,34 @@ pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Res
     context(cluster, ns, name).await.map_err(|e| fail(&e))
 }
 
-/// The mutating commands' start: connect, take the static pod's rollout lock (not in a dry
-/// run), then read the context, so that what the run decides is read under the lock and a
-/// held lock is exit 6 before anything is read or written. A failure is already reported.
+/// The mutating commands' start: connect; a read-only look, so that what the cluster shows
+/// wrong (`refuses`) is refused with no write, and as exit 6 naming the run when another run
+/// holds the lock; then take the static pod's rollout lock (not in a dry run) and read the
+/// context again, so that what the run decides is read under the lock. A failure is already
+/// reported.
 async fn connect_locked(
     g: &GlobalArgs,
     ns: &str,
     name: &str,
     force_unlock: bool,
     command: &str,
+    refuses: impl Fn(&Context) -> Option<Refusal>,
 ) -> Result<(Context, Option<Held>), Exit> {
     let cluster = connect_from(g).await?;
-    let lock = if g.dry_run.enabled() {
+    if g.dry_run.enabled() {
         run_lock::warn_if_held(&cluster, ns, name).await;
-        None
-    } else {
-        Some(run_lock::take(&cluster, ns, name, force_unlock, command).await?)
-    };
+        return Ok((
+            context(cluster, ns, name).await.map_err(|e| fail(&e))?,
+            None,
+        ));
+    }
+    let look = context(cluster.clone(), ns, name)
+        .await
+        .map_err(|e| fail(&e))?;
+    if let Some(r) = refuses(&look) {
+        return Err(run_lock::refuse_unless_running(&cluster, ns, name, r).await);
+    }
+    let lock = Some(run_lock::take(&cluster, ns, name, force_unlock, command).await?);
     match context(cluster, ns, name).await {
         Ok(ctx) => Ok((ctx, lock)),
         Err(e) => {
@@ -147,9 +182,9 @@ impl Context {
             .collect()
     }
 
-    fn no_mirrors(&self) -> Option<Exit> {
+    fn no_mirrors(&self) -> Option<Refusal> {
         self.mirrors.is_empty().then(|| {
-            preflight(format!(
+            Refusal::preflight(format!(
                 "no node runs static pod {}/{} (no mirror pod {}-<node> with kubernetes.io/config.source other than api); install it on the nodes first (or check -n)",
                 self.ns, self.name, self.name
             ))
@@ -235,10 +270,16 @@ async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         Err(e) => return e,
     };
     let force = cmd.rollout.force_unlock;
-    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod upgrade").await {
-        Ok(c) => c,
-        Err(e) => return e,
+    let refuses = |ctx: &Context| {
+        upgrade_target(ctx, &cmd, file_pod.clone())
+            .err()
+            .or_else(|| no_targets(ctx, &cmd.rollout))
     };
+    let (ctx, lock) =
+        match connect_locked(g, &ns, &cmd.name, force, "staticpod upgrade", refuses).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
     let lost = lock.as_ref().map(Held::lost);
     let exit = upgrade_decided(g, &cmd, ctx, file_pod, opts, lost).await;
     run_lock::release(lock).await;
@@ -254,9 +295,44 @@ async fn upgrade_decided(
     opts: Options,
     lost: LostSignal,
 ) -> Exit {
+    let (template, key) = match upgrade_target(&ctx, cmd, file_pod) {
+        Ok(t) => t,
+        Err(r) => return r.report(),
+    };
+    let mut set = ctx.store(&key);
+    // With a YurtStaticSet whose template already is this one, its revision is the target
+    // (a re-run resumes); otherwise yurt-manager computes the new revision under the lock.
+    let unchanged = ctx
+        .yss
+        .as_ref()
+        .is_some_and(|y| yurtstaticset::template_for(&y.template, &template) == y.template);
+    if !unchanged {
+        let hash = revision_hash(&template);
+        let manifest = plan::manifest_yaml(&template, &cmd.name, &ctx.ns, &hash);
+        set.set_current(&hash, manifest);
+    }
+    roll(
+        g,
+        ctx,
+        set,
+        cmd.strategy,
+        &cmd.rollout,
+        opts,
+        "upgrade",
+        lost,
+    )
+    .await
+}
+
+/// The template an upgrade rolls out and its manifest key, or why there is none.
+fn upgrade_target(
+    ctx: &Context,
+    cmd: &UpgradeCmd,
+    file_pod: Option<Value>,
+) -> Result<(Value, String), Refusal> {
     let ns = ctx.ns.clone();
-    if let Some(e) = ctx.no_mirrors() {
-        return e;
+    if let Some(r) = ctx.no_mirrors() {
+        return Err(r);
     }
     let template = match file_pod {
         Some(mut p) => {
@@ -274,21 +350,18 @@ async fn upgrade_decided(
         }
         None => {
             let Some(base) = ctx.current_template() else {
-                return preflight("cannot read the current template");
+                return Err(Refusal::preflight("cannot read the current template"));
             };
-            match with_images(&base, &cmd.template.image) {
-                Ok(t) => t,
-                Err(e) => return usage(e),
-            }
+            with_images(&base, &cmd.template.image).map_err(|e| Refusal::usage(e.to_string()))?
         }
     };
     if let (Some(y), Some(key)) = (&ctx.yss, &cmd.manifest)
         && *key != y.manifest_key
     {
-        return usage(format!(
+        return Err(Refusal::usage(format!(
             "--manifest {key}: YurtStaticSet {ns}/{} manages this static pod as {:?} (spec.staticPodManifest); drop --manifest",
             cmd.name, y.manifest_key
-        ));
+        )));
     }
     let key = ctx
         .yss
@@ -297,29 +370,22 @@ async fn upgrade_decided(
         .or_else(|| cmd.manifest.clone())
         .or_else(|| ctx.set.as_ref().map(|s| s.manifest_key.clone()))
         .unwrap_or_else(|| cmd.name.clone());
-    let mut set = ctx.store(&key);
-    // With a YurtStaticSet whose template already is this one, its revision is the target
-    // (a re-run resumes); otherwise yurt-manager computes the new revision under the lock.
-    let unchanged = ctx
-        .yss
-        .as_ref()
-        .is_some_and(|y| yurtstaticset::template_for(&y.template, &template) == y.template);
-    if !unchanged {
-        let hash = revision_hash(&template);
-        let manifest = plan::manifest_yaml(&template, &cmd.name, &ns, &hash);
-        set.set_current(&hash, manifest);
-    }
-    roll(
-        g,
-        ctx,
-        set,
-        cmd.strategy,
-        &cmd.rollout,
-        opts,
-        "upgrade",
-        lost,
-    )
-    .await
+    Ok((template, key))
+}
+
+/// No node the rollout may touch: none runs the static pod where `--selector` matches.
+fn no_targets(ctx: &Context, args: &RolloutArgs) -> Option<Refusal> {
+    ctx.targets(args.selector.as_ref()).is_empty().then(|| {
+        Refusal::preflight(format!(
+            "no node running {}/{} matches --selector {}",
+            ctx.ns,
+            ctx.name,
+            args.selector
+                .as_ref()
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        ))
+    })
 }
 
 async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
@@ -329,10 +395,16 @@ async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         Err(e) => return e,
     };
     let force = cmd.rollout.force_unlock;
-    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod rollback").await {
-        Ok(c) => c,
-        Err(e) => return e,
+    let refuses = |ctx: &Context| {
+        rollback_target(ctx, &cmd)
+            .err()
+            .or_else(|| no_targets(ctx, &cmd.rollout))
     };
+    let (ctx, lock) =
+        match connect_locked(g, &ns, &cmd.name, force, "staticpod rollback", refuses).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
     let lost = lock.as_ref().map(Held::lost);
     let exit = rollback_decided(g, &cmd, ctx, opts, lost).await;
     run_lock::release(lock).await;
@@ -347,29 +419,11 @@ async fn rollback_decided(
     opts: Options,
     lost: LostSignal,
 ) -> Exit {
-    let ns = ctx.ns.clone();
-    let Some(stored) = ctx.set.clone() else {
-        return preflight(format!(
-            "static pod {ns}/{} has no recorded revisions (ConfigMap {} not found); nothing to roll back to",
-            cmd.name,
-            staticset::configmap_name(&cmd.name)
-        ));
+    let (mut set, to) = match rollback_target(&ctx, cmd) {
+        Ok(t) => t,
+        Err(r) => return r.report(),
     };
-    let to = match cmd.to_revision {
-        Some(r) => stored.revisions().find(|x| x.number == r).cloned(),
-        None => stored.history.first().cloned(),
-    };
-    let Some(to) = to else {
-        let known: Vec<String> = stored.revisions().map(|r| r.number.to_string()).collect();
-        return usage(format!(
-            "no such revision{} of {ns}/{}; known revisions: {}",
-            cmd.to_revision.map(|r| format!(" {r}")).unwrap_or_default(),
-            cmd.name,
-            known.join(", ")
-        ));
-    };
-    let mut set = stored.clone();
-    set.set_current(&to.hash, to.manifest.clone());
+    set.set_current(&to.hash, to.manifest);
     roll(
         g,
         ctx,
@@ -381,6 +435,32 @@ async fn rollback_decided(
         lost,
     )
     .await
+}
+
+/// The stored set and the revision a rollback goes back to, or why there is none.
+fn rollback_target(ctx: &Context, cmd: &RollbackCmd) -> Result<(StaticSet, Revision), Refusal> {
+    let ns = &ctx.ns;
+    let Some(stored) = ctx.set.clone() else {
+        return Err(Refusal::preflight(format!(
+            "static pod {ns}/{} has no recorded revisions (ConfigMap {} not found); nothing to roll back to",
+            cmd.name,
+            staticset::configmap_name(&cmd.name)
+        )));
+    };
+    let to = match cmd.to_revision {
+        Some(r) => stored.revisions().find(|x| x.number == r).cloned(),
+        None => stored.history.first().cloned(),
+    };
+    let Some(to) = to else {
+        let known: Vec<String> = stored.revisions().map(|r| r.number.to_string()).collect();
+        return Err(Refusal::usage(format!(
+            "no such revision{} of {ns}/{}; known revisions: {}",
+            cmd.to_revision.map(|r| format!(" {r}")).unwrap_or_default(),
+            cmd.name,
+            known.join(", ")
+        )));
+    };
+    Ok((stored, to))
 }
 
 /// Plan, confirm, store the revision and carry out the strategy (under the lock, whose loss
@@ -396,18 +476,10 @@ async fn roll(
     verb: &str,
     lost: LostSignal,
 ) -> Exit {
-    let targets = ctx.targets(args.selector.as_ref());
-    if targets.is_empty() {
-        return preflight(format!(
-            "no node running {}/{} matches --selector {}",
-            ctx.ns,
-            ctx.name,
-            args.selector
-                .as_ref()
-                .map(|s| s.to_string())
-                .unwrap_or_default()
-        ));
+    if let Some(r) = no_targets(&ctx, args) {
+        return r.report();
     }
+    let targets = ctx.targets(args.selector.as_ref());
     aim(&mut set, strategy);
     let target = set.current.hash.clone();
     if g.dry_run.enabled() {
@@ -785,14 +857,43 @@ async fn refresh_conditions(ctx: &Context, target: &str) -> Result<Vec<RolloutNo
 async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let ns = namespace(g);
     let force = cmd.force_unlock;
-    let (ctx, lock) = match connect_locked(g, &ns, &cmd.name, force, "staticpod ota apply").await {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+    let refuses = |ctx: &Context| ota_set(ctx, &cmd).err();
+    let (ctx, lock) =
+        match connect_locked(g, &ns, &cmd.name, force, "staticpod ota apply", refuses).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
     let lost = lock.as_ref().map(Held::lost);
     let exit = ota_apply_decided(g, &cmd, ctx, lost).await;
     run_lock::release(lock).await;
     exit
+}
+
+/// The stored set an `ota apply` installs on its nodes, or why there is none.
+fn ota_set(ctx: &Context, cmd: &OtaApplyCmd) -> Result<StaticSet, Refusal> {
+    let ns = &ctx.ns;
+    let Some(set) = ctx.set.clone() else {
+        return Err(Refusal::preflight(format!(
+            "static pod {ns}/{} has no stored revision (ConfigMap {} not found); run `yurtctl staticpod upgrade {} --strategy ota` first",
+            cmd.name,
+            staticset::configmap_name(&cmd.name),
+            cmd.name
+        )));
+    };
+    let unknown: Vec<&str> = cmd
+        .nodes
+        .iter()
+        .filter(|n| !ctx.mirrors.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Refusal::usage(format!(
+            "static pod {ns}/{} does not run on {}",
+            cmd.name,
+            unknown.join(", ")
+        )));
+    }
+    Ok(set)
 }
 
 /// `ota apply` from the context read under the lock.
@@ -803,30 +904,10 @@ async fn ota_apply_decided(
     lost: LostSignal,
 ) -> Exit {
     let ns = ctx.ns.clone();
-    let Some(set) = ctx.set.clone() else {
-        return preflight(format!(
-            "static pod {ns}/{} has no stored revision (ConfigMap {} not found); run `yurtctl staticpod upgrade {} --strategy ota` first",
-            cmd.name,
-            staticset::configmap_name(&cmd.name),
-            cmd.name
-        ));
+    let set = match ota_set(&ctx, cmd) {
+        Ok(s) => s,
+        Err(r) => return r.report(),
     };
-    let unknown: Vec<&String> = cmd
-        .nodes
-        .iter()
-        .filter(|n| !ctx.mirrors.contains_key(*n))
-        .collect();
-    if !unknown.is_empty() {
-        return usage(format!(
-            "static pod {ns}/{} does not run on {}",
-            cmd.name,
-            unknown
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
     let targets: Vec<NodeInput> = ctx
         .targets(None)
         .into_iter()

@@ -39,6 +39,25 @@ pub(super) async fn take(
         })
 }
 
+/// A refusal found on the read-only look: exit 6 naming the run when another run holds the
+/// lock (its half-way state may be why), else the refusal itself.
+pub(super) async fn refuse_unless_running(
+    cluster: &Cluster,
+    ns: &str,
+    name: &str,
+    refusal: super::Refusal,
+) -> Exit {
+    let lease = staticset::lock_name(name);
+    match lock::holder_of(cluster, ns, &lease).await {
+        Ok(Some(h)) if h.is_live() => {
+            let held = h.held_error(format!("{ns}/{lease}"));
+            eprintln!("error: another rollout of static pod {ns}/{name} is running: {held}");
+            held.exit()
+        }
+        _ => refusal.report(),
+    }
+}
+
 /// What a dry run or `status` says while a rollout of the static pod holds its lock: the
 /// state it read may be half-way through that run.
 pub(super) async fn warn_if_held(cluster: &Cluster, ns: &str, name: &str) {
