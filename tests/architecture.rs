@@ -28,7 +28,6 @@ const LONG_FILES: &[&str] = &[
     "servant/systemd.rs",
     "cluster/jobs.rs",
     "app/staticpod/mod.rs",
-    "app/node_servant.rs",
     "plan/mod.rs",
     "rollout/machine.rs",
 ];

@@ -1,0 +1,149 @@
+//! `node-servant preflight`: what convert and revert need on this node, checked without a
+//! change.
+
+use super::*;
+
+pub(super) fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
+    let report = plan(servant::preflight(root))?;
+    let mut failed = Vec::new();
+    let mut check = |name: &'static str, ok: bool, message: String| {
+        if ok {
+            tracing::info!("ok    {name}: {message}");
+        } else {
+            tracing::warn!("FAIL  {name}: {message}");
+            failed.push(format!("{name}: {message}"));
+        }
+        r.checks.push(Check { name, ok, message });
+    };
+    match node::euid() {
+        Some(0) => check("root", true, "running as root".into()),
+        other => check(
+            "root",
+            false,
+            format!(
+                "effective uid {}; convert and revert restart the kubelet through nsenter and need root (a privileged Job)",
+                other.map_or("unknown".into(), |u| u.to_string())
+            ),
+        ),
+    }
+    match node::running_kubelet_kubeconfig() {
+        _ if std::process::id() == 1 => check(
+            "host-pid",
+            false,
+            "running as PID 1 of a PID namespace of its own; convert and revert read the running kubelet's flags from /proc and need hostPID".into(),
+        ),
+        Some(running) => check(
+            "host-pid",
+            true,
+            format!(
+                "the kubelet process is visible: it {}",
+                running_in_words(&Some(running))
+            ),
+        ),
+        None => check(
+            "host-pid",
+            true,
+            "in the host's PID namespace; no kubelet process is running (convert and revert start it)".into(),
+        ),
+    }
+    let mut busy = Vec::new();
+    let mut port_errors = Vec::new();
+    for p in YURTHUB_PORTS {
+        match node::port_free(p) {
+            Ok(true) => {}
+            Ok(false) => busy.push(p.to_string()),
+            Err(e) => port_errors.push(e),
+        }
+    }
+    if !port_errors.is_empty() {
+        check("ports", false, port_errors.join("; "));
+    } else if busy.is_empty() {
+        check(
+            "ports",
+            true,
+            "127.0.0.1:10261, :10267 and :10268 are free for YurtHub".into(),
+        );
+    } else if report.converted {
+        check(
+            "ports",
+            true,
+            format!(
+                "127.0.0.1 port(s) {} in use, by the YurtHub of an earlier convert",
+                busy.join(", ")
+            ),
+        );
+    } else {
+        check(
+            "ports",
+            false,
+            format!(
+                "127.0.0.1 port(s) {} already in use on this node; YurtHub needs them. Find the listener (ss -ltnp) and stop it",
+                busy.join(", ")
+            ),
+        );
+    }
+    check(
+        "kubelet-unit",
+        !report.kubelet_argv.is_empty(),
+        if report.kubelet_argv.is_empty() {
+            "cannot compute the kubelet's command line from its systemd unit".into()
+        } else {
+            format!(
+                "layout {}, --kubeconfig={} (from {})",
+                report.layout,
+                report.kubeconfig.as_deref().unwrap_or("(none)"),
+                report.kubeconfig_source.as_deref().unwrap_or("?")
+            )
+        },
+    );
+    check(
+        "kubelet-redirect",
+        report.redirect_possible,
+        if report.redirect_possible {
+            format!("the kubelet can be pointed at {OPENYURT_KUBECONFIG}")
+        } else {
+            "the kubelet's flags cannot be rewritten safely (see problems)".into()
+        },
+    );
+    check(
+        "static-pods",
+        report.static_pod_dir.is_some(),
+        match &report.static_pod_dir {
+            Some(d) => format!("static-pod directory {d}"),
+            None => "the kubelet runs no static pods (see problems)".into(),
+        },
+    );
+    check(
+        "api-server",
+        report.api_server.is_some(),
+        match &report.api_server {
+            Some(u) => format!("API server {}", u.url),
+            None => {
+                "cannot tell the API server from the kubelet's kubeconfig (see problems)".into()
+            }
+        },
+    );
+    for p in &report.problems {
+        tracing::warn!("problem: {p}");
+    }
+    r.kubelet_kubeconfig = report.kubeconfig.clone();
+    r.message = if failed.is_empty() {
+        format!(
+            "preflight passed: layout {}, {}",
+            report.layout,
+            if report.converted {
+                "already converted by yurtctl"
+            } else {
+                "not converted"
+            }
+        )
+    } else {
+        String::new()
+    };
+    r.preflight = Some(report);
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(NodeServantError::PreflightFailed { failed })
+    }
+}
