@@ -27,7 +27,6 @@ const API_PATHS: &[&str] = &[
 const LONG_FILES: &[&str] = &[
     "servant/systemd.rs",
     "cluster/jobs.rs",
-    "app/staticpod/mod.rs",
     "plan/mod.rs",
     "rollout/machine.rs",
 ];

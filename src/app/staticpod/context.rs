@@ -1,0 +1,192 @@
+//! What a static pod command reads and decides on: the context (mirror pods, nodes, the
+//! revision store, a YurtStaticSet), read once on a read-only look and again under the lock.
+
+use super::*;
+
+/// Why a run refuses, found in the static pod's context alone: checked once on a read-only
+/// look (so nothing is written, not even the lock) and again on the context read under the
+/// lock.
+pub(crate) struct Refusal {
+    pub(super) exit: Exit,
+    pub(super) message: String,
+}
+
+impl Refusal {
+    pub(super) fn preflight(message: impl Into<String>) -> Self {
+        Refusal {
+            exit: Exit::Preflight,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn usage(message: impl Into<String>) -> Self {
+        Refusal {
+            exit: Exit::Usage,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn report(self) -> Exit {
+        eprintln!("error: {}", self.message);
+        self.exit
+    }
+}
+
+/// What the cluster says about a static pod.
+pub(crate) struct Context {
+    pub cluster: Cluster,
+    pub ns: String,
+    pub name: String,
+    pub set: Option<StaticSet>,
+    /// Mirror pods by node.
+    pub mirrors: BTreeMap<String, MirrorPod>,
+    /// What the first mirror pod runs (see [`staticset::MirrorPods`]).
+    pub mirror_template: Option<Value>,
+    /// Node → (labels, Ready).
+    pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
+    /// The YurtStaticSet that manages the static pod, if any: then it is the source of truth.
+    pub yss: Option<YurtStaticSet>,
+}
+
+/// Connects (global flags) and reads the context; a failure is already reported.
+pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Result<Context, Exit> {
+    let cluster = connect_from(g).await?;
+    context(cluster, ns, name).await.map_err(|e| fail(&e))
+}
+
+/// The mutating commands' start: connect; a read-only look, so that what the cluster shows
+/// wrong (`refuses`) is refused with no write, and as exit 6 naming the run when another run
+/// holds the lock; then take the static pod's rollout lock (not in a dry run) and read the
+/// context again, so that what the run decides is read under the lock. A failure is already
+/// reported.
+pub(super) async fn connect_locked(
+    g: &GlobalArgs,
+    ns: &str,
+    name: &str,
+    force_unlock: bool,
+    command: &str,
+    refuses: impl Fn(&Context) -> Option<Refusal>,
+) -> Result<(Context, Option<Held>), Exit> {
+    let cluster = connect_from(g).await?;
+    if g.dry_run.enabled() {
+        run_lock::warn_if_held(&cluster, ns, name).await;
+        return Ok((
+            context(cluster, ns, name).await.map_err(|e| fail(&e))?,
+            None,
+        ));
+    }
+    let look = context(cluster.clone(), ns, name)
+        .await
+        .map_err(|e| fail(&e))?;
+    if let Some(r) = refuses(&look) {
+        return Err(run_lock::refuse_unless_running(&cluster, ns, name, r).await);
+    }
+    let lock = Some(run_lock::take(&cluster, ns, name, force_unlock, command).await?);
+    match context(cluster, ns, name).await {
+        Ok(ctx) => Ok((ctx, lock)),
+        Err(e) => {
+            run_lock::release(lock).await;
+            Err(fail(&e))
+        }
+    }
+}
+
+pub(crate) async fn context(
+    cluster: Cluster,
+    ns: &str,
+    name: &str,
+) -> Result<Context, ClusterError> {
+    let set = staticset::load(&cluster, ns, name).await?;
+    let yss = yurtstaticset::get(&cluster, ns, name).await?;
+    let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
+    let nodes = list_node_states(&cluster)
+        .await?
+        .into_iter()
+        .map(|n| (n.name, (n.labels, n.ready)))
+        .collect();
+    Ok(Context {
+        cluster,
+        ns: ns.into(),
+        name: name.into(),
+        set,
+        mirrors: mirrors.by_node,
+        mirror_template: mirrors.first_template,
+        nodes,
+        yss,
+    })
+}
+
+impl Context {
+    /// Target nodes: nodes with a mirror pod, matching the selector.
+    pub(super) fn targets(&self, selector: Option<&crate::selector::Selector>) -> Vec<NodeInput> {
+        self.mirrors
+            .iter()
+            .filter_map(|(node, m)| {
+                let (labels, ready) = self.nodes.get(node).cloned().unwrap_or_default();
+                if selector.is_some_and(|s| !s.matches(&labels)) {
+                    return None;
+                }
+                Some(NodeInput {
+                    name: node.clone(),
+                    labels,
+                    revision: m.revision.clone(),
+                    ready,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn no_mirrors(&self) -> Option<Refusal> {
+        self.mirrors.is_empty().then(|| {
+            Refusal::preflight(format!(
+                "no node runs static pod {}/{} (no mirror pod {}-<node> with kubernetes.io/config.source other than api); install it on the nodes first (or check -n)",
+                self.ns, self.name, self.name
+            ))
+        })
+    }
+
+    /// The template nodes should run now: the YurtStaticSet's, else the stored one, else the
+    /// first mirror pod's.
+    pub(super) fn current_template(&self) -> Option<Value> {
+        if let Some(y) = &self.yss {
+            return Some(y.template.clone());
+        }
+        if let Some(s) = &self.set
+            && let Ok(v) = serde_saphyr::from_str::<Value>(&s.current.manifest)
+        {
+            return Some(v);
+        }
+        self.mirror_template.clone()
+    }
+
+    /// The store, created from the running template when there is none (so rollback has a
+    /// revision to go back to).
+    pub(super) fn store(&self, manifest_key: &str) -> StaticSet {
+        if let Some(s) = &self.set {
+            let mut s = s.clone();
+            s.manifest_key = manifest_key.into();
+            return s;
+        }
+        let (hash, manifest) = match self.current_template() {
+            Some(t) => {
+                let h = revision_hash(&t);
+                let m = plan::manifest_yaml(&t, &self.name, &self.ns, &h);
+                (h, m)
+            }
+            None => (String::new(), String::new()),
+        };
+        StaticSet {
+            namespace: self.ns.clone(),
+            name: self.name.clone(),
+            manifest_key: manifest_key.into(),
+            current: Revision {
+                number: 1,
+                hash,
+                manifest,
+            },
+            history: Vec::new(),
+            progress: Progress::default(),
+            created: None,
+        }
+    }
+}
