@@ -1,0 +1,485 @@
+//! `plan_convert`: a snapshot and the options to the phases, node decisions and steps of a
+//! convert run.
+
+use super::*;
+
+/// Whether the journal records `node` as converted in its role's phase.
+pub(super) fn journal_done(snap: &ClusterSnapshot, node: &str) -> bool {
+    let Some(j) = &snap.journal else { return false };
+    [NODES_EDGE, NODES_CLOUD].iter().any(|p| {
+        j.phase(node, p)
+            .is_some_and(|s| s.state == PhaseState::Done)
+    })
+}
+
+/// Minor version number from `/version` (`"30"`, `"30+"`) or `gitVersion` (`v1.30.2`).
+pub(super) fn server_minor(snap: &ClusterSnapshot) -> Option<u32> {
+    let digits = |s: &str| -> Option<u32> {
+        let d: String = s.chars().take_while(char::is_ascii_digit).collect();
+        d.parse().ok()
+    };
+    digits(&snap.server_minor).or_else(|| {
+        let v = snap.server_version.trim_start_matches('v');
+        v.split('.').nth(1).and_then(digits)
+    })
+}
+
+/// The NodePool `n` joins in role `role`, or why it cannot.
+pub(super) fn pool_of(
+    n: &NodeInfo,
+    role: Role,
+    opts: &ConvertOptions,
+    decl: &crate::render::NodePoolDecl,
+) -> Result<String, String> {
+    let want = match (role, &opts.nodepools_from_label) {
+        (Role::Cloud, _) => opts
+            .cloud_nodepool
+            .clone()
+            .unwrap_or_else(|| decl.default_cloud_pool.clone()),
+        (Role::Edge, Some(key)) => match n.labels.get(key) {
+            None => {
+                return Err(format!(
+                    "node {} has no label {key} (--nodepools-from-label): label it, or put it \
+                     in a pool with --nodepool",
+                    n.name
+                ));
+            }
+            Some(v) if !crate::selector::is_dns1123_subdomain(v) => {
+                return Err(format!(
+                    "node {}: {key}={v} is not a valid NodePool name (a DNS-1123 subdomain: \
+                     lower-case letters, digits, '-' and '.')",
+                    n.name
+                ));
+            }
+            Some(v) => v.clone(),
+        },
+        (Role::Edge, None) => opts
+            .nodepool
+            .clone()
+            .unwrap_or_else(|| decl.default_edge_pool.clone()),
+    };
+    match n.labels.get(&decl.label) {
+        Some(have) if *have != want => Err(format!(
+            "node {} is in NodePool {have} ({}={have}), not {want}: yurt-manager refuses to move \
+             a node between pools in place; choose {have} for it, or revert the node first",
+            n.name, decl.label
+        )),
+        _ => Ok(want),
+    }
+}
+
+/// The NodePools of a plan's nodes and their role, by name.
+pub fn plan_pools(nodes: &[NodeDecision]) -> BTreeMap<&str, Role> {
+    nodes
+        .iter()
+        .filter_map(|n| Some((n.pool.as_deref()?, n.role)))
+        .collect()
+}
+
+/// A pool that would hold edge and cloud nodes (a NodePool has one type), once per pool.
+pub(super) fn pool_conflicts(nodes: &[NodeDecision]) -> Vec<Finding> {
+    let mut first: BTreeMap<&str, &NodeDecision> = BTreeMap::new();
+    let mut reported = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in nodes {
+        let Some(pool) = n.pool.as_deref() else {
+            continue;
+        };
+        let other = *first.entry(pool).or_insert(n);
+        if other.role != n.role && reported.insert(pool) {
+            out.push(Finding::new(
+                Check::NodePool,
+                format!(
+                    "NodePool {pool} would hold edge and cloud nodes ({} and {}); a pool has \
+                     one type: give cloud nodes another pool with --cloud-nodepool",
+                    other.name, n.name
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Plans `yurtctl convert`.
+///
+/// Roles: nodes in `--cloud-nodes` are cloud; with `--edge-nodes`, exactly those are edge and
+/// control-plane nodes not named anywhere are cloud (other nodes are left alone); otherwise
+/// (`--all-edge`, the default) every node is edge except control-plane nodes and
+/// `--cloud-nodes`. A node is already converted when it carries the profile's edge-worker label
+/// and the journal records its conversion; a NotReady node is skipped (and reported).
+pub fn plan_convert(
+    snap: &ClusterSnapshot,
+    opts: &ConvertOptions,
+    profile: &Profile,
+) -> Result<Plan, PlanError> {
+    check_options(opts, profile)?;
+
+    let mut findings = Vec::new();
+    match server_minor(snap) {
+        Some(m) if profile.supports_minor(m) => {}
+        Some(m) => findings.push(Finding::new(
+            Check::KubernetesVersion,
+            format!(
+                "Kubernetes {} (1.{m}) is not supported by profile {} (1.{}-1.{})",
+                snap.server_version,
+                profile.name,
+                profile.kubernetes.min_minor,
+                profile.kubernetes.max_minor
+            ),
+        )),
+        None => findings.push(Finding::new(
+            Check::KubernetesVersion,
+            format!(
+                "cannot tell the Kubernetes minor version from {:?}",
+                snap.server_version
+            ),
+        )),
+    }
+    for n in opts.cloud_nodes.iter().chain(&opts.edge_nodes) {
+        if !snap.nodes.iter().any(|x| &x.name == n) {
+            findings.push(Finding::new(
+                Check::NodeExists,
+                format!("node {n} does not exist"),
+            ));
+        }
+    }
+    if let Some(want) = opts.provider {
+        for n in &snap.nodes {
+            if let Some(is) = Provider::of_node(n).filter(|is| *is != want) {
+                findings.push(Finding::new(
+                    Check::Provider,
+                    format!(
+                        "node {} looks like a {} node, not {} (--provider); leave --provider at \
+                         auto or point --kubeconfig at the right cluster",
+                        n.name,
+                        is.as_str(),
+                        want.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    for n in &opts.autonomous_nodes {
+        if !snap.nodes.iter().any(|x| &x.name == n) {
+            findings.push(Finding::new(
+                Check::NodeExists,
+                format!("node {n} (--autonomous-nodes) does not exist"),
+            ));
+        }
+    }
+    if opts.disables_nodelifecycle(profile)
+        && !opts.skip_phases.contains(KCM)
+        && !snap.nodes.iter().any(|n| n.kcm_static_pod)
+    {
+        findings.push(Finding::new(
+            Check::KubeControllerManager,
+            format!(
+                "nodelifecycle is to be disabled in kube-controller-manager (profile {}, \
+                 --disable-nodelifecycle), but no kube-controller-manager static pod was found: \
+                 disable it where your kube-controller-manager is configured, then re-run with \
+                 --disable-nodelifecycle=false or --skip-phases {KCM}",
+                profile.name
+            ),
+        ));
+    }
+    let edge_key = &profile.labels.edge_worker.key;
+    let nodes: Vec<NodeDecision> = snap
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let role = role_of(n, opts)?;
+            let action = if n.labels.contains_key(edge_key) && journal_done(snap, &n.name) {
+                NodeAction::AlreadyConverted
+            } else if !n.ready {
+                NodeAction::SkipNotReady
+            } else {
+                NodeAction::Convert
+            };
+            Some(NodeDecision {
+                name: n.name.clone(),
+                role,
+                action,
+                autonomous: role == Role::Edge
+                    && (opts.autonomous_nodes.is_empty()
+                        || opts.autonomous_nodes.contains(&n.name)),
+                pool: profile.node_pools.as_ref().and_then(|decl| {
+                    pool_of(n, role, opts, decl)
+                        .map_err(|m| findings.push(Finding::new(Check::NodePool, m)))
+                        .ok()
+                }),
+            })
+        })
+        .collect();
+    findings.extend(pool_conflicts(&nodes));
+    for n in &opts.autonomous_nodes {
+        if nodes.iter().any(|d| &d.name == n && d.role != Role::Edge) {
+            findings.push(Finding::new(
+                Check::AutonomousNodes,
+                format!("node {n} (--autonomous-nodes) is not an edge node in this conversion"),
+            ));
+        }
+    }
+    if opts.require_all_ready {
+        for n in nodes
+            .iter()
+            .filter(|n| n.action == NodeAction::SkipNotReady)
+        {
+            findings.push(Finding::new(
+                Check::NodeReady,
+                format!(
+                    "node {} is NotReady (--require-all-ready); bring it back or leave the flag \
+                     out to skip it",
+                    n.name
+                ),
+            ));
+        }
+    }
+    let (warnings, findings): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| opts.ignore_preflight_errors.contains(&f.check));
+    if !findings.is_empty() {
+        return Err(PlanError::Preflight(findings));
+    }
+    let kcm_done = |node: &str| {
+        snap.journal
+            .as_ref()
+            .and_then(|j| j.phase(node, KCM))
+            .is_some_and(|s| s.state == PhaseState::Done)
+    };
+    let kcm_nodes: Vec<String> = if opts.disables_nodelifecycle(profile) {
+        snap.nodes
+            .iter()
+            .filter(|n| n.kcm_static_pod && n.ready && !kcm_done(&n.name))
+            .map(|n| n.name.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let phases = CONVERT_PHASES
+        .iter()
+        .map(|id| Phase {
+            id: (*id).to_string(),
+            skipped: opts.skip_phases.contains(*id),
+            steps: steps(id, snap, opts, profile, &nodes, &kcm_nodes, &warnings),
+        })
+        .collect();
+    Ok(Plan {
+        profile: profile.name.clone(),
+        server_version: snap.server_version.clone(),
+        nodes,
+        kcm_nodes,
+        warnings,
+        phases,
+    })
+}
+
+pub(super) fn role_of(n: &NodeInfo, opts: &ConvertOptions) -> Option<Role> {
+    if opts.cloud_nodes.contains(&n.name) {
+        return Some(Role::Cloud);
+    }
+    if opts.edge_nodes.contains(&n.name) {
+        return Some(Role::Edge);
+    }
+    if n.is_control_plane() {
+        return Some(Role::Cloud);
+    }
+    opts.edge_nodes.is_empty().then_some(Role::Edge)
+}
+
+pub(super) fn steps(
+    id: &str,
+    snap: &ClusterSnapshot,
+    opts: &ConvertOptions,
+    profile: &Profile,
+    nodes: &[NodeDecision],
+    kcm_nodes: &[String],
+    warnings: &[Finding],
+) -> Vec<Step> {
+    let converting = || nodes.iter().filter(|n| n.action == NodeAction::Convert);
+    let labels = &profile.labels;
+    match id {
+        PREFLIGHT => {
+            let mut s = Vec::new();
+            if !warnings.iter().any(|w| w.check == Check::KubernetesVersion) {
+                s.push(Step::new(
+                    "check",
+                    "cluster",
+                    format!(
+                        "Kubernetes {} is supported by profile {}",
+                        snap.server_version, profile.name
+                    ),
+                ));
+            }
+            for w in warnings {
+                s.push(Step::new(
+                    "warn",
+                    "cluster",
+                    format!("{w} (ignored: --ignore-preflight-errors)"),
+                ));
+            }
+            for n in nodes {
+                let detail = match n.action {
+                    NodeAction::Convert => format!("convert as {}", n.role),
+                    NodeAction::AlreadyConverted => format!("already converted ({})", n.role),
+                    NodeAction::SkipNotReady => format!("skip: NotReady ({})", n.role),
+                };
+                s.push(Step::new("check", format!("node/{}", n.name), detail));
+            }
+            s
+        }
+        LOCK => vec![Step::new(
+            "lock",
+            "lease/kube-system/yurtctl-lock",
+            "taken before the cluster is read, renewed while running",
+        )],
+        PREFLIGHT_NODES => converting()
+            .filter(|n| !opts.skip_phases.contains(n.role.phase()))
+            .map(|n| {
+                Step::new(
+                    "job",
+                    format!("node/{}", n.name),
+                    format!(
+                        "Job {}: node-servant preflight (changes nothing)",
+                        crate::cluster::jobs::job_name(PREFLIGHT_ACTION, &n.name)
+                    ),
+                )
+            })
+            .collect(),
+        LABEL_NODES => converting()
+            .map(|n| {
+                let value = match n.role {
+                    Role::Edge => &labels.edge_worker.edge,
+                    Role::Cloud => &labels.edge_worker.cloud,
+                };
+                let mut d = format!("label {}={value}", labels.edge_worker.key);
+                if let (Some(decl), Some(pool)) = (&profile.node_pools, &n.pool) {
+                    d.push_str(&format!(" and {}={pool}", decl.label));
+                }
+                if n.autonomous {
+                    d.push_str(&format!(
+                        ", annotate {}={}",
+                        labels.autonomy.key, labels.autonomy.value
+                    ));
+                }
+                Step::new("label", format!("node/{}", n.name), d)
+            })
+            .collect(),
+        COMPONENTS => {
+            if converting().next().is_none() {
+                return Vec::new();
+            }
+            let mut s: Vec<Step> = profile
+                .enabled_components(&opts.features)
+                .map(|c| Step::new("apply", c.id.clone(), c.templates.join(", ")))
+                .collect();
+            s.extend(plan_pools(nodes).into_iter().map(|(pool, role)| {
+                Step::new(
+                    "apply",
+                    format!("nodepool/{pool}"),
+                    format!("NodePool {pool} (type {})", role.pool_type()),
+                )
+            }));
+            s.push(Step::new(
+                "apply",
+                "yurthub-bootstrap",
+                "Secret kube-system/yurtctl-yurthub-bootstrap (bootstrap-hub.conf)",
+            ));
+            s
+        }
+        KCM => kcm_nodes
+            .iter()
+            .flat_map(|n| {
+                [
+                    Step::new(
+                        "job",
+                        format!("node/{n}"),
+                        format!(
+                            "Job {}: node-servant disable-nodelifecycle",
+                            crate::cluster::jobs::job_name(KCM_ACTION, n)
+                        ),
+                    ),
+                    Step::new(
+                        "files",
+                        format!("node/{n}"),
+                        format!(
+                            "~ <static-pod dir>/{}: -nodelifecycle added to --controllers \
+                             (that line only; backup in {})",
+                            crate::servant::kcm::KCM_FILE,
+                            crate::servant::journal::BACKUP_DIR
+                        ),
+                    ),
+                ]
+            })
+            .collect(),
+        NODES_EDGE | NODES_CLOUD => {
+            let role = Role::of_phase(id);
+            converting()
+                .filter(|n| n.role == role)
+                .flat_map(|n| {
+                    [
+                        Step::new(
+                            "job",
+                            format!("node/{}", n.name),
+                            format!(
+                                "Job {}: node-servant convert, YurtHub from ConfigMap {} \
+                                 (timeout {}s, {} at a time)",
+                                crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
+                                profile.yurthub.config_map(role.working_mode()),
+                                opts.job_timeout.as_secs(),
+                                opts.concurrency.max(1)
+                            ),
+                        ),
+                        Step::new(
+                            "files",
+                            format!("node/{}", n.name),
+                            node_files(profile, restarts_workloads(opts, role)),
+                        ),
+                    ]
+                })
+                .collect()
+        }
+        VERIFY => converting()
+            .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a node Job changes in the node's files (`+` new, `~` edited), for the plan. The exact
+/// unit or environment file that sets the kubelet's `--kubeconfig` is known only on the node:
+/// node preflight reports it.
+/// Whether the node Job restarts the node's workload containers after the redirect: on edge
+/// nodes, unless `--skip-workload-restart` (upstream restarts them only there too).
+pub fn restarts_workloads(opts: &ConvertOptions, role: Role) -> bool {
+    !opts.skip_workload_restart && role == Role::Edge
+}
+
+pub(super) fn node_files(profile: &Profile, restart_workloads: bool) -> String {
+    use crate::servant::{journal::BACKUP_DIR, kubelet::OPENYURT_KUBECONFIG, yurthub};
+    let credential = match profile.yurthub.credential() {
+        crate::render::YurtHubCredential::BootstrapFile => yurthub::BOOTSTRAP_FILE,
+        crate::render::YurtHubCredential::JoinToken => yurthub::JOIN_TOKEN_FILE,
+    };
+    let hub = match profile.yurthub.static_pod() {
+        Some(s) => format!("+ <static-pod dir>/{}", s.manifest_file),
+        None => format!(
+            "+ {} (0755), + {} and + {} (0644), systemctl enable --now {}",
+            yurthub::HUB_BINARY,
+            yurthub::HUB_UNIT_FILE,
+            yurthub::HUB_DROP_IN_FILE,
+            yurthub::HUB_UNIT
+        ),
+    };
+    let workloads = if restart_workloads {
+        ", then the node's workload containers restarted (not static pods) so they reach the \
+         API server through YurtHub"
+    } else {
+        ""
+    };
+    format!(
+        "{hub}, + {credential} (0600), + {OPENYURT_KUBECONFIG}; \
+         ~ the kubelet's --kubeconfig value → {OPENYURT_KUBECONFIG} where its unit or env file \
+         sets it, then kubelet restart{workloads}; backups in {BACKUP_DIR}"
+    )
+}

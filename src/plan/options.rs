@@ -1,0 +1,228 @@
+//! What the user asked convert for, validated at the CLI edge, and the checks across flags
+//! and the profile that need no cluster.
+
+use super::*;
+
+/// What the user asked for, validated at the CLI edge.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConvertOptions {
+    /// Leave the nodes' containers running as they are after the kubelet's redirect.
+    pub skip_workload_restart: bool,
+    pub cloud_nodes: Vec<String>,
+    pub edge_nodes: Vec<String>,
+    pub all_edge: bool,
+    pub profile: String,
+    pub servant_image: Option<String>,
+    pub concurrency: usize,
+    #[serde(serialize_with = "ser_duration")]
+    pub job_timeout: Duration,
+    pub skip_phases: BTreeSet<String>,
+    /// Edge nodes that get the autonomy annotation; empty: every edge node.
+    pub autonomous_nodes: Vec<String>,
+    /// `--provider`: None = auto (whatever the nodes say).
+    pub provider: Option<Provider>,
+    /// `--openyurt-version`: another patch release of the profile's OpenYurt minor.
+    pub openyurt_version: Option<String>,
+    /// `--image COMPONENT=IMAGE`, by the profile's image keys.
+    pub images: BTreeMap<String, String>,
+    /// `--disable-nodelifecycle`: None = what the profile needs.
+    pub disable_nodelifecycle: Option<bool>,
+    /// A NotReady node blocks the whole run instead of only itself.
+    pub require_all_ready: bool,
+    /// Optional components (`deploy-yurttunnel`, `enable-app-manager`).
+    pub features: BTreeSet<String>,
+    /// Lifetime of the bootstrap token convert creates.
+    #[serde(serialize_with = "ser_duration")]
+    pub token_ttl: Duration,
+    /// Take over fields other managers own (server-side apply `force`).
+    pub force_conflicts: bool,
+    /// `--ignore-preflight-errors`: these checks' findings are warnings, not errors.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub ignore_preflight_errors: BTreeSet<Check>,
+    /// `--nodepool`: the NodePool every edge node joins (None: the profile's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodepool: Option<String>,
+    /// `--nodepools-from-label`: one edge NodePool per value of this node label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodepools_from_label: Option<String>,
+    /// `--cloud-nodepool`: the NodePool cloud nodes join (None: the profile's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud_nodepool: Option<String>,
+}
+
+/// The kind of cluster (`--provider`); nodes tell which one it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Kubeadm,
+    Kind,
+    Minikube,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Kubeadm => "kubeadm",
+            Provider::Kind => "kind",
+            Provider::Minikube => "minikube",
+        }
+    }
+
+    /// What a node's object says about the tool that made it: kind sets `providerID kind://…`,
+    /// minikube labels `minikube.k8s.io/name`, kubeadm annotates the CRI socket.
+    pub fn of_node(n: &NodeInfo) -> Option<Provider> {
+        if n.provider_id
+            .as_deref()
+            .is_some_and(|p| p.starts_with("kind://"))
+        {
+            Some(Provider::Kind)
+        } else if n.labels.contains_key("minikube.k8s.io/name") {
+            Some(Provider::Minikube)
+        } else if n
+            .annotations
+            .contains_key("kubeadm.alpha.kubernetes.io/cri-socket")
+        {
+            Some(Provider::Kubeadm)
+        } else {
+            None
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// The profile's images with `--openyurt-version`, `--image` and `--servant-image` applied.
+    pub fn images(&self, profile: &Profile) -> BTreeMap<String, String> {
+        let mut images = profile.images.clone();
+        if let Some(v) = &self.openyurt_version {
+            let old = format!(":{}", profile.openyurt_version);
+            for image in images.values_mut() {
+                if let Some(repo) = image.strip_suffix(&old) {
+                    *image = format!("{repo}:{v}");
+                }
+            }
+        }
+        images.extend(self.images.clone());
+        if let Some(s) = &self.servant_image {
+            images.insert("servant".into(), s.clone());
+        }
+        images
+    }
+
+    /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
+    pub fn disables_nodelifecycle(&self, profile: &Profile) -> bool {
+        self.disable_nodelifecycle
+            .unwrap_or(profile.disable_node_lifecycle)
+    }
+}
+
+pub(super) fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{}s", d.as_secs()))
+}
+
+/// Every check the options and the profile alone decide (usage errors, exit 2): run before
+/// the cluster is contacted, and again by the planner for callers that build options
+/// themselves.
+pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), PlanError> {
+    for p in &opts.skip_phases {
+        if !CONVERT_PHASES.contains(&p.as_str()) {
+            return Err(PlanError::Usage(format!(
+                "--skip-phases: unknown phase {p:?}; phases are {}",
+                CONVERT_PHASES.join(", ")
+            )));
+        }
+    }
+    if let Some(n) = opts
+        .cloud_nodes
+        .iter()
+        .find(|n| opts.edge_nodes.contains(n))
+    {
+        return Err(PlanError::Usage(format!(
+            "node {n} is named in both --cloud-nodes and --edge-nodes"
+        )));
+    }
+    if let Some(n) = opts
+        .autonomous_nodes
+        .iter()
+        .find(|n| opts.cloud_nodes.contains(n))
+    {
+        return Err(PlanError::Usage(format!(
+            "node {n} is named in --autonomous-nodes and --cloud-nodes; only edge nodes are \
+             autonomous"
+        )));
+    }
+    if opts.token_ttl < Duration::from_secs(10 * 60) {
+        return Err(PlanError::Usage(format!(
+            "--token-ttl {}s is too short for nodes to join; use at least 10m",
+            opts.token_ttl.as_secs()
+        )));
+    }
+    if opts.all_edge && !opts.edge_nodes.is_empty() {
+        return Err(PlanError::Usage(
+            "--all-edge and --edge-nodes exclude each other".into(),
+        ));
+    }
+    let known = profile.flags();
+    if let Some(f) = opts.features.iter().find(|f| !known.contains(f.as_str())) {
+        return Err(PlanError::Usage(format!(
+            "--{f}: profile {} has no such component{}",
+            profile.name,
+            if known.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (it knows --{})",
+                    known.into_iter().collect::<Vec<_>>().join(", --")
+                )
+            }
+        )));
+    }
+    if let Some(c) = opts
+        .images
+        .keys()
+        .find(|c| !profile.images.contains_key(*c))
+    {
+        return Err(PlanError::Usage(format!(
+            "--image {c}=…: profile {} has no component {c:?}; its components are {}",
+            profile.name,
+            profile
+                .images
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let pool_flags = [
+        ("--nodepool", &opts.nodepool),
+        ("--nodepools-from-label", &opts.nodepools_from_label),
+        ("--cloud-nodepool", &opts.cloud_nodepool),
+    ];
+    if profile.node_pools.is_none()
+        && let Some((flag, _)) = pool_flags.iter().find(|(_, v)| v.is_some())
+    {
+        return Err(PlanError::Usage(format!(
+            "{flag}: profile {} puts nodes in no NodePool; use a profile with NodePools \
+             (openyurt-v1.7)",
+            profile.name
+        )));
+    }
+    if opts.nodepool.is_some() && opts.nodepools_from_label.is_some() {
+        return Err(PlanError::Usage(
+            "--nodepool and --nodepools-from-label exclude each other".into(),
+        ));
+    }
+    if let Some(v) = &opts.openyurt_version {
+        let minor = |s: &str| s.rsplit_once('.').map(|(m, _)| m.to_owned());
+        if minor(v) != minor(&profile.openyurt_version) {
+            return Err(PlanError::Usage(format!(
+                "--openyurt-version {v}: profile {} is for OpenYurt {}; pick a patch release of \
+                 {} or another profile",
+                profile.name,
+                profile.openyurt_version,
+                minor(&profile.openyurt_version).unwrap_or_default()
+            )));
+        }
+    }
+    Ok(())
+}
