@@ -6,13 +6,15 @@
 //!
 //! - [`budget`]: `--max-unavailable` / `--partition` (int or percent, OpenKruise rounding).
 //! - [`priority`]: `--priority LABEL=VALUE:WEIGHT` and the deterministic node order.
-//! - [`machine`]: the sliding-window state machine.
+//! - [`machine`]: the sliding-window state machine; [`vocabulary`]: its inputs, actions and
+//!   events.
 //! - [`sim`]: a discrete-event simulator driving the machine in logical time.
 
 pub mod budget;
 pub mod machine;
 pub mod priority;
 pub mod sim;
+pub mod vocabulary;
 
 pub use budget::{BudgetFlag, BudgetParseError, IntOrPercent, MaxUnavailable, Partition};
 pub use machine::{
