@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Context, RENDER_TIMEOUT, Refusal, connect_locked, namespace, run_lock};
+use super::{Context, LockedRun, RENDER_TIMEOUT, Refusal, namespace, run_locked};
 use crate::app::common::{confirm, fail, print_structured};
 use crate::cli::{AdoptCmd, GlobalArgs, SetStrategy};
 use crate::cluster::staticset;
@@ -32,14 +32,16 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
     let ns = namespace(g);
     // "exists already" is decided under the lock; a look refuses only what cannot be adopted
     let refuses = |ctx: &Context| ctx.yss.is_none().then(|| not_adoptable(ctx)).flatten();
-    let (ctx, lock) =
-        match connect_locked(g, &ns, &cmd.name, false, "staticpod adopt", refuses).await {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-    let exit = adopt(g, &cmd, &ctx).await;
-    run_lock::release(lock).await;
-    exit
+    let run = LockedRun {
+        ns: &ns,
+        name: &cmd.name,
+        force_unlock: false,
+        command: "staticpod adopt",
+    };
+    // adopt writes once (the set) and needs no notice of a lost lock
+    let cmd = &cmd;
+    let decided = |ctx: Context, _lost| async move { adopt(g, cmd, &ctx).await };
+    run_locked(g, run, refuses, decided).await
 }
 
 /// Why there is nothing to build a YurtStaticSet from.

@@ -59,7 +59,7 @@ pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Res
 /// holds the lock; then take the static pod's rollout lock (not in a dry run) and read the
 /// context again, so that what the run decides is read under the lock. A failure is already
 /// reported.
-pub(super) async fn connect_locked(
+async fn connect_locked(
     g: &GlobalArgs,
     ns: &str,
     name: &str,
@@ -89,6 +89,33 @@ pub(super) async fn connect_locked(
             Err(fail(&e))
         }
     }
+}
+
+/// Which lock a mutating command takes, and the command it records.
+pub(super) struct LockedRun<'a> {
+    pub(super) ns: &'a str,
+    pub(super) name: &'a str,
+    pub(super) force_unlock: bool,
+    pub(super) command: &'static str,
+}
+
+/// A mutating command from its read-only look to the end: [`connect_locked`], then `decided`
+/// on the context read under the lock (told when the lock is lost), then the lock released.
+pub(super) async fn run_locked<Fut: std::future::Future<Output = Exit>>(
+    g: &GlobalArgs,
+    run: LockedRun<'_>,
+    refuses: impl Fn(&Context) -> Option<Refusal>,
+    decided: impl FnOnce(Context, LostSignal) -> Fut,
+) -> Exit {
+    let (ctx, lock) =
+        match connect_locked(g, run.ns, run.name, run.force_unlock, run.command, refuses).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+    let lost = lock.as_ref().map(Held::lost);
+    let exit = decided(ctx, lost).await;
+    run_lock::release(lock).await;
+    exit
 }
 
 pub(crate) async fn context(

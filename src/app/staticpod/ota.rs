@@ -4,17 +4,15 @@ use super::*;
 
 pub(super) async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let ns = namespace(g);
-    let force = cmd.force_unlock;
+    let run = LockedRun {
+        ns: &ns,
+        name: &cmd.name,
+        force_unlock: cmd.force_unlock,
+        command: "staticpod ota apply",
+    };
     let refuses = |ctx: &Context| ota_set(ctx, &cmd).err();
-    let (ctx, lock) =
-        match connect_locked(g, &ns, &cmd.name, force, "staticpod ota apply", refuses).await {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-    let lost = lock.as_ref().map(Held::lost);
-    let exit = ota_apply_decided(g, &cmd, ctx, lost).await;
-    run_lock::release(lock).await;
-    exit
+    let decided = |ctx, lost| ota_apply_decided(g, &cmd, ctx, lost);
+    run_locked(g, run, refuses, decided).await
 }
 
 /// The stored set an `ota apply` installs on its nodes, or why there is none.

@@ -8,21 +8,19 @@ pub(super) async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let force = cmd.rollout.force_unlock;
+    let run = LockedRun {
+        ns: &ns,
+        name: &cmd.name,
+        force_unlock: cmd.rollout.force_unlock,
+        command: "staticpod rollback",
+    };
     let refuses = |ctx: &Context| {
         rollback_target(ctx, &cmd)
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
     };
-    let (ctx, lock) =
-        match connect_locked(g, &ns, &cmd.name, force, "staticpod rollback", refuses).await {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-    let lost = lock.as_ref().map(Held::lost);
-    let exit = rollback_decided(g, &cmd, ctx, opts, lost).await;
-    run_lock::release(lock).await;
-    exit
+    let decided = |ctx, lost| rollback_decided(g, &cmd, ctx, opts, lost);
+    run_locked(g, run, refuses, decided).await
 }
 
 /// `rollback` from the context read under the lock.

@@ -23,21 +23,19 @@ pub(super) async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         Ok(o) => o,
         Err(e) => return e,
     };
-    let force = cmd.rollout.force_unlock;
+    let run = LockedRun {
+        ns: &ns,
+        name: &cmd.name,
+        force_unlock: cmd.rollout.force_unlock,
+        command: "staticpod upgrade",
+    };
     let refuses = |ctx: &Context| {
         upgrade_target(ctx, &cmd, file_pod.clone())
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
     };
-    let (ctx, lock) =
-        match connect_locked(g, &ns, &cmd.name, force, "staticpod upgrade", refuses).await {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-    let lost = lock.as_ref().map(Held::lost);
-    let exit = upgrade_decided(g, &cmd, ctx, file_pod, opts, lost).await;
-    run_lock::release(lock).await;
-    exit
+    let decided = |ctx, lost| upgrade_decided(g, &cmd, ctx, file_pod.clone(), opts, lost);
+    run_locked(g, run, refuses, decided).await
 }
 
 /// `upgrade` from the context read under the lock.
