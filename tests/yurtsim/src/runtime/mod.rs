@@ -4,7 +4,9 @@
 //! session and process-group leader, in fresh mount, UTS and IPC namespaces,
 //! and either in its node's network namespace ([`Network::Node`], i.e.
 //! `hostNetwork: true`) or a fresh one holding only an UP loopback
-//! ([`Network::Isolated`]). Volumes are bind mounts over the host's file
+//! ([`Network::Isolated`]); likewise in its node's PID namespace
+//! ([`Pid::Node`], `hostPID: true`) or as PID 1 of its own ([`Pid::Own`]),
+//! with a `/proc` of that namespace (pid.rs). Volumes are bind mounts over the host's file
 //! system view (there is no chroot): the container sees the machine's `/`
 //! with the spec's mounts laid on top. stdout and stderr are appended to the
 //! container log file.
