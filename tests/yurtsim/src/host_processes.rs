@@ -74,12 +74,21 @@ fn start_kubelet(
 /// The directory of the stand-in executables, written once per sim.
 fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
     let dir = state_dir_of(shared, &["host-bin"]);
+    write_stand_ins(&dir)?;
+    Ok(dir)
+}
+
+/// Writes the stand-ins and their FIFO into `dir` unless there. Nodes start their first
+/// `hostPID` pods concurrently: one writer at a time.
+fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let fifo = dir.join("block.fifo");
     if !fifo.exists() {
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(dir)?;
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
             .map_err(std::io::Error::other)?;
-        // SAFETY: a NUL-terminated path; EEXIST from a concurrent first use is fine.
+        // SAFETY: a NUL-terminated path.
         if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::AlreadyExists {
@@ -92,14 +101,48 @@ fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
         if p.exists() {
             continue;
         }
-        // Written aside and renamed, so a concurrent exec never sees a half-written file.
+        // Written aside and renamed, so an exec never sees a half-written file.
         let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        std::fs::write(
-            &tmp,
-            "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n",
-        )?;
+        std::fs::write(&tmp, STAND_IN)?;
         std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
         std::fs::rename(&tmp, &p)?;
     }
-    Ok(dir)
+    Ok(())
+}
+
+const STAND_IN: &str = "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_starting_at_once_write_the_stand_ins_once_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("host-bin");
+        let start = std::sync::Barrier::new(32);
+        std::thread::scope(|s| {
+            let writers: Vec<_> = (0..32)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        write_stand_ins(&bin)
+                    })
+                })
+                .collect();
+            for w in writers {
+                w.join().unwrap().unwrap();
+            }
+        });
+        let mut names: Vec<String> = std::fs::read_dir(&bin)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["block.fifo", "kubelet", "systemd"]);
+        assert_eq!(
+            std::fs::read_to_string(bin.join("kubelet")).unwrap(),
+            STAND_IN
+        );
+    }
 }

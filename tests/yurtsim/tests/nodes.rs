@@ -235,7 +235,15 @@ async fn a_host_pid_pod_sees_its_nodes_kubelet_with_the_flags_it_was_started_wit
             job_pod_log(&client, name).await
         }
     };
-    let first = run("ps1", "worker-1", PS_KUBELET.into(), true).await;
+    // every node's first hostPID pod at once: each node's namespace is made once, none fails
+    let (first, on_cp, on_w2) = tokio::join!(
+        run("ps1", "worker-1", PS_KUBELET.into(), true),
+        run("ps-cp", "control-plane-1", PS_KUBELET.into(), true),
+        run("ps-w2", "worker-2", PS_KUBELET.into(), true),
+    );
+    for ps in [&on_cp, &on_w2] {
+        assert_eq!(ps.lines().count(), 1, "{ps}");
+    }
     assert_eq!(first.lines().count(), 1, "one kubelet, its node's: {first}");
     assert_eq!(
         kubeconfig_flag(&first),
