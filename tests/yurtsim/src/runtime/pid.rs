@@ -34,13 +34,15 @@ pub struct NodePids {
 impl NodePids {
     /// Starts `init` (an executable file, run without arguments) as PID 1 of a new namespace.
     pub fn create(init: &Path) -> io::Result<NodePids> {
-        let init = forked_in(PidTarget::Fresh, || {
-            Command::new(init)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-        })??;
+        let init = busy_retried(|| {
+            forked_in(PidTarget::Fresh, || {
+                Command::new(init)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+            })?
+        })?;
         let ns = File::open(format!("/proc/{}/ns/pid", init.id()))?;
         Ok(NodePids {
             ns: OwnedFd::from(ns),
@@ -64,16 +66,18 @@ impl NodePids {
             .append(true)
             .open(log)?;
         let err = out.try_clone()?;
-        let child = forked_in(PidTarget::Join(self.raw_fd()), || {
-            use std::os::unix::process::CommandExt;
-            Command::new(program)
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(out)
-                .stderr(err)
-                .process_group(0)
-                .spawn()
-        })??;
+        let child = busy_retried(|| {
+            forked_in(PidTarget::Join(self.raw_fd()), || {
+                use std::os::unix::process::CommandExt;
+                Command::new(program)
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .stdout(out.try_clone()?)
+                    .stderr(err.try_clone()?)
+                    .process_group(0)
+                    .spawn()
+            })?
+        })?;
         Ok(HostProcess { child })
     }
 
@@ -116,6 +120,21 @@ impl Drop for HostProcess {
         }
         let _ = self.child.wait();
     }
+}
+
+/// Runs `spawn` again (a few times, briefly) while it fails with ETXTBSY: a stand-in just
+/// written may still be open for writing in a child another thread forked meanwhile, until
+/// that child's exec closes it.
+fn busy_retried<T>(mut spawn: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    for _ in 0..20 {
+        match spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+    spawn()
 }
 
 /// Where the next fork of a thread lands.
