@@ -4,6 +4,24 @@
 
 /// `apiVersion` of every result object yurtctl prints (`-o json|yaml`).
 pub const API_VERSION: &str = "yurtctl.openyurt.io/v1alpha1";
+
+/// The first two fields of every result object yurtctl prints: `apiVersion` and `kind`
+/// (flattened into the object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultHeader {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+}
+
+impl ResultHeader {
+    pub const fn of(kind: &'static str) -> ResultHeader {
+        ResultHeader {
+            api_version: API_VERSION,
+            kind,
+        }
+    }
+}
 /// Field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "yurtctl";
 pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";

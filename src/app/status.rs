@@ -92,8 +92,7 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
         })
         .collect();
     Status {
-        api_version: crate::output::API_VERSION,
-        kind: "Status",
+        header: crate::naming::ResultHeader::of("Status"),
         converted: j.is_some(),
         message: match j {
             Some(j) => format!(

@@ -165,8 +165,8 @@ pub struct NodeResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConvertResult {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub profile: String,
     /// `ok`, `partial`, `timeout`, … ([`crate::exit::Exit::reason`]).
     pub result: String,
@@ -178,8 +178,7 @@ pub struct ConvertResult {
 impl ConvertResult {
     pub fn new(profile: &str) -> Self {
         ConvertResult {
-            api_version: API_VERSION,
-            kind: "ConvertResult",
+            header: crate::naming::ResultHeader::of("ConvertResult"),
             profile: profile.into(),
             result: crate::exit::Exit::Ok.reason().into(),
             exit_code: 0,
@@ -193,8 +192,8 @@ impl ConvertResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RevertResult {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub profile: String,
     /// `ok`, `partial`, `timeout`, … ([`crate::exit::Exit::reason`]).
     pub result: String,
@@ -212,8 +211,7 @@ pub struct RevertResult {
 impl RevertResult {
     pub fn new(profile: &str) -> Self {
         RevertResult {
-            api_version: API_VERSION,
-            kind: "RevertResult",
+            header: crate::naming::ResultHeader::of("RevertResult"),
             profile: profile.into(),
             result: crate::exit::Exit::Ok.reason().into(),
             exit_code: 0,

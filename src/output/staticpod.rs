@@ -2,8 +2,6 @@
 
 use serde::Serialize;
 
-use super::API_VERSION;
-
 /// How one node ended in a rollout.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -26,8 +24,8 @@ pub struct RolloutNode {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutResult {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub name: String,
     pub namespace: String,
     pub strategy: String,
@@ -44,8 +42,7 @@ pub struct RolloutResult {
 impl RolloutResult {
     pub fn new(name: &str, namespace: &str, strategy: &str) -> Self {
         RolloutResult {
-            api_version: API_VERSION,
-            kind: "RolloutResult",
+            header: crate::naming::ResultHeader::of("RolloutResult"),
             name: name.into(),
             namespace: namespace.into(),
             strategy: strategy.into(),
@@ -109,8 +106,8 @@ pub struct RevisionInfo {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StaticPodStatus {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub name: String,
     pub namespace: String,
     /// When the revision store was created (RFC 3339), if it exists.

@@ -69,8 +69,8 @@ impl RunInProgress {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     /// A journal exists: the cluster was converted (at least in part) by yurtctl.
     pub converted: bool,
     pub message: String,

@@ -224,8 +224,8 @@ pub struct SkippedNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutPlan {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub name: String,
     pub namespace: String,
     pub strategy: String,
@@ -271,8 +271,7 @@ pub fn rollout_plan(
         })
         .collect();
     RolloutPlan {
-        api_version: crate::naming::API_VERSION,
-        kind: "Plan",
+        header: crate::naming::ResultHeader::of("Plan"),
         name: name.into(),
         namespace: namespace.into(),
         strategy: strategy.into(),

@@ -149,8 +149,8 @@ pub struct Check {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServantResult {
-    pub api_version: &'static str,
-    pub kind: &'static str,
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
     pub subcommand: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
@@ -183,8 +183,7 @@ pub struct ServantResult {
 impl ServantResult {
     fn new(subcommand: &'static str, host_root: &Path, dry_run: bool) -> Self {
         ServantResult {
-            api_version: API_VERSION,
-            kind: RESULT_KIND,
+            header: crate::naming::ResultHeader::of(RESULT_KIND),
             subcommand,
             node: None,
             host_root: host_root.display().to_string(),

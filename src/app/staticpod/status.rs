@@ -48,8 +48,7 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
         ),
     };
     StaticPodStatus {
-        api_version: crate::output::API_VERSION,
-        kind: "Status",
+        header: crate::naming::ResultHeader::of("Status"),
         name: ctx.name.clone(),
         namespace: ctx.ns.clone(),
         created: created(ctx).map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
