@@ -79,7 +79,7 @@ pub fn refuse(e: &PlanError) -> Exit {
 /// wrong (an unknown node, an unsupported version) is refused by `plan` from a read-only look,
 /// with no write, not even the lock's; then the run lock is taken, and the caller decides again
 /// under it. Not `wanted` (a dry run, `--skip-phases lock`): no look, no lock.
-pub async fn look_then_lock<P>(
+async fn look_then_lock<P>(
     cluster: &Cluster,
     wanted: bool,
     force_unlock: bool,
@@ -94,6 +94,33 @@ pub async fn look_then_lock<P>(
         }
     }
     crate::exec::lock::take_for_run(cluster, wanted, force_unlock, rep, command).await
+}
+
+/// A convert or revert from its read-only look to the end: [`look_then_lock`], then `decide`
+/// under the lock (told when it is lost; a Ctrl-C before its phase runner starts releases the
+/// lock, see `exec::lock::interruptible`), then the lock released.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_under_lock<P>(
+    cluster: &Cluster,
+    wanted: bool,
+    force_unlock: bool,
+    rep: &dyn Reporter,
+    command: &str,
+    plan: impl FnOnce(&ClusterSnapshot) -> Result<P, PlanError>,
+    decide: impl AsyncFnOnce(
+        Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
+        &std::cell::Cell<bool>,
+    ) -> Exit,
+) -> Exit {
+    let lock = match look_then_lock(cluster, wanted, force_unlock, rep, command, plan).await {
+        Ok(l) => l,
+        Err(exit) => return exit,
+    };
+    let lock_lost = lock.as_ref().map(crate::exec::lock::Held::lost);
+    let running = std::cell::Cell::new(false);
+    let exit = crate::exec::lock::interruptible(&running, decide(lock_lost, &running)).await;
+    crate::exec::lock::release_for_run(lock).await;
+    exit
 }
 
 /// A refusal from the read-only look a locked run takes before its lock: while another run

@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, look_then_lock, print_structured, refuse, reporter,
+    block_on, confirm, connect_from, fail, print_structured, refuse, reporter, run_under_lock,
     save_journal, snapshot_to_decide, stopped,
 };
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::access::{self, Access};
 use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::exec::dry_run;
 use crate::exec::phases::{self as runner, Ended};
-use crate::exec::{dry_run, lock};
 use crate::exit::Exit;
 use crate::output::{ConvertResult, NodeOutcome, NodeResult, Reporter};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
@@ -59,23 +59,12 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     };
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
     let force = cmd.run.force_unlock;
-    let lock = match look_then_lock(&cluster, wanted, force, rep, "convert", |s| {
-        plan::plan_convert(s, &opts, &profile)
-    })
-    .await
-    {
-        Ok(l) => l,
-        Err(exit) => return exit,
+    let planner =
+        |s: &crate::cluster::snapshot::ClusterSnapshot| plan::plan_convert(s, &opts, &profile);
+    let decide = async |lost, running: &std::cell::Cell<bool>| {
+        decide_and_run(g, &cluster, &opts, &profile, lost, rep, running).await
     };
-    let lock_lost = lock.as_ref().map(lock::Held::lost);
-    let running = std::cell::Cell::new(false);
-    let exit = lock::interruptible(
-        &running,
-        decide_and_run(g, &cluster, &opts, &profile, lock_lost, rep, &running),
-    )
-    .await;
-    lock::release_for_run(lock).await;
-    exit
+    run_under_lock(&cluster, wanted, force, rep, "convert", planner, decide).await
 }
 
 /// Everything convert decides and does, under the run lock when it runs for real.

@@ -11,7 +11,7 @@ mod phases;
 use serde_json::{Value, json};
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, look_then_lock, print_structured, refuse, reporter,
+    block_on, confirm, connect_from, fail, print_structured, refuse, reporter, run_under_lock,
     save_journal, snapshot_to_decide, stopped,
 };
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
@@ -20,8 +20,8 @@ use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::{Cluster, ClusterError};
+use crate::exec::dry_run;
 use crate::exec::phases as runner;
-use crate::exec::{dry_run, lock};
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
 use crate::plan::revert::{RevertOptions, RevertPlan, plan_revert, render_text};
@@ -43,23 +43,11 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     };
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
     let force = cmd.run.force_unlock;
-    let lock = match look_then_lock(&cluster, wanted, force, rep, "revert", |s| {
-        profile_and_plan(s, &opts)
-    })
-    .await
-    {
-        Ok(l) => l,
-        Err(exit) => return exit,
+    let planner = |s: &crate::cluster::snapshot::ClusterSnapshot| profile_and_plan(s, &opts);
+    let decide = async |lost, running: &std::cell::Cell<bool>| {
+        decide_and_run(g, &cluster, &opts, lost, rep, running).await
     };
-    let lock_lost = lock.as_ref().map(lock::Held::lost);
-    let running = std::cell::Cell::new(false);
-    let exit = lock::interruptible(
-        &running,
-        decide_and_run(g, &cluster, &opts, lock_lost, rep, &running),
-    )
-    .await;
-    lock::release_for_run(lock).await;
-    exit
+    run_under_lock(&cluster, wanted, force, rep, "revert", planner, decide).await
 }
 
 /// Everything revert decides and does, under the run lock when it runs for real.
