@@ -1,7 +1,8 @@
 //! A node's own processes, as a `hostPID: true` container on it sees them in `/proc`: an init
 //! (PID 1, `systemd`) and, while kubelet.service runs, a `kubelet` whose command line is the
 //! one systemd started it with (the unit's ExecStart as of the last daemon-reload, its
-//! environment files read at the start). A tool that reads `/proc/<pid>/cmdline` to learn what
+//! environment files read at the start: systemd/systemd@v255 man/systemd.exec.xml,
+//! `EnvironmentFile=`). A tool that reads `/proc/<pid>/cmdline` to learn what
 //! the running kubelet uses (`--kubeconfig`, ...) finds what the sim's kubelet really runs
 //! with; after the unit files change, it keeps finding the old flags until the kubelet is
 //! restarted, as on a real node.

@@ -21,6 +21,22 @@ impl Drop for Running {
     }
 }
 
+/// SIGTERMs `yurtsim up` and requires a successful exit within `limit`.
+fn stops_cleanly_on_sigterm(r: &mut Running, limit: Duration) {
+    let pid = r.child.id() as i32;
+    // SAFETY: plain kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    loop {
+        if let Some(status) = r.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status:?}");
+            return;
+        }
+        assert!(start.elapsed() < limit, "yurtsim did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn up(args: &[&str]) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
@@ -65,21 +81,7 @@ fn up_prints_one_ready_line_writes_a_kubeconfig_and_stops_on_sigterm() {
             .join("nodes/kind-worker/var/lib/kubelet/config.yaml")
             .is_file()
     );
-    let pid = r.child.id() as i32;
-    // SAFETY: plain kill(2) on our own child.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let start = Instant::now();
-    loop {
-        if let Some(status) = r.child.try_wait().unwrap() {
-            assert!(status.success(), "exit status {status:?}");
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "yurtsim did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    stops_cleanly_on_sigterm(&mut r, Duration::from_secs(10));
 }
 
 /// Issue 18: once the control plane's kubelet has been silent past the node monitor grace (4 s
@@ -147,21 +149,7 @@ fn up_stops_on_sigterm_after_a_control_plane_kubelet_lost_its_api_server() {
         }
         false
     });
-    let pid = r.child.id() as i32;
-    // SAFETY: plain kill(2) on our own child.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let start = Instant::now();
-    loop {
-        if let Some(status) = r.child.try_wait().unwrap() {
-            assert!(status.success(), "exit status {status:?}");
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "yurtsim did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    stops_cleanly_on_sigterm(&mut r, Duration::from_secs(15));
     assert!(
         saw_unknown,
         "control-plane-1 never went Unknown after its kubelet lost the API server"

@@ -301,6 +301,36 @@ async fn a_host_pid_pod_sees_its_nodes_kubelet_with_the_flags_it_was_started_wit
     c.sim.shutdown().await;
 }
 
+/// Points `node`'s kubelet at an address nothing serves and restarts it (a Job on the node);
+/// returns once the kubelet runs with it.
+async fn cut_off_from_its_api_server(c: &common::TestCluster, node: &'static str) {
+    let conf = c.sim.node_root(node).join("etc/kubernetes/kubelet.conf");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(text.contains("https://10.0.0.1:6443"));
+    std::fs::write(
+        &conf,
+        text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
+    )
+    .unwrap();
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    jobs.create(
+        &PostParams::default(),
+        &job("restart", node, "systemctl restart kubelet"),
+    )
+    .await
+    .unwrap();
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    common::eventually(Duration::from_secs(10), "the kubelet to notice", || async {
+        let n = nodes.get(node).await.ok()?;
+        (n.metadata
+            .annotations?
+            .get("yurtsim.openyurt.io/kubelet-server")?
+            == "https://10.9.9.9:6443")
+            .then_some(())
+    })
+    .await;
+}
+
 fn ready_status(n: &Node) -> String {
     n.status
         .as_ref()
@@ -567,32 +597,7 @@ async fn silent_nodes_go_unknown_only_while_the_nodelifecycle_controller_runs() 
     )
     .unwrap();
     // Break worker-1's kubelet: its kubeconfig now names a server nobody serves.
-    let conf = c
-        .sim
-        .node_root("worker-1")
-        .join("etc/kubernetes/kubelet.conf");
-    let text = std::fs::read_to_string(&conf).unwrap();
-    std::fs::write(
-        &conf,
-        text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
-    )
-    .unwrap();
-    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
-    jobs.create(
-        &PostParams::default(),
-        &job("restart", "worker-1", "systemctl restart kubelet"),
-    )
-    .await
-    .unwrap();
-    common::eventually(Duration::from_secs(10), "the kubelet to notice", || async {
-        let n = nodes.get("worker-1").await.ok()?;
-        (n.metadata
-            .annotations?
-            .get("yurtsim.openyurt.io/kubelet-server")?
-            == "https://10.9.9.9:6443")
-            .then_some(())
-    })
-    .await;
+    cut_off_from_its_api_server(&c, "worker-1").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
         ready_status(&nodes.get("worker-1").await.unwrap()),
@@ -641,33 +646,7 @@ fn a_control_plane_kubelet_that_loses_its_api_server_leaves_the_sim_live_and_sto
     on_own_runtime(Duration::from_secs(60), async {
         let c = common::start(3, Layout::Kubeadm).await;
         let nodes: Api<Node> = Api::all(c.client.clone());
-        let conf = c
-            .sim
-            .node_root("control-plane-1")
-            .join("etc/kubernetes/kubelet.conf");
-        let text = std::fs::read_to_string(&conf).unwrap();
-        assert!(text.contains("https://10.0.0.1:6443"));
-        std::fs::write(
-            &conf,
-            text.replace("https://10.0.0.1:6443", "https://10.9.9.9:6443"),
-        )
-        .unwrap();
-        let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
-        jobs.create(
-            &PostParams::default(),
-            &job("restart", "control-plane-1", "systemctl restart kubelet"),
-        )
-        .await
-        .unwrap();
-        common::eventually(Duration::from_secs(10), "the kubelet to notice", || async {
-            let n = nodes.get("control-plane-1").await.ok()?;
-            (n.metadata
-                .annotations?
-                .get("yurtsim.openyurt.io/kubelet-server")?
-                == "https://10.9.9.9:6443")
-                .then_some(())
-        })
-        .await;
+        cut_off_from_its_api_server(&c, "control-plane-1").await;
         // The test grace is 600 ms; the deadlock struck at the first status pass after it.
         common::eventually(
             Duration::from_secs(10),
