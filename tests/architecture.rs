@@ -141,6 +141,33 @@ fn only_cluster_talks_to_the_kubernetes_api() {
     );
 }
 
+/// The one error edge (docs/architecture.md): only `app/error.rs` prints `error: …` lines and
+/// decides which error means which exit code.
+const ERROR_EDGE: &str = "app/error.rs";
+
+#[test]
+fn errors_meet_at_one_edge() {
+    let mut offenders = Vec::new();
+    for p in sources() {
+        let rel = relative(&p);
+        if rel == ERROR_EDGE {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        // an `error:` line printed, or an error type with an exit code of its own
+        for needle in ["\"error: ", "fn exit(&self) -> "] {
+            if text.contains(needle) {
+                offenders.push(format!("{rel}: {needle}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "errors printed or mapped to exit codes outside {ERROR_EDGE}:\n{}",
+        offenders.join("\n")
+    );
+}
+
 #[test]
 fn files_stay_short_enough_to_read() {
     let mut long = Vec::new();

@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::DynamicObject;
 use serde_json::json;
+use yurtctl::app::error::CommandError;
 use yurtctl::cluster::apply::{Applier, ApplyOptions, Deleted};
 use yurtctl::cluster::client::{ClientOptions, ConfigEnv, connect_with_env};
 use yurtctl::cluster::jobs::NodeJob;
@@ -179,15 +180,15 @@ async fn of_two_racing_acquirers_exactly_one_wins() {
             (Ok(g), Err(e)) | (Err(e), Ok(g)) => (g, e),
             (a, b) => panic!("round {round}: {:?} / {:?}", a.is_ok(), b.is_ok()),
         };
-        let ClusterError::LockHeld {
+        let ClusterError::Lock(yurtctl::cluster::lock::LockError::Held {
             holder, expires_in, ..
-        } = &loser
+        }) = &loser
         else {
             panic!("{loser:?}")
         };
         assert_eq!(holder, winner.identity());
         assert!(*expires_in > Duration::from_secs(20));
-        assert_eq!(loser.exit(), Exit::Locked);
+        assert_eq!(CommandError::from(loser.clone()).exit(), Exit::Locked);
         assert!(loser.to_string().contains(winner.identity()), "{loser}");
         assert!(loser.to_string().contains("--force-unlock"), "{loser}");
         winner.release().await.unwrap();
@@ -248,7 +249,13 @@ async fn a_stale_lease_is_taken_over_and_a_live_one_is_renewed() {
     let e = lock::acquire(&t.cluster, opts("eve@host/5#e", 1))
         .await
         .unwrap_err();
-    assert!(matches!(e, ClusterError::LockHeld { .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            ClusterError::Lock(yurtctl::cluster::lock::LockError::Held { .. })
+        ),
+        "{e:?}"
+    );
     assert!(g.lost().is_none());
 
     // --force-unlock removes it; the holder notices it lost the lock at its next renewal.
@@ -262,7 +269,7 @@ async fn a_stale_lease_is_taken_over_and_a_live_one_is_renewed() {
         .await
         .expect("loss noticed");
     assert!(
-        matches!(&lost, ClusterError::LockLost { holder, .. } if holder == "eve@host/5#e"),
+        matches!(&lost, ClusterError::Lock(yurtctl::cluster::lock::LockError::Lost { holder, .. }) if holder == "eve@host/5#e"),
         "{lost:?}"
     );
     // Releasing a lost lock leaves the new holder alone.
@@ -342,7 +349,13 @@ async fn journal_saves_merge_concurrent_writers_per_node() {
     .await
     .unwrap();
     let e = store.load().await.unwrap_err();
-    assert!(matches!(e, ClusterError::JournalCorrupt { .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ClusterError::Journal(yurtctl::cluster::journal::JournalError::Corrupt { .. })
+        ),
+        "{e}"
+    );
     assert_eq!(store.delete().await.unwrap(), Deleted::Deleted);
     assert!(store.load().await.unwrap().is_none());
     assert_eq!(store.delete().await.unwrap(), Deleted::AlreadyGone);

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use yurtctl::app::error::CommandError;
 use yurtctl::cluster::ClusterError;
+use yurtctl::cluster::client::ConnectError;
 use yurtctl::cluster::client::{
     ClientOptions, ConfigEnv, ConfigSource, build_config, connect_with_env, resolve_source,
 };
@@ -68,6 +70,7 @@ async fn server_of(o: &ClientOptions, e: &ConfigEnv) -> Result<String, ClusterEr
     build_config(o, e)
         .await
         .map(|(c, _)| c.cluster_url.to_string().trim_end_matches('/').to_string())
+        .map_err(ClusterError::from)
 }
 
 #[tokio::test]
@@ -159,10 +162,10 @@ async fn precedence_is_flag_then_kubeconfig_list_then_home_then_in_cluster() {
         ConfigSource::InCluster
     );
     let e = resolve_source(&with(None, None), &env(None, Some(&nowhere), false)).unwrap_err();
-    assert!(matches!(e, ClusterError::NoConfiguration { .. }), "{e}");
+    assert!(matches!(e, ConnectError::NoConfiguration { .. }), "{e}");
     assert!(e.to_string().contains("nowhere/.kube/config"), "{e}");
     assert!(e.to_string().contains("--kubeconfig"), "{e}");
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
     // --context cannot be honoured by the in-cluster config.
     assert!(resolve_source(&with(None, Some("x")), &env(None, Some(&nowhere), true)).is_err());
 }
@@ -185,7 +188,7 @@ async fn broken_configurations_are_named_precisely() {
     assert!(
         matches!(
             e,
-            ClusterError::KubeconfigNotFound {
+            ConnectError::KubeconfigNotFound {
                 origin: "--kubeconfig",
                 ..
             }
@@ -206,13 +209,13 @@ async fn broken_configurations_are_named_precisely() {
     let e = build_config(&with(Some(&bad), None), &none)
         .await
         .unwrap_err();
-    assert!(matches!(e, ClusterError::KubeconfigInvalid { .. }), "{e}");
+    assert!(matches!(e, ConnectError::KubeconfigInvalid { .. }), "{e}");
     assert!(e.to_string().contains("bad.yaml"), "{e}");
 
     let e = build_config(&with(Some(&good), Some("prod")), &none)
         .await
         .unwrap_err();
-    let ClusterError::ContextNotFound { available, .. } = &e else {
+    let ConnectError::ContextNotFound { available, .. } = &e else {
         panic!("{e:?}")
     };
     assert_eq!(available, &["a", "b"]);
@@ -225,7 +228,7 @@ async fn broken_configurations_are_named_precisely() {
     let e = build_config(&with(Some(&no_current), None), &none)
         .await
         .unwrap_err();
-    assert!(matches!(e, ClusterError::NoCurrentContext { .. }), "{e}");
+    assert!(matches!(e, ConnectError::NoCurrentContext { .. }), "{e}");
 
     let dangling = d.path().join("dangling");
     std::fs::write(
@@ -237,7 +240,7 @@ async fn broken_configurations_are_named_precisely() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, ClusterError::DanglingReference { what: "cluster", name, .. } if name == "gone"),
+        matches!(&e, ConnectError::DanglingReference { what: "cluster", name, .. } if name == "gone"),
         "{e}"
     );
 }
@@ -271,9 +274,12 @@ async fn an_unreachable_server_fails_fast_and_says_so() {
         "{:?}",
         begin.elapsed()
     );
-    assert!(matches!(e, ClusterError::Unreachable { .. }), "{e:?}");
+    assert!(
+        matches!(e, ClusterError::Connect(ConnectError::Unreachable { .. })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
 }
 
 #[tokio::test]
@@ -357,11 +363,11 @@ async fn a_kubeconfig_naming_a_missing_user_says_which() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, ClusterError::DanglingReference { what: "user", name, .. } if name == "ghost"),
+        matches!(&e, ConnectError::DanglingReference { what: "user", name, .. } if name == "ghost"),
         "{e}"
     );
     assert!(e.to_string().contains("\"ghost\""), "{e}");
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
 }
 
 #[tokio::test]
@@ -372,10 +378,13 @@ async fn tls_failures_are_named_as_such() {
     let http = env_.sim.url();
     let https = http.replacen("http://", "https://", 1);
     let e = connect_err(&kubeconfig_with_token(d.path(), "a", &https, "t")).await;
-    assert!(matches!(e, ClusterError::Tls { .. }), "{e:?}");
+    assert!(
+        matches!(e, ClusterError::Connect(ConnectError::Tls { .. })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains(&https), "{e}");
     assert!(e.to_string().contains("scheme"), "{e}");
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
 
     // a TCP listener that answers garbage
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -390,7 +399,10 @@ async fn tls_failures_are_named_as_such() {
     });
     let server = format!("https://127.0.0.1:{port}");
     let e = connect_err(&kubeconfig_with_token(d.path(), "b", &server, "t")).await;
-    assert!(matches!(e, ClusterError::Tls { .. }), "{e:?}");
+    assert!(
+        matches!(e, ClusterError::Connect(ConnectError::Tls { .. })),
+        "{e:?}"
+    );
     assert!(e.to_string().contains(&server), "{e}");
     env_.sim.shutdown().await;
 }
@@ -408,7 +420,7 @@ async fn rejected_credentials_and_denied_requests_name_what_failed() {
     let m = e.to_string();
     assert!(m.contains("401") && m.contains("credentials"), "{m}");
     assert!(!m.contains("not-the-token"), "the token is not echoed: {m}");
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
 
     // the authorizer denies listing nodes: 403 naming the verb and the resource
     env_.sim.faults().deny("list", "nodes");
@@ -425,6 +437,11 @@ async fn rejected_credentials_and_denied_requests_name_what_failed() {
         m.contains("403") && m.contains("kubectl auth can-i list nodes"),
         "{m}"
     );
-    assert_eq!(e.exit(), Exit::Preflight);
+    assert_eq!(exit_of(e.clone()), Exit::Preflight);
     env_.sim.shutdown().await;
+}
+
+/// The exit code a connection error ends a command with.
+fn exit_of(e: impl Into<ClusterError>) -> Exit {
+    CommandError::from(e.into()).exit()
 }

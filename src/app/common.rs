@@ -14,6 +14,8 @@ use crate::output::Reporter;
 use crate::output::terminal::{Display, Surroundings, resolve};
 use crate::plan::PlanError;
 
+use super::error::CommandError;
+
 /// Runs `f` to completion on a small multi-threaded runtime.
 pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
     match tokio::runtime::Builder::new_multi_thread()
@@ -22,10 +24,7 @@ pub fn block_on<F: std::future::Future<Output = Exit>>(f: F) -> Exit {
         .build()
     {
         Ok(rt) => rt.block_on(f),
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            Exit::Unexpected
-        }
+        Err(e) => CommandError::Local(format!("cannot start the async runtime: {e}")).report(),
     }
 }
 
@@ -63,16 +62,7 @@ pub async fn connect_and_snapshot(g: &GlobalArgs) -> Result<(Cluster, ClusterSna
 
 /// Prints why the planner refused and returns the exit code (2 for usage, 3 for preflight).
 pub fn refuse(e: &PlanError) -> Exit {
-    match e {
-        PlanError::Usage(_) => {
-            eprintln!("error: {e}");
-            Exit::Usage
-        }
-        PlanError::Preflight(_) => {
-            eprintln!("error: [{}] {e}", crate::plan::PREFLIGHT);
-            Exit::Preflight
-        }
-    }
+    CommandError::Plan(e.clone()).report()
 }
 
 /// The start of convert and revert when they run for real (`wanted`): input the cluster shows
@@ -93,7 +83,9 @@ async fn look_then_lock<P>(
             return Err(refuse_unless_running(&look, &e));
         }
     }
-    crate::exec::lock::take_for_run(cluster, wanted, force_unlock, rep, command).await
+    crate::exec::lock::take_for_run(cluster, wanted, force_unlock, rep, command)
+        .await
+        .map_err(|e| CommandError::at(format!("[{}] ", crate::plan::LOCK), e).report())
 }
 
 /// A convert or revert from its read-only look to the end: [`look_then_lock`], then `decide`
@@ -130,8 +122,7 @@ pub fn refuse_unless_running(snap: &ClusterSnapshot, e: &PlanError) -> Exit {
     match snap.lock.as_ref().filter(|h| h.is_live()) {
         Some(h) => {
             let held = h.held_error(crate::cluster::lock::LockOptions::default().lease());
-            eprintln!("error: [{}] {held}", crate::plan::LOCK);
-            held.exit()
+            CommandError::at(format!("[{}] ", crate::plan::LOCK), held).report()
         }
         None => refuse(e),
     }
@@ -154,8 +145,7 @@ pub async fn snapshot_to_decide(
 
 /// Prints a cluster error and maps it to its exit code.
 pub fn fail(e: &ClusterError) -> Exit {
-    eprintln!("error: {e}");
-    e.exit()
+    CommandError::Cluster(e.clone()).report()
 }
 
 /// The progress reporter every command uses: bars on a terminal, plain lines in CI and pipes,
@@ -175,11 +165,12 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        eprintln!(
-            "error: refusing to change the cluster without confirmation: no terminal to ask \
-             on; pass -y/--yes"
-        );
-        return Err(Exit::Declined);
+        return Err(CommandError::NoConfirmation(
+            "refusing to change the cluster without confirmation: no terminal to ask on; \
+             pass -y/--yes"
+                .into(),
+        )
+        .report());
     }
     match dialoguer::Confirm::new()
         .with_prompt(prompt)
@@ -187,20 +178,18 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
         .interact()
     {
         Ok(true) => Ok(()),
-        Ok(false) => {
-            eprintln!("declined; nothing changed");
-            Err(Exit::Declined)
-        }
+        Ok(false) => Err(CommandError::Declined("declined; nothing changed".into()).report()),
         // Ctrl-C at the prompt: dialoguer returns without showing the cursor again
         Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
             let _ = console::Term::stderr().show_cursor();
-            eprintln!("\ninterrupted; nothing changed");
-            Err(Exit::Interrupted)
+            Err(CommandError::Interrupted("\ninterrupted; nothing changed".into()).report())
         }
         Err(e) => {
             let _ = console::Term::stderr().show_cursor();
-            eprintln!("error: cannot ask for confirmation ({e}); nothing changed; pass -y/--yes");
-            Err(Exit::Declined)
+            Err(CommandError::NoConfirmation(format!(
+                "cannot ask for confirmation ({e}); nothing changed; pass -y/--yes"
+            ))
+            .report())
         }
     }
 }
@@ -220,14 +209,47 @@ pub fn print_structured<T: Serialize>(g: &GlobalArgs, v: &T) -> bool {
     }
 }
 
+/// Prints a dry run's plan: the document with `-o json|yaml`, else `text` and, under
+/// `=server`, the count of accepted writes; each refused write is an error line (exit 3),
+/// `refusal_prefix` naming where it would have failed.
+pub fn print_dry_run<P: Serialize>(
+    g: &GlobalArgs,
+    doc: &crate::exec::dry_run::PlanDocument<'_, P>,
+    text: &str,
+    refusal_prefix: &str,
+) -> Exit {
+    if !print_structured(g, doc) {
+        print!("{text}");
+        if let Some(writes) = doc.server_dry_run {
+            println!("{}", crate::exec::dry_run::summary_line(writes));
+        }
+    }
+    let mut exit = Exit::Ok;
+    for w in doc
+        .server_dry_run
+        .unwrap_or_default()
+        .iter()
+        .filter(|w| w.refused())
+    {
+        let refusal = format!(
+            "{refusal_prefix}the API server would refuse {}",
+            w.describe()
+        );
+        exit = CommandError::Refused(refusal).report();
+    }
+    exit
+}
+
 /// The message and exit code of a run that did not complete, its error line printed (an
 /// interruption is not an error); `None` when it completed.
 pub fn stopped(ended: &crate::exec::phases::Ended, command: &str) -> Option<(String, Exit)> {
-    let (message, exit) = ended.failure(command)?;
-    if !matches!(ended, crate::exec::phases::Ended::Interrupted { .. }) {
-        eprintln!("error: {message}");
-    }
-    Some((message, exit))
+    let e = CommandError::of_run(ended, command)?;
+    let exit = match e {
+        // the runner said so when it stopped
+        CommandError::Interrupted(_) => e.exit(),
+        _ => e.report(),
+    };
+    Some((e.to_string(), exit))
 }
 
 /// The end of every journaled run, whatever happened (before the lock is given back): the

@@ -8,6 +8,7 @@ use std::path::Path;
 use clap::CommandFactory;
 use clap_complete::{Generator, Shell};
 
+use crate::app::error::CommandError;
 use crate::cli::{Cli, CompletionCmd, ManCmd};
 use crate::exit::Exit;
 
@@ -77,10 +78,7 @@ pub fn run_completion(c: &CompletionCmd) -> Exit {
         .and_then(|()| out.flush())
     {
         Ok(()) => Exit::Ok,
-        Err(e) => {
-            eprintln!("error: writing the completion script: {e}");
-            Exit::Unexpected
-        }
+        Err(e) => CommandError::Local(format!("writing the completion script: {e}")).report(),
     }
 }
 
@@ -97,10 +95,7 @@ pub fn run_man(m: &ManCmd) -> Exit {
     };
     match written {
         Ok(()) => Exit::Ok,
-        Err(e) => {
-            eprintln!("error: writing man pages: {e}");
-            Exit::Unexpected
-        }
+        Err(e) => CommandError::Local(format!("writing man pages: {e}")).report(),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod access;
 pub mod common;
 pub mod convert;
 pub mod docs;
+pub mod error;
 pub mod node;
 pub mod node_servant;
 #[cfg(feature = "playground")]

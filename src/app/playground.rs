@@ -10,6 +10,7 @@ use std::time::Duration;
 use yurtsim::{Layout, Sim, SimConfig};
 
 use crate::app::common::{block_on, connect_from};
+use crate::app::error::CommandError;
 use crate::cli::{GlobalArgs, PlaygroundCmd, PlaygroundLayout, Progress};
 use crate::cluster::snapshot::{NodeInfo, SnapshotOptions, snapshot};
 use crate::exit::Exit;
@@ -97,12 +98,12 @@ const STEP_GRACE: Duration = Duration::from_secs(15);
 
 pub fn run(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     if !Profile::names().contains(&cmd.profile) {
-        eprintln!(
-            "error: unknown profile {:?}; profiles are {}",
+        return CommandError::Usage(format!(
+            "unknown profile {:?}; profiles are {}",
             cmd.profile,
             Profile::names().join(", ")
-        );
-        return Exit::Usage;
+        ))
+        .report();
     }
     block_on(playground(g, cmd))
 }
@@ -123,16 +124,13 @@ fn say(line: impl AsRef<str>) {
 async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     let profile = match Profile::load(&cmd.profile) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
+        Err(e) => return CommandError::from(e).report(),
     };
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: cannot find this program's own path: {e}");
-            return Exit::Unexpected;
+            let e = format!("cannot find this program's own path: {e}");
+            return CommandError::Local(e).report();
         }
     };
     // a state directory of our own is removed at the end; a named one stays
@@ -155,11 +153,11 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     let sim = match Sim::start(cfg).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!(
-                "error: the simulated cluster did not start: {e:#}\n  (each simulated node gets \
-                 its own network namespace: run as root, or inside a container)"
-            );
-            return Exit::Unexpected;
+            return CommandError::Local(format!(
+                "the simulated cluster did not start: {e:#}\n  (each simulated node gets its \
+                 own network namespace: run as root, or inside a container)"
+            ))
+            .report();
         }
     };
     let kubeconfig = sim.kubeconfig_path();
@@ -269,8 +267,8 @@ async fn tour(
             {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("error: cannot run {}: {e}", exe.display());
-                    return Exit::Unexpected;
+                    let e = format!("cannot run {}: {e}", exe.display());
+                    return CommandError::Local(e).report();
                 }
             };
             tokio::select! {
@@ -291,18 +289,18 @@ async fn tour(
             // has run: its 130 is the same interruption.
             Ok(s) if s.code() == Some(130) || *stop.borrow() => return Exit::Interrupted,
             Ok(s) => {
-                eprintln!(
-                    "error: step {} (yurtctl {}) failed with exit code {}",
+                let failed = CommandError::Local(format!(
+                    "step {} (yurtctl {}) failed with exit code {}",
                     i + 1,
                     args.join(" "),
                     s.code().map_or("(signal)".into(), |c| c.to_string())
-                );
+                ));
+                let exit = failed.report();
                 show_nodes(g, kubeconfig, "after the failed step").await;
-                return Exit::Unexpected;
+                return exit;
             }
             Err(e) => {
-                eprintln!("error: waiting for yurtctl: {e}");
-                return Exit::Unexpected;
+                return CommandError::Local(format!("waiting for yurtctl: {e}")).report();
             }
         }
     }

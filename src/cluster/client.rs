@@ -16,6 +16,81 @@ use tokio::time::Instant;
 
 use super::error::{ClusterError, error_chain};
 
+/// Why no client for the cluster could be made: the kubeconfig, the context, the server's
+/// address or its TLS.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(
+        "kubeconfig {} (from {origin}) does not exist; pass an existing file with --kubeconfig{}",
+        path.display(),
+        if *origin == "KUBECONFIG" { " or fix KUBECONFIG" } else { "" }
+    )]
+    KubeconfigNotFound { path: PathBuf, origin: &'static str },
+
+    #[error(
+        "cannot use kubeconfig {path}: {message}; fix the file or choose another with --kubeconfig"
+    )]
+    KubeconfigInvalid { path: String, message: String },
+
+    #[error(
+        "no kubeconfig found (tried {tried}) and not running inside a cluster; pass --kubeconfig or set KUBECONFIG"
+    )]
+    NoConfiguration { tried: String },
+
+    #[error("cannot use the in-cluster configuration: {message}")]
+    InCluster { message: String },
+
+    #[error(
+        "context \"{context}\" is not defined in {source_desc}; available contexts: {}; choose one with --context",
+        list_or_none(available)
+    )]
+    ContextNotFound {
+        context: String,
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "{source_desc} has no current-context; choose one of {} with --context",
+        list_or_none(available)
+    )]
+    NoCurrentContext {
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "context \"{context}\" refers to {what} \"{name}\", which is not defined in {source_desc}; fix the kubeconfig or choose another --context"
+    )]
+    DanglingReference {
+        context: String,
+        what: &'static str,
+        name: String,
+        source_desc: String,
+    },
+
+    #[error("cannot build a client for {server}: {message}")]
+    ClientSetup { server: String, message: String },
+
+    #[error(
+        "cannot reach the API server at {server}: {message}; check the server address in the kubeconfig and the network (VPN, proxy, firewall)"
+    )]
+    Unreachable { server: String, message: String },
+
+    #[error(
+        "TLS with the API server at {server} failed: {message}; check the server URL's scheme (https:// or http://) and port, and that certificate-authority(-data) in the kubeconfig is the cluster's CA"
+    )]
+    Tls { server: String, message: String },
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 /// The user agent every request carries: `yurtctl/<version>`.
 pub fn user_agent() -> String {
     format!("yurtctl/{}", env!("CARGO_PKG_VERSION"))
@@ -105,10 +180,10 @@ impl ConfigSource {
 
 /// Decides where the configuration comes from, by kubectl's precedence. Pure apart from
 /// checking which files exist.
-pub fn resolve_source(opts: &ClientOptions, env: &ConfigEnv) -> Result<ConfigSource, ClusterError> {
+pub fn resolve_source(opts: &ClientOptions, env: &ConfigEnv) -> Result<ConfigSource, ConnectError> {
     if let Some(p) = &opts.kubeconfig {
         if !p.is_file() {
-            return Err(ClusterError::KubeconfigNotFound {
+            return Err(ConnectError::KubeconfigNotFound {
                 path: p.clone(),
                 origin: "--kubeconfig",
             });
@@ -126,7 +201,7 @@ pub fn resolve_source(opts: &ClientOptions, env: &ConfigEnv) -> Result<ConfigSou
         }
         if let Some(first) = listed.first() {
             if listed.len() == 1 {
-                return Err(ClusterError::KubeconfigNotFound {
+                return Err(ConnectError::KubeconfigNotFound {
                     path: first.clone(),
                     origin: "KUBECONFIG",
                 });
@@ -147,7 +222,7 @@ pub fn resolve_source(opts: &ClientOptions, env: &ConfigEnv) -> Result<ConfigSou
     if env.in_cluster && opts.context.is_none() {
         return Ok(ConfigSource::InCluster);
     }
-    Err(ClusterError::NoConfiguration {
+    Err(ConnectError::NoConfiguration {
         tried: if tried.is_empty() {
             "nothing: neither KUBECONFIG nor HOME is set".into()
         } else {
@@ -156,8 +231,8 @@ pub fn resolve_source(opts: &ClientOptions, env: &ConfigEnv) -> Result<ConfigSou
     })
 }
 
-fn read_kubeconfig(path: &Path) -> Result<Kubeconfig, ClusterError> {
-    Kubeconfig::read_from(path).map_err(|e| ClusterError::KubeconfigInvalid {
+fn read_kubeconfig(path: &Path) -> Result<Kubeconfig, ConnectError> {
+    Kubeconfig::read_from(path).map_err(|e| ConnectError::KubeconfigInvalid {
         path: path.display().to_string(),
         message: kubeconfig_message(&e),
     })
@@ -175,7 +250,7 @@ fn kubeconfig_message(e: &kube::config::KubeconfigError) -> String {
 pub fn load_kubeconfig(
     source: &ConfigSource,
     context: Option<&str>,
-) -> Result<Kubeconfig, ClusterError> {
+) -> Result<Kubeconfig, ConnectError> {
     let kc = match source {
         ConfigSource::Flag(p) | ConfigSource::Home(p) => read_kubeconfig(p)?,
         ConfigSource::Env(ps) => {
@@ -184,7 +259,7 @@ pub fn load_kubeconfig(
                 let next = read_kubeconfig(p)?;
                 merged = merged
                     .merge(next)
-                    .map_err(|e| ClusterError::KubeconfigInvalid {
+                    .map_err(|e| ConnectError::KubeconfigInvalid {
                         path: p.display().to_string(),
                         message: format!("cannot merge it with the files before it: {e}"),
                     })?;
@@ -201,12 +276,12 @@ fn check_context(
     kc: &Kubeconfig,
     source: &ConfigSource,
     context: Option<&str>,
-) -> Result<(), ClusterError> {
+) -> Result<(), ConnectError> {
     let available: Vec<String> = kc.contexts.iter().map(|c| c.name.clone()).collect();
     let name = match context.or(kc.current_context.as_deref().filter(|c| !c.is_empty())) {
         Some(n) => n,
         None => {
-            return Err(ClusterError::NoCurrentContext {
+            return Err(ConnectError::NoCurrentContext {
                 source_desc: source.describe(),
                 available,
             });
@@ -218,14 +293,14 @@ fn check_context(
         .find(|c| c.name == name)
         .and_then(|c| c.context.as_ref())
     else {
-        return Err(ClusterError::ContextNotFound {
+        return Err(ConnectError::ContextNotFound {
             context: name.to_string(),
             source_desc: source.describe(),
             available,
         });
     };
     if !kc.clusters.iter().any(|c| c.name == ctx.cluster) {
-        return Err(ClusterError::DanglingReference {
+        return Err(ConnectError::DanglingReference {
             context: name.to_string(),
             what: "cluster",
             name: ctx.cluster.clone(),
@@ -236,7 +311,7 @@ fn check_context(
         && !user.is_empty()
         && !kc.auth_infos.iter().any(|u| &u.name == user)
     {
-        return Err(ClusterError::DanglingReference {
+        return Err(ConnectError::DanglingReference {
             context: name.to_string(),
             what: "user",
             name: user.clone(),
@@ -250,10 +325,10 @@ fn check_context(
 pub async fn build_config(
     opts: &ClientOptions,
     env: &ConfigEnv,
-) -> Result<(Config, ConfigSource), ClusterError> {
+) -> Result<(Config, ConfigSource), ConnectError> {
     let source = resolve_source(opts, env)?;
     let mut config = match &source {
-        ConfigSource::InCluster => Config::incluster().map_err(|e| ClusterError::InCluster {
+        ConfigSource::InCluster => Config::incluster().map_err(|e| ConnectError::InCluster {
             message: error_chain(&e),
         })?,
         _ => {
@@ -263,7 +338,7 @@ pub async fn build_config(
                 ..Default::default()
             };
             Config::from_custom_kubeconfig(kc, &ko).await.map_err(|e| {
-                ClusterError::KubeconfigInvalid {
+                ConnectError::KubeconfigInvalid {
                     path: source.describe(),
                     message: kubeconfig_message(&e),
                 }
@@ -272,7 +347,7 @@ pub async fn build_config(
     };
     config.connect_timeout = Some(opts.connect_timeout);
     // kube sends no User-Agent of its own; the header names us in audit logs and metrics.
-    let invalid = |what: &str| ClusterError::ClientSetup {
+    let invalid = |what: &str| ConnectError::ClientSetup {
         server: config.cluster_url.to_string(),
         message: format!("invalid {what}"),
     };
@@ -286,9 +361,9 @@ pub async fn build_config(
 }
 
 /// Builds a `Client` from a config (no network).
-pub fn client_from_config(config: Config) -> Result<Client, ClusterError> {
+pub fn client_from_config(config: Config) -> Result<Client, ConnectError> {
     let server = config.cluster_url.to_string();
-    Client::try_from(config).map_err(|e| ClusterError::ClientSetup {
+    Client::try_from(config).map_err(|e| ConnectError::ClientSetup {
         server,
         message: error_chain(&e),
     })
@@ -300,16 +375,11 @@ pub(crate) fn unreachable(server: &str, e: kube::Error) -> ClusterError {
         kube::Error::Api(_) => ClusterError::from_kube(format!("GET {server}/version"), e),
         other => {
             let message = error_chain(&other);
+            let server = server.to_string();
             if is_tls_failure(&message) {
-                ClusterError::Tls {
-                    server: server.to_string(),
-                    message,
-                }
+                ConnectError::Tls { server, message }.into()
             } else {
-                ClusterError::Unreachable {
-                    server: server.to_string(),
-                    message,
-                }
+                ConnectError::Unreachable { server, message }.into()
             }
         }
     }
@@ -412,7 +482,7 @@ pub async fn connect_with_env(
     let answer_timeout = FIRST_ANSWER_TIMEOUT.max(opts.connect_timeout);
     let version = tokio::time::timeout(answer_timeout, client.apiserver_version())
         .await
-        .map_err(|_| ClusterError::Unreachable {
+        .map_err(|_| ConnectError::Unreachable {
             server: server.clone(),
             message: format!(
                 "no answer to GET /version within {}s",

@@ -1,10 +1,7 @@
 //! Typed errors of the cluster layer. Each says what failed, on which object, and what to do.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
-
-use crate::exit::Exit;
 
 /// One field owned by another manager that an apply would have changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,65 +12,18 @@ pub struct FieldConflict {
     pub field: String,
 }
 
-/// Everything that can go wrong in `cluster/`.
+/// Everything that can go wrong in `cluster/` (kube-rs style): the connection's, the lock's and
+/// the journal's own errors apart, and the errors of any API request.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum ClusterError {
-    #[error(
-        "kubeconfig {} (from {origin}) does not exist; pass an existing file with --kubeconfig{}",
-        path.display(),
-        if *origin == "KUBECONFIG" { " or fix KUBECONFIG" } else { "" }
-    )]
-    KubeconfigNotFound { path: PathBuf, origin: &'static str },
+    #[error(transparent)]
+    Connect(#[from] super::client::ConnectError),
 
-    #[error(
-        "cannot use kubeconfig {path}: {message}; fix the file or choose another with --kubeconfig"
-    )]
-    KubeconfigInvalid { path: String, message: String },
+    #[error(transparent)]
+    Lock(#[from] super::lock::LockError),
 
-    #[error(
-        "no kubeconfig found (tried {tried}) and not running inside a cluster; pass --kubeconfig or set KUBECONFIG"
-    )]
-    NoConfiguration { tried: String },
-
-    #[error("cannot use the in-cluster configuration: {message}")]
-    InCluster { message: String },
-
-    #[error(
-        "context \"{context}\" is not defined in {source_desc}; available contexts: {}; choose one with --context",
-        list_or_none(available)
-    )]
-    ContextNotFound {
-        context: String,
-        source_desc: String,
-        available: Vec<String>,
-    },
-
-    #[error(
-        "{source_desc} has no current-context; choose one of {} with --context",
-        list_or_none(available)
-    )]
-    NoCurrentContext {
-        source_desc: String,
-        available: Vec<String>,
-    },
-
-    #[error(
-        "context \"{context}\" refers to {what} \"{name}\", which is not defined in {source_desc}; fix the kubeconfig or choose another --context"
-    )]
-    DanglingReference {
-        context: String,
-        what: &'static str,
-        name: String,
-        source_desc: String,
-    },
-
-    #[error("cannot build a client for {server}: {message}")]
-    ClientSetup { server: String, message: String },
-
-    #[error(
-        "cannot reach the API server at {server}: {message}; check the server address in the kubeconfig and the network (VPN, proxy, firewall)"
-    )]
-    Unreachable { server: String, message: String },
+    #[error(transparent)]
+    Journal(#[from] super::journal::JournalError),
 
     #[error(
         "{action} failed: the API server rejected the kubeconfig's credentials (401 Unauthorized: {message}); refresh the token or client certificate in the kubeconfig (or log in again) and re-run"
@@ -90,11 +40,6 @@ pub enum ClusterError {
         resource: String,
         message: String,
     },
-
-    #[error(
-        "TLS with the API server at {server} failed: {message}; check the server URL's scheme (https:// or http://) and port, and that certificate-authority(-data) in the kubeconfig is the cluster's CA"
-    )]
-    Tls { server: String, message: String },
 
     #[error("{action} failed: {code} {reason}: {message}{}", hint_for(*code))]
     Api {
@@ -124,58 +69,11 @@ pub enum ClusterError {
     #[error("invalid object {object}: {message}")]
     InvalidObject { object: String, message: String },
 
-    #[error(
-        "the lock (Lease {lease}) is held by {run} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
-        expiry(*expires_in)
-    )]
-    LockHeld {
-        /// `namespace/name` of the Lease.
-        lease: String,
-        holder: String,
-        /// The holder as messages name it: command, identity and since when.
-        run: String,
-        /// The holder's last renewal, RFC 3339.
-        renew_time: Option<String>,
-        /// Time until the lease expires without renewal (zero if it has expired).
-        expires_in: Duration,
-    },
-
-    #[error(
-        "the lock (Lease {lease}) was taken over by {holder} while this run held it; stop and check what that run did before continuing"
-    )]
-    LockLost { lease: String, holder: String },
-
-    #[error(
-        "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"
-    )]
-    JournalConflict { attempts: u32 },
-
-    #[error(
-        "the journal ConfigMap kube-system/yurtctl-state is unreadable: {message}; inspect it with `kubectl -n kube-system get configmap yurtctl-state -o yaml`, or delete it to start over"
-    )]
-    JournalCorrupt { message: String },
-
     #[error("watching {what} failed: {message}")]
     Watch { what: String, message: String },
 
     #[error("timed out after {}s waiting for {what}", after.as_secs_f64())]
     Timeout { what: String, after: Duration },
-}
-
-fn list_or_none(v: &[String]) -> String {
-    if v.is_empty() {
-        "(none)".into()
-    } else {
-        v.join(", ")
-    }
-}
-
-fn expiry(d: Duration) -> String {
-    if d.is_zero() {
-        "its lease has expired and can be taken over".into()
-    } else {
-        format!("expires in {}s unless renewed", d.as_secs().max(1))
-    }
 }
 
 fn hint_for(code: u16) -> &'static str {
@@ -200,30 +98,6 @@ impl fmt::Display for Conflicts<'_> {
 }
 
 impl ClusterError {
-    /// The exit code this error means at the edge (design §6).
-    pub fn exit(&self) -> Exit {
-        use ClusterError as E;
-        match self {
-            E::LockHeld { .. } => Exit::Locked,
-            E::Timeout { .. } => Exit::Timeout,
-            E::KubeconfigNotFound { .. }
-            | E::KubeconfigInvalid { .. }
-            | E::NoConfiguration { .. }
-            | E::InCluster { .. }
-            | E::ContextNotFound { .. }
-            | E::NoCurrentContext { .. }
-            | E::DanglingReference { .. }
-            | E::ClientSetup { .. }
-            | E::Unreachable { .. }
-            | E::Tls { .. }
-            // Permissions are checked up front (SelfSubjectAccessReview) and credentials at
-            // connect, so these stop a run at a read, before anything changed.
-            | E::Unauthorized { .. }
-            | E::Forbidden { .. } => Exit::Preflight,
-            _ => Exit::Unexpected,
-        }
-    }
-
     /// The HTTP status of an API error, if this is one.
     pub fn status_code(&self) -> Option<u16> {
         match self {

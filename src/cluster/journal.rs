@@ -18,6 +18,21 @@ use super::{Cluster, LABEL_MANAGED_BY, MANAGED_BY, SYSTEM_NAMESPACE, now};
 
 pub const JOURNAL_NAME: &str = "yurtctl-state";
 pub const JOURNAL_KEY: &str = "state.json";
+
+/// The journal's own failures; its API requests fail as [`ClusterError`].
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error(
+        "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"
+    )]
+    Conflict { attempts: u32 },
+
+    #[error(
+        "the journal ConfigMap kube-system/yurtctl-state is unreadable: {message}; inspect it with `kubectl -n kube-system get configmap yurtctl-state -o yaml`, or delete it to start over"
+    )]
+    Corrupt { message: String },
+}
+
 /// Schema version of `state.json`; bumped only with a migration.
 pub const JOURNAL_VERSION: u32 = 1;
 
@@ -193,19 +208,20 @@ fn decode(cm: &ConfigMap) -> Result<Journal, ClusterError> {
         .data
         .as_ref()
         .and_then(|d| d.get(JOURNAL_KEY))
-        .ok_or_else(|| ClusterError::JournalCorrupt {
+        .ok_or_else(|| JournalError::Corrupt {
             message: format!("it has no data key {JOURNAL_KEY}"),
         })?;
-    let mut j: Journal = serde_json::from_str(raw).map_err(|e| ClusterError::JournalCorrupt {
+    let mut j: Journal = serde_json::from_str(raw).map_err(|e| JournalError::Corrupt {
         message: format!("{JOURNAL_KEY} is not a valid journal: {e}"),
     })?;
     if j.version > JOURNAL_VERSION {
-        return Err(ClusterError::JournalCorrupt {
+        return Err(JournalError::Corrupt {
             message: format!(
                 "it was written by a newer yurtctl (journal version {}, this one knows {JOURNAL_VERSION}); upgrade yurtctl",
                 j.version
             ),
-        });
+        }
+        .into());
     }
     j.resource_version = cm.metadata.resource_version.clone();
     Ok(j)
@@ -239,7 +255,7 @@ impl JournalStore {
     }
 
     fn config_map(&self, j: &Journal) -> Result<ConfigMap, ClusterError> {
-        let json = serde_json::to_string_pretty(j).map_err(|e| ClusterError::JournalCorrupt {
+        let json = serde_json::to_string_pretty(j).map_err(|e| JournalError::Corrupt {
             message: format!("cannot encode it: {e}"),
         })?;
         Ok(ConfigMap {
@@ -291,7 +307,7 @@ impl JournalStore {
                 Err(e) => return Err(ClusterError::from_kube(format!("save {}", self.what()), e)),
             }
         }
-        Err(ClusterError::JournalConflict { attempts: ATTEMPTS })
+        Err(JournalError::Conflict { attempts: ATTEMPTS }.into())
     }
 
     /// The update a save would send, with `dryRun=All`; `None` when there is no journal to

@@ -21,6 +21,39 @@ use crate::naming::ANNOTATION_LOCK_COMMAND;
 
 pub const LOCK_NAME: &str = "yurtctl-lock";
 
+/// The run lock's own failures; its API requests fail as [`ClusterError`].
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "the lock (Lease {lease}) is held by {run} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
+        expiry(*expires_in)
+    )]
+    Held {
+        /// `namespace/name` of the Lease.
+        lease: String,
+        holder: String,
+        /// The holder as messages name it: command, identity and since when.
+        run: String,
+        /// The holder's last renewal, RFC 3339.
+        renew_time: Option<String>,
+        /// Time until the lease expires without renewal (zero if it has expired).
+        expires_in: Duration,
+    },
+
+    #[error(
+        "the lock (Lease {lease}) was taken over by {holder} while this run held it; stop and check what that run did before continuing"
+    )]
+    Lost { lease: String, holder: String },
+}
+
+fn expiry(d: Duration) -> String {
+    if d.is_zero() {
+        "its lease has expired and can be taken over".into()
+    } else {
+        format!("expires in {}s unless renewed", d.as_secs().max(1))
+    }
+}
+
 /// How the lock is taken.
 #[derive(Clone, Debug)]
 pub struct LockOptions {
@@ -165,13 +198,14 @@ impl LockHolder {
 
     /// The error a run gets when it finds the lock held by this holder.
     pub fn held_error(&self, lease: String) -> ClusterError {
-        ClusterError::LockHeld {
+        LockError::Held {
             lease,
             holder: self.identity.clone(),
             run: self.describe(),
             renew_time: self.renew_time.map(|t| t.to_string()),
             expires_in: self.expires_in(now()),
         }
+        .into()
     }
 }
 
@@ -405,9 +439,12 @@ impl LockGuard {
     /// Resolves when the lock is lost (for `select!` in the executor).
     pub async fn wait_lost(&mut self) -> ClusterError {
         match self.lost.wait_for(|l| l.is_some()).await {
-            Ok(l) => l.clone().unwrap_or(ClusterError::LockLost {
-                lease: self.shared.opts.lease(),
-                holder: String::new(),
+            Ok(l) => l.clone().unwrap_or_else(|| {
+                LockError::Lost {
+                    lease: self.shared.opts.lease(),
+                    holder: String::new(),
+                }
+                .into()
             }),
             Err(_) => std::future::pending().await,
         }
@@ -498,14 +535,15 @@ async fn renew_once(shared: &Shared) -> Result<(), ClusterError> {
                     *held = l;
                     Ok(())
                 }
-                other => Err(ClusterError::LockLost {
+                other => Err(LockError::Lost {
                     lease: shared.opts.lease(),
                     holder: other
                         .as_ref()
                         .and_then(LockHolder::from_lease)
                         .map(|h| h.identity)
                         .unwrap_or_else(|| "nobody (the Lease was deleted)".into()),
-                }),
+                }
+                .into()),
             }
         }
         Err(e) => Err(ClusterError::from_kube(format!("renew {what}"), e)),
@@ -519,7 +557,7 @@ async fn renew_loop(shared: Arc<Shared>, lost: watch::Sender<Option<ClusterError
         tick.tick().await;
         match renew_once(&shared).await {
             Ok(()) => {}
-            Err(e @ ClusterError::LockLost { .. }) => {
+            Err(e @ ClusterError::Lock(LockError::Lost { .. })) => {
                 lost.send_replace(Some(e));
                 return;
             }

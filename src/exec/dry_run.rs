@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cluster::jobs::NodeJob;
 use crate::cluster::{Cluster, ClusterError};
-use crate::exit::Exit;
+use crate::naming::ResultHeader;
 
 pub const ACCEPTED: &str = "accepted";
 pub const REFUSED: &str = "refused";
@@ -120,6 +120,38 @@ pub fn deleted(
     }
 }
 
+/// The `--dry-run -o json|yaml` document of every command: the plan (`kind: Plan`), for convert
+/// the objects it would apply, and under `=server` the server's answers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanDocument<'a, P> {
+    /// Absent when the plan carries its own (staticpod's rollout plan).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub header: Option<ResultHeader>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<&'static str>,
+    #[serde(flatten)]
+    pub plan: &'a P,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects: Option<Vec<serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_dry_run: Option<&'a [Write]>,
+}
+
+impl<'a, P> PlanDocument<'a, P> {
+    /// The document of a plan without a header of its own; `command` when the plan's fields
+    /// do not say which command it is.
+    pub fn of(plan: &'a P, command: Option<&'static str>) -> Self {
+        PlanDocument {
+            header: Some(ResultHeader::of("Plan")),
+            command,
+            plan,
+            objects: None,
+            server_dry_run: None,
+        }
+    }
+}
+
 /// The plain-text line after the plan.
 pub fn summary_line(writes: &[Write]) -> String {
     format!(
@@ -127,19 +159,6 @@ pub fn summary_line(writes: &[Write]) -> String {
         writes.iter().filter(|w| !w.refused()).count(),
         writes.len()
     )
-}
-
-/// Prints one error line per refused write (`prefix` is e.g. `[preflight] `); exit 3 if any.
-pub fn report_refusals(writes: &[Write], prefix: &str) -> Exit {
-    let mut exit = Exit::Ok;
-    for w in writes.iter().filter(|w| w.refused()) {
-        eprintln!(
-            "error: {prefix}the API server would refuse {}",
-            w.describe()
-        );
-        exit = Exit::Preflight;
-    }
-    exit
 }
 
 #[cfg(test)]

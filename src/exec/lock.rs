@@ -46,14 +46,6 @@ pub enum TakeError {
     Acquire(ClusterError),
 }
 
-impl TakeError {
-    pub fn exit(&self) -> crate::exit::Exit {
-        match self {
-            TakeError::ForceUnlock(e) | TakeError::Acquire(e) => e.exit(),
-        }
-    }
-}
-
 /// Takes the lock `opts` names for a run reported under `phase`; with `force_unlock`, first
 /// deletes it whoever holds it (and says whose it was).
 pub async fn take(
@@ -87,14 +79,13 @@ pub async fn take(
 /// is read: what a run decides ("already converted", "nothing to revert", the nodes left) is
 /// then read from a cluster no other run is changing, and a held lock is exit 6 before any
 /// write, whatever the journal says. Not `wanted` (a dry run, `--skip-phases lock`): no lock.
-/// A failure is printed as `error: [lock] …`.
 pub async fn take_for_run(
     cluster: &Cluster,
     wanted: bool,
     force_unlock: bool,
     rep: &dyn Reporter,
     command: &str,
-) -> Result<Option<Held>, Exit> {
+) -> Result<Option<Held>, TakeError> {
     if !wanted {
         return Ok(None);
     }
@@ -103,16 +94,9 @@ pub async fn take_for_run(
         ..Default::default()
     };
     rep.event(Event::PhaseStarted(LOCK_PHASE));
-    match take(cluster, opts, force_unlock, rep, LOCK_PHASE).await {
-        Ok(held) => {
-            rep.event(Event::PhaseDone(LOCK_PHASE));
-            Ok(Some(held))
-        }
-        Err(e) => {
-            eprintln!("error: [{LOCK_PHASE}] {e}");
-            Err(e.exit())
-        }
-    }
+    let held = take(cluster, opts, force_unlock, rep, LOCK_PHASE).await?;
+    rep.event(Event::PhaseDone(LOCK_PHASE));
+    Ok(Some(held))
 }
 
 /// Runs `work` (a command's part under its lock) so that a Ctrl-C before its phase runner

@@ -105,36 +105,6 @@ pub enum Ended {
     LockLost(ClusterError),
 }
 
-impl Ended {
-    /// The result message and exit code of a run that did not complete (`command` names what
-    /// to re-run); `None` for a completed one, whose results say how it went.
-    pub fn failure(&self, command: &str) -> Option<(String, Exit)> {
-        Some(match self {
-            Ended::Completed => return None,
-            Ended::Stopped {
-                phase,
-                stop: Stop::Cluster(e),
-            } => (format!("[{phase}] {e}"), e.exit()),
-            Ended::Stopped {
-                stop: Stop::Halt { exit, message },
-                ..
-            } => (message.clone(), *exit),
-            Ended::Interrupted {
-                phase,
-                changed: false,
-            } => (
-                format!("interrupted during {phase}; nothing was changed"),
-                Exit::Interrupted,
-            ),
-            Ended::Interrupted { changed: true, .. } => (
-                format!("interrupted; progress is journaled: re-run {command} to resume"),
-                Exit::Interrupted,
-            ),
-            Ended::LockLost(e) => (format!("stopped: {e}"), e.exit()),
-        })
-    }
-}
-
 /// Runs `table` in order on `ctx`.
 pub async fn run<C: RunContext>(table: &[PhaseDef<C>], ctx: &mut C) -> Ended {
     let _handled = crate::output::terminal::handles_interrupt();
@@ -352,16 +322,6 @@ mod tests {
             Ended::Stopped { phase, .. } => assert_eq!(phase, "b"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(
-            Ended::Interrupted {
-                phase: "a",
-                changed: false
-            }
-            .failure("convert")
-            .unwrap()
-            .0,
-            "interrupted during a; nothing was changed"
-        );
         table[1].run = |_| Box::pin(async { Ok(Flow::Finish) });
         let mut t = toy(&[]);
         assert!(matches!(block(run(&table, &mut t)), Ended::Completed));

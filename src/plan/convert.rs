@@ -113,6 +113,7 @@ pub fn plan_convert(
     profile: &Profile,
 ) -> Result<Plan, PlanError> {
     check_options(opts, profile)?;
+    let settings = ConvertSettings::resolve(opts, profile);
 
     let mut findings = Vec::new();
     match server_minor(snap) {
@@ -167,7 +168,7 @@ pub fn plan_convert(
             ));
         }
     }
-    if opts.disables_nodelifecycle(profile)
+    if settings.disable_nodelifecycle
         && !opts.skip_phases.contains(KCM)
         && !snap.nodes.iter().any(|n| n.kcm_static_pod)
     {
@@ -246,7 +247,7 @@ pub fn plan_convert(
             .and_then(|j| j.phase(node, KCM))
             .is_some_and(|s| s.state == PhaseState::Done)
     };
-    let kcm_nodes: Vec<String> = if opts.disables_nodelifecycle(profile) {
+    let kcm_nodes: Vec<String> = if settings.disable_nodelifecycle {
         snap.nodes
             .iter()
             .filter(|n| n.kcm_static_pod && n.ready && !kcm_done(&n.name))
@@ -271,6 +272,7 @@ pub fn plan_convert(
         kcm_nodes,
         warnings,
         phases,
+        settings,
     })
 }
 

@@ -6,7 +6,7 @@ use super::*;
 /// CamelCase names matched case-insensitively, `all` only alone (kubernetes/kubernetes
 /// cmd/kubeadm/app/apis/kubeadm/validation/validation.go `ValidateIgnorePreflightErrors`,
 /// current source). Unlike kubeadm, a name we do not know is refused rather than ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Check {
     /// The server's Kubernetes minor is outside the profile's supported range.
     KubernetesVersion,

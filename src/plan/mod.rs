@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
@@ -184,6 +184,9 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Finding>,
     pub phases: Vec<Phase>,
+    /// What the options and the profile resolve to (not part of the printed plan).
+    #[serde(skip)]
+    pub settings: ConvertSettings,
 }
 
 impl Plan {

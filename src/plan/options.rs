@@ -3,9 +3,10 @@
 
 use super::*;
 
-/// What the user asked for, validated at the CLI edge.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What the user asked for, validated at the CLI edge. The journal records it (its `options`),
+/// so it reads back what it wrote; a key missing from an older journal takes its default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ConvertOptions {
     /// Leave the nodes' containers running as they are after the kubelet's redirect.
     pub skip_workload_restart: bool,
@@ -15,7 +16,7 @@ pub struct ConvertOptions {
     pub profile: String,
     pub servant_image: Option<String>,
     pub concurrency: usize,
-    #[serde(serialize_with = "ser_duration")]
+    #[serde(serialize_with = "ser_duration", deserialize_with = "de_duration")]
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,
     /// Edge nodes that get the autonomy annotation; empty: every edge node.
@@ -33,7 +34,7 @@ pub struct ConvertOptions {
     /// Optional components (`deploy-yurttunnel`, `enable-app-manager`).
     pub features: BTreeSet<String>,
     /// Lifetime of the bootstrap token convert creates.
-    #[serde(serialize_with = "ser_duration")]
+    #[serde(serialize_with = "ser_duration", deserialize_with = "de_duration")]
     pub token_ttl: Duration,
     /// Take over fields other managers own (server-side apply `force`).
     pub force_conflicts: bool,
@@ -52,7 +53,7 @@ pub struct ConvertOptions {
 }
 
 /// The kind of cluster (`--provider`); nodes tell which one it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     Kubeadm,
@@ -90,11 +91,23 @@ impl Provider {
     }
 }
 
-impl ConvertOptions {
-    /// The profile's images with `--openyurt-version`, `--image` and `--servant-image` applied.
-    pub fn images(&self, profile: &Profile) -> BTreeMap<String, String> {
+/// Convert's settings, resolved once from its options and the profile (ripgrep's low-level to
+/// high-level arguments): every phase reads them from the plan instead of deriving them again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertSettings {
+    /// Every image by the profile's keys, with `--openyurt-version`, `--image` and
+    /// `--servant-image` applied.
+    pub images: BTreeMap<String, String>,
+    /// The image every node Job of this run runs (`images["servant"]`).
+    pub servant_image: String,
+    /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
+    pub disable_nodelifecycle: bool,
+}
+
+impl ConvertSettings {
+    pub fn resolve(opts: &ConvertOptions, profile: &Profile) -> ConvertSettings {
         let mut images = profile.images.clone();
-        if let Some(v) = &self.openyurt_version {
+        if let Some(v) = &opts.openyurt_version {
             let old = format!(":{}", profile.openyurt_version);
             for image in images.values_mut() {
                 if let Some(repo) = image.strip_suffix(&old) {
@@ -102,22 +115,59 @@ impl ConvertOptions {
                 }
             }
         }
-        images.extend(self.images.clone());
-        if let Some(s) = &self.servant_image {
+        images.extend(opts.images.clone());
+        if let Some(s) = &opts.servant_image {
             images.insert("servant".into(), s.clone());
         }
-        images
+        ConvertSettings {
+            servant_image: images.get("servant").cloned().unwrap_or_default(),
+            images,
+            disable_nodelifecycle: opts
+                .disable_nodelifecycle
+                .unwrap_or(profile.disable_node_lifecycle),
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// The journal's record of a run with these options: the options as given, except that
+    /// `servantImage` is the image the run used (revert runs the same servant).
+    pub fn journal_record(
+        &self,
+        settings: &ConvertSettings,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let recorded = ConvertOptions {
+            servant_image: Some(settings.servant_image.clone()),
+            ..self.clone()
+        };
+        match serde_json::to_value(recorded) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        }
     }
 
-    /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
-    pub fn disables_nodelifecycle(&self, profile: &Profile) -> bool {
-        self.disable_nodelifecycle
-            .unwrap_or(profile.disable_node_lifecycle)
+    /// The options a journal recorded (see [`ConvertOptions::journal_record`]); `None` when
+    /// they are not ones this yurtctl can read.
+    pub fn from_journal(
+        record: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<ConvertOptions> {
+        serde_json::from_value(serde_json::Value::Object(record.clone())).ok()
     }
 }
 
 pub(super) fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{}s", d.as_secs()))
+}
+
+/// The inverse of [`ser_duration`]: whole seconds with an `s`.
+fn de_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let text = String::deserialize(d)?;
+    text.strip_suffix('s')
+        .and_then(|n| n.parse().ok())
+        .map(Duration::from_secs)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("{text:?} is not a number of seconds like \"600s\""))
+        })
 }
 
 /// Every check the options and the profile alone decide (usage errors, exit 2): run before

@@ -505,10 +505,16 @@ fn option_errors_name_what_is_wrong() {
         .insert("yurt-tunnel-agent".into(), "x/agent:1".into());
     o.openyurt_version = Some("v0.6.0".into());
     assert!(plan_convert(&legacy_snap(), &o, &legacy).is_ok());
-    assert_eq!(o.images(&legacy)["yurthub"], "openyurt/yurthub:v0.6.0");
-    assert_eq!(o.images(&legacy)["yurt-tunnel-agent"], "x/agent:1");
     assert_eq!(
-        o.images(&legacy)["yurt-app-manager"],
+        ConvertSettings::resolve(&o, &legacy).images["yurthub"],
+        "openyurt/yurthub:v0.6.0"
+    );
+    assert_eq!(
+        ConvertSettings::resolve(&o, &legacy).images["yurt-tunnel-agent"],
+        "x/agent:1"
+    );
+    assert_eq!(
+        ConvertSettings::resolve(&o, &legacy).images["yurt-app-manager"],
         "openyurt/yurt-app-manager:v0.4.0"
     );
 }
@@ -521,4 +527,43 @@ fn job_steps<'a>(p: &'a Plan, id: &str) -> Vec<&'a Step> {
         .iter()
         .filter(|s| s.action == "job")
         .collect()
+}
+
+#[test]
+fn the_journal_records_the_servant_image_the_run_used_and_reads_its_options_back() {
+    let profile = profile();
+    let mut o = opts();
+    o.skip_phases.insert(KCM.into());
+    o.ignore_preflight_errors.insert(Check::Provider);
+    o.provider = Some(Provider::Kind);
+    o.job_timeout = Duration::from_secs(321);
+    o.images.insert("yurthub".into(), "x/hub:1".into());
+    let settings = ConvertSettings::resolve(&o, &profile);
+    let record = o.journal_record(&settings);
+    // the keys are the journal's contract
+    assert_eq!(record["jobTimeout"], "321s");
+    assert_eq!(record["provider"], "kind");
+    assert_eq!(record["ignorePreflightErrors"][0], "Provider");
+    // without --servant-image the profile's servant, which revert then runs too
+    assert_eq!(record["servantImage"], profile.images["servant"].as_str());
+    let back = ConvertOptions::from_journal(&record).expect("readable");
+    assert_eq!(
+        back,
+        ConvertOptions {
+            servant_image: Some(settings.servant_image.clone()),
+            ..o.clone()
+        }
+    );
+    // a journal written before the record was typed: the keys it lacks take their defaults,
+    // and a servant image it did not record is None (revert falls back to the profile's)
+    let older: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
+        r#"{"profile": "openyurt-v1.6", "servantImage": null, "concurrency": 5}"#,
+    )
+    .unwrap();
+    let back = ConvertOptions::from_journal(&older).expect("readable");
+    assert_eq!((back.servant_image, back.concurrency), (None, 5));
+    // a record this yurtctl cannot read is not guessed at
+    let bad: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(r#"{"jobTimeout": "ten minutes"}"#).unwrap();
+    assert_eq!(ConvertOptions::from_journal(&bad), None);
 }

@@ -82,8 +82,8 @@ fn render_objects(
     let token = format!("{token_id}.{}", token_secret.expose());
     let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
     let mut ctx = RenderContext::new(profile, server, ca, token_ref, token_secret);
-    ctx.images = opts.images(profile);
-    ctx.servant_image = ctx.images["servant"].clone();
+    ctx.images = plan.settings.images.clone();
+    ctx.servant_image = plan.settings.servant_image.clone();
     ctx.features = opts.features.clone();
     for n in &plan.nodes {
         match n.role {

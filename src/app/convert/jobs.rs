@@ -22,7 +22,7 @@ const HUB_CONFIG_MOUNT: &str = "/etc/yurtctl/yurthub";
 const HUB_BINARY_MOUNT: &str = "/opt/yurtctl/yurthub";
 
 /// The `preflight/nodes` Jobs: one per node a node phase of this run converts.
-pub fn preflight_jobs(plan: &Plan, servant_image: &str, job_timeout: Duration) -> Vec<NodeJob> {
+pub fn preflight_jobs(plan: &Plan, job_timeout: Duration) -> Vec<NodeJob> {
     if !plan.runs(plan::PREFLIGHT_NODES) {
         return Vec::new();
     }
@@ -33,7 +33,7 @@ pub fn preflight_jobs(plan: &Plan, servant_image: &str, job_timeout: Duration) -
             servant_job(
                 plan::PREFLIGHT_ACTION,
                 &n.name,
-                servant_image,
+                &plan.settings.servant_image,
                 "preflight",
                 &[],
                 job_timeout,

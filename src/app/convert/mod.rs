@@ -10,17 +10,16 @@ mod phases;
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_structured, refuse, reporter, run_under_lock,
-    save_journal, snapshot_to_decide, stopped,
+    block_on, confirm, connect_from, fail, print_dry_run, print_structured, refuse, reporter,
+    run_under_lock, save_journal, snapshot_to_decide, stopped,
 };
+use crate::app::error::CommandError;
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
 use crate::cluster::access::{self, Access};
 use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
-use crate::exec::dry_run;
+use crate::exec::dry_run::PlanDocument;
 use crate::exec::phases::{self as runner, Ended};
 use crate::exit::Exit;
 use crate::output::{ConvertResult, NodeOutcome, NodeResult, Reporter};
@@ -33,8 +32,7 @@ use phases::ConvertRun;
 /// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.
 pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
     if let Err(m) = cmd.validate() {
-        eprintln!("error: {m}");
-        return Exit::Usage;
+        return CommandError::Usage(m).report();
     }
     let reporter = reporter(g);
     block_on(convert(g, cmd, reporter.as_ref()))
@@ -44,14 +42,10 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     let opts = cmd.options();
     let profile = match Profile::load(&opts.profile) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
+        Err(e) => return CommandError::from(e).report(),
     };
     if let Err(e) = plan::check_options(&opts, &profile) {
-        eprintln!("error: {e}");
-        return Exit::Usage;
+        return CommandError::from(e).report();
     }
     let cluster = match connect_from(g).await {
         Ok(c) => c,
@@ -90,7 +84,6 @@ async fn decide_and_run(
         plan: &plan,
         profile,
         opts,
-        servant_image: opts.images(profile)["servant"].clone(),
         rep,
         journal: journal_for(snap.journal, &plan, opts),
         store: JournalStore::new(cluster),
@@ -101,32 +94,26 @@ async fn decide_and_run(
 
     if g.dry_run.enabled() {
         let structured = matches!(g.output, Some(OutputFormat::Json | OutputFormat::Yaml));
-        let mut obj = plan_object(&plan);
+        let mut doc = PlanDocument::of(&plan, None);
         if structured && plan.runs(plan::COMPONENTS) && !plan.nothing_to_do() {
             match components::dry_run_objects(cluster, &plan, profile, opts).await {
-                Ok(objects) => obj["objects"] = Value::Array(objects),
+                Ok(objects) => doc.objects = Some(objects),
                 Err(e) => return fail(&e),
             }
         }
-        let mut writes = Vec::new();
-        let server = g.dry_run == DryRun::Server && !plan.nothing_to_do();
-        if server {
-            match runner::dry_run(&phases::table(), &run).await {
-                Ok(w) => writes = w,
+        let mut writes;
+        if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+            writes = match runner::dry_run(&phases::table(), &run).await {
+                Ok(w) => w,
                 Err(e) => return fail(&e),
-            }
+            };
             if plan.runs(plan::LOCK) {
                 writes.push(crate::exec::lock::release_write(cluster).await);
             }
-            obj["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
+            doc.server_dry_run = Some(&writes);
         }
-        if !print_structured(g, &obj) {
-            print!("{}", plan::render_text(&plan));
-            if server {
-                println!("{}", dry_run::summary_line(&writes));
-            }
-        }
-        return dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
+        let refused_in = format!("[{}] ", plan::PREFLIGHT);
+        return print_dry_run(g, &doc, &plan::render_text(&plan), &refused_in);
     }
 
     if plan.nothing_to_do() {
@@ -157,8 +144,7 @@ async fn decide_and_run(
                     .into_iter()
                     .map(|m| plan::Finding::new(plan::Check::Permissions, m))
                     .collect();
-                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
-                return Exit::Preflight;
+                return refuse(&PlanError::Preflight(f));
             }
             Err(e) => return fail(&e),
         }
@@ -200,18 +186,8 @@ fn journal_for(journal: Option<Journal>, plan: &Plan, opts: &plan::ConvertOption
     let mut journal = journal.unwrap_or_else(|| Journal::new("convert", &plan.profile));
     journal.command = "convert".into();
     journal.profile = plan.profile.clone();
-    if let Ok(Value::Object(o)) = serde_json::to_value(opts) {
-        journal.options = o;
-    }
+    journal.options = opts.journal_record(&plan.settings);
     journal
-}
-
-fn plan_object(plan: &Plan) -> Value {
-    let mut v = json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan"});
-    if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(plan)) {
-        m.extend(p);
-    }
-    v
 }
 
 fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use super::components;
 use super::jobs::{kcm_job, node_job, preflight_jobs};
 use super::{not_started, skipped_result};
+use crate::app::error::CommandError;
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
@@ -28,7 +29,6 @@ pub(super) struct ConvertRun<'a> {
     pub plan: &'a Plan,
     pub profile: &'a Profile,
     pub opts: &'a plan::ConvertOptions,
-    pub servant_image: String,
     pub rep: &'a dyn Reporter,
     pub journal: Journal,
     pub store: JournalStore,
@@ -79,12 +79,10 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::PREFLIGHT_NODES,
             changes: false,
-            work: |c| {
-                Work::when(!preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout).is_empty())
-            },
+            work: |c| Work::when(!preflight_jobs(c.plan, c.opts.job_timeout).is_empty()),
             run: node_preflight,
             dry_run: |c| {
-                let jobs = preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout);
+                let jobs = preflight_jobs(c.plan, c.opts.job_timeout);
                 dry_run::create_jobs(c.cluster, jobs, c.opts.job_timeout)
             },
         },
@@ -147,7 +145,7 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
 fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
         let phase = plan::PREFLIGHT_NODES;
-        let specs = preflight_jobs(c.plan, &c.servant_image, c.opts.job_timeout);
+        let specs = preflight_jobs(c.plan, c.opts.job_timeout);
         let outcomes = run_reported(
             c.cluster,
             phase,
@@ -186,7 +184,7 @@ fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
                 .join(", ")
         );
         for n in &failed {
-            eprintln!("error: [{phase}] node {}: {}", n.name, n.message);
+            CommandError::Refused(format!("[{phase}] node {}: {}", n.name, n.message)).print();
         }
         c.results = not_started(c.plan, failed, phase);
         Err(Stop::Halt {
@@ -294,7 +292,7 @@ fn kcm_jobs(c: &ConvertRun<'_>) -> Vec<NodeJob> {
     c.plan
         .kcm_nodes
         .iter()
-        .map(|n| kcm_job(n, &c.servant_image, c.opts.job_timeout))
+        .map(|n| kcm_job(n, &c.plan.settings.servant_image, c.opts.job_timeout))
         .collect()
 }
 
@@ -302,7 +300,7 @@ fn kcm_jobs(c: &ConvertRun<'_>) -> Vec<NodeJob> {
 fn kcm_work(c: &ConvertRun<'_>) -> Work {
     if !c.plan.kcm_nodes.is_empty() {
         Work::Some
-    } else if c.opts.disables_nodelifecycle(c.profile) {
+    } else if c.plan.settings.disable_nodelifecycle {
         Work::Note("kube-controller-manager already has nodelifecycle disabled".into())
     } else {
         Work::Note(format!(
@@ -332,14 +330,13 @@ fn kcm<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 }
 
 fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
-    let images = c.opts.images(c.profile);
     c.plan
         .to_convert(role)
         .map(|n| {
             node_job(
                 n,
-                &c.servant_image,
-                &images,
+                &c.plan.settings.servant_image,
+                &c.plan.settings.images,
                 c.profile,
                 c.opts.job_timeout,
                 plan::restarts_workloads(c.opts, n.role),

@@ -106,27 +106,6 @@ pub enum NodeServantError {
     Verify(String),
 }
 
-impl NodeServantError {
-    pub fn exit(&self) -> Exit {
-        use crate::app::node::HostCommandError;
-        use NodeServantError as E;
-        match self {
-            E::Output { .. } => Exit::Usage,
-            E::Plan(_)
-            | E::Input { .. }
-            | E::NotRoot { .. }
-            | E::OwnPidNamespace { .. }
-            | E::PreflightFailed { .. } => Exit::Preflight,
-            E::HubTimeout { .. }
-            | E::Host {
-                source: HostCommandError::Timeout { .. },
-                ..
-            } => Exit::Timeout,
-            E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
-        }
-    }
-}
-
 type Result<T, E = NodeServantError> = std::result::Result<T, E>;
 
 #[derive(Debug, Serialize)]
@@ -226,7 +205,7 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
                 format: format!("{other:?}").to_lowercase(),
             };
             tracing::error!("{e}");
-            return e.exit();
+            return crate::app::error::servant_exit(&e);
         }
     };
     tracing::debug!("node-servant {name} on host root {}", r.host_root);
@@ -269,7 +248,7 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
             Exit::Ok
         }
         Err(e) => {
-            let exit = e.exit();
+            let exit = crate::app::error::servant_exit(e);
             tracing::error!("{e}");
             r.message = e.to_string();
             r.error = Some(ErrorBody {

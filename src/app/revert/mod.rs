@@ -8,19 +8,18 @@
 mod components;
 mod phases;
 
-use serde_json::{Value, json};
-
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_structured, refuse, reporter, run_under_lock,
-    save_journal, snapshot_to_decide, stopped,
+    block_on, confirm, connect_from, fail, print_dry_run, print_structured, refuse, reporter,
+    run_under_lock, save_journal, snapshot_to_decide, stopped,
 };
+use crate::app::error::CommandError;
 use crate::cli::{DryRun, GlobalArgs, RevertCmd};
 use crate::cluster::access::{self, Access};
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::journal::{Journal, JournalStore};
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::{Cluster, ClusterError};
-use crate::exec::dry_run;
+use crate::exec::dry_run::{self, PlanDocument};
 use crate::exec::phases as runner;
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
@@ -89,30 +88,17 @@ async fn decide_and_run(
     };
 
     if g.dry_run.enabled() {
-        let mut v =
-            json!({"apiVersion": crate::output::API_VERSION, "kind": "Plan", "command": "revert"});
-        if let (Some(m), Ok(Value::Object(p))) = (v.as_object_mut(), serde_json::to_value(&plan)) {
-            m.extend(p);
-        }
-        let server = g.dry_run == DryRun::Server && !plan.nothing_to_do();
-        let writes = if server {
-            match server_dry_run(&run).await {
+        let mut doc = PlanDocument::of(&plan, Some("revert"));
+        let writes;
+        if g.dry_run == DryRun::Server && !plan.nothing_to_do() {
+            writes = match server_dry_run(&run).await {
                 Ok(w) => w,
                 Err(e) => return fail(&e),
-            }
-        } else {
-            Vec::new()
-        };
-        if server {
-            v["serverDryRun"] = serde_json::to_value(&writes).unwrap_or_default();
+            };
+            doc.server_dry_run = Some(&writes);
         }
-        if !print_structured(g, &v) {
-            print!("{}", render_text(&plan));
-            if server {
-                println!("{}", dry_run::summary_line(&writes));
-            }
-        }
-        return dry_run::report_refusals(&writes, &format!("[{}] ", plan::PREFLIGHT));
+        let refused_in = format!("[{}] ", plan::PREFLIGHT);
+        return print_dry_run(g, &doc, &render_text(&plan), &refused_in);
     }
 
     if plan.nothing_to_do() {
@@ -134,8 +120,7 @@ async fn decide_and_run(
                     .into_iter()
                     .map(|m| plan::Finding::new(plan::Check::Permissions, m))
                     .collect();
-                eprintln!("error: [{}] {}", plan::PREFLIGHT, PlanError::Preflight(f));
-                return Exit::Preflight;
+                return refuse(&PlanError::Preflight(f));
             }
             Err(e) => return fail(&e),
         }
@@ -163,9 +148,10 @@ async fn decide_and_run(
         match run.store.delete().await {
             Ok(_) => result.complete = true,
             Err(e) => {
-                result.message = format!("[{}] cannot delete the journal: {e}", plan::VERIFY);
-                eprintln!("error: {}", result.message);
-                exit = e.exit();
+                let e =
+                    CommandError::at(format!("[{}] cannot delete the journal: ", plan::VERIFY), e);
+                result.message = e.to_string();
+                exit = e.report();
             }
         }
     }
@@ -286,9 +272,8 @@ fn outcome_exit(result: &mut RevertResult) -> Exit {
 /// The servant image convert recorded, else the profile's.
 fn servant_image(journal: Option<&Journal>, plan: &RevertPlan) -> String {
     journal
-        .and_then(|j| j.options.get("servantImage"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+        .and_then(|j| plan::ConvertOptions::from_journal(&j.options))
+        .and_then(|o| o.servant_image)
         .or_else(|| {
             Profile::load(&plan.profile)
                 .ok()

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Context, LockedRun, RENDER_TIMEOUT, Refusal, namespace, run_locked};
 use crate::app::common::{confirm, fail, print_structured};
+use crate::app::error::CommandError;
 use crate::cli::{AdoptCmd, GlobalArgs, SetStrategy};
 use crate::cluster::staticset;
 use crate::cluster::yurtstaticset::{self, Created};
@@ -49,7 +50,7 @@ fn not_adoptable(ctx: &Context) -> Option<Refusal> {
     ctx.no_mirrors().or_else(|| {
         ctx.current_template()
             .is_none()
-            .then(|| Refusal::preflight("cannot read the template the nodes run"))
+            .then(|| Refusal::Refused("cannot read the template the nodes run".into()))
     })
 }
 
@@ -126,10 +127,7 @@ async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
                     print_structured(g, &object);
                     Exit::Ok
                 }
-                Err(e) => {
-                    eprintln!("error: {what} was created, but {e}");
-                    e.exit()
-                }
+                Err(e) => CommandError::at(format!("{what} was created, but "), e).report(),
             }
         }
         Err(e) => fail(&e),
@@ -137,7 +135,7 @@ async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
 }
 
 fn not_served(what: &str) -> Exit {
-    Refusal::preflight(format!(
+    Refusal::Refused(format!(
         "{what}: the cluster does not serve apps.openyurt.io/v1alpha1 yurtstaticsets (the CRD is not installed); run `yurtctl convert` first"
     ))
     .report()

@@ -5,32 +5,8 @@ use super::*;
 
 /// Why a run refuses, found in the static pod's context alone: checked once on a read-only
 /// look (so nothing is written, not even the lock) and again on the context read under the
-/// lock.
-pub(crate) struct Refusal {
-    pub(super) exit: Exit,
-    pub(super) message: String,
-}
-
-impl Refusal {
-    pub(super) fn preflight(message: impl Into<String>) -> Self {
-        Refusal {
-            exit: Exit::Preflight,
-            message: message.into(),
-        }
-    }
-
-    pub(super) fn usage(message: impl Into<String>) -> Self {
-        Refusal {
-            exit: Exit::Usage,
-            message: message.into(),
-        }
-    }
-
-    pub(super) fn report(self) -> Exit {
-        eprintln!("error: {}", self.message);
-        self.exit
-    }
-}
+/// lock. A usage error (exit 2) or what the cluster shows wrong (exit 3).
+pub(crate) use crate::app::error::CommandError as Refusal;
 
 /// What the cluster says about a static pod.
 pub(crate) struct Context {
@@ -165,7 +141,7 @@ impl Context {
 
     pub(super) fn no_mirrors(&self) -> Option<Refusal> {
         self.mirrors.is_empty().then(|| {
-            Refusal::preflight(format!(
+            Refusal::Refused(format!(
                 "no node runs static pod {}/{} (no mirror pod {}-<node> with kubernetes.io/config.source other than api); install it on the nodes first (or check -n)",
                 self.ns, self.name, self.name
             ))

@@ -80,24 +80,25 @@ pub fn static_pod_job(
 }
 
 /// How the drive ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum End {
     Done(Completion),
     Halt(HaltReason),
     Interrupted,
-    /// Another run took the rollout lock from us (the message says who).
-    LockLost(String),
+    /// Another run took the rollout lock from us (the error says who).
+    LockLost(ClusterError),
 }
 
 /// Turns `Some` when the rollout lock is lost (`LockGuard::lost_signal`); None: no lock.
 pub type LostSignal = Option<tokio::sync::watch::Receiver<Option<ClusterError>>>;
 
 /// Resolves when the lock is lost; never without a lock.
-async fn lock_lost_of(signal: &mut LostSignal) -> String {
+async fn lock_lost_of(signal: &mut LostSignal) -> ClusterError {
     if let Some(rx) = signal
         && let Ok(v) = rx.wait_for(|l| l.is_some()).await
+        && let Some(e) = v.clone()
     {
-        return v.as_ref().map(|e| e.to_string()).unwrap_or_default();
+        return e;
     }
     std::future::pending().await
 }

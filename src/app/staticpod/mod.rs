@@ -23,7 +23,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::app::common::{block_on, confirm, connect_from, fail, print_structured};
+use crate::app::common::{block_on, confirm, connect_from, fail, print_dry_run, print_structured};
+use crate::app::error::CommandError;
 use crate::cli::{
     DryRun, GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
     Strategy, UpgradeCmd,
@@ -32,6 +33,7 @@ use crate::cluster::nodes::list_node_states;
 use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
 use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
+use crate::exec::dry_run::PlanDocument;
 use crate::exec::lock::Held;
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
@@ -56,8 +58,7 @@ fn namespace(g: &GlobalArgs) -> String {
 }
 
 fn usage(msg: impl std::fmt::Display) -> Exit {
-    eprintln!("error: {msg}");
-    Exit::Usage
+    CommandError::Usage(msg.to_string()).report()
 }
 
 fn options(r: &RolloutArgs) -> Result<Options, Exit> {

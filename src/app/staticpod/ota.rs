@@ -19,7 +19,7 @@ pub(super) async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
 pub(super) fn ota_set(ctx: &Context, cmd: &OtaApplyCmd) -> Result<StaticSet, Refusal> {
     let ns = &ctx.ns;
     let Some(set) = ctx.set.clone() else {
-        return Err(Refusal::preflight(format!(
+        return Err(Refusal::Refused(format!(
             "static pod {ns}/{} has no stored revision (ConfigMap {} not found); run `yurtctl staticpod upgrade {} --strategy ota` first",
             cmd.name,
             staticset::configmap_name(&cmd.name),
@@ -33,7 +33,7 @@ pub(super) fn ota_set(ctx: &Context, cmd: &OtaApplyCmd) -> Result<StaticSet, Ref
         .map(String::as_str)
         .collect();
     if !unknown.is_empty() {
-        return Err(Refusal::usage(format!(
+        return Err(Refusal::Usage(format!(
             "static pod {ns}/{} does not run on {}",
             cmd.name,
             unknown.join(", ")

@@ -141,12 +141,22 @@ pub(super) async fn settle(ctx: &Context, exit: Exit) -> Exit {
         }
         Ok(false) => exit,
         Err(e) => {
-            eprintln!(
-                "error: {what} is still held at upgradeStrategy OTA: {e}; re-run, or set spec.upgradeStrategy back to {} and remove annotation {}",
+            let held =
+                CommandError::at(format!("{what} is still held at upgradeStrategy OTA: "), e);
+            let next = format!(
+                "; re-run, or set spec.upgradeStrategy back to {} and remove annotation {}",
                 yss.user_strategy(),
                 yurtstaticset::HELD_STRATEGY_ANNOTATION
             );
-            worse(exit, e.exit())
+            let message = format!("{held}{next}");
+            worse(
+                exit,
+                CommandError::Stopped {
+                    message,
+                    exit: held.exit(),
+                }
+                .report(),
+            )
         }
     }
 }
@@ -182,19 +192,18 @@ pub(super) async fn print_plan(
         DryRun::Server => Some(writes.send().await),
         _ => None,
     };
-    let obj = server_dry_run::PlanWithAnswers {
+    let doc = PlanDocument {
+        header: None,
+        command: None,
         plan: p,
+        objects: None,
         server_dry_run: answers.as_deref(),
     };
-    if !print_structured(g, &obj) {
-        for l in plan::plan_lines(p) {
-            println!("{l}");
-        }
-        if let Some(a) = &answers {
-            println!("{}", crate::exec::dry_run::summary_line(a));
-        }
-    }
-    crate::exec::dry_run::report_refusals(answers.as_deref().unwrap_or_default(), "")
+    let text: String = plan::plan_lines(p)
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    print_dry_run(g, &doc, &text, "")
 }
 
 /// Store the revision and carry out the strategy (the lock is held).
@@ -248,7 +257,7 @@ pub(super) async fn roll_locked(
                 }
                 Err(e) => {
                     result.message = e.to_string();
-                    e.exit()
+                    CommandError::from(e).exit()
                 }
             };
             finish(g, result, exit)
@@ -315,11 +324,12 @@ pub(super) async fn drive(
     let rerun = "re-run the same command to continue";
     let exit = match &outcome.end {
         End::LockLost(e) => {
+            let stopped = CommandError::at("stopped: ", e.clone());
             result.message = format!(
-                "stopped: {e}; {upgraded} of {total} node(s) on revision {}",
+                "{stopped}; {upgraded} of {total} node(s) on revision {}",
                 result.revision
             );
-            Exit::Unexpected
+            stopped.exit()
         }
         End::Interrupted => {
             result.message = format!(

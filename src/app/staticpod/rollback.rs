@@ -56,7 +56,7 @@ pub(super) fn rollback_target(
 ) -> Result<(StaticSet, Revision), Refusal> {
     let ns = &ctx.ns;
     let Some(stored) = ctx.set.clone() else {
-        return Err(Refusal::preflight(format!(
+        return Err(Refusal::Refused(format!(
             "static pod {ns}/{} has no recorded revisions (ConfigMap {} not found); nothing to roll back to",
             cmd.name,
             staticset::configmap_name(&cmd.name)
@@ -68,7 +68,7 @@ pub(super) fn rollback_target(
     };
     let Some(to) = to else {
         let known: Vec<String> = stored.revisions().map(|r| r.number.to_string()).collect();
-        return Err(Refusal::usage(format!(
+        return Err(Refusal::Usage(format!(
             "no such revision{} of {ns}/{}; known revisions: {}",
             cmd.to_revision.map(|r| format!(" {r}")).unwrap_or_default(),
             cmd.name,

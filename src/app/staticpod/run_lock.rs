@@ -3,6 +3,7 @@
 //! each other). Taken by the mutating commands before they read the static pod's state, never
 //! by a dry run.
 
+use crate::app::error::CommandError;
 use crate::app::status::run_in_progress;
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::{Cluster, staticset};
@@ -28,14 +29,9 @@ pub(super) async fn take(
     let rep = PlainReporter::stderr();
     run::take(cluster, opts, force_unlock, &rep, "lock")
         .await
-        .map_err(|e| {
-            match &e {
-                TakeError::ForceUnlock(_) => eprintln!("error: {e}"),
-                TakeError::Acquire(_) => {
-                    eprintln!("error: another rollout of static pod {ns}/{name} is running: {e}")
-                }
-            }
-            e.exit()
+        .map_err(|e| match e {
+            TakeError::ForceUnlock(_) => CommandError::from(e).report(),
+            TakeError::Acquire(_) => CommandError::at(running(ns, name), e).report(),
         })
 }
 
@@ -51,8 +47,7 @@ pub(super) async fn refuse_unless_running(
     match lock::holder_of(cluster, ns, &lease).await {
         Ok(Some(h)) if h.is_live() => {
             let held = h.held_error(format!("{ns}/{lease}"));
-            eprintln!("error: another rollout of static pod {ns}/{name} is running: {held}");
-            held.exit()
+            CommandError::at(running(ns, name), held).report()
         }
         _ => refusal.report(),
     }
@@ -71,4 +66,9 @@ pub(super) async fn warn_if_held(cluster: &Cluster, ns: &str, name: &str) {
 /// Gives the lock back, if held; a failure only warns (the lease expires on its own).
 pub(super) async fn release(held: Option<Held>) {
     crate::exec::lock::release_for_run(held).await;
+}
+
+/// What a lock held by another rollout of the same static pod is called in messages.
+fn running(ns: &str, name: &str) -> String {
+    format!("another rollout of static pod {ns}/{name} is running: ")
 }

@@ -6,8 +6,6 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::Context;
 use super::driver::static_pod_job;
 use crate::cluster::apply::describe;
@@ -15,16 +13,6 @@ use crate::cluster::staticset::{self, StaticSet};
 use crate::plan::staticpod::RolloutPlan;
 
 pub use crate::exec::dry_run::Write;
-
-/// The `--dry-run -o json|yaml` plan (`kind: Plan`), with the server's answers under `=server`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanWithAnswers<'a> {
-    #[serde(flatten)]
-    pub plan: &'a RolloutPlan,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_dry_run: Option<&'a [Write]>,
-}
 
 /// What the run would write first.
 pub(super) struct Writes<'a> {

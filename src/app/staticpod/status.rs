@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::{Context, connect_context, namespace, run_lock};
 use crate::app::common::print_structured;
+use crate::app::error::CommandError;
 use crate::cli::{GlobalArgs, OutputFormat, StaticPodStatusCmd as StatusCmd};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::cluster::watch::Change;
@@ -127,13 +128,13 @@ pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
     };
     run_lock::warn_if_held(&ctx.cluster, &ns, &cmd.name).await;
     if ctx.mirrors.is_empty() && ctx.set.is_none() {
-        eprintln!(
-            "error: static pod {ns}/{} not found (no mirror pod {}-<node>, no ConfigMap {})",
+        return CommandError::Refused(format!(
+            "static pod {ns}/{} not found (no mirror pod {}-<node>, no ConfigMap {})",
             cmd.name,
             cmd.name,
             staticset::configmap_name(&cmd.name)
-        );
-        return Exit::Preflight;
+        ))
+        .report();
     }
     if !cmd.watch {
         print(g, &ctx, &status_of(&ctx), false);

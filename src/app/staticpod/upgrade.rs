@@ -102,15 +102,15 @@ pub(super) fn upgrade_target(
         }
         None => {
             let Some(base) = ctx.current_template() else {
-                return Err(Refusal::preflight("cannot read the current template"));
+                return Err(Refusal::Refused("cannot read the current template".into()));
             };
-            with_images(&base, &cmd.template.image).map_err(|e| Refusal::usage(e.to_string()))?
+            with_images(&base, &cmd.template.image).map_err(|e| Refusal::Usage(e.to_string()))?
         }
     };
     if let (Some(y), Some(key)) = (&ctx.yss, &cmd.manifest)
         && *key != y.manifest_key
     {
-        return Err(Refusal::usage(format!(
+        return Err(Refusal::Usage(format!(
             "--manifest {key}: YurtStaticSet {ns}/{} manages this static pod as {:?} (spec.staticPodManifest); drop --manifest",
             cmd.name, y.manifest_key
         )));
@@ -128,7 +128,7 @@ pub(super) fn upgrade_target(
 /// No node the rollout may touch: none runs the static pod where `--selector` matches.
 pub(super) fn no_targets(ctx: &Context, args: &RolloutArgs) -> Option<Refusal> {
     ctx.targets(args.selector.as_ref()).is_empty().then(|| {
-        Refusal::preflight(format!(
+        Refusal::Refused(format!(
             "no node running {}/{} matches --selector {}",
             ctx.ns,
             ctx.name,
