@@ -64,6 +64,9 @@ pub struct PhaseDef<C> {
     pub id: &'static str,
     /// Whether it changes the cluster: the command journals before the first such phase.
     pub changes: bool,
+    /// Whether it watches Ctrl-C and the lock itself (the rollout driver), so that it ends in
+    /// a state of its own (results, progress recorded) instead of being dropped by the runner.
+    pub stops_itself: bool,
     /// Whether there is anything to do in this run.
     pub work: fn(&C) -> Work,
     /// What it runs.
@@ -149,12 +152,16 @@ pub async fn run<C: RunContext>(table: &[PhaseDef<C>], ctx: &mut C) -> Ended {
                 None => std::future::pending().await,
             }
         };
-        let outcome = tokio::select! {
-            r = (def.run)(ctx) => r,
-            _ = tokio::signal::ctrl_c() => {
-                return Ended::Interrupted { phase: def.id, changed };
+        let outcome = if def.stops_itself {
+            (def.run)(ctx).await
+        } else {
+            tokio::select! {
+                r = (def.run)(ctx) => r,
+                _ = tokio::signal::ctrl_c() => {
+                    return Ended::Interrupted { phase: def.id, changed };
+                }
+                e = lost => return Ended::LockLost(e),
             }
-            e = lost => return Ended::LockLost(e),
         };
         match outcome {
             Ok(Flow::Continue) => ctx.reporter().event(Event::PhaseDone(def.id)),
@@ -216,6 +223,7 @@ mod tests {
         ran: Vec<&'static str>,
         began: usize,
         rep: Lines,
+        lost: Option<watch::Receiver<Option<ClusterError>>>,
     }
 
     impl RunContext for Toy {
@@ -226,7 +234,7 @@ mod tests {
             &self.rep
         }
         fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
-            None
+            self.lost.clone()
         }
         fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
             self.began += 1;
@@ -238,6 +246,7 @@ mod tests {
         PhaseDef {
             id,
             changes,
+            stops_itself: false,
             work: |_| Work::Some,
             run: |t| {
                 Box::pin(async move {
@@ -255,6 +264,7 @@ mod tests {
             ran: Vec::new(),
             began: 0,
             rep: Lines::default(),
+            lost: None,
         }
     }
 
@@ -326,5 +336,33 @@ mod tests {
         let mut t = toy(&[]);
         assert!(matches!(block(run(&table, &mut t)), Ended::Completed));
         assert_eq!(t.rep.0.lock().unwrap().last().unwrap(), "start b");
+    }
+
+    #[test]
+    fn a_phase_that_stops_itself_ends_its_own_way_when_the_lock_is_lost() {
+        let lost = crate::cluster::lock::LockError::Lost {
+            lease: "kube-system/yurtctl-lock".into(),
+            holder: "eve".into(),
+        };
+        let (_tx, rx) = watch::channel(Some(ClusterError::from(lost)));
+        let mut table = vec![row("roll", true)];
+        table[0].run = |t| {
+            Box::pin(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                t.ran.push("roll");
+                Ok(Flow::Continue)
+            })
+        };
+        // the runner drops an ordinary phase the moment the lock is lost
+        let mut t = toy(&[]);
+        t.lost = Some(rx.clone());
+        assert!(matches!(block(run(&table, &mut t)), Ended::LockLost(_)));
+        assert!(t.ran.is_empty());
+        // the rollout driver watches the lock itself and ends in its own state
+        table[0].stops_itself = true;
+        let mut t = toy(&[]);
+        t.lost = Some(rx);
+        assert!(matches!(block(run(&table, &mut t)), Ended::Completed));
+        assert_eq!(t.ran, ["roll"]);
     }
 }

@@ -64,6 +64,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             // run decides is read under it
             id: plan::LOCK,
             changes: false,
+            stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
@@ -72,6 +73,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             // the planner's checks and the access review run before the confirmation
             id: plan::PREFLIGHT,
             changes: false,
+            stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: no_writes,
@@ -79,6 +81,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::PREFLIGHT_NODES,
             changes: false,
+            stops_itself: false,
             work: |c| Work::when(!preflight_jobs(c.plan, c.opts.job_timeout).is_empty()),
             run: node_preflight,
             dry_run: |c| {
@@ -89,6 +92,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::LABEL_NODES,
             changes: true,
+            stops_itself: false,
             work: |_| Work::Some,
             run: label_nodes,
             dry_run: label_writes,
@@ -96,6 +100,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::COMPONENTS,
             changes: true,
+            stops_itself: false,
             work: |_| Work::Some,
             run: apply_components,
             dry_run: |c| {
@@ -107,6 +112,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::KCM,
             changes: true,
+            stops_itself: false,
             work: kcm_work,
             run: kcm,
             dry_run: |c| dry_run::create_jobs(c.cluster, kcm_jobs(c), c.opts.job_timeout),
@@ -116,6 +122,7 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
         PhaseDef {
             id: plan::VERIFY,
             changes: false,
+            stops_itself: false,
             work: |_| Work::Some,
             run: verify,
             dry_run: no_writes,
@@ -128,6 +135,7 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
     PhaseDef {
         id: Role::edge_if(EDGE).phase(),
         changes: true,
+        stops_itself: false,
         work: |c| Work::when(c.plan.to_convert(Role::edge_if(EDGE)).next().is_some()),
         run: |c| Box::pin(convert_nodes(c, Role::edge_if(EDGE))),
         dry_run: |c| {

@@ -69,6 +69,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
             // run decides is read under it
             id: plan::LOCK,
             changes: false,
+            stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: |c| {
@@ -88,6 +89,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
             // the planner's checks and the access review run before the confirmation
             id: plan::PREFLIGHT,
             changes: false,
+            stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: no_writes,
@@ -95,6 +97,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: CLEANUP_JOBS,
             changes: true,
+            stops_itself: false,
             work: |c| Work::when(!c.plan.leftover_jobs.is_empty()),
             run: cleanup_jobs,
             dry_run: |c| {
@@ -119,6 +122,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: plan::KCM,
             changes: true,
+            stops_itself: false,
             work: |c| Work::when(!kcm_nodes(c, true).is_empty()),
             run: kcm,
             // as if every node Job succeeded
@@ -133,6 +137,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: plan::COMPONENTS,
             changes: true,
+            stops_itself: false,
             work: components_work,
             run: delete_components,
             dry_run: |c| {
@@ -147,6 +152,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: plan::LABEL_NODES,
             changes: true,
+            stops_itself: false,
             work: |_| Work::Some,
             run: unlabel_nodes,
             dry_run: unlabel_writes,
@@ -154,6 +160,7 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
         PhaseDef {
             id: plan::VERIFY,
             changes: false,
+            stops_itself: false,
             work: |_| Work::Some,
             run: verify,
             dry_run: no_writes,
@@ -166,6 +173,7 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<RevertRun<'a>> {
     PhaseDef {
         id: Role::edge_if(EDGE).phase(),
         changes: true,
+        stops_itself: false,
         work: |c| Work::when(c.plan.to_revert(Role::edge_if(EDGE)).next().is_some()),
         run: |c| Box::pin(revert_nodes(c, Role::edge_if(EDGE))),
         dry_run: |c| {

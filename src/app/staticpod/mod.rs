@@ -4,17 +4,18 @@
 
 mod adopt;
 mod context;
-pub mod driver;
 mod ota;
+mod phases;
 mod roll;
 mod rollback;
 mod run_lock;
-pub mod server_dry_run;
 mod status;
 mod upgrade;
 
+use crate::output::{Event, Reporter};
 use context::*;
 use ota::*;
+use phases::{NodeJobs, NodeWork, RolloutRun, SETTLE};
 use roll::*;
 use rollback::*;
 use upgrade::*;
@@ -23,7 +24,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::app::common::{block_on, confirm, connect_from, fail, print_dry_run, print_structured};
+use crate::app::common::{
+    block_on, confirm, connect_from, fail, print_dry_run, print_structured, reporter, stopped,
+};
 use crate::app::error::CommandError;
 use crate::cli::{
     DryRun, GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
@@ -35,13 +38,13 @@ use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::PlanDocument;
 use crate::exec::lock::Held;
+use crate::exec::rollout::{Drive, End, LostSignal};
 use crate::exit::Exit;
 use crate::output::staticpod::{RolloutNode, RolloutResult, rollout_lines};
 use crate::plan::staticpod::{
     self as plan, RolloutPlan, parse_pod_file, revision_hash, with_images,
 };
 use crate::rollout::{Completion, HaltReason, MaxUnavailable, NodeInput, Options, Priority};
-use driver::{Drive, End, LostSignal};
 
 pub fn run(g: &GlobalArgs, cmd: StaticPodCommand) -> Exit {
     match cmd {

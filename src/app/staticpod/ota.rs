@@ -59,69 +59,34 @@ pub(super) async fn ota_apply_decided(
         .into_iter()
         .filter(|n| cmd.nodes.contains(&n.name))
         .collect();
-    let target = set.current.hash.clone();
     let opts = Options {
         max_unavailable: format!("{}", targets.len().max(1))
             .parse::<MaxUnavailable>()
             .unwrap_or_default(),
         ..Options::default()
     };
-    if g.dry_run.enabled() {
-        let p = plan::rollout_plan(&ctx.name, &ns, "ota", targets, &opts, &target);
-        let writes = server_dry_run::Writes {
-            ctx: &ctx,
-            set: &set,
-            plan: &p,
-            jobs: true,
-            conditions: false,
-            servant_image: &cmd.servant_image,
-            node_timeout: cmd.node_timeout,
-        };
-        return print_plan(g, &p, writes).await;
-    }
-    if let Err(e) = confirm(
-        g,
-        &format!(
-            "upgrade static pod {ns}/{} to revision {target} on {}?",
-            cmd.name,
-            cmd.nodes.join(", ")
-        ),
-    ) {
-        return e;
-    }
-    let exit = ota_apply_locked(g, &ctx, set, targets, opts, cmd, lost).await;
-    settle(&ctx, exit).await
-}
-
-pub(super) async fn ota_apply_locked(
-    g: &GlobalArgs,
-    ctx: &Context,
-    set: StaticSet,
-    targets: Vec<NodeInput>,
-    opts: Options,
-    cmd: &OtaApplyCmd,
-    lost: LostSignal,
-) -> Exit {
-    let ns = &ctx.ns;
-    let target = set.current.hash.clone();
-    let mut result = RolloutResult::new(&ctx.name, ns, "ota");
-    result.revision = target.clone();
-    result.revision_number = set.current.number;
-    let exit = drive(
-        g,
-        ctx,
+    let prompt = format!(
+        "upgrade static pod {ns}/{} to revision {} on {}?",
+        cmd.name,
+        set.current.hash,
+        cmd.nodes.join(", ")
+    );
+    let jobs = NodeJobs {
+        servant_image: &cmd.servant_image,
+        node_timeout: cmd.node_timeout,
+    };
+    let rep = reporter(g);
+    let (work, ota) = (NodeWork::Apply, Strategy::Ota);
+    let run = RolloutRun::new(
+        &ctx,
         set,
+        ota,
+        work,
         targets,
         opts,
-        cmd.node_timeout,
-        &cmd.servant_image,
-        result,
+        jobs,
+        rep.as_ref(),
         lost,
-    )
-    .await;
-    // The new mirror pods carry no condition yet: mark every pod again.
-    if let Err(e) = refresh_conditions(ctx, &target).await {
-        return fail(&e);
-    }
-    exit
+    );
+    run_table(g, run, &prompt, "staticpod ota apply").await
 }

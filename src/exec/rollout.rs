@@ -555,5 +555,5 @@ impl Drive<'_> {
 }
 
 #[cfg(test)]
-#[path = "driver_tests.rs"]
+#[path = "rollout_tests.rs"]
 mod tests;
