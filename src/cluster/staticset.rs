@@ -45,7 +45,7 @@ pub struct Revision {
 
 /// What the last rollout recorded per node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Progress {
+pub struct RolloutProgress {
     /// The revision the rollout went to.
     pub target: String,
     pub strategy: String,
@@ -63,7 +63,7 @@ pub struct StaticSet {
     pub current: Revision,
     /// Older revisions, newest first, at most [`HISTORY_LIMIT`].
     pub history: Vec<Revision>,
-    pub progress: Progress,
+    pub progress: RolloutProgress,
     pub created: Option<k8s_openapi::jiff::Timestamp>,
 }
 
@@ -157,9 +157,9 @@ pub fn from_configmap(
         Some(b) => serde_json::from_slice(&b.0).map_err(|e| corrupt(&cm_name, HISTORY_KEY, e))?,
         None => (1, Vec::new()),
     };
-    let progress: Progress = match bin.get(PROGRESS_KEY) {
+    let progress: RolloutProgress = match bin.get(PROGRESS_KEY) {
         Some(b) => serde_json::from_slice(&b.0).map_err(|e| corrupt(&cm_name, PROGRESS_KEY, e))?,
-        None => Progress::default(),
+        None => RolloutProgress::default(),
     };
     Ok(StaticSet {
         namespace: namespace.into(),
@@ -264,7 +264,7 @@ pub fn mirror_of(pod: &Pod, name: &str) -> Option<MirrorPod> {
         pod: pod_name,
         node,
         revision,
-        ready: cond("Ready").as_deref() == Some("True"),
+        ready: crate::cluster::wait::conditions::is_pod_ready(pod),
         phase: pod
             .status
             .as_ref()
@@ -401,12 +401,7 @@ pub async fn yurthub_mirror_pods(cluster: &Cluster) -> Result<Vec<(String, bool)
             if !(mirror && hub) {
                 return None;
             }
-            let ready = p
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
-            Some((node, ready))
+            Some((node, crate::cluster::wait::conditions::is_pod_ready(&p)))
         })
         .collect())
 }
@@ -426,7 +421,7 @@ mod tests {
                 manifest: "A".into(),
             },
             history: Vec::new(),
-            progress: Progress::default(),
+            progress: RolloutProgress::default(),
             created: None,
         }
     }

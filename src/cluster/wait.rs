@@ -16,7 +16,7 @@ use crate::cluster::{Cluster, ClusterError, LABEL_MANAGED_BY, MANAGED_BY};
 /// What a waited-for object has to satisfy.
 pub mod conditions {
     use k8s_openapi::api::apps::v1::Deployment;
-    use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeStatus};
+    use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeStatus, Pod};
 
     /// The node's `Ready` condition is `True`.
     pub fn is_node_ready(n: &Node) -> bool {
@@ -29,6 +29,14 @@ pub mod conditions {
             .iter()
             .flatten()
             .any(|c| c.type_ == "Ready" && c.status == "True")
+    }
+
+    /// The pod's `Ready` condition is `True`.
+    pub fn is_pod_ready(p: &Pod) -> bool {
+        p.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
     }
 
     /// At least one replica is available.

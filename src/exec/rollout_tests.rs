@@ -1,7 +1,7 @@
 //! Tests of the rollout driver (its node Jobs, the order of its actions).
 
 use super::*;
-use crate::cluster::staticset::{Progress, Revision};
+use crate::cluster::staticset::{Revision, RolloutProgress};
 
 fn set() -> StaticSet {
     StaticSet {
@@ -14,7 +14,7 @@ fn set() -> StaticSet {
             manifest: String::new(),
         },
         history: Vec::new(),
-        progress: Progress::default(),
+        progress: RolloutProgress::default(),
         created: None,
     }
 }

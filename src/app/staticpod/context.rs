@@ -188,7 +188,7 @@ impl Context {
                 manifest,
             },
             history: Vec::new(),
-            progress: Progress::default(),
+            progress: RolloutProgress::default(),
             created: None,
         }
     }

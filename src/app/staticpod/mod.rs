@@ -33,7 +33,7 @@ use crate::cli::{
     Strategy, UpgradeCmd,
 };
 use crate::cluster::nodes::list_node_states;
-use crate::cluster::staticset::{self, MirrorPod, Progress, Revision, StaticSet};
+use crate::cluster::staticset::{self, MirrorPod, Revision, RolloutProgress, StaticSet};
 use crate::cluster::yurtstaticset::{self, YurtStaticSet};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::PlanDocument;

@@ -90,7 +90,7 @@ pub(super) async fn run_table(
 pub(super) fn aim(set: &mut StaticSet, strategy: Strategy) {
     let target = &set.current.hash;
     if set.progress.target != *target || set.progress.strategy != strategy.as_str() {
-        set.progress = Progress {
+        set.progress = RolloutProgress {
             target: target.clone(),
             strategy: strategy.as_str().into(),
             nodes: BTreeMap::new(),
