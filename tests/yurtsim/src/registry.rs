@@ -432,6 +432,20 @@ impl Registry {
             .cloned()
     }
 
+    /// Serves `group/version` of a built-in resource already served at `from` (same store):
+    /// a version an older Kubernetes still serves next to the current one.
+    pub fn serve_builtin_version(&self, group: &str, from: &str, resource: &str, version: &str) {
+        let Some(info) = self.lookup(group, from, resource) else {
+            return;
+        };
+        let mut info = (*info).clone();
+        info.version = version.to_string();
+        self.inner.write().unwrap().insert(
+            (group.to_string(), version.to_string(), resource.to_string()),
+            Arc::new(info),
+        );
+    }
+
     /// The preferred (first registered) version of a group+resource.
     pub fn lookup_gr(&self, group: &str, resource: &str) -> Option<Arc<ResourceInfo>> {
         self.inner
