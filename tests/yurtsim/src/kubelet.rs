@@ -428,6 +428,16 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         args: argv,
         log: static_log_path(shared, &namespace, &pod_name, &cname),
         append_log: false,
+        mounts: c["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let mp = m["mountPath"].as_str()?;
+                Some((mp.to_string(), static_container_path(k, &manifest, c, mp)?))
+            })
+            .collect(),
+        env,
     };
     if let Some(old) = st.hub_model.take() {
         old.run.exit.abort();

@@ -128,6 +128,16 @@ const BUILTIN: &[B] = &[
         short: &["po"],
         sub: &["status", "log", "binding", "eviction"],
     },
+    // served by every API server; yurt-app-manager v0.4's cache waits on its informer
+    B {
+        g: "",
+        v: "v1",
+        r: "persistentvolumeclaims",
+        k: "PersistentVolumeClaim",
+        ns: true,
+        short: &["pvc"],
+        sub: &["status"],
+    },
     B {
         g: "",
         v: "v1",

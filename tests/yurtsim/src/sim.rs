@@ -213,13 +213,25 @@ impl Sim {
         // certificates.k8s.io/v1beta1 CertificateSigningRequests are served up to 1.21 (removed
         // in 1.22: kubernetes/kubernetes@v1.22.0 CHANGELOG/CHANGELOG-1.22.md, "Removal of
         // deprecated beta APIs"); YurtHub v0.6 creates its requests through it.
+        // The same for admissionregistration.k8s.io/v1beta1 webhook configurations, which
+        // yurt-app-manager v0.4 watches and updates.
         if kubernetes_minor(&shared.cfg.kubernetes_version) < 22 {
-            shared.api.registry.serve_builtin_version(
-                "certificates.k8s.io",
-                "v1",
-                "certificatesigningrequests",
-                "v1beta1",
-            );
+            for (group, resource) in [
+                ("certificates.k8s.io", "certificatesigningrequests"),
+                (
+                    "admissionregistration.k8s.io",
+                    "mutatingwebhookconfigurations",
+                ),
+                (
+                    "admissionregistration.k8s.io",
+                    "validatingwebhookconfigurations",
+                ),
+            ] {
+                shared
+                    .api
+                    .registry
+                    .serve_builtin_version(group, "v1", resource, "v1beta1");
+            }
         }
         bootstrap_objects(&shared);
         seed_nodes(&shared, &names)?;

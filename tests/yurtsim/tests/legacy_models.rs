@@ -268,3 +268,369 @@ async fn yurt_controller_manager_nodelifecycle_waits_forever_for_a_denied_inform
     .await;
     c.sim.shutdown().await;
 }
+
+// --- yurt-app-manager v0.4.0 ----------------------------------------------------------------
+
+const YAM_IMAGE: &str = "openyurt/yurt-app-manager:v0.4.0";
+
+/// The CRDs, a ServiceAccount with upstream's ClusterRole (facts: chartRbac,
+/// openyurtio/openyurt@v0.6.1 pkg/yurtctl/constants/yurt-app-manager-tmpl.go) minus `drop`,
+/// the empty Secret, the Service and, when `configs`, both webhook configurations.
+fn yam_objects(drop: &str, configs: bool) -> Vec<Value> {
+    let facts = common::chart::facts_with("yurt-app-manager", "v0.4.0", "chartRbac");
+    let crd = |plural: &str, kind: &str, scope: &str| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.apps.openyurt.io")},
+            "spec": {"group": "apps.openyurt.io", "scope": scope,
+                "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+                "versions": [{"name": "v1alpha1", "served": true, "storage": true, "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
+    };
+    let role = facts["chartRbac"]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "ClusterRole")
+        .unwrap();
+    let rules: Vec<Value> = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resources"] != json!([drop]))
+        .cloned()
+        .collect();
+    let mut v = vec![
+        crd("nodepools", "NodePool", "Cluster"),
+        crd("uniteddeployments", "UnitedDeployment", "Namespaced"),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "yurt-app-manager", "namespace": "kube-system"}}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "yurt-app-manager-role"}, "rules": rules}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "yurt-app-manager-rolebinding"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "yurt-app-manager-role"},
+            "subjects": [{"kind": "ServiceAccount", "name": "yurt-app-manager", "namespace": "kube-system"}]}),
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "yurt-app-webhook-certs", "namespace": "kube-system"}}),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "yurt-app-webhook-service", "namespace": "kube-system"},
+            "spec": {"ports": [{"port": 443, "targetPort": 9876}], "selector": {"control-plane": "yurt-app-manager"}}}),
+    ];
+    if configs {
+        let wh = |name: &str, path: &str, ops: &[&str], plural: &str| {
+            json!({"name": name, "admissionReviewVersions": ["v1beta1"], "sideEffects": "None", "failurePolicy": "Fail",
+                "clientConfig": {"service": {"name": "yurt-app-webhook-service", "namespace": "kube-system", "path": path}},
+                "rules": [{"apiGroups": ["apps.openyurt.io"], "apiVersions": ["v1alpha1"], "operations": ops, "resources": [plural]}]})
+        };
+        v.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "yurt-app-mutating-webhook-configuration"},
+            "webhooks": [wh("mnodepool.kb.io", "/mutate-apps-openyurt-io-v1alpha1-nodepool", &["CREATE", "UPDATE"], "nodepools"),
+                         wh("muniteddeployment.kb.io", "/mutate-apps-openyurt-io-v1alpha1-uniteddeployment", &["CREATE", "UPDATE"], "uniteddeployments")]}));
+        v.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "yurt-app-validating-webhook-configuration"},
+            "webhooks": [wh("vnodepool.kb.io", "/validate-apps-openyurt-io-v1alpha1-nodepool", &["CREATE", "UPDATE", "DELETE"], "nodepools"),
+                         wh("vuniteddeployment.kb.io", "/validate-apps-openyurt-io-v1alpha1-uniteddeployment", &["CREATE", "UPDATE"], "uniteddeployments")]}));
+    }
+    v
+}
+
+fn yam_pod(args: &[&str]) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "yurt-app-manager", "namespace": "kube-system",
+            "labels": {"control-plane": "yurt-app-manager"}},
+        "spec": {"serviceAccountName": "yurt-app-manager", "nodeName": "control-plane-1",
+            "containers": [{"name": "manager", "image": YAM_IMAGE,
+                "command": ["/usr/local/bin/yurt-app-manager"], "args": args}]}})
+}
+
+fn node_pools(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "NodePool"),
+        "nodepools",
+    );
+    Api::all_with(client.clone(), &ar)
+}
+
+fn pool(name: &str) -> DynamicObject {
+    serde_json::from_value(
+        json!({"apiVersion": "apps.openyurt.io/v1alpha1", "kind": "NodePool",
+        "metadata": {"name": name}, "spec": {"type": "Edge"}}),
+    )
+    .unwrap()
+}
+
+// openyurtio/yurt-app-manager@8696f1c4 main.go (panic on the cobra error: exit 2); the webhook
+// port is an env variable at this revision, not a flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_app_manager_refuses_an_unknown_flag_like_the_real_binary() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yam_objects("", true);
+    objects.push(yam_pod(&[
+        "--enable-leader-election",
+        "--webhook-port=9876",
+    ]));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-app-manager").await;
+    assert_eq!(code, 2, "{log}");
+    assert!(log.contains("panic: unknown flag: --webhook-port"), "{log}");
+    c.sim.shutdown().await;
+}
+
+// openyurtio/yurt-app-manager@8696f1c4 pkg/yurtappmanager/webhook/server.go (Initialize: 5 s)
+// and webhook/util/controller/webhook_controller.go (sync: "not found
+// MutatingWebhookConfiguration ..."): without its configurations it exits 1 after 5 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_app_manager_exits_when_its_webhook_configurations_are_missing() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yam_objects("", false);
+    objects.push(yam_pod(&["--enable-leader-election", "--v=4"]));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-app-manager").await;
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("sync \"\" failed with not found MutatingWebhookConfiguration yurt-app-mutating-webhook-configuration"),
+        "{log}"
+    );
+    assert!(
+        log.contains("setup \"msg\"=\"unable to initialize webhook\" \"error\"=\"failed to start webhook controller for waiting more than 5s\""),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// The webhook-controller's informers are admissionregistration.k8s.io/v1beta1 (facts:
+// apiVersionNote), which Kubernetes 1.22 no longer serves: they never sync, the 5 s wait ends
+// the process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_app_manager_cannot_start_on_kubernetes_1_22() {
+    let c = cluster("v1.22.17").await;
+    let mut objects = yam_objects("", true);
+    objects.push(yam_pod(&["--enable-leader-election", "--v=4"]));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-app-manager").await;
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("mutatingwebhookconfigurations.v1beta1"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// The secret writer fills the empty Secret (webhook_controller.go sync, writer/secret.go), the
+// Lease is kube-system/yurt-app-manager (controller-runtime v0.7.0 leader election, ID
+// yurt-app-manager) and, with the cache synced, the NodePool mutating webhook sets the pool's
+// selector (webhook/nodepool/mutating/nodepool_create_update_handler.go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_app_manager_with_its_objects_serves_its_webhooks_and_leads() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yam_objects("", true);
+    objects.push(yam_pod(&["--enable-leader-election", "--v=4"]));
+    common::apply(&c.client, &objects).await;
+    log_with(&c.client, "yurt-app-manager", "serving webhook server").await;
+    log_with(
+        &c.client,
+        "yurt-app-manager",
+        "successfully acquired lease kube-system/yurt-app-manager",
+    )
+    .await;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    let s = secrets.get("yurt-app-webhook-certs").await.unwrap();
+    assert!(s.data.unwrap().contains_key("tls.crt"));
+    let created = node_pools(&c.client)
+        .create(&PostParams::default(), &pool("hangzhou"))
+        .await
+        .unwrap();
+    assert_eq!(
+        created.data["spec"]["selector"],
+        json!({"matchLabels": {"apps.openyurt.io/nodepool": "hangzhou"}})
+    );
+    c.sim.shutdown().await;
+}
+
+// controller-runtime v0.7.0 pkg/manager/internal.go (the cache sync before the webhook server
+// starts has no timeout) and the Pod field index (util/fieldindex/register.go): without pods
+// list/watch the webhook server never listens, so the failurePolicy=Fail webhooks refuse
+// NodePools; the process does not exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_app_manager_without_pods_access_never_serves_its_webhooks() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yam_objects("pods", true);
+    objects.push(yam_pod(&["--enable-leader-election", "--v=4"]));
+    common::apply(&c.client, &objects).await;
+    let log = log_with(&c.client, "yurt-app-manager", "Failed to watch *v1.Pod").await;
+    assert!(!log.contains("serving webhook server"), "{log}");
+    // no readiness probe: the pod is a ready endpoint while nothing listens
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    common::eventually(Duration::from_secs(20), "the pod Ready", || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get("yurt-app-manager").await.ok()?;
+            p.status?
+                .conditions?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+                .then_some(())
+        }
+    })
+    .await;
+    let err = node_pools(&c.client)
+        .create(&PostParams::default(), &pool("hangzhou"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("connection refused"), "{err}");
+    let p = pods.get("yurt-app-manager").await.unwrap();
+    assert_eq!(
+        p.status.unwrap().container_statuses.unwrap()[0].restart_count,
+        0
+    );
+    c.sim.shutdown().await;
+}
+
+// --- yurt-tunnel-server v0.6.1 --------------------------------------------------------------
+
+const YTS_IMAGE: &str = "openyurt/yurt-tunnel-server:v0.6.1";
+
+/// The ServiceAccount with upstream's ClusterRole (facts: chartRbac,
+/// openyurtio/openyurt@v0.6.1 pkg/yurtctl/constants/yurt-tunnel-server-tmpl.go) minus `drop`,
+/// the two Services and the ConfigMap.
+fn yts_objects(drop: &str) -> Vec<Value> {
+    let facts = common::chart::facts_with("yurt-tunnel-server", "v0.6.1", "chartRbac");
+    let rules: Vec<Value> = facts["chartRbac"]["objects"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resources"] != json!([drop]))
+        .cloned()
+        .collect();
+    vec![
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "yurt-tunnel-server", "namespace": "kube-system"}}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "yurt-tunnel-server"}, "rules": rules}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "yurt-tunnel-server"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "yurt-tunnel-server"},
+            "subjects": [{"kind": "ServiceAccount", "name": "yurt-tunnel-server", "namespace": "kube-system"}]}),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x-tunnel-server-svc", "namespace": "kube-system", "labels": {"name": "yurt-tunnel-server"}},
+            "spec": {"type": "NodePort", "selector": {"k8s-app": "yurt-tunnel-server"},
+                "ports": [{"name": "https", "port": 10263, "targetPort": 10263}, {"name": "tcp", "port": 10262, "targetPort": 10262, "nodePort": 31008}]}}),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x-tunnel-server-internal-svc", "namespace": "kube-system", "labels": {"name": "yurt-tunnel-server"}},
+            "spec": {"selector": {"k8s-app": "yurt-tunnel-server"},
+                "ports": [{"name": "https", "port": 10250, "targetPort": 10263}, {"name": "http", "port": 10255, "targetPort": 10264}]}}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yurt-tunnel-server-cfg", "namespace": "kube-system"},
+            "data": {"localhost-proxy-ports": "10266, 10267", "http-proxy-ports": "", "https-proxy-ports": "", "dnat-ports-pair": ""}}),
+    ]
+}
+
+fn yts_pod(args: &[&str]) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "yurt-tunnel-server", "namespace": "kube-system",
+            "labels": {"k8s-app": "yurt-tunnel-server"}},
+        "spec": {"serviceAccountName": "yurt-tunnel-server", "nodeName": "control-plane-1", "hostNetwork": true,
+            "containers": [{"name": "yurt-tunnel-server", "image": YTS_IMAGE, "command": ["yurt-tunnel-server"], "args": args}]}})
+}
+
+// openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-server/server.go (main: klog.Fatalf on any
+// command error, exit 255) and spf13/pflag@v1.0.5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_server_refuses_an_unknown_flag_and_an_empty_bind_address() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yts_objects("");
+    objects.push(yts_pod(&[
+        "--bind-address=10.0.0.1",
+        "--tunnel-server-address=x",
+    ]));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-server").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.contains("yurttunnel-server failed: unknown flag: --tunnel-server-address"),
+        "{log}"
+    );
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    pods.delete("yurt-tunnel-server", &Default::default())
+        .await
+        .unwrap();
+    common::eventually(Duration::from_secs(20), "the pod gone", || {
+        let pods = pods.clone();
+        async move { pods.get("yurt-tunnel-server").await.is_err().then_some(()) }
+    })
+    .await;
+    common::apply(&c.client, &[yts_pod(&["--bind-address="])]).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-server").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.contains("yurttunnel-server failed: yurttunnel-server's bind address can't be empty"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v0.6.1 pkg/util/certmanager/certmanager.go (NewYurttunnelServerCertManager:
+// CN kube-apiserver-kubelet-client, O system:masters + openyurt:yurttunnel, legacy-unknown),
+// cmd/yurt-tunnel-server/app/start.go (waits for the certificate without a timeout) and
+// pkg/yurttunnel/trafficforward/dns/dns.go (Lease kube-system/tunnel-dns-controller, ConfigMap
+// yurt-tunnel-nodes): with yurt-controller-manager approving it serves; without it, it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_server_serves_once_yurt_controller_manager_approves_its_certificate() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yts_objects("");
+    objects.push(yts_pod(&[
+        "--bind-address=10.0.0.1",
+        "--insecure-bind-address=10.0.0.1",
+        "--server-count=1",
+    ]));
+    common::apply(&c.client, &objects).await;
+    log_with(
+        &c.client,
+        "yurt-tunnel-server",
+        "waiting for the master to sign the yurttunnel-server certificate",
+    )
+    .await;
+    let csrs = csr_api(&c.client, "v1beta1")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(csrs.items.len(), 1);
+    assert_eq!(
+        csrs.items[0].data["spec"]["signerName"],
+        "kubernetes.io/legacy-unknown"
+    );
+    let mut ycm = ycm_objects(true, "");
+    ycm.push(ycm_pod(&[]));
+    common::apply(&c.client, &ycm).await;
+    log_with(
+        &c.client,
+        "yurt-tunnel-server",
+        "start handling connection from agents",
+    )
+    .await;
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    assert!(cms.get("yurt-tunnel-nodes").await.is_ok());
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    assert!(leases.get("tunnel-dns-controller").await.is_ok());
+    c.sim.shutdown().await;
+}
+
+// pkg/yurttunnel/handlerwrapper/localhostproxy/handler.go (WrapHandler waits for the node
+// informer with no timeout): without nodes list/watch it never serves and never exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_server_without_nodes_access_never_serves() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = yts_objects("nodes");
+    objects.extend(ycm_objects(true, ""));
+    objects.push(ycm_pod(&[]));
+    objects.push(yts_pod(&["--bind-address=10.0.0.1"]));
+    common::apply(&c.client, &objects).await;
+    let log = log_with(&c.client, "yurt-tunnel-server", "Failed to watch *v1.Node").await;
+    assert!(log.contains("nodes is forbidden"), "{log}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let log = pods
+        .logs("yurt-tunnel-server", &LogParams::default())
+        .await
+        .unwrap();
+    assert!(
+        !log.contains("start handling connection from agents"),
+        "{log}"
+    );
+    let p = pods.get("yurt-tunnel-server").await.unwrap();
+    assert_eq!(
+        p.status.unwrap().container_statuses.unwrap()[0].restart_count,
+        0
+    );
+    c.sim.shutdown().await;
+}

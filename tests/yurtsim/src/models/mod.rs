@@ -7,10 +7,13 @@
 //!
 //! A model ends like a process: with an exit code and its last log lines in the container's log.
 
+pub mod legacy_csr;
 pub mod pki;
 pub mod shell;
+pub mod yurt_app_manager;
 pub mod yurt_controller_manager;
 pub mod yurt_manager;
+pub mod yurt_tunnel_server;
 pub mod yurthub;
 
 use std::io::Write;
@@ -36,6 +39,10 @@ pub enum Component {
     YurtHub,
     /// yurt-controller-manager v0.6.1 (legacy profile)
     YurtControllerManager,
+    /// yurt-app-manager v0.4.0 (legacy profile)
+    YurtAppManager,
+    /// yurt-tunnel-server v0.6.1 (legacy profile)
+    YurtTunnelServer,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +70,8 @@ fn model_of(f: &'static Facts) -> Option<Model> {
         ("yurt-manager", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtManager,
         ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
         ("yurt-controller-manager", "v0.6.1") => Component::YurtControllerManager,
+        ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
+        ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
@@ -84,6 +93,22 @@ pub struct Container {
     pub log: PathBuf,
     /// Append to `log` (a service's journal) instead of starting it afresh (a container's log).
     pub append_log: bool,
+    /// The container's environment (literal values and resolved `fieldRef`s).
+    pub env: Vec<(String, String)>,
+    /// (path in the container, real path) of its hostPath and volume mounts; a service (no
+    /// pod) sees the node's root instead.
+    pub mounts: Vec<(String, PathBuf)>,
+}
+
+impl Container {
+    /// An environment variable of the container.
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
@@ -136,6 +161,33 @@ impl Env {
         self.caller_with_token(&token)
     }
 
+    /// The real path of a file as the container sees it: under the mount covering it (the
+    /// longest), or for a service under the node's root. None when nothing mounts it.
+    pub fn container_path(&self, path: &str) -> Option<PathBuf> {
+        let path = crate::util::clean_path(path);
+        let c = &self.container;
+        if c.namespace.is_empty() {
+            return self
+                .shared
+                .kubelets
+                .get(&c.node)
+                .map(|k| k.host_path(&path));
+        }
+        c.mounts
+            .iter()
+            .filter_map(|(mount, real)| {
+                let mount = crate::util::clean_path(mount);
+                let rest = if path == mount {
+                    ""
+                } else {
+                    path.strip_prefix(&format!("{}/", mount.trim_end_matches('/')))?
+                };
+                Some((mount.len(), real.join(rest)))
+            })
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, p)| p)
+    }
+
     pub fn caller_with_token(&self, token: &str) -> Result<Caller, String> {
         auth::authenticate(&self.shared, Some(&format!("Bearer {token}")))
             .map(|user| Caller::new(&self.shared, user))
@@ -160,6 +212,8 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
             Component::YurtControllerManager => {
                 yurt_controller_manager::run(&env, model.facts).await
             }
+            Component::YurtAppManager => yurt_app_manager::run(&env, model.facts).await,
+            Component::YurtTunnelServer => yurt_tunnel_server::run(&env, model.facts).await,
         }
     });
     Run {
