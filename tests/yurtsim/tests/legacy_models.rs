@@ -84,6 +84,23 @@ async fn log_with(client: &kube::Client, name: &str, what: &str) -> String {
     .await
 }
 
+/// Waits until kube-system/`name` is Ready.
+async fn pod_ready(client: &kube::Client, name: &str) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    common::eventually(Duration::from_secs(20), "the pod Ready", || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get(name).await.ok()?;
+            p.status?
+                .conditions?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+                .then_some(())
+        }
+    })
+    .await;
+}
+
 fn csr_api(client: &kube::Client, version: &str) -> Api<DynamicObject> {
     let ar = ApiResource::from_gvk_with_plural(
         &kube::core::GroupVersionKind::gvk(
@@ -431,6 +448,8 @@ async fn yurt_app_manager_with_its_objects_serves_its_webhooks_and_leads() {
         Api::namespaced(c.client.clone(), "kube-system");
     let s = secrets.get("yurt-app-webhook-certs").await.unwrap();
     assert!(s.data.unwrap().contains_key("tls.crt"));
+    // the API server calls it once the pod is a ready endpoint of the Service
+    pod_ready(&c.client, "yurt-app-manager").await;
     let created = node_pools(&c.client)
         .create(&PostParams::default(), &pool("hangzhou"))
         .await
@@ -455,19 +474,8 @@ async fn yurt_app_manager_without_pods_access_never_serves_its_webhooks() {
     let log = log_with(&c.client, "yurt-app-manager", "Failed to watch *v1.Pod").await;
     assert!(!log.contains("serving webhook server"), "{log}");
     // no readiness probe: the pod is a ready endpoint while nothing listens
+    pod_ready(&c.client, "yurt-app-manager").await;
     let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
-    common::eventually(Duration::from_secs(20), "the pod Ready", || {
-        let pods = pods.clone();
-        async move {
-            let p = pods.get("yurt-app-manager").await.ok()?;
-            p.status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-                .then_some(())
-        }
-    })
-    .await;
     let err = node_pools(&c.client)
         .create(&PostParams::default(), &pool("hangzhou"))
         .await
