@@ -773,12 +773,20 @@ impl Api {
                 )?;
                 // create() records an Update entry; an apply-create is owned by the Apply entry alone.
                 if !ctx.dry_run {
+                    // a controller may already have deleted it (tokencleaner and an expired
+                    // bootstrap token): the created object is the answer then
                     let fixed = self.store.write(&res.key(), key_ns, name, false, |cur| {
-                        let mut o = (**cur.unwrap()).clone();
+                        let Some(cur) = cur else {
+                            return Ok(WriteOp::Noop);
+                        };
+                        let mut o = (**cur).clone();
                         set_managed_fields(&mut o, mf.clone());
                         Ok(WriteOp::Put(o))
                     })?;
-                    out.body = (*fixed.unwrap()).clone();
+                    match fixed {
+                        Some(f) => out.body = (*f).clone(),
+                        None => set_managed_fields(&mut out.body, mf),
+                    }
                 } else {
                     set_managed_fields(&mut out.body, mf);
                 }

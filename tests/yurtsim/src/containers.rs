@@ -144,6 +144,17 @@ pub(crate) fn start(
                     args: crate::models::expand_args(&args, &env),
                     log: lp.to_path_buf(),
                     append_log: false,
+                    mounts: c["volumeMounts"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| {
+                            let (real, _) = volumes.get(m["name"].as_str()?)?;
+                            let sub = m["subPath"].as_str().unwrap_or("");
+                            Some((m["mountPath"].as_str()?.to_string(), real.join(sub)))
+                        })
+                        .collect(),
+                    env,
                 },
             )))
         }

@@ -1196,11 +1196,15 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
 }
 
 /// Signers kube-controller-manager's csrsigning controller serves (kubernetes/kubernetes
-/// pkg/controller/certificates/signer/signer.go; kubeadm passes it the cluster CA).
+/// pkg/controller/certificates/signer/signer.go; kubeadm passes it the cluster CA). The
+/// legacy-unknown one (NewLegacyUnknownCSRSigningController) signs what v1beta1 requests
+/// without a better signer ask for — YurtHub v0.6 and yurt-tunnel v0.6 request it; the v1 API
+/// refuses new requests for it, so only clusters serving v1beta1 (≤ 1.21) get such requests.
 const SIGNERS: &[&str] = &[
     "kubernetes.io/kube-apiserver-client",
     "kubernetes.io/kube-apiserver-client-kubelet",
     "kubernetes.io/kubelet-serving",
+    "kubernetes.io/legacy-unknown",
 ];
 
 /// An approved, not yet issued request of a known signer gets a certificate from the

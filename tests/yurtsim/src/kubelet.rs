@@ -407,18 +407,37 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         .chain(c["args"].as_array().into_iter().flatten())
         .filter_map(|x| x.as_str().map(str::to_string))
         .collect();
-    if c["command"].as_array().is_some_and(|a| !a.is_empty()) {
-        argv.remove(0);
-    }
+    let has_command = c["command"].as_array().is_some_and(|a| !a.is_empty());
     let env = container_env_with(shared, k, &pod, c, "", service_view_of(k, &st));
+    argv = crate::models::expand_args(&argv, &env);
+    // `sh -c "exec yurthub ..."` (the legacy manifest): the line the shell execs, its files
+    // read through the pod's hostPath mounts
+    let read = |p: &str| std::fs::read_to_string(static_container_path(k, &manifest, c, p)?).ok();
+    match crate::models::shell::exec_line(&argv, &read) {
+        Some((_, args)) => argv = args,
+        None if has_command => {
+            argv.remove(0);
+        }
+        None => {}
+    }
     let container = crate::models::Container {
         node: k.name.clone(),
         namespace: namespace.clone(),
         pod: pod_name.clone(),
         service_account: None,
-        args: crate::models::expand_args(&argv, &env),
+        args: argv,
         log: static_log_path(shared, &namespace, &pod_name, &cname),
         append_log: false,
+        mounts: c["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let mp = m["mountPath"].as_str()?;
+                Some((mp.to_string(), static_container_path(k, &manifest, c, mp)?))
+            })
+            .collect(),
+        env,
     };
     if let Some(old) = st.hub_model.take() {
         old.run.exit.abort();
@@ -429,6 +448,40 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         restarts,
         ended: None,
     });
+}
+
+/// Where a path inside a static pod's container lives on the node: under the hostPath
+/// volume mounted at (a parent of) it. None for paths no hostPath mount covers.
+fn static_container_path(
+    k: &NodeKubelet,
+    pod: &Value,
+    c: &Value,
+    path: &str,
+) -> Option<std::path::PathBuf> {
+    let path = util::clean_path(path);
+    c["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| {
+            let mount = util::clean_path(m["mountPath"].as_str()?);
+            let rest = if path == mount {
+                ""
+            } else {
+                path.strip_prefix(&format!("{}/", mount.trim_end_matches('/')))?
+            };
+            let vol = pod["spec"]["volumes"]
+                .as_array()?
+                .iter()
+                .find(|v| v["name"] == m["name"])?;
+            let host = vol["hostPath"]["path"].as_str()?;
+            Some((
+                mount.len(),
+                format!("{}/{rest}", host.trim_end_matches('/')),
+            ))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, p)| k.host_path(p.trim_end_matches('/')))
 }
 
 fn annotate(shared: &Shared, k: &NodeKubelet) {
@@ -463,6 +516,16 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
 /// `nodelifecycle`, and not `-nodelifecycle`). Locks each control plane's node state in turn:
 /// never call it holding one.
 pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
+    // yurt-controller-manager v0.6's fork of the controller marks silent nodes the same way
+    // (openyurtio/openyurt@v0.6.1 pkg/controller/nodelifecycle/node_lifecycle_controller.go
+    // monitorNodeHealth; its autonomy annotation spares only the node's pods)
+    if shared
+        .model_node_lifecycles
+        .load(std::sync::atomic::Ordering::SeqCst)
+        > 0
+    {
+        return true;
+    }
     shared
         .kubelets
         .all()

@@ -128,6 +128,16 @@ const BUILTIN: &[B] = &[
         short: &["po"],
         sub: &["status", "log", "binding", "eviction"],
     },
+    // served by every API server; yurt-app-manager v0.4's cache waits on its informer
+    B {
+        g: "",
+        v: "v1",
+        r: "persistentvolumeclaims",
+        k: "PersistentVolumeClaim",
+        ns: true,
+        short: &["pvc"],
+        sub: &["status"],
+    },
     B {
         g: "",
         v: "v1",
@@ -430,6 +440,20 @@ impl Registry {
             .unwrap()
             .get(&(group.to_string(), version.to_string(), resource.to_string()))
             .cloned()
+    }
+
+    /// Serves `group/version` of a built-in resource already served at `from` (same store):
+    /// a version an older Kubernetes still serves next to the current one.
+    pub fn serve_builtin_version(&self, group: &str, from: &str, resource: &str, version: &str) {
+        let Some(info) = self.lookup(group, from, resource) else {
+            return;
+        };
+        let mut info = (*info).clone();
+        info.version = version.to_string();
+        self.inner.write().unwrap().insert(
+            (group.to_string(), version.to_string(), resource.to_string()),
+            Arc::new(info),
+        );
     }
 
     /// The preferred (first registered) version of a group+resource.

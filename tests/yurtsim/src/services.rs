@@ -583,6 +583,8 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
             args: argv[1..].to_vec(),
             log: log_path(k, u),
             append_log: true,
+            env: vec![],
+            mounts: vec![],
         },
     ));
 }

@@ -104,6 +104,9 @@ pub struct Shared {
     pub kubelets: Kubelets,
     /// The API endpoint as nodes know it (layout-specific), which kubelets can reach.
     pub internal_endpoint: String,
+    /// yurt-controller-manager v0.6 models whose nodelifecycle controller runs (leading, caches
+    /// synced): silent nodes go `Unknown` while one does, as with kube-controller-manager's.
+    pub model_node_lifecycles: std::sync::atomic::AtomicUsize,
     shutdown: watch::Receiver<bool>,
     self_ref: std::sync::OnceLock<std::sync::Weak<Shared>>,
 }
@@ -201,11 +204,35 @@ impl Sim {
             addr,
             kubelets: Kubelets::default(),
             internal_endpoint,
+            model_node_lifecycles: Default::default(),
             shutdown,
             self_ref: std::sync::OnceLock::new(),
             cfg,
         });
         let _ = shared.self_ref.set(Arc::downgrade(&shared));
+        // certificates.k8s.io/v1beta1 CertificateSigningRequests are served up to 1.21 (removed
+        // in 1.22: kubernetes/kubernetes@v1.22.0 CHANGELOG/CHANGELOG-1.22.md, "Removal of
+        // deprecated beta APIs"); YurtHub v0.6 creates its requests through it.
+        // The same for admissionregistration.k8s.io/v1beta1 webhook configurations, which
+        // yurt-app-manager v0.4 watches and updates.
+        if kubernetes_minor(&shared.cfg.kubernetes_version) < 22 {
+            for (group, resource) in [
+                ("certificates.k8s.io", "certificatesigningrequests"),
+                (
+                    "admissionregistration.k8s.io",
+                    "mutatingwebhookconfigurations",
+                ),
+                (
+                    "admissionregistration.k8s.io",
+                    "validatingwebhookconfigurations",
+                ),
+            ] {
+                shared
+                    .api
+                    .registry
+                    .serve_builtin_version(group, "v1", resource, "v1beta1");
+            }
+        }
         bootstrap_objects(&shared);
         seed_nodes(&shared, &names)?;
         write_kubeconfig(&shared)?;
@@ -479,4 +506,14 @@ fn write_kubeconfig(shared: &Shared) -> anyhow::Result<()> {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(())
+}
+
+/// The minor version of a `vX.Y.Z` Kubernetes version (33 when it cannot be read).
+pub fn kubernetes_minor(version: &str) -> u32 {
+    version
+        .trim_start_matches('v')
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(33)
 }

@@ -7,8 +7,13 @@
 //!
 //! A model ends like a process: with an exit code and its last log lines in the container's log.
 
+pub mod legacy_csr;
 pub mod pki;
+pub mod shell;
+pub mod yurt_app_manager;
+pub mod yurt_controller_manager;
 pub mod yurt_manager;
+pub mod yurt_tunnel_server;
 pub mod yurthub;
 
 use std::io::Write;
@@ -16,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
@@ -32,6 +37,12 @@ use crate::store::Filter;
 pub enum Component {
     YurtManager,
     YurtHub,
+    /// yurt-controller-manager v0.6.1 (legacy profile)
+    YurtControllerManager,
+    /// yurt-app-manager v0.4.0 (legacy profile)
+    YurtAppManager,
+    /// yurt-tunnel-server v0.6.1 (legacy profile)
+    YurtTunnelServer,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +69,9 @@ fn model_of(f: &'static Facts) -> Option<Model> {
     let component = match (f.component.as_str(), f.version.as_str()) {
         ("yurt-manager", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtManager,
         ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
+        ("yurt-controller-manager", "v0.6.1") => Component::YurtControllerManager,
+        ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
+        ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
@@ -79,6 +93,22 @@ pub struct Container {
     pub log: PathBuf,
     /// Append to `log` (a service's journal) instead of starting it afresh (a container's log).
     pub append_log: bool,
+    /// The container's environment (literal values and resolved `fieldRef`s).
+    pub env: Vec<(String, String)>,
+    /// (path in the container, real path) of its hostPath and volume mounts; a service (no
+    /// pod) sees the node's root instead.
+    pub mounts: Vec<(String, PathBuf)>,
+}
+
+impl Container {
+    /// An environment variable of the container.
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
@@ -131,6 +161,33 @@ impl Env {
         self.caller_with_token(&token)
     }
 
+    /// The real path of a file as the container sees it: under the mount covering it (the
+    /// longest), or for a service under the node's root. None when nothing mounts it.
+    pub fn container_path(&self, path: &str) -> Option<PathBuf> {
+        let path = crate::util::clean_path(path);
+        let c = &self.container;
+        if c.namespace.is_empty() {
+            return self
+                .shared
+                .kubelets
+                .get(&c.node)
+                .map(|k| k.host_path(&path));
+        }
+        c.mounts
+            .iter()
+            .filter_map(|(mount, real)| {
+                let mount = crate::util::clean_path(mount);
+                let rest = if path == mount {
+                    ""
+                } else {
+                    path.strip_prefix(&format!("{}/", mount.trim_end_matches('/')))?
+                };
+                Some((mount.len(), real.join(rest)))
+            })
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, p)| p)
+    }
+
     pub fn caller_with_token(&self, token: &str) -> Result<Caller, String> {
         auth::authenticate(&self.shared, Some(&format!("Bearer {token}")))
             .map(|user| Caller::new(&self.shared, user))
@@ -152,6 +209,11 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
         match model.component {
             Component::YurtManager => yurt_manager::run(&env, model.facts).await,
             Component::YurtHub => yurthub::run(&env, model.facts).await,
+            Component::YurtControllerManager => {
+                yurt_controller_manager::run(&env, model.facts).await
+            }
+            Component::YurtAppManager => yurt_app_manager::run(&env, model.facts).await,
+            Component::YurtTunnelServer => yurt_tunnel_server::run(&env, model.facts).await,
         }
     });
     Run {
@@ -263,6 +325,17 @@ impl Caller {
         }
     }
 
+    /// A non-resource request (`/healthz`), authorized as the API server would.
+    pub fn authorize_path(&self, verb: &str, path: &str) -> ApiResult<()> {
+        let attrs = Attributes::non_resource(verb, path);
+        let d = auth::authorize(&self.shared, &self.user, &attrs);
+        if d.allowed {
+            Ok(())
+        } else {
+            Err(auth::forbidden(&attrs, &self.user, &d.reason))
+        }
+    }
+
     /// Whether discovery lists `group/version` with `resource` (a REST mapper's lookup).
     pub fn served(&self, group: &str, version: &str, resource: &str) -> bool {
         self.shared
@@ -340,6 +413,26 @@ impl Caller {
         Ok(self.shared.api.create(&info, ns, body, &self.ctx())?.body)
     }
 
+    /// A create through one `version` of the resource: 404 when that version is not served
+    /// (what a client pinned to an API version gets from a newer API server).
+    pub fn create_in(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        ns: &str,
+        body: Value,
+    ) -> ApiResult<Value> {
+        self.authorize("create", group, resource, ns, "")?;
+        let info = self
+            .shared
+            .api
+            .registry
+            .lookup(group, version, resource)
+            .ok_or_else(ApiError::path_not_found)?;
+        Ok(self.shared.api.create(&info, ns, body, &self.ctx())?.body)
+    }
+
     /// A read-modify-write `update` of `name` (or of its `subresource`); `f` returns false when
     /// there is nothing to change. None when the object does not exist.
     pub fn update(
@@ -360,6 +453,9 @@ impl Caller {
         if !f(&mut new) {
             return Ok(Some(new));
         }
+        // the client read it through this version (the store keeps the version it was
+        // created through, as the server's read path converts it)
+        new["apiVersion"] = json!(info.api_version());
         let sub = (!sub.is_empty()).then_some(sub);
         Ok(Some(
             self.shared
@@ -415,15 +511,66 @@ impl Caller {
 }
 
 /// `$(VAR)` references in a container's command and args, expanded as the kubelet does with
-/// the container's env (`fieldRef: spec.nodeName` and literal values); unknown ones stay.
+/// the container's env (`fieldRef: spec.nodeName` and literal values): `$$` is an escaped `$`,
+/// unknown references stay as written (kubernetes/kubernetes
+/// third_party/forked/golang/expansion/expand.go, Expand).
 pub fn expand_args(args: &[String], env: &[(String, String)]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            let mut out = a.clone();
-            for (k, v) in env {
-                out = out.replace(&format!("$({k})"), v);
+    args.iter().map(|a| expand(a, env)).collect()
+}
+
+fn expand(input: &str, env: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = input;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(r) = after.strip_prefix('$') {
+            out.push('$');
+            rest = r;
+        } else if let Some(r) = after.strip_prefix('(')
+            && let Some(end) = r.find(')')
+        {
+            let name = &r[..end];
+            match env.iter().rev().find(|(k, _)| k == name) {
+                Some((_, v)) => out.push_str(v),
+                None => {
+                    out.push_str("$(");
+                    out.push_str(name);
+                    out.push(')');
+                }
             }
-            out
-        })
-        .collect()
+            rest = &r[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_expanded_as_the_kubelet_does() {
+        let env = vec![("NODE_NAME".to_string(), "edge-1".to_string())];
+        let args = [
+            "--node-name=$(NODE_NAME)",
+            "--join-token=$$(cat /t)",
+            "$(UNKNOWN)",
+            "a$b",
+        ]
+        .map(String::from);
+        assert_eq!(
+            expand_args(&args, &env),
+            [
+                "--node-name=edge-1",
+                "--join-token=$(cat /t)",
+                "$(UNKNOWN)",
+                "a$b"
+            ]
+        );
+    }
 }

@@ -388,7 +388,10 @@ impl Hub<'_> {
 }
 
 /// The identity a stored client certificate gives: CN the user, every O a group.
-fn read_identity(shared: &std::sync::Arc<crate::sim::Shared>, pem: &Path) -> Option<Caller> {
+pub(super) fn read_identity(
+    shared: &std::sync::Arc<crate::sim::Shared>,
+    pem: &Path,
+) -> Option<Caller> {
     let text = std::fs::read_to_string(pem).ok()?;
     let s = pki::certificate_subject(&text)?;
     let mut groups = s.organizations;
@@ -403,7 +406,7 @@ fn read_identity(shared: &std::sync::Arc<crate::sim::Shared>, pem: &Path) -> Opt
 }
 
 /// The token of the current context's user in a kubeconfig.
-fn kubeconfig_token(text: &str) -> Option<String> {
+pub(super) fn kubeconfig_token(text: &str) -> Option<String> {
     let v: Value = serde_saphyr::from_str(text).ok()?;
     let ctx_name = v["current-context"].as_str()?;
     let ctx = v["contexts"]
@@ -419,7 +422,7 @@ fn kubeconfig_token(text: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn write_file(path: &Path, data: impl AsRef<[u8]>) {
+pub(super) fn write_file(path: &Path, data: impl AsRef<[u8]>) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -460,7 +463,7 @@ fn kubelet_cert_identity(
 }
 
 /// (CN, [O]) of the layouts' stand-in certificate ("yurtsim FAKE CERTIFICATE for O=..., CN=...").
-fn stand_in_subject(text: &str) -> Option<(String, Vec<String>)> {
+pub(super) fn stand_in_subject(text: &str) -> Option<(String, Vec<String>)> {
     let body: String = text
         .lines()
         .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE"))
@@ -485,13 +488,13 @@ fn stand_in_subject(text: &str) -> Option<(String, Vec<String>)> {
 }
 
 /// The hub's listeners on a node, held until the process ends (dropped with its task).
-struct PortClaim {
+pub(super) struct PortClaim {
     k: std::sync::Arc<crate::kubelet::NodeKubelet>,
     id: u64,
 }
 
 impl PortClaim {
-    fn take(k: &std::sync::Arc<crate::kubelet::NodeKubelet>) -> Option<PortClaim> {
+    pub(super) fn take(k: &std::sync::Arc<crate::kubelet::NodeKubelet>) -> Option<PortClaim> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let mut held = k.hub_ports.lock().unwrap();
         if held.is_some() {
