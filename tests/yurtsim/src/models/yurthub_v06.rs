@@ -302,7 +302,7 @@ impl Hub<'_> {
             Err(crate::error::ApiError::new(
                 503,
                 "ServiceUnavailable",
-                &format!(
+                format!(
                     "Get \"{}/api/v1/namespaces/kube-public/configmaps/cluster-info\": dial tcp: connect: no route to host",
                     self.server
                 ),
@@ -414,7 +414,7 @@ impl Hub<'_> {
                 self.server
             )));
         }
-        let me = self.requester().map_err(|e| fail(e))?;
+        let me = self.requester().map_err(fail)?;
         let mut orgs = vec![HUB_ORG.to_string(), "system:nodes".to_string()];
         for o in self
             .orgs
