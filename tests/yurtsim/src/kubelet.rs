@@ -94,9 +94,12 @@ struct NodeState {
 /// the kubelet's crash back-off when it exits.
 struct HubModel {
     hash: String,
+    component: crate::models::Component,
     run: crate::models::Run,
     restarts: u32,
     ended: Option<Instant>,
+    /// The previous instance's exit code (the container's lastState).
+    last_exit: Option<i32>,
 }
 
 pub struct NodeKubelet {
@@ -377,6 +380,7 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         }
         return;
     };
+    let last_exit = st.hub_model.as_ref().and_then(|m| *m.run.exited.borrow());
     let restarts = match st.hub_model.as_mut() {
         Some(m) if m.hash == hash => {
             if !m.run.exit.is_finished() {
@@ -442,8 +446,14 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
     if let Some(old) = st.hub_model.take() {
         old.run.exit.abort();
     }
+    if restarts > 0 {
+        // the kubelet keeps the ended instance's log for `logs --previous`
+        let _ = std::fs::rename(&container.log, container.log.with_extension("previous.log"));
+    }
     st.hub_model = Some(HubModel {
         hash,
+        component: model.component,
+        last_exit: if restarts > 0 { last_exit } else { None },
         run: crate::models::start(shared, model, container),
         restarts,
         ended: None,
@@ -1107,6 +1117,13 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             .collect();
         (e, unreachable_reason(shared, k, &st).is_none())
     };
+    // the modelled hub's container: (restarts, exit code of the ended instance, last exit)
+    let hub_container = {
+        let st = k.state.lock().unwrap();
+        st.hub_model
+            .as_ref()
+            .map(|m| (m.restarts, *m.run.exited.borrow(), m.last_exit))
+    };
     let (hub, changed, modelled_hub) = {
         let mut st = k.state.lock().unwrap();
         let now = (
@@ -1158,9 +1175,17 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             .into_iter()
             .flatten()
             .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
+        let is_hub_model = modelled_hub.as_deref() == Some(name.as_str());
+        let hub_view = hub_container.filter(|_| is_hub_model);
+        let hub_stale = hub_view.is_some_and(|(restarts, ended, _)| {
+            let cs = &pod["status"]["containerStatuses"][0];
+            cs["restartCount"] != json!(restarts)
+                || cs["state"]["waiting"].is_object() != ended.is_some()
+        });
         if pod["status"]["phase"] == json!(want_phase)
             && cur_ready == ready
             && !restarted.contains(&name)
+            && !hub_stale
         {
             continue;
         }
@@ -1178,6 +1203,26 @@ fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
             .lock()
             .unwrap()
             .apply(&k.cri, &name, &mut status);
+        // a modelled hub's process ends like a container's: CrashLoopBackOff while the kubelet
+        // backs off, the ended instance as lastState, restartCount
+        if let Some((restarts, ended, last)) = hub_view
+            && let Some(cs) = status["containerStatuses"].get_mut(0)
+        {
+            cs["restartCount"] = json!(restarts);
+            let term = |code: i32| {
+                json!({"terminated": {"exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
+                    "finishedAt": util::now()}})
+            };
+            if let Some(code) = ended {
+                cs["state"] = json!({"waiting": {"reason": "CrashLoopBackOff",
+                    "message": format!("back-off restarting failed container {} in pod {name}", cs["name"].as_str().unwrap_or(""))}});
+                cs["lastState"] = term(code);
+                cs["ready"] = json!(false);
+                cs["started"] = json!(false);
+            } else if let Some(code) = last {
+                cs["lastState"] = term(code);
+            }
+        }
         let _ = shared
             .api
             .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
@@ -1315,11 +1360,13 @@ pub fn yurthub_endpoint(
     let Some(k) = shared.kubelets.get(node) else {
         return text_response(404, format!("no node {node}"));
     };
-    let (serving, ready) = {
+    let (serving, ready, legacy) = {
         let st = k.state.lock().unwrap();
         (
             hub_serving(shared, &k.name, &st),
             hub_running(shared, &k.name, &st),
+            st.hub_model.as_ref().map(|m| m.component)
+                == Some(crate::models::Component::YurtHubV06),
         )
     };
     if !serving {
@@ -1331,6 +1378,9 @@ pub fn yurthub_endpoint(
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method.as_str(), segs.as_slice()) {
         ("GET", ["v1", "healthz"]) => text_response(200, "OK"),
+        // v0.6 registers no readyz, /pods or OTA handler (openyurtio/openyurt@v0.6.1
+        // pkg/yurthub/server/server.go registerHandlers): gorilla/mux's 404
+        _ if legacy => text_response(404, "404 page not found\n"),
         ("GET", ["v1", "readyz"]) if ready => text_response(200, "OK"),
         // pkg/yurthub/server/server.go (readyz): net/http Error text, status 500
         ("GET", ["v1", "readyz"]) => text_response(

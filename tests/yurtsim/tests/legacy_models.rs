@@ -642,3 +642,181 @@ async fn yurt_tunnel_server_without_nodes_access_never_serves() {
     );
     c.sim.shutdown().await;
 }
+
+// --- YurtHub v0.6.1 -------------------------------------------------------------------------
+
+const HUB_IMAGE: &str = "openyurt/yurthub:v0.6.1";
+const WORKER: &str = "worker-1";
+const TOKEN_ID: &str = "abcdef";
+const TOKEN_SECRET: &str = "0123456789abcdef";
+
+/// The legacy profile's static pod: the join token read by the shell from a file
+/// (templates/legacy-v0.6/yurthub-node.yaml.hbs), server address `server`.
+fn hub_manifest(server: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels:\n    k8s-app: yurt-hub\nspec:\n  hostNetwork: true\n  containers:\n  - name: yurt-hub\n    image: {HUB_IMAGE}\n    command:\n    - /bin/sh\n    - -c\n    - \"exec yurthub --v=2 --server-addr={server} --node-name=$(NODE_NAME) --join-token=$$(cat /var/lib/yurtctl/yurthub/join-token) --working-mode=edge{extra}\"\n    env:\n    - name: NODE_NAME\n      valueFrom:\n        fieldRef: {{apiVersion: v1, fieldPath: spec.nodeName}}\n    volumeMounts:\n    - {{name: hub-dir, mountPath: /var/lib/yurthub}}\n    - {{name: join-token-dir, mountPath: /var/lib/yurtctl/yurthub, readOnly: true}}\n  volumes:\n  - name: hub-dir\n    hostPath: {{path: /var/lib/yurthub, type: DirectoryOrCreate}}\n  - name: join-token-dir\n    hostPath: {{path: /var/lib/yurtctl/yurthub, type: DirectoryOrCreate}}\n"
+    )
+}
+
+fn token_secret(expiration: &str) -> Value {
+    let b = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    json!({"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": format!("bootstrap-token-{TOKEN_ID}"), "namespace": "kube-system"},
+        "data": {"token-id": b(TOKEN_ID), "token-secret": b(TOKEN_SECRET), "expiration": b(expiration),
+                 "usage-bootstrap-authentication": b("true"), "usage-bootstrap-signing": b("true"),
+                 "auth-extra-groups": b("system:bootstrappers:kubeadm:default-node-token")}})
+}
+
+fn install_hub(c: &common::TestCluster, server: &str, extra: &str) {
+    let root = c.sim.node_root(WORKER);
+    let t = root.join("var/lib/yurtctl/yurthub");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(t.join("join-token"), format!("{TOKEN_ID}.{TOKEN_SECRET}\n")).unwrap();
+    // something stale that v0.6 removes on its first start (verifyServerAddrOrCleanup)
+    std::fs::create_dir_all(root.join("var/lib/yurthub")).unwrap();
+    std::fs::write(root.join("var/lib/yurthub/stale"), "x").unwrap();
+    std::fs::write(
+        root.join("etc/kubernetes/manifests/yurt-hub.yaml"),
+        hub_manifest(server, extra),
+    )
+    .unwrap();
+}
+
+fn hub_get(c: &common::TestCluster, path: &str) -> u16 {
+    yurtsim::kubelet::yurthub_endpoint(c.sim.shared(), WORKER, &hyper::Method::GET, path)
+        .status()
+        .as_u16()
+}
+
+fn server(c: &common::TestCluster) -> String {
+    c.sim.shared().internal_endpoint.clone()
+}
+
+// openyurtio/openyurt@v0.6.1: pkg/yurthub/certificate/hubself/cert_mgr.go (Start: clean-up,
+// cluster-info CA, bootstrap-hub.conf with the join token, client CSR through v1beta1 with
+// signer legacy-unknown), pkg/util/certmanager/certmanager.go (the serving CSR as the hub),
+// pkg/yurthub/server/server.go (registerHandlers: /v1/healthz, no readyz): with a valid token
+// and yurt-controller-manager approving, the hub serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthub_v06_joins_with_a_valid_token_once_yurt_controller_manager_approves() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = ycm_objects(true, "");
+    objects.push(token_secret("2099-01-01T00:00:00Z"));
+    objects.push(ycm_pod(&[]));
+    common::apply(&c.client, &objects).await;
+    install_hub(&c, &server(&c), "");
+    common::eventually(
+        Duration::from_secs(30),
+        "yurthub v0.6 /v1/healthz",
+        || async { (hub_get(&c, "/v1/healthz") == 200).then_some(()) },
+    )
+    .await;
+    assert_eq!(hub_get(&c, "/v1/readyz"), 404, "no readyz at v0.6");
+    let root = c.sim.node_root(WORKER).join("var/lib/yurthub");
+    assert!(
+        !root.join("stale").exists(),
+        "the first start empties the root dir"
+    );
+    for f in [
+        "pki/ca.crt",
+        "pki/yurthub-current.pem",
+        "pki/yurthub-server-current.pem",
+        "yurthub.conf",
+    ] {
+        assert!(root.join(f).exists(), "{f}");
+    }
+    let conf = std::fs::read_to_string(root.join("bootstrap-hub.conf")).unwrap();
+    assert!(
+        conf.contains(&format!("{TOKEN_ID}.{TOKEN_SECRET}")),
+        "{conf}"
+    );
+    let csrs = csr_api(&c.client, "v1beta1")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(csrs.items.len(), 2, "client and serving");
+    for csr in &csrs.items {
+        assert_eq!(
+            csr.data["spec"]["signerName"],
+            "kubernetes.io/legacy-unknown"
+        );
+    }
+    c.sim.shutdown().await;
+}
+
+/// The mirror pod's container once it has ended at least once: (exit code, log).
+async fn hub_crashed(c: &common::TestCluster) -> (i32, String) {
+    crashed(&c.client, &format!("yurt-hub-{WORKER}")).await
+}
+
+// openyurtio/openyurt@v0.6.1 pkg/yurthub/certificate/certificate.go (New: 5 s polls for 4
+// minutes) and cmd/yurthub/app/start.go (klog.Fatalf, exit 255): an expired token is refused
+// by the bootstrap authenticator, no certificate, the hub exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthub_v06_with_an_expired_join_token_exits_after_its_certificate_wait() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = ycm_objects(true, "");
+    objects.push(token_secret("2020-01-01T00:00:00Z"));
+    objects.push(ycm_pod(&[]));
+    common::apply(&c.client, &objects).await;
+    install_hub(&c, &server(&c), "");
+    let (code, _) = hub_crashed(&c).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let previous = LogParams {
+        previous: true,
+        ..Default::default()
+    };
+    let log = pods
+        .logs(&format!("yurt-hub-{WORKER}"), &previous)
+        .await
+        .unwrap();
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.contains("cannot create certificate signing request: Unauthorized"),
+        "{log}"
+    );
+    assert!(
+        log.contains("run yurthub failed, could not create certificate manager, timed out waiting for the condition"),
+        "{log}"
+    );
+    assert_eq!(hub_get(&c, "/v1/healthz"), 503);
+    c.sim.shutdown().await;
+}
+
+// kubernetes/client-go@v0.20.11 util/certificate/csr/csr.go (create: the legacy-unknown signer
+// goes through v1beta1), removed from the API in Kubernetes 1.22: the hub never gets a
+// certificate there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthub_v06_cannot_request_its_certificate_from_kubernetes_1_22() {
+    let c = cluster("v1.22.17").await;
+    let mut objects = ycm_objects(true, "");
+    objects.push(token_secret("2099-01-01T00:00:00Z"));
+    common::apply(&c.client, &objects).await;
+    install_hub(&c, &server(&c), "");
+    log_with(
+        &c.client,
+        &format!("yurt-hub-{WORKER}"),
+        "cannot create certificate signing request: the server could not find the requested resource",
+    )
+    .await;
+    c.sim.shutdown().await;
+}
+
+// spf13/pflag@v1.0.5 flag.go and openyurtio/openyurt@v0.6.1 cmd/yurthub/yurthub.go (main
+// panics on the cobra error: exit 2): v1.x's --bootstrap-file does not exist at v0.6.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn yurthub_v06_refuses_a_flag_of_later_versions() {
+    let c = cluster("v1.20.15").await;
+    install_hub(
+        &c,
+        &server(&c),
+        " --bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf",
+    );
+    let (code, log) = hub_crashed(&c).await;
+    assert_eq!(code, 2, "{log}");
+    assert!(
+        log.contains("Error: unknown flag: --bootstrap-file"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}

@@ -15,6 +15,7 @@ pub mod yurt_controller_manager;
 pub mod yurt_manager;
 pub mod yurt_tunnel_server;
 pub mod yurthub;
+pub mod yurthub_v06;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ pub enum Component {
     YurtAppManager,
     /// yurt-tunnel-server v0.6.1 (legacy profile)
     YurtTunnelServer,
+    /// YurtHub v0.6.1 (legacy profile)
+    YurtHubV06,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +75,7 @@ fn model_of(f: &'static Facts) -> Option<Model> {
         ("yurt-controller-manager", "v0.6.1") => Component::YurtControllerManager,
         ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
         ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
+        ("yurthub", "v0.6.1") => Component::YurtHubV06,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
@@ -114,6 +118,8 @@ impl Container {
 /// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
 pub struct Run {
     pub exit: tokio::task::JoinHandle<i32>,
+    /// The exit code once the process has ended.
+    pub exited: watch::Receiver<Option<i32>>,
     pub ready: watch::Receiver<bool>,
     pub serving: watch::Receiver<bool>,
 }
@@ -205,8 +211,9 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
         ready: ready_tx,
         serving: serving_tx,
     };
+    let (exited_tx, exited) = watch::channel(None);
     let exit = tokio::spawn(async move {
-        match model.component {
+        let code = match model.component {
             Component::YurtManager => yurt_manager::run(&env, model.facts).await,
             Component::YurtHub => yurthub::run(&env, model.facts).await,
             Component::YurtControllerManager => {
@@ -214,10 +221,14 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
             }
             Component::YurtAppManager => yurt_app_manager::run(&env, model.facts).await,
             Component::YurtTunnelServer => yurt_tunnel_server::run(&env, model.facts).await,
-        }
+            Component::YurtHubV06 => yurthub_v06::run(&env, model.facts).await,
+        };
+        let _ = exited_tx.send(Some(code));
+        code
     });
     Run {
         exit,
+        exited,
         ready,
         serving,
     }
