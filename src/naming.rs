@@ -22,6 +22,15 @@ impl ResultHeader {
         }
     }
 }
+/// The YurtHub endpoint the servant waits on before it redirects the kubelet, unless the profile
+/// names another: `/v1/readyz` is OK once YurtHub's certificates are issued and yurt-hub-cfg and
+/// its filters' informers synced, the same check that gates its proxy (openyurtio/openyurt@v1.6.1
+/// pkg/yurthub/server/server.go); upstream's node-servant waits for it too. YurtHub v0.6 has no
+/// readyz: its node-servant waits on `/v1/healthz` (openyurtio/openyurt@v0.6.1
+/// pkg/node-servant/components/yurthub.go `hubHealthcheck`, pkg/yurthub/server/server.go
+/// `registerHandlers`).
+pub const YURTHUB_READYZ_PATH: &str = "/v1/readyz";
+
 /// Field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "yurtctl";
 pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";

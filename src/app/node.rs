@@ -7,11 +7,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// YurtHub's node-local readiness endpoint: OK once its certificates are issued and yurt-hub-cfg
-/// and its filters' informers synced, the same check that gates its proxy (openyurtio/openyurt
-/// @v1.6.1 pkg/yurthub/server/server.go). upstream node-servant waits for it too.
+/// YurtHub's node-local health server.
 pub const YURTHUB_SERVER_PORT: u16 = 10267;
-pub const YURTHUB_READYZ_PATH: &str = "/v1/readyz";
+pub use crate::naming::YURTHUB_READYZ_PATH;
 /// Ports YurtHub listens on (proxy, health/metrics, secure proxy) on the node's loopback.
 pub const YURTHUB_PORTS: [u16; 3] = [10261, 10267, 10268];
 
@@ -38,9 +36,9 @@ pub enum HostCommandError {
     Timeout { argv: String, timeout: Duration },
 }
 
-/// `GET http://127.0.0.1:<port>/v1/readyz`, expecting `200` with body `OK`. Blocking, with
-/// `timeout` for connecting and for each read/write.
-pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
+/// `GET http://127.0.0.1:<port><path>`, expecting `200` with body `OK` (any case, as upstream's
+/// node-servant compares it). Blocking, with `timeout` for connecting and for each read/write.
+pub fn probe_ready(port: u16, path: &str, timeout: Duration) -> Result<(), String> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("{addr}: {e}"))?;
     s.set_read_timeout(Some(timeout))
@@ -49,9 +47,7 @@ pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // HTTP/1.0: no chunked encoding, the server closes after the response
     // One write: a request split over several segments can race a server that answers early.
-    let request = format!(
-        "GET {YURTHUB_READYZ_PATH} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n"
-    );
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAccept: */*\r\n\r\n");
     s.write_all(request.as_bytes())
         .map_err(|e| format!("{addr}: {e}"))?;
     let mut buf = Vec::new();
@@ -63,14 +59,11 @@ pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
     let status = head.lines().next().unwrap_or_default();
     let code = status.split_whitespace().nth(1).unwrap_or_default();
     if code != "200" {
-        return Err(format!(
-            "{addr}{YURTHUB_READYZ_PATH} answered {status:?}: {}",
-            body.trim()
-        ));
+        return Err(format!("{addr}{path} answered {status:?}: {}", body.trim()));
     }
-    if body.trim() != "OK" {
+    if !body.trim().eq_ignore_ascii_case("ok") {
         return Err(format!(
-            "{addr}{YURTHUB_READYZ_PATH} answered 200 but with body {:?}, not \"OK\"",
+            "{addr}{path} answered 200 but with body {:?}, not \"OK\"",
             body.trim()
         ));
     }
@@ -79,13 +72,14 @@ pub fn probe_readyz(port: u16, timeout: Duration) -> Result<(), String> {
 
 /// Polls YurtHub's health endpoint until it answers OK (returns how long that took) or
 /// `timeout` passes (returns the last failure).
-pub fn wait_ready(port: u16, timeout: Duration) -> Result<Duration, String> {
+pub fn wait_ready(port: u16, path: &str, timeout: Duration) -> Result<Duration, String> {
     let start = Instant::now();
     let mut last_logged = start;
     loop {
         let left = timeout.saturating_sub(start.elapsed());
-        let err = match probe_readyz(
+        let err = match probe_ready(
             port,
+            path,
             left.clamp(Duration::from_millis(50), Duration::from_secs(2)),
         ) {
             Ok(()) => return Ok(start.elapsed()),
@@ -294,11 +288,26 @@ mod tests {
     fn healthz_ok_and_not_ok() {
         let t = Duration::from_secs(2);
         let p = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK");
-        assert_eq!(probe_readyz(p, t), Ok(()));
+        assert_eq!(probe_ready(p, YURTHUB_READYZ_PATH, t), Ok(()));
         let p = serve_once("HTTP/1.1 500 Internal Server Error\r\n\r\nnot ready");
-        assert!(probe_readyz(p, t).unwrap_err().contains("500"));
+        assert!(
+            probe_ready(p, YURTHUB_READYZ_PATH, t)
+                .unwrap_err()
+                .contains("500")
+        );
         let p = serve_once("HTTP/1.1 200 OK\r\n\r\nnope");
-        assert!(probe_readyz(p, t).unwrap_err().contains("nope"));
+        assert!(
+            probe_ready(p, YURTHUB_READYZ_PATH, t)
+                .unwrap_err()
+                .contains("nope")
+        );
+        // YurtHub v0.6's healthz, which its node-servant accepts in any case
+        let p = serve_once("HTTP/1.1 200 OK\r\n\r\nok");
+        let e = probe_ready(p, "/v1/healthz", t);
+        assert_eq!(e, Ok(()));
+        let p = serve_once("HTTP/1.1 404 Not Found\r\n\r\n404 page not found");
+        let e = probe_ready(p, "/v1/healthz", t).unwrap_err();
+        assert!(e.contains("/v1/healthz") && e.contains("404"), "{e}");
     }
 
     #[test]

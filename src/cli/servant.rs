@@ -117,6 +117,11 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub yurthub_timeout: Duration,
 
+    /// YurtHub's endpoint to wait on before the kubelet is redirected (the profile's: YurtHub
+    /// v0.6 has no /v1/readyz, so its profile waits on /v1/healthz)
+    #[arg(long, value_name = "PATH", default_value = crate::naming::YURTHUB_READYZ_PATH, value_parser = http_path)]
+    pub yurthub_ready_path: String,
+
     /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub kubelet_restart_timeout: Duration,
@@ -169,4 +174,18 @@ pub struct StaticPodArgs {
     /// Put back the manifest the last upgrade replaced (or remove it if there was none)
     #[arg(long)]
     pub restore: bool,
+}
+
+/// A path of YurtHub's local health server: `/` and URL path characters only.
+fn http_path(s: &str) -> Result<String, String> {
+    let ok = s.starts_with('/')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/-._~".contains(c));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not a path like /v1/readyz (a leading /, then letters, digits and /-._~)"
+        ))
+    }
 }

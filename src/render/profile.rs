@@ -106,6 +106,13 @@ pub struct StaticPodHub {
     /// its ConfigMap. Derived on load.
     #[serde(default, skip_deserializing)]
     pub manifest_name: String,
+    /// The endpoint the node servant waits on before redirecting the kubelet.
+    #[serde(default = "default_ready_path")]
+    pub ready_path: String,
+}
+
+fn default_ready_path() -> String {
+    crate::naming::YURTHUB_READYZ_PATH.into()
 }
 
 /// YurtHub as a systemd service: the binary copied out of the pinned upstream image, the unit
@@ -121,6 +128,9 @@ pub struct ServiceHub {
     /// The image (an `images` key) the binary is copied from, and its path in that image.
     pub binary_image: String,
     pub binary_path: String,
+    /// The endpoint the node servant waits on before redirecting the kubelet.
+    #[serde(default = "default_ready_path")]
+    pub ready_path: String,
 }
 
 impl ServiceHub {
@@ -134,6 +144,14 @@ impl YurtHubDecl {
             YurtHubDecl::YurtStaticSet(_) => YurtHubMode::YurtStaticSet,
             YurtHubDecl::StaticPod(_) => YurtHubMode::StaticPod,
             YurtHubDecl::Systemd(_) => YurtHubMode::Systemd,
+        }
+    }
+
+    /// The endpoint the node servant waits on before it redirects the kubelet.
+    pub fn ready_path(&self) -> &str {
+        match self {
+            YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => &s.ready_path,
+            YurtHubDecl::Systemd(s) => &s.ready_path,
         }
     }
 

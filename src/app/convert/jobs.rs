@@ -105,6 +105,9 @@ pub fn node_job(
         "--yurthub-timeout".into(),
         hub_timeout,
     ]);
+    if hub.ready_path() != crate::naming::YURTHUB_READYZ_PATH {
+        args.extend(["--yurthub-ready-path".into(), hub.ready_path().into()]);
+    }
     if !restart_workloads {
         args.push("--skip-workload-restart".into());
     }

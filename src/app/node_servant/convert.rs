@@ -106,10 +106,12 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
 
     // 2. wait until the hub serves, so the kubelet never points at a hub that does not
     tracing::info!(
-        "waiting up to {:?} for YurtHub to report ready on 127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}",
-        a.yurthub_timeout
+        "waiting up to {:?} for YurtHub to report ready on 127.0.0.1:{YURTHUB_SERVER_PORT}{}",
+        a.yurthub_timeout,
+        a.yurthub_ready_path
     );
-    let took = node::wait_ready(YURTHUB_SERVER_PORT, a.yurthub_timeout).map_err(|last| {
+    let ready_path = &a.yurthub_ready_path;
+    let took = node::wait_ready(YURTHUB_SERVER_PORT, ready_path, a.yurthub_timeout).map_err(|last| {
         let left = match &hub {
             HubInstall::StaticPod(_) => format!(
                 "The YurtHub manifest {} stays installed on the node; check the pod (kubectl -n kube-system describe pod yurt-hub-{}; its logs)",
@@ -123,6 +125,7 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
         NodeServantError::HubTimeout {
             node: a.node_name.clone(),
             waited: a.yurthub_timeout,
+            path: ready_path.clone(),
             last,
             kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
             left,

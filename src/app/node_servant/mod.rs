@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::node::{
-    self, HostCommandError, YURTHUB_PORTS, YURTHUB_READYZ_PATH, YURTHUB_SERVER_PORT,
-};
+use super::node::{self, HostCommandError, YURTHUB_PORTS, YURTHUB_SERVER_PORT};
 use crate::cli::{
     ConvertArgs, GlobalArgs, HostArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
 };
@@ -84,11 +82,13 @@ pub enum NodeServantError {
     },
 
     #[error(
-        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{YURTHUB_READYZ_PATH}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {left}, then re-run convert, or run revert to remove it"
+        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{path}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {left}, then re-run convert, or run revert to remove it"
     )]
     HubTimeout {
         node: String,
         waited: Duration,
+        /// The endpoint waited on (the profile's).
+        path: String,
         last: String,
         kubeconfig: String,
         /// What stays on the node (the manifest or the service) and how to look at it.
