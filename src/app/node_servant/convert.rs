@@ -125,8 +125,7 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
         NodeServantError::HubTimeout {
             node: a.node_name.clone(),
             waited: a.yurthub_timeout,
-            path: ready_path.clone(),
-            last,
+            last: format!("GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{ready_path}: {last}"),
             kubeconfig: before.clone().unwrap_or_else(|| "(none)".into()),
             left,
         }

@@ -82,13 +82,12 @@ pub enum NodeServantError {
     },
 
     #[error(
-        "YurtHub on node {node} did not report ready within {waited:?} (GET http://127.0.0.1:{YURTHUB_SERVER_PORT}{path}: {last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {left}, then re-run convert, or run revert to remove it"
+        "YurtHub on node {node} did not report ready within {waited:?} ({last}). The kubelet was NOT redirected: it still uses {kubeconfig}. {left}, then re-run convert, or run revert to remove it"
     )]
     HubTimeout {
         node: String,
         waited: Duration,
-        /// The endpoint waited on (the profile's).
-        path: String,
+        /// The last answer, with the endpoint waited on (the profile's).
         last: String,
         kubeconfig: String,
         /// What stays on the node (the manifest or the service) and how to look at it.
