@@ -170,6 +170,14 @@ const DEFAULT: Profile = Profile {
     bootstrap_secret: Some("Secret kube-system/yurtctl-yurthub-bootstrap"),
 };
 
+const V16: Profile = Profile {
+    name: Some("openyurt-v1.6"),
+    kubernetes: "v1.30.4",
+    autonomy: (AUTONOMY, "0"),
+    kcm_edited: false,
+    bootstrap_secret: Some("Secret kube-system/yurtctl-yurthub-bootstrap"),
+};
+
 const LEGACY: Profile = Profile {
     name: Some("legacy-v0.6"),
     kubernetes: "v1.20.15",
@@ -214,6 +222,98 @@ async fn assert_converted(env: &Env, roles: &BTreeMap<String, String>, profile: 
                 "{name} not Ready through YurtHub: {annotations:?}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The components convert deployed really started (the sim runs models of their binaries):
+/// `status` shows every node converted, Ready and its YurtHub ready; every Deployment of
+/// yurtctl's is available (yurt-manager, or yurt-controller-manager); every certificate request
+/// (YurtHub's client and serving certificates) is approved and issued by the running approver;
+/// and with YurtStaticSets, `kubectl get yurtstaticsets` shows TOTAL = READY = UPGRADED.
+async fn assert_components_started(env: &Env, roles: &BTreeMap<String, String>) {
+    let status = yurtctl(env, "status", &["-o", "json"]).await;
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let s = status.json();
+    assert_eq!(s["converted"], true, "{s:#}");
+    for n in s["nodes"].as_array().unwrap() {
+        let hub = n["yurthubReady"] == true || n["yurthubService"] == true;
+        assert!(n["converted"] == true && n["ready"] == true && hub, "{n:#}");
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let deployments = Api::<Deployment>::namespaced(env.client.clone(), "kube-system");
+    let ours = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=yurtctl");
+    loop {
+        let list = deployments.list(&ours).await.unwrap().items;
+        assert!(!list.is_empty(), "convert deploys a controller");
+        let unavailable: Vec<String> = list
+            .iter()
+            .filter(|d| {
+                d.status
+                    .as_ref()
+                    .and_then(|s| s.available_replicas)
+                    .unwrap_or(0)
+                    < 1
+            })
+            .map(|d| d.metadata.name.clone().unwrap_or_default())
+            .collect();
+        if unavailable.is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not available: {unavailable:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let csr = kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+    ));
+    let csrs: Api<kube::core::DynamicObject> = Api::all_with(env.client.clone(), &csr);
+    let csrs = csrs.list(&Default::default()).await.unwrap().items;
+    assert!(
+        csrs.len() >= roles.len(),
+        "a client certificate per node's YurtHub"
+    );
+    for c in &csrs {
+        let approved = c.data["status"]["conditions"]
+            .as_array()
+            .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Approved"));
+        let issued = c.data["status"]["certificate"]
+            .as_str()
+            .is_some_and(|x| !x.is_empty());
+        assert!(
+            approved && issued,
+            "{:?} not approved and issued",
+            c.metadata.name
+        );
+    }
+    let yss = kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "apps.openyurt.io",
+        "v1alpha1",
+        "YurtStaticSet",
+    ));
+    let sets: Api<kube::core::DynamicObject> =
+        Api::namespaced_with(env.client.clone(), "kube-system", &yss);
+    for (name, role) in [("yurt-hub", "edge"), ("yurt-hub-cloud", "cloud")] {
+        let Ok(set) = sets.get(name).await else {
+            continue; // a profile without YurtStaticSets
+        };
+        let nodes = roles.values().filter(|r| *r == role).count() as u64;
+        let counts = |o: &kube::core::DynamicObject| {
+            ["totalNumber", "readyNumber", "upgradedNumber"]
+                .map(|k| o.data["status"][k].as_u64().unwrap_or(0))
+        };
+        let mut seen = counts(&set);
+        while seen != [nodes; 3] {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "YurtStaticSet {name}: TOTAL/READY/UPGRADED {seen:?}, want {nodes} each"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            seen = counts(&sets.get(name).await.unwrap());
         }
     }
 }
@@ -397,7 +497,8 @@ async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profil
     assert_eq!(cluster_state(env).await, state);
 }
 
-/// convert → every node converted as the profile wants → re-run is a no-op →
+/// convert → every node converted as the profile wants and the components really started
+/// (`status`, available controllers, issued certificates, reconciled YurtStaticSets) → re-run is a no-op →
 /// `revert --dry-run=client|server` change nothing → revert → every node's root byte-identical,
 /// nothing of yurtctl's left → a second revert finds nothing.
 async fn round_trip(layout: Layout, profile: Profile) {
@@ -442,6 +543,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
     assert_eq!(roles.len(), env.sim.node_names().len(), "{c:#}");
     assert_eq!(roles.values().filter(|r| *r == "cloud").count(), 1, "{c:#}");
     assert_converted(&env, &roles, &profile).await;
+    assert_components_started(&env, &roles).await;
     // kube-controller-manager: edited exactly when the profile says so
     let kcm_after = std::fs::read_to_string(cp.join(KCM)).unwrap();
     if profile.kcm_edited {
@@ -543,7 +645,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
     env.sim.shutdown().await;
 }
 
-/// Both profiles on every layout: one test per case, so cargo runs them concurrently.
+/// Every profile on every layout: one test per case, so cargo runs them concurrently.
 macro_rules! round_trips {
     ($($name:ident: $layout:expr, $profile:expr;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -558,6 +660,10 @@ round_trips! {
     round_trip_kubeadm_usr: Layout::KubeadmUsr, DEFAULT;
     round_trip_kind: Layout::Kind, DEFAULT;
     round_trip_minikube: Layout::Minikube, DEFAULT;
+    round_trip_v16_kubeadm: Layout::Kubeadm, V16;
+    round_trip_v16_kubeadm_usr: Layout::KubeadmUsr, V16;
+    round_trip_v16_kind: Layout::Kind, V16;
+    round_trip_v16_minikube: Layout::Minikube, V16;
     round_trip_legacy_kubeadm: Layout::Kubeadm, LEGACY;
     round_trip_legacy_kubeadm_usr: Layout::KubeadmUsr, LEGACY;
     round_trip_legacy_kind: Layout::Kind, LEGACY;
