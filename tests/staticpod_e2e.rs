@@ -872,14 +872,14 @@ async fn bad_input_exits_2_and_changes_nothing() {
 }
 
 /// Calls the node's YurtHub endpoint as the node's owner would (through the sim's proxy).
-fn yurthub_post(env: &Env, node: &str, path: &str) -> (String, String) {
-    let token = env.sim.shared().token.clone();
+fn yurthub_post(sim: &Sim, node: &str, path: &str) -> (String, String) {
+    let token = sim.shared().token.clone();
     let out = std::process::Command::new("curl")
         .args(["-s", "-X", "POST", "-w", "\n%{http_code}", "-H"])
         .arg(format!("Authorization: Bearer {token}"))
         .arg(format!(
             "{}/yurtsim/v1/nodes/{node}/yurthub{path}",
-            env.sim.url()
+            sim.url()
         ))
         .output()
         .unwrap();
@@ -900,7 +900,7 @@ async fn yurthubs_ota_endpoint_accepts_the_conditions_and_configmap_yurtctl_writ
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     // Before any OTA revision: YurtHub's pre-check refuses (no PodNeedUpgrade=True).
     loop {
-        let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+        let (code, body) = yurthub_post(&env.sim, "worker-1", upgrade);
         if code == "403" {
             assert!(body.starts_with("Pre check update pod failed"), "{body}");
             break;
@@ -921,7 +921,7 @@ async fn yurthubs_ota_endpoint_accepts_the_conditions_and_configmap_yurtctl_writ
         "-y",
     ];
     assert_eq!(yurtctl(&env, &ota).await.code, 0);
-    let (code, body) = yurthub_post(&env, "worker-1", upgrade);
+    let (code, body) = yurthub_post(&env.sim, "worker-1", upgrade);
     assert_eq!(
         (code.as_str(), body.as_str()),
         ("200", "Start updating pod default/nginx-worker-1")
@@ -1965,6 +1965,355 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
         set.data["spec"]["upgradeStrategy"]["type"],
         "AdvancedRollingUpdate"
     );
+    env.sim.shutdown().await;
+}
+
+/// Converts a cluster with `openyurt-v1.6` and hands the seed's nginx 1.19.1 on the three
+/// workers to yurt-manager (`staticpod adopt`): a YurtStaticSet with the user's
+/// AdvancedRollingUpdate strategy manages it.
+async fn adopted_nginx() -> (support::SimEnv, Client, Vec<String>) {
+    let (env, client) = converted(4).await;
+    let workers: Vec<String> = env
+        .sim
+        .node_names()
+        .into_iter()
+        .filter(|n| n.starts_with("worker-"))
+        .collect();
+    for w in &workers {
+        let dir = env.sim.node_root(w).join("etc/kubernetes/manifests");
+        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
+    }
+    for _ in 0..400 {
+        let pods = mirror_pods_of(&client, "default", "nginx").await;
+        if workers.iter().all(|w| pods.get(w).is_some_and(ready)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let adopt = support::yurtctl(&env.sim, &["staticpod", "adopt", "nginx", "-y"]).await;
+    assert_eq!(adopt.code, 0, "{}", adopt.stderr);
+    (env, client, workers)
+}
+
+/// Every revision each node's nginx mirror pod shows, in order, as a watch sees them.
+type Revisions = std::sync::Arc<std::sync::Mutex<BTreeMap<String, Vec<String>>>>;
+
+fn record_revisions(client: &Client) -> (tokio::task::JoinHandle<()>, Revisions) {
+    let seen: Revisions = Default::default();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let out = seen.clone();
+    let task = tokio::spawn(async move {
+        let mut s = watcher(pods, watcher::Config::default())
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(p)) = s.next().await {
+            let (Some(node), Some(rev)) = (
+                p.spec.as_ref().and_then(|s| s.node_name.clone()),
+                p.metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("openyurt.io/static-pod-hash"))
+                    .cloned(),
+            ) else {
+                continue;
+            };
+            if !p
+                .metadata
+                .name
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("nginx-")
+            {
+                continue;
+            }
+            let mut seen = out.lock().unwrap();
+            let revs = seen.entry(node).or_default();
+            if revs.last() != Some(&rev) {
+                revs.push(rev);
+            }
+        }
+    });
+    (task, seen)
+}
+
+/// `seen` is `targets` in order with some left out: a node only ever moved to a revision
+/// yurtctl was rolling out at that point, never back to one on its own.
+fn follows(seen: &[String], targets: &[String]) -> bool {
+    let mut rest = targets.iter();
+    seen.iter().all(|r| rest.any(|t| t == r))
+}
+
+/// With a YurtStaticSet managing nginx (the seed's three workers), yurtctl's controls keep
+/// working and the controller never disagrees: a canary leaves the set held at OTA and nothing
+/// finishes it behind yurtctl's back; resuming completes it (TOTAL 3, READY 3, UPGRADED 3) and
+/// puts the user's strategy back; a rollback goes back through the set; an OTA rollout is
+/// completed through YurtHub's upgrade endpoint. The ConfigMap carries exactly the revisions
+/// yurtctl rolled out, in order, and every node moves only along them. Then Ctrl-C and a node
+/// that fails mid-rollout each leave the set with the strategy the user had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_a_yurt_static_set_every_control_works_and_the_users_strategy_comes_back() {
+    let (env, client, workers) = adopted_nginx().await;
+    let sim = &env.sim;
+    let sets = yurt_static_sets(&client, "default");
+    let user_strategy = sets.get("nginx").await.unwrap().data["spec"]["upgradeStrategy"].clone();
+    assert_eq!(user_strategy["type"], "AdvancedRollingUpdate");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let cm_hash = || async {
+        cms.get("yurt-static-set-nginx")
+            .await
+            .unwrap()
+            .metadata
+            .annotations
+            .unwrap()["openyurt.io/static-pod-hash"]
+            .clone()
+    };
+    let mut targets = vec![cm_hash().await];
+    let (recorder, revisions) = record_revisions(&client);
+    let strategy =
+        || async { sets.get("nginx").await.unwrap().data["spec"]["upgradeStrategy"].clone() };
+    let on = |image: &'static str| {
+        let client = client.clone();
+        async move {
+            let pods = mirror_pods_of(&client, "default", "nginx").await;
+            pods.values()
+                .filter(|p| ready(p) && self::image(p) == image)
+                .count()
+        }
+    };
+    let counts = |want: [u64; 3]| {
+        let sets = sets.clone();
+        async move {
+            let mut got = [None; 3];
+            for _ in 0..200 {
+                let o = sets.get("nginx").await.unwrap();
+                got = ["totalNumber", "readyNumber", "upgradedNumber"]
+                    .map(|k| o.data["status"][k].as_u64());
+                if got == want.map(Some) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("kubectl get yurtstaticsets nginx shows {got:?}, not {want:?}");
+        }
+    };
+    let rollout = |more: &[&str]| {
+        let mut a = vec!["staticpod"];
+        a.extend_from_slice(more);
+        a.extend([
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "-y",
+            "-o",
+            "json",
+        ]);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| async move {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        support::yurtctl(sim, &a).await
+    };
+    let aru = ["--strategy", "advanced-rolling-update"];
+    let up_192 = [
+        &["upgrade", "nginx", "--image", "nginx:1.19.2"][..],
+        &aru[..],
+    ]
+    .concat();
+
+    // a canary: one node, the set held at OTA, and nothing finishes the rollout meanwhile
+    let canary = run(rollout(&[&up_192[..], &["--canary", "1"]].concat())).await;
+    assert_eq!(canary.code, 0, "{}", canary.stderr);
+    targets.push(canary.json()["revision"].as_str().unwrap().to_string());
+    assert_eq!(strategy().await, serde_json::json!({"type": "OTA"}));
+    counts([3, 3, 1]).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(on("nginx:1.19.2").await, 1, "the canary alone, still");
+    assert_eq!(cm_hash().await, targets[1]);
+
+    // resume: every node, TOTAL 3 READY 3 UPGRADED 3, the user's strategy back
+    let rest = run(rollout(&up_192)).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    assert_eq!(on("nginx:1.19.2").await, 3);
+    counts([3, 3, 3]).await;
+    assert_eq!(strategy().await, user_strategy);
+
+    // a rollback goes through the set: its template and the ConfigMap go back too
+    let back = run(rollout(&[&["rollback", "nginx"][..], &aru[..]].concat())).await;
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    targets.push(back.json()["revision"].as_str().unwrap().to_string());
+    assert_eq!(targets[2], targets[0], "back to the first revision");
+    assert_eq!(on("nginx:1.19.1").await, 3);
+    let set = sets.get("nginx").await.unwrap();
+    assert_eq!(
+        set.data["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.19.1"
+    );
+    assert_eq!(set.data["spec"]["upgradeStrategy"], user_strategy);
+    counts([3, 3, 3]).await;
+
+    // OTA: pods marked, no node touched, then YurtHub's endpoint upgrades each node
+    let ota = [
+        &["upgrade", "nginx", "--image", "nginx:1.19.3"][..],
+        &["--strategy", "ota"],
+    ]
+    .concat();
+    let marked = run(rollout(&ota)).await;
+    assert_eq!(marked.code, 0, "{}", marked.stderr);
+    targets.push(marked.json()["revision"].as_str().unwrap().to_string());
+    assert_eq!(on("nginx:1.19.1").await, 3, "OTA touches no node itself");
+    assert_eq!(strategy().await, serde_json::json!({"type": "OTA"}));
+    for w in &workers {
+        let path = format!("/openyurt.io/v1/namespaces/default/pods/nginx-{w}/upgrade");
+        let (code, body) = yurthub_post(sim, w, &path);
+        assert_eq!(code, "200", "{w}: {body}");
+    }
+    for _ in 0..400 {
+        if on("nginx:1.19.3").await == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(on("nginx:1.19.3").await, 3);
+    // the run after the last node: conditions refreshed, the user's strategy back
+    let done = run(rollout(&ota)).await;
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    counts([3, 3, 3]).await;
+    assert_eq!(strategy().await, user_strategy);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    recorder.abort();
+    assert_eq!(cm_hash().await, targets[3]);
+    for (node, seen) in revisions.lock().unwrap().iter() {
+        assert!(
+            follows(seen, &targets),
+            "{node} went {seen:?}; yurtctl rolled out {targets:?}"
+        );
+    }
+
+    // Ctrl-C mid-rollout: exit 130, the user's strategy back
+    let mut cmd = support::yurtctl_command(sim);
+    cmd.args(rollout(
+        &[
+            &["upgrade", "nginx", "--image", "nginx:1.19.4"][..],
+            &aru[..],
+            &["--max-unavailable", "1", "--min-ready-seconds", "2"],
+        ]
+        .concat(),
+    ));
+    let (code, seen) = support::interrupted(cmd, |l| l.contains(": upgrading")).await;
+    assert_eq!(code, Some(130), "{seen}");
+    assert_eq!(strategy().await, user_strategy, "{seen}");
+
+    // a node that fails mid-rollout: exit 4, restored, the user's strategy back
+    sim.faults().never_ready("nginx:9.9.9");
+    let failing = run(rollout(
+        &[
+            &["upgrade", "nginx", "--image", "nginx:9.9.9"][..],
+            &aru[..],
+            &[
+                "--max-unavailable",
+                "1",
+                "--node-timeout",
+                "3s",
+                "--max-failures",
+                "0",
+            ],
+        ]
+        .concat(),
+    ))
+    .await;
+    assert_eq!(failing.code, 4, "{}", failing.stderr);
+    assert_eq!(strategy().await, user_strategy);
+    env.sim.shutdown().await;
+}
+
+/// With no yurt-manager leading, nothing would render a YurtStaticSet's new template: an
+/// upgrade is refused at once (exit 3, not a write, not even the lock) instead of waiting for a
+/// render that never comes, and `staticpod status` says the set is not reconciled. Once
+/// yurt-manager leads again the same upgrade goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_yurt_manager_down_a_set_upgrade_is_refused_and_status_says_so() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::api::{DeleteParams, Patch, PatchParams};
+    let (env, client, _) = adopted_nginx().await;
+    let sim = &env.sim;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "kube-system");
+    let scale = |n: i32| {
+        let deployments = deployments.clone();
+        async move {
+            let patch = serde_json::json!({"spec": {"replicas": n}});
+            let params = PatchParams::default();
+            deployments
+                .patch("yurt-manager", &params, &Patch::Merge(&patch))
+                .await
+                .unwrap();
+        }
+    };
+    let status = || async {
+        let r = support::yurtctl(sim, &["staticpod", "status", "nginx", "-o", "json"]).await;
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (r.json(), r.stderr)
+    };
+    scale(0).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    for _ in 0..400 {
+        let left = pods.list(&Default::default()).await.unwrap().items;
+        if !left.iter().any(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("yurt-manager-")
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // a stopped leader's Lease expires after its 15 s; deleted, it is gone at once
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+    for l in yurtctl::cluster::yurtstaticset::CONTROLLER_LEASES {
+        let _ = leases.delete(l, &DeleteParams::default()).await;
+    }
+    let sets = yurt_static_sets(&client, "default");
+    let before = sets.get("nginx").await.unwrap().data;
+    sim.metrics().reset();
+    let upgrade = [
+        "staticpod",
+        "upgrade",
+        "nginx",
+        "--image",
+        "nginx:1.19.2",
+        "--strategy",
+        "advanced-rolling-update",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "-y",
+    ];
+    let refused = support::yurtctl(sim, &upgrade).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no yurt-manager leads"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(sim.metrics().total(Some("yurtctl"), true), 0, "not a write");
+    assert_eq!(sets.get("nginx").await.unwrap().data, before);
+    let (s, warned) = status().await;
+    assert_eq!(s["yurtStaticSet"]["controllerRunning"], false, "{s:#}");
+    assert!(warned.contains("is not reconciled"), "{warned}");
+
+    scale(1).await;
+    let mut leading = false;
+    for _ in 0..400 {
+        let (s, _) = status().await;
+        if s["yurtStaticSet"]["controllerRunning"] == true {
+            leading = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(leading, "yurt-manager never led again");
+    let up = support::yurtctl(sim, &upgrade).await;
+    assert_eq!(up.code, 0, "{}", up.stderr);
     env.sim.shutdown().await;
 }
 

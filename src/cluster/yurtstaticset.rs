@@ -117,6 +117,26 @@ pub async fn get(
     }
 }
 
+/// yurt-manager's leader-election Leases in kube-system: the name the upstream chart gives it
+/// (`leaderElectResourceName: cloud-yurt-manager`, openyurtio/openyurt@v1.6.1
+/// charts/yurt-manager/values.yaml; ours too) and the binary's default (`yurt-manager`,
+/// cmd/yurt-manager/app/options/generic.go `NewGenericOptions`). Its controllers, the
+/// YurtStaticSet one among them, run only while it leads.
+pub const CONTROLLER_LEASES: [&str; 2] = ["cloud-yurt-manager", "yurt-manager"];
+
+/// The yurt-manager that leads now (its identity), or `None` when no Lease of its is held and
+/// renewed: then no controller renders a YurtStaticSet's template.
+pub async fn controller_leader(cluster: &Cluster) -> Result<Option<String>, ClusterError> {
+    for name in CONTROLLER_LEASES {
+        if let Some(h) = super::lock::holder_of(cluster, "kube-system", name).await?
+            && h.is_live()
+        {
+            return Ok(Some(h.identity));
+        }
+    }
+    Ok(None)
+}
+
 /// What a create found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Created {

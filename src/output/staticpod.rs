@@ -135,6 +135,13 @@ pub struct YurtStaticSetInfo {
     /// The user's strategy while yurtctl holds the set at OTA (a rollout left partial).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_upgrade_strategy: Option<serde_json::Value>,
+    /// Whether a yurt-manager leads (its controller reconciles the set); absent when that
+    /// could not be told.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_running: Option<bool>,
+    /// The leading yurt-manager's identity (its leader-election Lease holder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_leader: Option<String>,
 }
 
 /// `2d3h`, `4m20s`, `12s`: kubectl's AGE style.
@@ -188,6 +195,11 @@ pub fn status_lines(s: &StaticPodStatus, age: &str, wide: bool) -> Vec<String> {
                     y.upgrade_strategy
                 ),
                 None => format!("YurtStaticSet upgradeStrategy {}", y.upgrade_strategy),
+            });
+            out.push(match (y.controller_running, &y.controller_leader) {
+                (Some(true), Some(leader)) => format!("YurtStaticSet controller: yurt-manager {leader} leads"),
+                (Some(false), _) => "YurtStaticSet controller: NOT RUNNING (no yurt-manager leads; the set is not reconciled)".into(),
+                _ => "YurtStaticSet controller: unknown (yurt-manager's leader Lease is not readable)".into(),
             });
         }
     }

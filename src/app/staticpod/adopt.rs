@@ -32,7 +32,12 @@ pub(super) fn spec(name: &str, key: &str, pod: &Value, cmd: &AdoptCmd) -> Value 
 pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
     let ns = namespace(g);
     // "exists already" is decided under the lock; a look refuses only what cannot be adopted
-    let refuses = |ctx: &Context| ctx.yss.is_none().then(|| not_adoptable(ctx)).flatten();
+    let refuses = |ctx: &Context| {
+        ctx.yss
+            .is_none()
+            .then(|| not_adoptable(ctx).or_else(|| ctx.controller_down(true)))
+            .flatten()
+    };
     let run = LockedRun {
         ns: &ns,
         name: &cmd.name,

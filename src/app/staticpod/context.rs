@@ -22,6 +22,9 @@ pub(crate) struct Context {
     pub nodes: BTreeMap<String, (BTreeMap<String, String>, bool)>,
     /// The YurtStaticSet that manages the static pod, if any: then it is the source of truth.
     pub yss: Option<YurtStaticSet>,
+    /// The yurt-manager leading now (its controller renders YurtStaticSets): `Ok(None)` when
+    /// none does, `Err` with why it could not be told (its Leases not readable).
+    pub controller: Result<Option<String>, String>,
 }
 
 /// Connects (global flags) and reads the context; a failure is already reported.
@@ -101,6 +104,9 @@ pub(crate) async fn context(
 ) -> Result<Context, ClusterError> {
     let set = staticset::load(&cluster, ns, name).await?;
     let yss = yurtstaticset::get(&cluster, ns, name).await?;
+    let controller = yurtstaticset::controller_leader(&cluster)
+        .await
+        .map_err(|e| e.to_string());
     let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
     let nodes = list_node_states(&cluster)
         .await?
@@ -116,6 +122,7 @@ pub(crate) async fn context(
         mirror_template: mirrors.first_template,
         nodes,
         yss,
+        controller,
     })
 }
 
@@ -137,6 +144,28 @@ impl Context {
                 })
             })
             .collect()
+    }
+
+    /// A YurtStaticSet's template only reaches the nodes once yurt-manager renders it: with
+    /// none leading, an upgrade, a rollback or an adopt would wait for that until it timed
+    /// out. `adopting`: the set is about to be created.
+    pub(super) fn controller_down(&self, adopting: bool) -> Option<Refusal> {
+        if !matches!(self.controller, Ok(None)) || (self.yss.is_none() && !adopting) {
+            return None;
+        }
+        let leases = yurtstaticset::CONTROLLER_LEASES.map(|l| format!("Lease kube-system/{l}"));
+        let alone = if adopting {
+            ""
+        } else {
+            ", or delete the YurtStaticSet to roll the static pod out with yurtctl alone"
+        };
+        Some(Refusal::Refused(format!(
+            "YurtStaticSet {}/{} needs yurt-manager to render its template into ConfigMap {}, but no yurt-manager leads (no live {}); nothing was changed. Start yurt-manager (kubectl -n kube-system get deployments,pods | grep yurt-manager) and re-run{alone}",
+            self.ns,
+            self.name,
+            staticset::configmap_name(&self.name),
+            leases.join(" or ")
+        )))
     }
 
     pub(super) fn no_mirrors(&self) -> Option<Refusal> {

@@ -18,6 +18,7 @@ pub(super) async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         rollback_target(ctx, &cmd)
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
+            .or_else(|| ctx.controller_down(false))
     };
     let decided = |ctx, lost| rollback_decided(g, &cmd, ctx, opts, lost);
     run_locked(g, run, refuses, decided).await

@@ -60,6 +60,8 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
         yurt_static_set: ctx.yss.as_ref().map(|y| YurtStaticSetInfo {
             upgrade_strategy: y.strategy.clone(),
             held_upgrade_strategy: y.held.clone(),
+            controller_running: ctx.controller.as_ref().ok().map(Option::is_some),
+            controller_leader: ctx.controller.clone().ok().flatten(),
         }),
         revisions: ctx
             .set
@@ -127,6 +129,12 @@ pub async fn run(g: &GlobalArgs, cmd: StatusCmd) -> Exit {
         Err(e) => return e,
     };
     run_lock::warn_if_held(&ctx.cluster, &ns, &cmd.name).await;
+    if let (Some(y), Ok(None)) = (&ctx.yss, &ctx.controller) {
+        eprintln!(
+            "warning: no yurt-manager leads: YurtStaticSet {}/{} is not reconciled (its status may be stale, and a new template is not rendered)",
+            y.namespace, y.name
+        );
+    }
     if ctx.mirrors.is_empty() && ctx.set.is_none() {
         return CommandError::Refused(format!(
             "static pod {ns}/{} not found (no mirror pod {}-<node>, no ConfigMap {})",

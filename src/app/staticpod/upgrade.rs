@@ -33,6 +33,7 @@ pub(super) async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         upgrade_target(ctx, &cmd, file_pod.clone())
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
+            .or_else(|| ctx.controller_down(false))
     };
     let decided = |ctx, lost| upgrade_decided(g, &cmd, ctx, file_pod.clone(), opts, lost);
     run_locked(g, run, refuses, decided).await
