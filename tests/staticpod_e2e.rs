@@ -1937,22 +1937,7 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
     // the running pods match the template: the controller counts them as upgraded
     status([3, 3, 3]).await;
 
-    let up = support::yurtctl(
-        sim,
-        &[
-            "staticpod",
-            "upgrade",
-            "nginx",
-            "--image",
-            "nginx:1.19.2",
-            "--strategy",
-            "advanced-rolling-update",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "-y",
-        ],
-    )
-    .await;
+    let up = support::yurtctl(sim, &SET_UPGRADE).await;
     assert_eq!(up.code, 0, "{}", up.stderr);
     running("nginx:1.19.2").await;
     status([3, 3, 3]).await;
@@ -1967,6 +1952,20 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
     );
     env.sim.shutdown().await;
 }
+
+/// The seed's upgrade of nginx to 1.19.2, as yurtctl's tests run it on a converted cluster.
+const SET_UPGRADE: [&str; 10] = [
+    "staticpod",
+    "upgrade",
+    "nginx",
+    "--image",
+    "nginx:1.19.2",
+    "--strategy",
+    "advanced-rolling-update",
+    "--servant-image",
+    "openyurt/yurtctl:test",
+    "-y",
+];
 
 /// Converts a cluster with `openyurt-v1.6` and hands the seed's nginx 1.19.1 on the three
 /// workers to yurt-manager (`staticpod adopt`): a YurtStaticSet with the user's
@@ -2276,19 +2275,7 @@ async fn with_yurt_manager_down_a_set_upgrade_is_refused_and_status_says_so() {
     let sets = yurt_static_sets(&client, "default");
     let before = sets.get("nginx").await.unwrap().data;
     sim.metrics().reset();
-    let upgrade = [
-        "staticpod",
-        "upgrade",
-        "nginx",
-        "--image",
-        "nginx:1.19.2",
-        "--strategy",
-        "advanced-rolling-update",
-        "--servant-image",
-        "openyurt/yurtctl:test",
-        "-y",
-    ];
-    let refused = support::yurtctl(sim, &upgrade).await;
+    let refused = support::yurtctl(sim, &SET_UPGRADE).await;
     assert_eq!(refused.code, 3, "{}", refused.stderr);
     assert!(
         refused.stderr.contains("no yurt-manager leads"),
@@ -2312,7 +2299,7 @@ async fn with_yurt_manager_down_a_set_upgrade_is_refused_and_status_says_so() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(leading, "yurt-manager never led again");
-    let up = support::yurtctl(sim, &upgrade).await;
+    let up = support::yurtctl(sim, &SET_UPGRADE).await;
     assert_eq!(up.code, 0, "{}", up.stderr);
     env.sim.shutdown().await;
 }
