@@ -7,6 +7,7 @@
 //!
 //! A model ends like a process: with an exit code and its last log lines in the container's log.
 
+mod lease;
 pub mod legacy_csr;
 pub mod pki;
 pub mod shell;

@@ -434,41 +434,11 @@ impl AppManager<'_> {
         Ok(())
     }
 
-    /// One acquire-or-renew of the Lease.
+    /// One acquire-or-renew of the Lease (controller-runtime's 15 s).
     fn try_lease(&self, ns: &str, holder: &str) -> crate::error::ApiResult<bool> {
-        let now = util::now_micro();
-        let name = "yurt-app-manager";
-        match self.me.get("coordination.k8s.io", "leases", ns, name) {
-            Err(e) if e.code == 404 => {
-                let body = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": name, "namespace": ns},
-                    "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15,
-                             "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
-                self.me.create("coordination.k8s.io", "leases", ns, body)?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-            Ok(cur) => {
-                let theirs = cur["spec"]["holderIdentity"].as_str().unwrap_or("");
-                let expired = cur["spec"]["renewTime"]
-                    .as_str()
-                    .and_then(util::parse_rfc3339)
-                    .is_none_or(|t| {
-                        t.elapsed().unwrap_or_default() > self.env.scaled(Duration::from_secs(15))
-                    });
-                if theirs != holder && !theirs.is_empty() && !expired {
-                    return Ok(false);
-                }
-                let holder = holder.to_string();
-                self.me
-                    .update("coordination.k8s.io", "leases", ns, name, &|o| {
-                        o["spec"]["holderIdentity"] = json!(holder);
-                        o["spec"]["renewTime"] = json!(now);
-                        true
-                    })?;
-                Ok(true)
-            }
-        }
+        let fifteen = Duration::from_secs(15);
+        self.me
+            .try_acquire_or_renew(self.env, ns, "yurt-app-manager", holder, fifteen)
     }
 }
 

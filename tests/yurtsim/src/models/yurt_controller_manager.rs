@@ -249,50 +249,9 @@ type Fatal = (i32, Vec<String>);
 impl Ycm<'_> {
     /// client-go's tryAcquireOrRenew on the Lease; Ok(true) while we hold it.
     fn try_lease(&self) -> ApiResult<bool> {
-        let now = util::now_micro();
         let (ns, name) = (&self.lock_ns, &self.lock_name);
-        let secs = self.lease_duration.as_secs().max(1);
-        match self.me.get("coordination.k8s.io", "leases", ns, name) {
-            Err(e) if e.code == 404 => {
-                let body = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": name, "namespace": ns},
-                    "spec": {"holderIdentity": self.holder, "leaseDurationSeconds": secs,
-                             "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
-                self.me.create("coordination.k8s.io", "leases", ns, body)?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-            Ok(cur) => {
-                let theirs = cur["spec"]["holderIdentity"].as_str().unwrap_or("");
-                let expired = cur["spec"]["renewTime"]
-                    .as_str()
-                    .and_then(util::parse_rfc3339)
-                    .is_none_or(|t| {
-                        t.elapsed().unwrap_or_default()
-                            > self.env.scaled(Duration::from_secs(
-                                cur["spec"]["leaseDurationSeconds"].as_u64().unwrap_or(15),
-                            ))
-                    });
-                if theirs != self.holder && !theirs.is_empty() && !expired {
-                    return Ok(false);
-                }
-                let holder = self.holder.clone();
-                let taking = theirs != holder;
-                self.me
-                    .update("coordination.k8s.io", "leases", ns, name, &|o| {
-                        o["spec"]["holderIdentity"] = json!(holder);
-                        o["spec"]["renewTime"] = json!(now);
-                        o["spec"]["leaseDurationSeconds"] = json!(secs);
-                        if taking {
-                            o["spec"]["acquireTime"] = json!(now);
-                            let n = o["spec"]["leaseTransitions"].as_i64().unwrap_or(0);
-                            o["spec"]["leaseTransitions"] = json!(n + 1);
-                        }
-                        true
-                    })?;
-                Ok(true)
-            }
-        }
+        self.me
+            .try_acquire_or_renew(self.env, ns, name, &self.holder, self.lease_duration)
     }
 
     /// Run (OnStartedLeading): the API server health wait, the controllers, their informers,

@@ -274,37 +274,8 @@ impl Tunnel<'_> {
     }
 
     fn try_lease(&self) -> crate::error::ApiResult<bool> {
-        let now = util::now_micro();
-        match self.me.get("coordination.k8s.io", "leases", NS, DNS_LEASE) {
-            Err(e) if e.code == 404 => {
-                let body = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": DNS_LEASE, "namespace": NS},
-                    "spec": {"holderIdentity": self.holder, "leaseDurationSeconds": 15,
-                             "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
-                self.me.create("coordination.k8s.io", "leases", NS, body)?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-            Ok(cur) => {
-                let theirs = cur["spec"]["holderIdentity"].as_str().unwrap_or("");
-                let expired = cur["spec"]["renewTime"]
-                    .as_str()
-                    .and_then(util::parse_rfc3339)
-                    .is_none_or(|t| {
-                        t.elapsed().unwrap_or_default() > self.env.scaled(Duration::from_secs(15))
-                    });
-                if theirs != self.holder && !theirs.is_empty() && !expired {
-                    return Ok(false);
-                }
-                let holder = self.holder.clone();
-                self.me
-                    .update("coordination.k8s.io", "leases", NS, DNS_LEASE, &|o| {
-                        o["spec"]["holderIdentity"] = json!(holder);
-                        o["spec"]["renewTime"] = json!(now);
-                        true
-                    })?;
-                Ok(true)
-            }
-        }
+        let fifteen = Duration::from_secs(15);
+        self.me
+            .try_acquire_or_renew(self.env, NS, DNS_LEASE, &self.holder, fifteen)
     }
 }
