@@ -71,6 +71,17 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
         {
             return Program::Model(model, rest);
         }
+        // `sh -c "<modelled binary> ARGS"` (yurt-manager's upgrade worker): the shell execs
+        // the image's binary, so its model runs with the line's words
+        if !entrypoint
+            && let Some((bin, args)) = crate::models::shell::exec_line(&argv, &|_| None)
+            && let Some(model) = fs
+                .command_file(&bin)
+                .and_then(|f| f.model.as_ref())
+                .and_then(|(c, v)| crate::models::for_binary(c, v))
+        {
+            return Program::Model(model, args);
+        }
         if entrypoint {
             return Program::Simulated;
         }

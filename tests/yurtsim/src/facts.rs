@@ -181,7 +181,13 @@ pub fn for_image(image: &str) -> Vec<&'static Facts> {
     let (repo, tag) = image_parts(image);
     all()
         .iter()
-        .filter(|f| f.version == tag && f.images.contains(&repo))
+        .filter(|f| {
+            f.images.contains(&repo)
+                && (f.version == tag
+                    || f.doc["imageTags"]
+                        .as_array()
+                        .is_some_and(|t| t.iter().any(|x| x["tag"] == tag.as_str())))
+        })
         .collect()
 }
 

@@ -340,3 +340,277 @@ async fn the_yurtstaticset_controller_owns_its_configmap_and_breaks_on_one_witho
     assert!(log.contains("\"name\": \"preexisting\", \"error\": \"panic: assignment to entry in nil map [recovered]\""), "{log}");
     c.sim.shutdown().await;
 }
+
+/// The profile's YurtStaticSet CRD (without the template's leading comment).
+fn yss_crd() -> Value {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../templates/openyurt-v1.6/crd-yurtstaticsets.yaml.hbs"),
+    )
+    .unwrap();
+    serde_saphyr::from_str(text.split_once("--}}").map_or(&*text, |(_, y)| y)).unwrap()
+}
+
+/// Set `demo` in kube-system whose static pod runs `sleep <secs>`; the template carries the
+/// name and namespace the mutating webhook would add.
+fn demo_set(secs: u32, strategy: Value) -> Value {
+    json!({"apiVersion": "apps.openyurt.io/v1alpha1", "kind": "YurtStaticSet",
+        "metadata": {"name": "demo", "namespace": "kube-system"},
+        "spec": {"staticPodManifest": "demo", "upgradeStrategy": strategy,
+            "template": {"metadata": {"name": "demo", "namespace": "kube-system", "labels": {"app": "demo"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox:1", "command": ["sleep", secs.to_string()]}]}}}})
+}
+
+fn yss_api(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    Api::namespaced_with(client.clone(), "kube-system", &ar)
+}
+
+/// Starts the yurtstaticset controller with set `set`, puts the ConfigMap's manifest on every
+/// node (as yurtadm join or yurtctl would) and waits for the status to count them all
+/// upgraded; the first hash.
+async fn demo_on_every_node(c: &common::TestCluster, set: Value) -> String {
+    let mut objects = service_account(true);
+    objects.extend(webhook_objects());
+    objects.push(yss_crd());
+    objects.push(set);
+    objects.push(yurt_manager_pod(&["--controllers=yurtstaticset"]));
+    common::apply(&c.client, &objects).await;
+    ready(&c.client, "yurt-manager Ready").await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
+    let cm = common::eventually(Duration::from_secs(10), "the set's ConfigMap", || {
+        let cms = cms.clone();
+        async move { cms.get("yurt-static-set-demo").await.ok() }
+    })
+    .await;
+    let nodes = c.sim.node_names();
+    for n in &nodes {
+        let dir = c.sim.node_root(n).join("etc/kubernetes/manifests");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("demo.yaml"), &cm.data.clone().unwrap()["demo"]).unwrap();
+    }
+    let want = json!({"totalNumber": nodes.len(), "readyNumber": nodes.len(), "upgradedNumber": nodes.len()});
+    let sets = yss_api(&c.client);
+    common::eventually(
+        Duration::from_secs(30),
+        "every node counted upgraded",
+        || {
+            let sets = sets.clone();
+            let want = want.clone();
+            async move { (sets.get("demo").await.ok()?.data["status"] == want).then_some(()) }
+        },
+    )
+    .await;
+    cm.metadata.annotations.unwrap()["openyurt.io/static-pod-hash"].clone()
+}
+
+fn is_worker(p: &Pod) -> bool {
+    p.metadata
+        .name
+        .as_deref()
+        .is_some_and(|n| n.starts_with("yss-upgrade-worker-demo-"))
+}
+
+// openyurtio/openyurt@v1.6.1 (same at v1.7.0): pkg/yurtmanager/controller/yurtstaticset/
+// yurt_static_set_controller.go (Reconcile, advancedRollingUpdate, createUpgradeWorker),
+// upgradeinfo/upgrade_info.go (ReadyUpgradeWaitingNodes, CalculateOperateInfoFromUpgradeInfoMap),
+// util/util.go (UnavailableCount); pkg/node-servant/static-pod-upgrade (AutoUpgrade,
+// WaitForPodRunning on YurtHub's /pods): with AdvancedRollingUpdate and maxUnavailable 1 a
+// template change rolls the nodes one worker pod at a time, each worker rewrites the node's
+// manifest from the ConfigMap and waits for the new static pod, finished workers are deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advanced_rolling_update_rolls_every_node_with_worker_pods_within_max_unavailable() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let nodes = c.sim.node_names();
+    assert_eq!(nodes.len(), 3);
+    // the worker checks the new static pod through YurtHub's /pods on its node
+    for n in &nodes {
+        common::hub::run_yurthub(&c, n).await;
+    }
+    let strategy = json!({"type": "AdvancedRollingUpdate", "maxUnavailable": 1});
+    let old = demo_on_every_node(&c, demo_set(3600, strategy)).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    assert!(
+        !pods
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .any(is_worker),
+        "no worker while every node is current"
+    );
+    let sets = yss_api(&c.client);
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:1", "command": ["sleep", "7200"]}]}}}});
+    sets.patch("demo", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut most_at_once = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let new = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nodes not rolled; workers seen {seen:?}"
+        );
+        let list = pods.list(&Default::default()).await.unwrap().items;
+        let workers: Vec<&Pod> = list.iter().filter(|p| is_worker(p)).collect();
+        let active = workers
+            .iter()
+            .filter(|p| {
+                let phase = p
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.phase.clone())
+                    .unwrap_or_default();
+                phase != "Succeeded" && phase != "Failed"
+            })
+            .count();
+        most_at_once = most_at_once.max(active);
+        for w in &workers {
+            let phase = w
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.clone())
+                .unwrap_or_default();
+            assert_ne!(phase, "Failed", "worker failed: {w:?}");
+            seen.insert(w.metadata.name.clone().unwrap());
+        }
+        let set = sets.get("demo").await.unwrap();
+        let hash = set.data["status"].clone();
+        let cm: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
+        let cur = cm
+            .get("yurt-static-set-demo")
+            .await
+            .unwrap()
+            .metadata
+            .annotations
+            .unwrap()["openyurt.io/static-pod-hash"]
+            .clone();
+        let all_new = nodes.iter().all(|n| {
+            list.iter().any(|p| {
+                p.metadata.name.as_deref() == Some(&format!("demo-{n}"))
+                    && p.metadata.annotations.as_ref().unwrap()["openyurt.io/static-pod-hash"]
+                        == cur
+                    && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+            })
+        });
+        if cur != old
+            && all_new
+            && hash == json!({"totalNumber": 3, "readyNumber": 3, "upgradedNumber": 3})
+            && workers.is_empty()
+        {
+            break cur;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_ne!(new, old);
+    assert_eq!(most_at_once, 1, "maxUnavailable 1: one worker at a time");
+    // one worker per node, named yss-upgrade-worker-<set>-<node>-<hash>
+    let want: std::collections::BTreeSet<String> = nodes
+        .iter()
+        .map(|n| format!("yss-upgrade-worker-demo-{n}-{new}"))
+        .collect();
+    assert_eq!(seen, want);
+    for n in &nodes {
+        let text = std::fs::read_to_string(
+            c.sim
+                .node_root(n)
+                .join("etc/kubernetes/manifests/demo.yaml"),
+        )
+        .unwrap();
+        assert!(text.contains("7200"), "{n}: {text}");
+    }
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v1.6.1 (same at v1.7.0): yurt_static_set_controller.go (otaUpgrade),
+// util/util.go (SetPodUpgradeCondition): with OTA the controller only writes the mirror pods'
+// PodNeedUpgrade condition (False while current, True once the template changed); it creates
+// no worker pod and leaves the nodes' manifests alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ota_only_marks_pod_need_upgrade_and_creates_no_worker() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let nodes = c.sim.node_names();
+    demo_on_every_node(&c, demo_set(3600, json!({"type": "OTA"}))).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let sets = yss_api(&c.client);
+    let need = |p: &Pod| {
+        p.status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|c| c.type_ == "PodNeedUpgrade")
+            .map(|c| c.status.clone())
+    };
+    // all current: the reconcile returns before the OTA branch, so no condition yet
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for n in &nodes {
+        let p = pods.get(&format!("demo-{n}")).await.unwrap();
+        assert_eq!(need(&p), None, "{n}");
+    }
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:1", "command": ["sleep", "7200"]}]}}}});
+    sets.patch("demo", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    for n in &nodes {
+        let pods = pods.clone();
+        let name = format!("demo-{n}");
+        common::eventually(Duration::from_secs(20), "PodNeedUpgrade True", || {
+            let pods = pods.clone();
+            let name = name.clone();
+            async move { (need(&pods.get(&name).await.ok()?)? == "True").then_some(()) }
+        })
+        .await;
+    }
+    let want = json!({"totalNumber": nodes.len(), "readyNumber": nodes.len(), "upgradedNumber": 0});
+    common::eventually(
+        Duration::from_secs(20),
+        "status counts none upgraded",
+        || {
+            let sets = sets.clone();
+            let want = want.clone();
+            async move { (sets.get("demo").await.ok()?.data["status"] == want).then_some(()) }
+        },
+    )
+    .await;
+    // upgrade one node by hand (what YurtHub's OTA endpoint does): a node upgraded while
+    // another is not gets False
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
+    let cm = cms.get("yurt-static-set-demo").await.unwrap();
+    let first = &nodes[0];
+    std::fs::write(
+        c.sim
+            .node_root(first)
+            .join("etc/kubernetes/manifests/demo.yaml"),
+        &cm.data.unwrap()["demo"],
+    )
+    .unwrap();
+    let name = format!("demo-{first}");
+    common::eventually(
+        Duration::from_secs(20),
+        "PodNeedUpgrade False on the upgraded node",
+        || {
+            let pods = pods.clone();
+            let name = name.clone();
+            async move { (need(&pods.get(&name).await.ok()?)? == "False").then_some(()) }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let list = pods.list(&Default::default()).await.unwrap().items;
+    assert!(!list.iter().any(is_worker), "OTA creates no worker pod");
+    let other = nodes[1].clone();
+    let text = std::fs::read_to_string(
+        c.sim
+            .node_root(&other)
+            .join("etc/kubernetes/manifests/demo.yaml"),
+    )
+    .unwrap();
+    assert!(text.contains("3600") && !text.contains("7200"), "{text}");
+    c.sim.shutdown().await;
+}

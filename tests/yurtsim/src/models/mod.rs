@@ -9,6 +9,7 @@
 
 mod lease;
 pub mod legacy_csr;
+pub mod node_servant;
 pub mod pki;
 pub mod shell;
 pub mod yurt_app_manager;
@@ -47,6 +48,9 @@ pub enum Component {
     YurtTunnelServer,
     /// YurtHub v0.6.1 (legacy profile)
     YurtHubV06,
+    /// node-servant (only its static-pod-upgrade command, which yurt-manager's upgrade
+    /// workers run)
+    NodeServant,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +81,7 @@ fn model_of(f: &'static Facts) -> Option<Model> {
         ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
         ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
         ("yurthub", "v0.6.1") => Component::YurtHubV06,
+        ("node-servant", "v1.7.0") => Component::NodeServant,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
@@ -223,6 +228,7 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
             Component::YurtAppManager => yurt_app_manager::run(&env, model.facts).await,
             Component::YurtTunnelServer => yurt_tunnel_server::run(&env, model.facts).await,
             Component::YurtHubV06 => yurthub_v06::run(&env, model.facts).await,
+            Component::NodeServant => node_servant::run(&env, model.facts).await,
         };
         let _ = exited_tx.send(Some(code));
         code

@@ -70,7 +70,7 @@ pub async fn run_yurthub(c: &super::TestCluster, node: &str) {
     let out = on_node(
         c,
         node,
-        "hub-install",
+        &format!("hub-install-{node}"),
         "systemctl daemon-reload; systemctl start yurthub; echo rc=$?",
     )
     .await;
