@@ -23,6 +23,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../facts/yurthub-v1.7.0.yaml"),
     ),
     (
+        "node-servant-v1.6.1.yaml",
+        include_str!("../facts/node-servant-v1.6.1.yaml"),
+    ),
+    (
         "node-servant-v1.7.0.yaml",
         include_str!("../facts/node-servant-v1.7.0.yaml"),
     ),

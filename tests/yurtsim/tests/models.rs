@@ -614,3 +614,58 @@ async fn ota_only_marks_pod_need_upgrade_and_creates_no_worker() {
     assert!(text.contains("3600") && !text.contains("7200"), "{text}");
     c.sim.shutdown().await;
 }
+
+// openyurtio/openyurt@v1.6.1 (same at v1.7.0): pkg/node-servant/static-pod-upgrade/util/util.go
+// (WaitForPodRunning asks YurtHub's /pods on the node, 2 m timeout), upgrade.go (AutoUpgrade:
+// rollbackManifest on a failed verify), cmd/yurt-node-servant/static-pod-upgrade/upgrade.go
+// (klog.Fatalf); upgradeinfo/upgrade_info.go (initWorkerPodInfo: a Failed worker is an error)
+// and yurt_static_set_controller.go (Reconcile returns it): on a node without YurtHub the
+// worker cannot see the new pod, puts the old manifest back and fails, and the set stops there
+// with the Failed worker left in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_yurthub_the_worker_times_out_restores_the_manifest_and_stops_the_set() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let nodes = c.sim.node_names();
+    let strategy = json!({"type": "AdvancedRollingUpdate", "maxUnavailable": "50%"});
+    demo_on_every_node(&c, demo_set(3600, strategy)).await;
+    let sets = yss_api(&c.client);
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:1", "command": ["sleep", "7200"]}]}}}});
+    sets.patch("demo", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    // 50 % of 2 nodes: one worker; the timeout is 2 m of model time
+    let failed = common::eventually(Duration::from_secs(60), "a Failed worker", || {
+        let pods = pods.clone();
+        async move {
+            let list = pods.list(&Default::default()).await.ok()?.items;
+            let workers: Vec<Pod> = list.into_iter().filter(is_worker).collect();
+            assert!(workers.len() <= 1, "{workers:?}");
+            let w = workers.into_iter().next()?;
+            (w.status.as_ref()?.phase.as_deref() == Some("Failed")).then_some(w)
+        }
+    })
+    .await;
+    let name = failed.metadata.name.clone().unwrap();
+    let node = failed.spec.clone().unwrap().node_name.unwrap();
+    let log = pods.logs(&name, &LogParams::default()).await.unwrap();
+    assert!(
+        log.contains("could not upgrade static pod, timeout waiting for static pod kube-system/demo-"),
+        "{log}"
+    );
+    for n in &nodes {
+        let text = std::fs::read_to_string(c.sim.node_root(n).join("etc/kubernetes/manifests/demo.yaml")).unwrap();
+        assert!(text.contains("3600") && !text.contains("7200"), "{n} (worker on {node}): {text}");
+    }
+    // the set stops: the failed worker stays and no other is created
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let list = pods.list(&Default::default()).await.unwrap().items;
+    let workers: Vec<String> = list.iter().filter(|p| is_worker(p)).filter_map(|p| p.metadata.name.clone()).collect();
+    assert_eq!(workers, vec![name.clone()]);
+    let manager = pods.logs("yurt-manager", &LogParams::default()).await.unwrap();
+    assert!(
+        manager.contains(&format!("fail to init worker pod info, cause worker pod {name} failed")),
+        "{manager}"
+    );
+    c.sim.shutdown().await;
+}

@@ -81,7 +81,7 @@ fn model_of(f: &'static Facts) -> Option<Model> {
         ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
         ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
         ("yurthub", "v0.6.1") => Component::YurtHubV06,
-        ("node-servant", "v1.7.0") => Component::NodeServant,
+        ("node-servant", "v1.6.1" | "v1.7.0") => Component::NodeServant,
         _ => return None,
     };
     f.doc["flags"].is_array().then_some(Model {
