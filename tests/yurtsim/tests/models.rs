@@ -650,21 +650,40 @@ async fn without_yurthub_the_worker_times_out_restores_the_manifest_and_stops_th
     let node = failed.spec.clone().unwrap().node_name.unwrap();
     let log = pods.logs(&name, &LogParams::default()).await.unwrap();
     assert!(
-        log.contains("could not upgrade static pod, timeout waiting for static pod kube-system/demo-"),
+        log.contains(
+            "could not upgrade static pod, timeout waiting for static pod kube-system/demo-"
+        ),
         "{log}"
     );
     for n in &nodes {
-        let text = std::fs::read_to_string(c.sim.node_root(n).join("etc/kubernetes/manifests/demo.yaml")).unwrap();
-        assert!(text.contains("3600") && !text.contains("7200"), "{n} (worker on {node}): {text}");
+        let text = std::fs::read_to_string(
+            c.sim
+                .node_root(n)
+                .join("etc/kubernetes/manifests/demo.yaml"),
+        )
+        .unwrap();
+        assert!(
+            text.contains("3600") && !text.contains("7200"),
+            "{n} (worker on {node}): {text}"
+        );
     }
     // the set stops: the failed worker stays and no other is created
     tokio::time::sleep(Duration::from_secs(2)).await;
     let list = pods.list(&Default::default()).await.unwrap().items;
-    let workers: Vec<String> = list.iter().filter(|p| is_worker(p)).filter_map(|p| p.metadata.name.clone()).collect();
+    let workers: Vec<String> = list
+        .iter()
+        .filter(|p| is_worker(p))
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
     assert_eq!(workers, vec![name.clone()]);
-    let manager = pods.logs("yurt-manager", &LogParams::default()).await.unwrap();
+    let manager = pods
+        .logs("yurt-manager", &LogParams::default())
+        .await
+        .unwrap();
     assert!(
-        manager.contains(&format!("fail to init worker pod info, cause worker pod {name} failed")),
+        manager.contains(&format!(
+            "fail to init worker pod info, cause worker pod {name} failed"
+        )),
         "{manager}"
     );
     c.sim.shutdown().await;

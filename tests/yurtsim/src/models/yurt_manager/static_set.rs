@@ -164,14 +164,15 @@ impl YurtManager<'_> {
             .as_str()
         {
             "advancedrollingupdate" => {
-                if all_succeeded {
-                    if let Err(e) = self.advanced_rolling_update(me, yss, ns, name, &infos, &hash) {
-                        self.env.log.error(
-                            "yurt_static_set_controller.go:0",
-                            &format!("{YURT_STATIC_SET}: could not AdvancedRollingUpdate upgrade of YurtStaticSet {ns}/{name}, {e}"),
-                        );
-                        return;
-                    }
+                // while a worker of the last round runs, only the status is written
+                if all_succeeded
+                    && let Err(e) = self.advanced_rolling_update(me, yss, ns, name, &infos, &hash)
+                {
+                    self.env.log.error(
+                        "yurt_static_set_controller.go:0",
+                        &format!("{YURT_STATIC_SET}: could not AdvancedRollingUpdate upgrade of YurtStaticSet {ns}/{name}, {e}"),
+                    );
+                    return;
                 }
                 self.write_status(me, yss, ns, name, counts);
             }
