@@ -688,3 +688,48 @@ async fn without_yurthub_the_worker_times_out_restores_the_manifest_and_stops_th
     );
     c.sim.shutdown().await;
 }
+
+// openyurtio/openyurt@v1.6.1 (same at v1.7.0): upgradeinfo/upgrade_info.go (initStaticPodInfo:
+// a node counts as upgraded by the mirror pod's hash alone; ReadyUpgradeWaitingNodes needs the
+// node Ready, not the pod), pkg/node-servant/static-pod-upgrade/util/util.go (WaitForPodRunning
+// accepts phase Running with the new hash; readiness is never looked at): under
+// AdvancedRollingUpdate a template whose pod never becomes Ready is still rolled onto every
+// node, one maxUnavailable round after another, and the status ends TOTAL 3, READY 0,
+// UPGRADED 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advanced_rolling_update_rolls_a_never_ready_revision_onto_every_node() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    let nodes = c.sim.node_names();
+    for n in &nodes {
+        common::hub::run_yurthub(&c, n).await;
+    }
+    let strategy = json!({"type": "AdvancedRollingUpdate", "maxUnavailable": 1});
+    demo_on_every_node(&c, demo_set(3600, strategy)).await;
+    c.sim.faults().never_ready("busybox:9.9.9");
+    let sets = yss_api(&c.client);
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:9.9.9", "command": ["sleep", "3600"]}]}}}});
+    sets.patch("demo", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let want = json!({"totalNumber": 3, "readyNumber": 0, "upgradedNumber": 3});
+    common::eventually(
+        Duration::from_secs(60),
+        "every node on the never-ready revision",
+        || {
+            let sets = sets.clone();
+            let want = want.clone();
+            async move { (sets.get("demo").await.ok()?.data["status"] == want).then_some(()) }
+        },
+    )
+    .await;
+    for n in &nodes {
+        let text = std::fs::read_to_string(
+            c.sim
+                .node_root(n)
+                .join("etc/kubernetes/manifests/demo.yaml"),
+        )
+        .unwrap();
+        assert!(text.contains("busybox:9.9.9"), "{n}: {text}");
+    }
+    c.sim.shutdown().await;
+}
