@@ -310,6 +310,37 @@ fn klog_time() -> String {
     format!("{}{} {}", &t[5..7], &t[8..10], &t[11..26])
 }
 
+/// The start of a cobra command whose `main` panics on a flag error (exit 2, yurthub v0.6 and
+/// yurt-app-manager v0.4: `cmd/*/app/*.go` `Execute` then `panic(err)`) and that logs its
+/// `projectinfo.Info` first: the parsed flags, or the exit code it ends with (0 for
+/// `--version`, printed as `<program>: <info>`).
+pub(crate) fn start_v0_command(
+    env: &Env,
+    facts: &'static Facts,
+    program: &str,
+) -> Result<facts::Parsed, i32> {
+    let log = &env.log;
+    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+        Ok(p) => p,
+        Err(e) => {
+            // cobra prints the error and the usage; main panics with it (exit 2)
+            log.line(&format!("Error: {e}"));
+            log.line(&format!("panic: {e}"));
+            return Err(facts.unknown_flag().0);
+        }
+    };
+    let info = format!(
+        "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
+        facts.version
+    );
+    if parsed.get("version") == Some("true") {
+        log.line(&format!("{program}: {info}"));
+        return Err(0);
+    }
+    log.line(&format!("{program} version: {info}"));
+    Ok(parsed)
+}
+
 /// API requests as one identity, each authorized as the API server would (`Node,RBAC`) and
 /// answered from the sim's store, with admission (webhooks) applied to writes.
 #[derive(Clone)]

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::{Caller, Env, pki};
 use crate::admission::{Review, Verdict, WebhookServer};
-use crate::facts::{self, Facts};
+use crate::facts::Facts;
 use crate::util;
 
 const GROUP: &str = "apps.openyurt.io";
@@ -52,24 +52,10 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         })
         .map(|(kind, _)| kind)
         .collect();
-    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+    let parsed = match super::start_v0_command(env, facts, "yurtapp-manager") {
         Ok(p) => p,
-        Err(e) => {
-            // cobra prints the error and the usage; main panics with it (exit 2)
-            log.line(&format!("Error: {e}"));
-            log.line(&format!("panic: {e}"));
-            return facts.unknown_flag().0;
-        }
+        Err(code) => return code,
     };
-    let info = format!(
-        "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
-        facts.version
-    );
-    if parsed.get("version") == Some("true") {
-        log.line(&format!("yurtapp-manager: {info}"));
-        return 0;
-    }
-    log.line(&format!("yurtapp-manager version: {info}"));
     let me = match env.pod_identity() {
         Ok(c) => c,
         Err(e) => {

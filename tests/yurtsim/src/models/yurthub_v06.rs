@@ -19,30 +19,16 @@ use super::pki::{self, Subject};
 use super::yurthub::{PortClaim, kubeconfig_token, read_identity, stand_in_subject, write_file};
 use super::{Caller, Env, legacy_csr};
 use crate::auth::UserInfo;
-use crate::facts::{self, Facts};
+use crate::facts::Facts;
 
 const HUB_ORG: &str = "openyurt:yurthub";
 
 pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     let log = &env.log;
-    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+    let parsed = match super::start_v0_command(env, facts, "yurthub") {
         Ok(p) => p,
-        Err(e) => {
-            // cobra prints the error and the usage; main panics with it (exit 2)
-            log.line(&format!("Error: {e}"));
-            log.line(&format!("panic: {e}"));
-            return facts.unknown_flag().0;
-        }
+        Err(code) => return code,
     };
-    let info = format!(
-        "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
-        facts.version
-    );
-    if parsed.get("version") == Some("true") {
-        log.line(&format!("yurthub: {info}"));
-        return 0;
-    }
-    log.line(&format!("yurthub version: {info}"));
     let opt = |n: &str, d: &str| parsed.get(n).unwrap_or(d).to_string();
     let node = opt("node-name", "");
     let servers = opt("server-addr", "");

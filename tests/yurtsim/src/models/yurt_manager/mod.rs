@@ -471,44 +471,12 @@ impl YurtManager<'_> {
         }
     }
 
-    /// One acquire-or-renew of the Lease as the base identity; Ok(true) when we hold it.
+    /// One acquire-or-renew of the Lease as the base identity (controller-runtime's 15 s);
+    /// Ok(true) when we hold it.
     fn try_lease(&self, name: &str, holder: &str) -> ApiResult<bool> {
-        let now = util::now_micro();
-        let ns = &self.ns;
-        match self.base.get("coordination.k8s.io", "leases", ns, name) {
-            Err(e) if e.code == 404 => {
-                let body = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": name, "namespace": ns},
-                    "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
-                self.base
-                    .create("coordination.k8s.io", "leases", ns, body)?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-            Ok(cur) => {
-                let theirs = cur["spec"]["holderIdentity"].as_str().unwrap_or("");
-                let expired = cur["spec"]["renewTime"]
-                    .as_str()
-                    .and_then(util::parse_rfc3339)
-                    .is_none_or(|t| {
-                        t.elapsed().unwrap_or_default()
-                            > self.env.scaled(Duration::from_secs(
-                                cur["spec"]["leaseDurationSeconds"].as_u64().unwrap_or(15),
-                            ))
-                    });
-                if theirs != holder && !theirs.is_empty() && !expired {
-                    return Ok(false);
-                }
-                let holder = holder.to_string();
-                self.base
-                    .update("coordination.k8s.io", "leases", ns, name, &|o| {
-                        o["spec"]["holderIdentity"] = json!(holder);
-                        o["spec"]["renewTime"] = json!(now);
-                        true
-                    })?;
-                Ok(true)
-            }
-        }
+        let fifteen = Duration::from_secs(15);
+        self.base
+            .try_acquire_or_renew(self.env, &self.ns, name, holder, fifteen)
     }
 
     /// controller-runtime starts one informer per watched kind, as the base identity; a kind
