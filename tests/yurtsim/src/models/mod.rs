@@ -310,6 +310,76 @@ fn klog_time() -> String {
     format!("{}{} {}", &t[5..7], &t[8..10], &t[11..26])
 }
 
+impl Caller {
+    /// Approves CSR `name` through its `approval` subresource, as the OpenYurt approvers do
+    /// (condition Approved, reason AutoApproved, `message`); `transition_time`: the approver
+    /// also sets `lastTransitionTime` (yurt-manager's does, yurt-controller-manager v0.6's not).
+    pub fn approve_csr(
+        &self,
+        name: &str,
+        message: &str,
+        transition_time: bool,
+    ) -> ApiResult<Option<Value>> {
+        let now = crate::util::now();
+        let mut cond = serde_json::json!({"type": "Approved", "status": "True",
+            "reason": "AutoApproved", "message": message, "lastUpdateTime": now});
+        if transition_time {
+            cond["lastTransitionTime"] = serde_json::json!(now);
+        }
+        let approve = |o: &mut Value| {
+            match o["status"]["conditions"].as_array_mut() {
+                Some(c) => c.push(cond.clone()),
+                None => o["status"]["conditions"] = serde_json::json!([cond.clone()]),
+            }
+            true
+        };
+        self.update(
+            "certificates.k8s.io",
+            "certificatesigningrequests/approval",
+            "",
+            name,
+            &approve,
+        )
+    }
+}
+
+/// k8s.io/apimachinery pkg/util/errors `NewAggregate` as its `Error()` prints it: duplicates
+/// collapse, one message stands alone, several are bracketed.
+pub(crate) fn aggregate(mut errors: Vec<String>) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    errors.retain(|e| seen.insert(e.clone()));
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
+}
+
+/// Registers a pod's webhook server with the API server for as long as the process runs.
+pub(crate) struct WebhookServing<'a>(&'a Env);
+
+impl<'a> WebhookServing<'a> {
+    pub(crate) fn register(env: &'a Env, server: Arc<dyn crate::admission::WebhookServer>) -> Self {
+        let c = &env.container;
+        env.shared
+            .api
+            .webhook_servers
+            .register(&c.namespace, &c.pod, server);
+        WebhookServing(env)
+    }
+}
+
+impl Drop for WebhookServing<'_> {
+    fn drop(&mut self) {
+        let c = &self.0.container;
+        self.0
+            .shared
+            .api
+            .webhook_servers
+            .unregister(&c.namespace, &c.pod);
+    }
+}
+
 /// The start of a cobra command whose `main` panics on a flag error (exit 2, yurthub v0.6 and
 /// yurt-app-manager v0.4: `cmd/*/app/*.go` `Execute` then `panic(err)`) and that logs its
 /// `projectinfo.Info` first: the parsed flags, or the exit code it ends with (0 for

@@ -101,7 +101,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         gate: am.gate.iter().map(|s| s.to_string()).collect(),
         pod: env.container.pod.clone(),
     });
-    let _guard = Registered::new(env, server.clone());
+    let _guard = super::WebhookServing::register(env, server.clone());
     let elect = parsed.get("enable-leader-election") != Some("false");
     let lease_ns = parsed
         .get("leader-election-namespace")
@@ -466,30 +466,5 @@ impl WebhookServer for Handlers {
             )]));
         }
         Some(Verdict::Allowed(vec![]))
-    }
-}
-
-/// Registers the webhook server for the pod while the process lives.
-struct Registered<'a>(&'a Env);
-
-impl<'a> Registered<'a> {
-    fn new(env: &'a Env, h: Arc<Handlers>) -> Self {
-        let c = &env.container;
-        env.shared
-            .api
-            .webhook_servers
-            .register(&c.namespace, &c.pod, h);
-        Registered(env)
-    }
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        let c = &self.0.container;
-        self.0
-            .shared
-            .api
-            .webhook_servers
-            .unregister(&c.namespace, &c.pod);
     }
 }

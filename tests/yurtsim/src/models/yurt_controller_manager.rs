@@ -201,13 +201,7 @@ fn enabled_controllers(facts: &Facts, parsed: &facts::Parsed) -> Result<BTreeSet
             ));
         }
     }
-    let mut seen = BTreeSet::new();
-    errors.retain(|e| seen.insert(e.clone()));
-    match errors.len() {
-        0 => {}
-        1 => return Err(errors.remove(0)),
-        _ => return Err(format!("[{}]", errors.join(", "))),
-    }
+    super::aggregate(errors)?;
     Ok(known
         .into_iter()
         .filter(|c| {
@@ -455,22 +449,7 @@ impl Ycm<'_> {
             if !yurt {
                 continue;
             }
-            let approve = |o: &mut Value| {
-                let cond = json!({"type": "Approved", "status": "True", "reason": "AutoApproved",
-                    "message": "self-approving yurt-csr", "lastUpdateTime": util::now()});
-                match o["status"]["conditions"].as_array_mut() {
-                    Some(c) => c.push(cond),
-                    None => o["status"]["conditions"] = json!([cond]),
-                }
-                true
-            };
-            match self.me.update(
-                "certificates.k8s.io",
-                "certificatesigningrequests/approval",
-                "",
-                &name,
-                &approve,
-            ) {
+            match self.me.approve_csr(&name, "self-approving yurt-csr", false) {
                 Ok(_) => self.env.log.info(
                     "csrapprover.go:0",
                     &format!("successfully approve yurt-csr({name})"),

@@ -38,22 +38,7 @@ impl YurtManager<'_> {
                 continue;
             };
             let name = csr["metadata"]["name"].as_str().unwrap_or("").to_string();
-            let approve = |o: &mut Value| {
-                let cond = json!({"type": "Approved", "status": "True", "reason": "AutoApproved",
-                    "message": message, "lastUpdateTime": util::now(), "lastTransitionTime": util::now()});
-                match o["status"]["conditions"].as_array_mut() {
-                    Some(c) => c.push(cond),
-                    None => o["status"]["conditions"] = json!([cond]),
-                }
-                true
-            };
-            match me.update(
-                "certificates.k8s.io",
-                "certificatesigningrequests/approval",
-                "",
-                &name,
-                &approve,
-            ) {
+            match me.approve_csr(&name, &message, true) {
                 Ok(_) => self.env.log.info(
                     "csr_approver_controller.go:0",
                     &format!("successfully approve yurt-csr({name})"),

@@ -162,15 +162,7 @@ fn validate(
             errors.push(format!("{flag}({n}) is invalid, should greater than 0"));
         }
     }
-    // k8s.io/apimachinery pkg/util/errors aggregate.Error: duplicates collapse, one message
-    // stands alone, several are bracketed
-    let mut seen = BTreeSet::new();
-    errors.retain(|e| seen.insert(e.clone()));
-    match errors.len() {
-        0 => {}
-        1 => return Err(errors.remove(0)),
-        _ => return Err(format!("[{}]", errors.join(", "))),
-    }
+    super::aggregate(errors)?;
     // k8s.io/controller-manager IsControllerEnabled: first explicit match wins, else '*'.
     Ok(known
         .into_iter()
@@ -223,13 +215,13 @@ impl YurtManager<'_> {
         // modelled (admission_webhooks.rs), so the API server calls them while this pod is
         // a ready endpoint of the webhook Service
         let _serving = (self.facts.version == "v1.7.0" && !paths.is_empty()).then(|| {
-            webhooks::WebhookGuard::register(
+            super::WebhookServing::register(
                 self.env,
-                admission_webhooks::Handlers {
+                std::sync::Arc::new(admission_webhooks::Handlers {
                     paths: paths.clone(),
                     namespace: self.ns.clone(),
                     base: self.base.clone(),
-                },
+                }),
             )
         });
         let _ = self.env.serving.send(true);

@@ -1,30 +1,5 @@
 use super::*;
 
-/// Registers a pod's webhook server with the API server for as long as the process runs.
-pub(super) struct WebhookGuard<'a>(&'a Env);
-
-impl<'a> WebhookGuard<'a> {
-    pub(super) fn register(env: &'a Env, h: admission_webhooks::Handlers) -> Self {
-        let c = &env.container;
-        env.shared
-            .api
-            .webhook_servers
-            .register(&c.namespace, &c.pod, std::sync::Arc::new(h));
-        WebhookGuard(env)
-    }
-}
-
-impl Drop for WebhookGuard<'_> {
-    fn drop(&mut self) {
-        let c = &self.0.container;
-        self.0
-            .shared
-            .api
-            .webhook_servers
-            .unregister(&c.namespace, &c.pod);
-    }
-}
-
 impl YurtManager<'_> {
     /// The admission paths this process registers: the independent webhooks not disabled, and
     /// those of the enabled controllers.
