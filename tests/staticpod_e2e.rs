@@ -44,16 +44,7 @@ async fn start(workers: usize, ready_delay: Duration) -> Env {
     })
     .await;
     let client = support::kube_client(&env.sim).await;
-    let names: Vec<String> = env
-        .sim
-        .node_names()
-        .into_iter()
-        .filter(|n| n.starts_with("worker-"))
-        .collect();
-    for n in &names {
-        let dir = env.sim.node_root(n).join("etc/kubernetes/manifests");
-        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
-    }
+    let names = install_nginx(&env.sim);
     let e = Env {
         sim: env.sim,
         client,
@@ -68,6 +59,20 @@ async fn start(workers: usize, ready_delay: Duration) -> Env {
 }
 
 use support::Run;
+
+/// The user's example: nginx 1.19.1 as a static pod on every worker; their names.
+fn install_nginx(sim: &Sim) -> Vec<String> {
+    let workers: Vec<String> = sim
+        .node_names()
+        .into_iter()
+        .filter(|n| n.starts_with("worker-"))
+        .collect();
+    for w in &workers {
+        let dir = sim.node_root(w).join("etc/kubernetes/manifests");
+        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
+    }
+    workers
+}
 
 fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
     command_as(&env.sim.kubeconfig_path(), args)
@@ -1863,16 +1868,8 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
     use yurtsim::models::yurt_manager::template_hash;
     let (env, client) = converted(4).await;
     let sim = &env.sim;
-    let workers: Vec<String> = sim
-        .node_names()
-        .into_iter()
-        .filter(|n| n.starts_with("worker-"))
-        .collect();
+    let workers = install_nginx(sim);
     assert_eq!(workers.len(), 3);
-    for w in &workers {
-        let dir = sim.node_root(w).join("etc/kubernetes/manifests");
-        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
-    }
     let running = |want: &'static str| {
         let (client, workers) = (client.clone(), workers.clone());
         async move {
@@ -1972,16 +1969,7 @@ const SET_UPGRADE: [&str; 10] = [
 /// AdvancedRollingUpdate strategy manages it.
 async fn adopted_nginx() -> (support::SimEnv, Client, Vec<String>) {
     let (env, client) = converted(4).await;
-    let workers: Vec<String> = env
-        .sim
-        .node_names()
-        .into_iter()
-        .filter(|n| n.starts_with("worker-"))
-        .collect();
-    for w in &workers {
-        let dir = env.sim.node_root(w).join("etc/kubernetes/manifests");
-        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
-    }
+    let workers = install_nginx(&env.sim);
     for _ in 0..400 {
         let pods = mirror_pods_of(&client, "default", "nginx").await;
         if workers.iter().all(|w| pods.get(w).is_some_and(ready)) {
