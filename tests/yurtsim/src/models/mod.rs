@@ -380,8 +380,9 @@ impl Drop for WebhookServing<'_> {
     }
 }
 
-/// The start of a cobra command whose `main` panics on a flag error (exit 2, yurthub v0.6 and
-/// yurt-app-manager v0.4: `cmd/*/app/*.go` `Execute` then `panic(err)`) and that logs its
+/// The start of a cobra command whose `main` panics on a flag error (exit 2: `cmd.Execute()`
+/// then `panic(err)` in openyurtio/openyurt@v0.6.1 cmd/yurthub/yurthub.go and
+/// openyurtio/yurt-app-manager@8696f1c (v0.4.0) main.go) and that logs its
 /// `projectinfo.Info` first: the parsed flags, or the exit code it ends with (0 for
 /// `--version`, printed as `<program>: <info>`).
 pub(crate) fn start_v0_command(
