@@ -2175,6 +2175,62 @@ async fn with_a_yurt_static_set_every_control_works_and_the_users_strategy_comes
         );
     }
 
+    // A stopped run gives the set back as it was before the run: its template and the stored
+    // revision go back, so yurt-manager (the user's AdvancedRollingUpdate again) returns the
+    // nodes the run moved, spreads nothing, and `staticpod status` agrees with the set.
+    let given_back = |revision: &String, image: &'static str, output: &str| {
+        let (revision, output) = (revision.clone(), output.to_string());
+        let (sets, client) = (sets.clone(), client.clone());
+        async move {
+            let set = sets.get("nginx").await.unwrap();
+            assert_eq!(
+                set.data["spec"]["template"]["spec"]["containers"][0]["image"], image,
+                "{output}"
+            );
+            assert_eq!(cm_hash().await, revision, "{output}");
+            let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+            let mut workers_left = usize::MAX;
+            for _ in 0..600 {
+                let back = mirror_pods_of(&client, "default", "nginx")
+                    .await
+                    .values()
+                    .filter(|p| ready(p) && self::image(p) == image)
+                    .count();
+                workers_left = pods
+                    .list(&Default::default())
+                    .await
+                    .unwrap()
+                    .items
+                    .iter()
+                    .filter(|p| {
+                        p.metadata
+                            .name
+                            .as_deref()
+                            .unwrap_or("")
+                            .contains("upgrade-worker")
+                    })
+                    .count();
+                if back == 3 && workers_left == 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert_eq!(on(image).await, 3, "every node back on {image}: {output}");
+            assert_eq!(workers_left, 0, "yurt-manager's upgrade workers done");
+            counts([3, 3, 3]).await;
+            let status = run(["staticpod", "status", "nginx", "-o", "json"]
+                .map(String::from)
+                .to_vec())
+            .await;
+            assert_eq!(
+                status.json()["revision"],
+                revision.as_str(),
+                "{}",
+                status.stdout
+            );
+        }
+    };
+
     // Ctrl-C mid-rollout: exit 130, the user's strategy back
     let mut cmd = support::yurtctl_command(sim);
     cmd.args(rollout(
@@ -2185,9 +2241,10 @@ async fn with_a_yurt_static_set_every_control_works_and_the_users_strategy_comes
         ]
         .concat(),
     ));
-    let (code, seen) = support::interrupted(cmd, |l| l.contains(": upgrading")).await;
+    let (code, seen) = support::interrupted(cmd, |l| l.contains(": upgraded")).await;
     assert_eq!(code, Some(130), "{seen}");
     assert_eq!(strategy().await, user_strategy, "{seen}");
+    given_back(&targets[3], "nginx:1.19.3", &seen).await;
 
     // a node that fails mid-rollout: exit 4, restored, the user's strategy back
     sim.faults().never_ready("nginx:9.9.9");
@@ -2209,6 +2266,7 @@ async fn with_a_yurt_static_set_every_control_works_and_the_users_strategy_comes
     .await;
     assert_eq!(failing.code, 4, "{}", failing.stderr);
     assert_eq!(strategy().await, user_strategy);
+    given_back(&targets[3], "nginx:1.19.3", &failing.stderr).await;
     env.sim.shutdown().await;
 }
 

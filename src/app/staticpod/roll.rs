@@ -83,7 +83,7 @@ pub(super) async fn run_table(
         }
     };
     let exit = finish(g, run.result, exit);
-    settle(run.ctx, exit, run.rep).await
+    settle(run.ctx, &mut run.set, run.strategy, exit, run.rep).await
 }
 
 /// The progress record follows the target: a new target or strategy starts a new one.
@@ -116,16 +116,7 @@ pub(super) async fn publish(
             message: format!("its manifest is not YAML ({e})"),
         })?;
     let template = yurtstaticset::template_for(&yss.template, &pod);
-    yurtstaticset::hold(&ctx.cluster, &ctx.ns, &ctx.name, &template).await?;
-    let (hash, manifest) = yurtstaticset::wait_rendered(
-        &ctx.cluster,
-        &ctx.ns,
-        &ctx.name,
-        &yss.manifest_key,
-        &template,
-        RENDER_TIMEOUT,
-    )
-    .await?;
+    let (hash, manifest) = render(ctx, yss, &template).await?;
     if hash != set.current.hash {
         set.history.retain(|r| r.hash != hash);
         set.current.hash = hash;
@@ -135,15 +126,40 @@ pub(super) async fn publish(
     Ok(())
 }
 
+/// Holds the set at OTA with `template`; the controller's rendering of it (hash, manifest).
+async fn render(
+    ctx: &Context,
+    yss: &YurtStaticSet,
+    template: &Value,
+) -> Result<(String, String), ClusterError> {
+    yurtstaticset::hold(&ctx.cluster, &ctx.ns, &ctx.name, template).await?;
+    yurtstaticset::wait_rendered(
+        &ctx.cluster,
+        &ctx.ns,
+        &ctx.name,
+        &yss.manifest_key,
+        template,
+        RENDER_TIMEOUT,
+    )
+    .await
+}
+
 /// After a run on a YurtStaticSet: the user's strategy goes back when every node runs the
 /// target, or when the run failed or was interrupted; a rollout left partial on purpose
 /// (`--partition`, `--pause`, a canary, OTA) keeps the set at OTA so the controller does not
-/// finish it on its own.
-pub(super) async fn settle(ctx: &Context, exit: Exit, rep: &dyn Reporter) -> Exit {
+/// finish it on its own. A run that stopped before every node ran its target first puts the
+/// set's template back as it was before the run ([`take_back`]).
+pub(super) async fn settle(
+    ctx: &Context,
+    set: &mut StaticSet,
+    strategy: Strategy,
+    exit: Exit,
+    rep: &dyn Reporter,
+) -> Exit {
     let Some(yss) = &ctx.yss else {
         return exit;
     };
-    let behind = match behind_nodes(ctx).await {
+    let behind = match nodes_off(ctx, &set.current.hash).await {
         Ok(b) => b,
         Err(e) => return worse(exit, fail(&e)),
     };
@@ -162,6 +178,40 @@ pub(super) async fn settle(ctx: &Context, exit: Exit, rep: &dyn Reporter) -> Exi
             yss.user_strategy()
         ));
         return exit;
+    }
+    if exit != Exit::Ok && !behind.is_empty() {
+        match take_back(ctx, yss, set, strategy).await {
+            Ok(None) => {}
+            Ok(Some(moved)) => {
+                let returns = match moved {
+                    0 => String::new(),
+                    n if yss.user_strategy()["type"] == "OTA" => {
+                        format!("; it marks the {n} node(s) on the stopped revision PodNeedUpgrade")
+                    }
+                    n => format!("; it returns the {n} node(s) on the stopped revision"),
+                };
+                note(format!(
+                    "{what}: template back to revision {} as before the run, so yurt-manager does not spread the revision yurtctl stopped{returns}. Re-run the same command to resume.",
+                    set.current.hash
+                ))
+            }
+            Err(e) => {
+                let err = CommandError::at(format!("{what}: putting the template back: "), e);
+                let message = format!(
+                    "{err}; the set is still held at upgradeStrategy OTA with the stopped revision: re-run, or roll back with `yurtctl staticpod rollback {} -n {}`",
+                    ctx.name, ctx.ns
+                );
+                let exit_code = err.exit();
+                return worse(
+                    exit,
+                    CommandError::Stopped {
+                        message,
+                        exit: exit_code,
+                    }
+                    .report(),
+                );
+            }
+        }
     }
     match yurtstaticset::release(&ctx.cluster, &ctx.ns, &ctx.name).await {
         Ok(true) => {
@@ -198,19 +248,46 @@ pub(super) fn worse(first: Exit, then: Exit) -> Exit {
     if first == Exit::Ok { then } else { first }
 }
 
-/// Nodes whose mirror pod does not run the stored target revision.
-pub(super) async fn behind_nodes(ctx: &Context) -> Result<Vec<String>, ClusterError> {
-    let target = staticset::load(&ctx.cluster, &ctx.ns, &ctx.name)
-        .await?
-        .map(|s| s.current.hash)
-        .unwrap_or_default();
+/// Nodes whose mirror pod does not run `target`.
+async fn nodes_off(ctx: &Context, target: &str) -> Result<Vec<String>, ClusterError> {
     let mirrors = staticset::mirror_pods(&ctx.cluster, &ctx.ns, &ctx.name).await?;
     Ok(mirrors
         .by_node
         .into_iter()
-        .filter(|(_, m)| m.revision.as_deref() != Some(target.as_str()))
+        .filter(|(_, m)| m.revision.as_deref() != Some(target))
         .map(|(n, _)| n)
         .collect())
+}
+
+/// A run that stopped (a failure, Ctrl-C) before every node ran its target: the set's template
+/// goes back to the one it had before the run, and the stored revision with it, so that once
+/// the user's strategy is back yurt-manager does not spread a revision yurtctl stopped, and
+/// yurtctl and the controller agree on the desired manifest. Returns how many nodes run the
+/// stopped revision (with `AdvancedRollingUpdate` the controller returns them), or `None` when
+/// the run did not change the template.
+async fn take_back(
+    ctx: &Context,
+    yss: &YurtStaticSet,
+    set: &mut StaticSet,
+    strategy: Strategy,
+) -> Result<Option<usize>, ClusterError> {
+    let now = yurtstaticset::get(&ctx.cluster, &ctx.ns, &ctx.name).await?;
+    if now.is_none_or(|n| n.template == yss.template) {
+        return Ok(None);
+    }
+    let stopped = set.current.hash.clone();
+    let (hash, manifest) = render(ctx, yss, &yss.template).await?;
+    set.set_current(&hash, manifest);
+    aim(set, strategy);
+    staticset::save(&ctx.cluster, set).await?;
+    let mirrors = staticset::mirror_pods(&ctx.cluster, &ctx.ns, &ctx.name).await?;
+    Ok(Some(
+        mirrors
+            .by_node
+            .values()
+            .filter(|m| m.revision.as_deref() == Some(stopped.as_str()))
+            .count(),
+    ))
 }
 
 /// `--dry-run`: the plan; with `=server` also the writes the run's table would make, sent
