@@ -27,6 +27,7 @@ const RUN: &[Access<'static>] = &[
 const CONVERT: &[Access<'static>] = &[
     ("get", "", "configmaps", Some("kube-public")),
     ("get", "", "configmaps", NS),
+    ("list", "", "configmaps", NS),
     ("create", "", "configmaps", NS),
     ("update", "", "configmaps", NS),
     ("patch", "", "configmaps", NS),
@@ -68,8 +69,10 @@ const CONVERT: &[Access<'static>] = &[
 /// What revert uses whatever it deletes, besides [`RUN`] (the journal).
 const REVERT: &[Access<'static>] = &[
     ("get", "", "configmaps", NS),
+    ("list", "", "configmaps", NS),
     ("create", "", "configmaps", NS),
     ("update", "", "configmaps", NS),
+    ("patch", "", "configmaps", NS),
     ("delete", "", "configmaps", NS),
 ];
 

@@ -8,15 +8,25 @@ use std::time::Duration;
 use crate::cluster::jobs::{
     JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
 };
-use crate::cluster::journal::{Journal, JournalStore};
+use crate::cluster::journal::{Journal, JournalError, JournalStore};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
 use crate::output::{Event, NodeOutcome, NodeResult, Reporter, failure_summary};
 
 /// Journals a node's end: `None` on success, `Some(error)` when it failed.
 pub type Mark<'a> = &'a (dyn Fn(&mut Journal, &str, Option<String>) + Sync);
 
+/// Saves in a row that may fail before the run stops starting nodes (each save is itself
+/// retried on transient errors by `Cluster::call`).
+const SAVE_FAILURES_TO_STOP: u32 = 3;
+
 /// Runs `specs` (at most `concurrency` at once, each within `job_timeout`), journaling every
 /// node's end with `mark` and saving the journal once more at the end.
+///
+/// A save runs beside the Jobs, so the window is refilled while it is in flight; ends that
+/// come meanwhile go with the next save. A failed save is retried after a back-off; when
+/// [`SAVE_FAILURES_TO_STOP`] saves in a row fail, the phase stops starting nodes and fails.
+/// Nothing is lost: every node was journaled Running before its Job was created, so a re-run
+/// re-does (or adopts) the Jobs whose end was not saved and revert knows every node touched.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_journaled(
     cluster: &Cluster,
@@ -48,7 +58,25 @@ pub async fn run_journaled(
     };
     let jobs = run_jobs(cluster, SYSTEM_NAMESPACE, specs, &run_opts, &on_event);
     tokio::pin!(jobs);
+    let mut saving: Option<std::pin::Pin<Box<dyn Future<Output = _> + '_>>> = None;
+    let mut failures = 0u32;
+    let mut retry_at: Option<tokio::time::Instant> = None;
     let outcomes = loop {
+        let may_save = retry_at.is_none_or(|t| t <= tokio::time::Instant::now());
+        if saving.is_none() && may_save && journal.is_dirty() {
+            let delta = journal.take_delta();
+            saving = Some(Box::pin(async move {
+                let r = store.send(&delta).await;
+                (delta, r)
+            }));
+        }
+        let wait_until = retry_at.filter(|_| saving.is_none());
+        let backoff = async {
+            match wait_until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             Some(end) = end_rx.recv() => {
@@ -56,16 +84,46 @@ pub async fn run_journaled(
                 while let Ok(end) = end_rx.try_recv() {
                     record(journal, end);
                 }
-                if let Err(e) = store.save(journal).await {
-                    rep.event(Event::Note {
-                        phase,
-                        message: format!("warning: cannot save the journal yet: {e}"),
-                    });
+            }
+            (delta, r) = async { saving.as_mut().expect("guarded").await }, if saving.is_some() => {
+                saving = None;
+                match r {
+                    Ok(sent) => {
+                        journal.sent(sent);
+                        failures = 0;
+                        retry_at = None;
+                    }
+                    Err(e) => {
+                        journal.unsent(delta);
+                        failures += 1;
+                        if failures >= SAVE_FAILURES_TO_STOP {
+                            return Err(JournalError::Unsaved {
+                                saves: failures,
+                                message: e.to_string(),
+                            }
+                            .into());
+                        }
+                        rep.event(Event::Note {
+                            phase,
+                            message: format!("warning: cannot save the journal yet (retrying): {e}"),
+                        });
+                        retry_at = Some(
+                            tokio::time::Instant::now() + Duration::from_secs(1 << failures),
+                        );
+                    }
                 }
             }
+            () = backoff => retry_at = None,
             r = &mut jobs => break r?,
         }
     };
+    if let Some(save) = saving.take() {
+        let (delta, r) = save.await;
+        match r {
+            Ok(sent) => journal.sent(sent),
+            Err(_) => journal.unsent(delta),
+        }
+    }
     while let Ok(end) = end_rx.try_recv() {
         record(journal, end);
     }

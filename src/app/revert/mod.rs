@@ -187,8 +187,9 @@ async fn server_dry_run(run: &RevertRun<'_>) -> Result<Vec<dry_run::Write>, Clus
     let mut writes = runner::dry_run(&phases::table(), run).await?;
     // the end of a complete revert: the journal and the lock go
     if run.plan.complete && run.plan.runs(plan::COMPONENTS) && run.planned_journal.is_some() {
-        let (what, r) = run.store.dry_run_delete().await;
-        writes.push(dry_run::deleted("delete", what, r, "already gone"));
+        for (what, r) in run.store.dry_run_delete().await? {
+            writes.push(dry_run::deleted("delete", what, r, "already gone"));
+        }
     }
     if run.plan.runs(plan::LOCK) {
         writes.push(crate::exec::lock::release_write(run.cluster).await);
