@@ -183,11 +183,7 @@ async fn convert_then_rerun_is_a_no_op() {
             .any(|c| c.metadata.name.as_deref() == Some("yurt-hub-cfg"))
     );
     // the journal records every node, succeeded Jobs are gone, the lock is released
-    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
-        .get("yurtctl-state")
-        .await
-        .unwrap();
-    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    let state = support::journal_state(&env.client).await.unwrap();
     assert_eq!(state["nodes"]["worker-1"]["nodes/edge"]["state"], "done");
     assert!(state["tokenId"].is_string());
     let jobs = Api::<Job>::namespaced(env.client.clone(), "kube-system")
@@ -554,11 +550,7 @@ async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
         .and_then(|l| l.split_whitespace().nth(2))
         .unwrap()
         .to_string();
-    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
-        .get("yurtctl-state")
-        .await
-        .unwrap();
-    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    let state = support::journal_state(&env.client).await.unwrap();
     assert_eq!(
         state["nodes"][&done]["nodes/edge"]["state"], "done",
         "{state:#}"
@@ -715,4 +707,84 @@ async fn lock_lease(env: &Env) -> Option<k8s_openapi::api::coordination::v1::Lea
         .get_opt("yurtctl-lock")
         .await
         .unwrap()
+}
+
+/// The journal's writes start failing mid-phase (the API server refuses them as it refused
+/// the oversized journal of a 5,000-node run): the run stops starting nodes and exits 1 saying
+/// why; nothing is lost: once writes go through again a re-run converts the rest and revert
+/// restores every node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn when_the_journal_cannot_be_saved_the_run_stops_starting_nodes_and_nothing_is_lost() {
+    let env = support::cluster(12, Layout::Kubeadm, "v1.33.1").await;
+    let workers: Vec<String> = (1..=11).map(|i| format!("worker-{i}")).collect();
+    let faults = env.sim.faults();
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args([
+        "convert",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--concurrency",
+        "1",
+        "-y",
+    ]);
+    let (code, seen) = support::act_at(
+        cmd,
+        |l| l.contains("[nodes/edge]") && l.contains("): succeeded in"),
+        move |_| {
+            let mut f = yurtsim::faults::RequestFault::fail("patch", "configmaps", 10_000, 422);
+            f.message = Some(
+                "ConfigMap \"yurtctl-state-nodes-0\" is invalid: []: Too long: must have at most 1048576 bytes"
+                    .into(),
+            );
+            faults.add(f);
+        },
+    )
+    .await;
+    assert_eq!(code, Some(1), "{seen}");
+    assert!(
+        seen.contains("[nodes/edge]") && seen.contains("could not be saved 3 times in a row"),
+        "{seen}"
+    );
+    assert!(seen.contains("re-run the same command"), "{seen}");
+    let started = seen
+        .lines()
+        .filter(|l| l.starts_with("[nodes/edge]") && l.ends_with("): created"))
+        .count();
+    assert!(
+        started < workers.len(),
+        "the run stopped starting nodes: {started} of {} started\n{seen}",
+        workers.len()
+    );
+
+    env.sim.faults().clear();
+    let again = yurtctl(&env, &["-y", "-o", "json"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    for w in &workers {
+        converted_through_yurthub(&env, w).await;
+    }
+    let state = support::journal_state(&env.client).await.unwrap();
+    for w in &workers {
+        assert_eq!(state["nodes"][w]["nodes/edge"]["state"], "done", "{w}");
+    }
+
+    let mut revert = support::yurtctl_command(&env.sim);
+    revert.args(["revert", "-y"]);
+    let reverted = support::run(revert, "revert").await;
+    assert_eq!(reverted.code, 0, "{}", reverted.stderr);
+    for w in &workers {
+        assert!(label(&node(&env, w).await, EDGE_LABEL).is_none(), "{w}");
+    }
+    let cms = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
+        .list(&ListParams::default().labels("app.kubernetes.io/managed-by=yurtctl"))
+        .await
+        .unwrap();
+    assert!(
+        cms.items.is_empty(),
+        "revert leaves no journal: {:?}",
+        cms.items
+            .iter()
+            .map(|c| c.metadata.name.clone())
+            .collect::<Vec<_>>()
+    );
+    env.sim.shutdown().await;
 }

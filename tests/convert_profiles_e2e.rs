@@ -125,11 +125,7 @@ async fn legacy_profile_disables_nodelifecycle_and_joins_with_a_token() {
     assert!(!manifest.contains(token.split('.').nth(1).unwrap()));
 
     // the journal records the kcm phase; the optional tunnel was installed
-    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
-        .get("yurtctl-state")
-        .await
-        .unwrap();
-    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
+    let state = support::journal_state(&env.client).await.unwrap();
     assert_eq!(state["nodes"]["control-plane-1"]["kcm"]["state"], "done");
     assert_eq!(state["profile"], "legacy-v0.6");
     let ds = Api::<DaemonSet>::namespaced(env.client.clone(), "kube-system")

@@ -697,11 +697,9 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
         .get("yurt-manager")
         .await
         .expect("components are kept while a node is not reverted");
-    let journal = Api::<ConfigMap>::namespaced(env.client.clone(), "kube-system")
-        .get("yurtctl-state")
+    let state = support::journal_state(&env.client)
         .await
         .expect("the journal is kept");
-    let state: Value = serde_json::from_str(&journal.data.unwrap()["state.json"]).unwrap();
     assert_eq!(
         state["nodes"]["worker-2"]["revert"]["state"], "failed",
         "{state:#}"

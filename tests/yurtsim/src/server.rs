@@ -420,6 +420,9 @@ pub async fn handle(
                 504 => "Timeout",
                 404 => "NotFound",
                 403 => "Forbidden",
+                // apimachinery pkg/api/errors NewInvalid / NewRequestEntityTooLargeError
+                422 => "Invalid",
+                413 => "RequestEntityTooLarge",
                 _ => "Unknown",
             };
             let mut e = ApiError::new(
