@@ -362,6 +362,68 @@ async fn journal_saves_merge_concurrent_writers_per_node() {
     t.sim.shutdown().await;
 }
 
+/// A journal written by the previous yurtctl (version 1: every node inside `state.json`) is
+/// read with its nodes; the first save moves them to the node shards and leaves a run record
+/// without them, so a resume or revert after upgrading yurtctl loses nothing. Deleting the
+/// journal deletes the shards too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_journal_is_read_and_moved_to_node_shards_on_its_first_save() {
+    let t = start(1).await;
+    let cms: Api<ConfigMap> = Api::namespaced(t.cluster.client().clone(), "kube-system");
+    let v1 = json!({"version": 1, "command": "convert", "profile": "openyurt-v1.6",
+        "options": {"concurrency": 5}, "createdObjects": [], "tokenId": "abcdef",
+        "nodes": {
+            "worker-1": {"nodes/edge": {"state": "done", "updatedAt": "2026-01-01T00:00:00Z"}},
+            "worker-2": {"nodes/edge": {"state": "running", "updatedAt": "2026-01-01T00:00:00Z"}}},
+        "updatedAt": "2026-01-01T00:00:00Z"});
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "yurtctl-state", "namespace": "kube-system",
+            "labels": {"app.kubernetes.io/managed-by": "yurtctl"}},
+        "data": {"state.json": serde_json::to_string_pretty(&v1).unwrap()}}))
+    .unwrap();
+    cms.create(&Default::default(), &cm).await.unwrap();
+
+    let store = JournalStore::new(&t.cluster);
+    let mut j = store.load().await.unwrap().unwrap();
+    assert_eq!(
+        j.phase("worker-1", "nodes/edge").unwrap().state,
+        PhaseState::Done
+    );
+    j.set_phase("worker-2", "nodes/edge", PhaseState::Done, None);
+    store.save(&mut j).await.unwrap();
+
+    let record = cms.get("yurtctl-state").await.unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&record.data.unwrap()["state.json"]).unwrap();
+    assert_eq!(state["version"], 2);
+    assert!(state.get("nodes").is_none(), "{state}");
+    assert_eq!(state["tokenId"], "abcdef");
+    let shard = cms.get("yurtctl-state-nodes-0").await.unwrap();
+    assert_eq!(
+        shard.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
+        ["worker-1", "worker-2"]
+    );
+    let again = store.load().await.unwrap().unwrap();
+    for w in ["worker-1", "worker-2"] {
+        assert_eq!(
+            again.phase(w, "nodes/edge").unwrap().state,
+            PhaseState::Done,
+            "{w}"
+        );
+    }
+    assert_eq!(again.options["concurrency"], json!(5));
+
+    assert_eq!(store.delete().await.unwrap(), Deleted::Deleted);
+    assert!(
+        cms.get_opt("yurtctl-state-nodes-0")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.load().await.unwrap().is_none());
+    t.sim.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_snapshot_sees_nodes_control_planes_our_objects_jobs_lock_and_journal() {
     let t = start(3).await;

@@ -267,13 +267,12 @@ impl Journal {
             self.node_shards = self.nodes.len().div_ceil(NODES_PER_SHARD).max(1) as u32;
         }
         let nodes = std::mem::take(&mut self.dirty);
-        let mut shards: BTreeMap<u32, serde_json::Map<String, serde_json::Value>> =
-            BTreeMap::new();
+        let mut shards: BTreeMap<u32, serde_json::Map<String, serde_json::Value>> = BTreeMap::new();
         for node in &nodes {
             let value = match self.nodes.get(node) {
-                Some(phases) => serde_json::Value::String(
-                    serde_json::to_string(phases).unwrap_or_default(),
-                ),
+                Some(phases) => {
+                    serde_json::Value::String(serde_json::to_string(phases).unwrap_or_default())
+                }
                 None => serde_json::Value::Null,
             };
             shards
@@ -416,7 +415,10 @@ impl JournalStore {
         for data in shards {
             for (node, raw) in data {
                 let phases = serde_json::from_str(&raw).map_err(|e| JournalError::Corrupt {
-                    message: format!("the record of node {node} in {} is not valid: {e}", self.shards_what()),
+                    message: format!(
+                        "the record of node {node} in {} is not valid: {e}",
+                        self.shards_what()
+                    ),
                 })?;
                 j.nodes.insert(node, phases);
             }
@@ -439,10 +441,7 @@ impl JournalStore {
     }
 
     fn shards_what(&self) -> String {
-        format!(
-            "ConfigMaps {}/{JOURNAL_NAME}-nodes-*",
-            self.namespace
-        )
+        format!("ConfigMaps {}/{JOURNAL_NAME}-nodes-*", self.namespace)
     }
 
     fn config_map(&self, j: &Journal) -> Result<ConfigMap, ClusterError> {
@@ -509,7 +508,11 @@ impl JournalStore {
         };
         let patch = Patch::Merge(serde_json::json!({ "data": nodes }));
         for _ in 0..3 {
-            match self.cluster.call(|| self.api.patch(&name, &pp, &patch)).await {
+            match self
+                .cluster
+                .call(|| self.api.patch(&name, &pp, &patch))
+                .await
+            {
                 Ok(_) => return Ok(()),
                 Err(e) if kube_code(&e) == Some(404) => {}
                 Err(e) => return Err(ClusterError::from_kube(format!("patch {}", what()), e)),
@@ -614,7 +617,9 @@ impl JournalStore {
 
     /// The deletes [`JournalStore::delete`] would send, with `dryRun=All`: rows
     /// (`ConfigMap ns/name`, the server's answer), the node shards first.
-    pub async fn dry_run_delete(&self) -> Result<Vec<(String, Result<Deleted, ClusterError>)>, ClusterError> {
+    pub async fn dry_run_delete(
+        &self,
+    ) -> Result<Vec<(String, Result<Deleted, ClusterError>)>, ClusterError> {
         let dp = DeleteParams {
             dry_run: true,
             ..Default::default()
@@ -645,8 +650,14 @@ impl JournalStore {
     pub async fn delete(&self) -> Result<Deleted, ClusterError> {
         for name in self.shard_names().await? {
             let what = format!("ConfigMap {}/{name}", self.namespace);
-            super::apply::delete_with(&self.cluster, &self.api, &name, &DeleteParams::default(), &what)
-                .await?;
+            super::apply::delete_with(
+                &self.cluster,
+                &self.api,
+                &name,
+                &DeleteParams::default(),
+                &what,
+            )
+            .await?;
         }
         super::apply::delete_with(
             &self.cluster,

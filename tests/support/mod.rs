@@ -392,7 +392,10 @@ pub async fn read_only_kubeconfig(sim: &Sim, dir: &std::path::Path, name: &str) 
 pub async fn journal_state(client: &Client) -> Option<serde_json::Value> {
     use yurtctl::cluster::{Cluster, RateLimiter, journal::JournalStore};
     let cluster = Cluster::new(client.clone(), RateLimiter::unlimited());
-    let j = JournalStore::new(&cluster).load().await.expect("the journal reads")?;
+    let j = JournalStore::new(&cluster)
+        .load()
+        .await
+        .expect("the journal reads")?;
     let mut state = serde_json::to_value(&j).unwrap();
     state["nodes"] = serde_json::to_value(&j.nodes).unwrap();
     Some(state)
