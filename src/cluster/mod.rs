@@ -189,6 +189,43 @@ impl Cluster {
     }
 }
 
+/// Per-node API work (labels, annotations, patches) at most `concurrency` requests at once,
+/// each still under the run's rate limit: one at a time, 1,000 nodes took 19 s of round trips.
+/// Stops starting new ones at the first error and returns it.
+pub async fn each_concurrently<T, Fut>(
+    items: impl IntoIterator<Item = T>,
+    concurrency: usize,
+    f: impl FnMut(T) -> Fut,
+) -> Result<(), ClusterError>
+where
+    Fut: Future<Output = Result<(), ClusterError>>,
+{
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(items)
+        .map(f)
+        .buffer_unordered(concurrency.max(1))
+        .try_collect()
+        .await
+}
+
+/// Like [`each_concurrently`], keeping every answer, in the order of `items` (server dry
+/// runs report each write).
+pub async fn map_concurrently<T, R, Fut>(
+    items: impl IntoIterator<Item = T>,
+    concurrency: usize,
+    f: impl FnMut(T) -> Fut,
+) -> Vec<R>
+where
+    Fut: Future<Output = R>,
+{
+    use futures::StreamExt;
+    futures::stream::iter(items)
+        .map(f)
+        .buffered(concurrency.max(1))
+        .collect()
+        .await
+}
+
 /// Whether a request may be retried as is.
 pub(crate) fn is_transient(e: &kube::Error) -> bool {
     match e {

@@ -243,17 +243,16 @@ fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
 fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
         let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        for m in node_metadata(c.plan, c.profile) {
-            nodes::apply_metadata(
-                c.cluster,
-                &writer,
-                &m.name,
-                &m.labels,
-                &m.annotations,
-                false,
-            )
-            .await?;
-        }
+        let (cluster, writer) = (c.cluster, &writer);
+        crate::cluster::each_concurrently(
+            node_metadata(c.plan, c.profile),
+            c.opts.concurrency,
+            |m| async move {
+                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, false)
+                    .await
+            },
+        )
+        .await?;
         Ok(Flow::Continue)
     })
 }
@@ -261,14 +260,17 @@ fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 fn label_writes<'r>(c: &'r ConvertRun<'_>) -> WritesFuture<'r> {
     Box::pin(async move {
         let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        let mut r = Ok(());
-        for m in node_metadata(c.plan, c.profile) {
-            r = nodes::apply_metadata(c.cluster, &writer, &m.name, &m.labels, &m.annotations, true)
-                .await;
-            if r.is_err() {
-                break;
-            }
-        }
+        let (cluster, writer) = (c.cluster, &writer);
+        let answers = crate::cluster::map_concurrently(
+            node_metadata(c.plan, c.profile),
+            c.opts.concurrency,
+            |m| async move {
+                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, true)
+                    .await
+            },
+        )
+        .await;
+        let r = answers.into_iter().find(Result::is_err).unwrap_or(Ok(()));
         Ok(vec![Write::of(
             "patch",
             "node labels and annotations".into(),

@@ -389,28 +389,33 @@ fn unlabel_nodes<'r>(c: &'r mut RevertRun<'_>) -> PhaseFuture<'r> {
             .map(|r| r.name.clone())
             .collect();
         let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        for name in names {
-            nodes::give_up_metadata(c.cluster, &writer, &name, false).await?;
-        }
+        let (cluster, writer) = (c.cluster, &writer);
+        crate::cluster::each_concurrently(names, c.opts.concurrency, |name| async move {
+            nodes::give_up_metadata(cluster, writer, &name, false).await
+        })
+        .await?;
         Ok(Flow::Continue)
     })
 }
 
 fn unlabel_writes<'r>(c: &'r RevertRun<'_>) -> WritesFuture<'r> {
     Box::pin(async move {
-        let mut rows = Vec::new();
         let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        for n in c.plan.nodes.iter().filter(|n| {
+        let (cluster, writer) = (c.cluster, &writer);
+        let reverting = c.plan.nodes.iter().filter(|n| {
             matches!(
                 n.action,
                 RevertAction::Revert | RevertAction::AlreadyReverted
             )
-        }) {
-            let what = format!("Node {} (yurtctl's labels and annotations)", n.name);
-            let r = nodes::give_up_metadata(c.cluster, &writer, &n.name, true).await;
-            rows.push(Write::of("patch", what, r));
-        }
-        Ok(rows)
+        });
+        Ok(
+            crate::cluster::map_concurrently(reverting, c.opts.concurrency, |n| async move {
+                let what = format!("Node {} (yurtctl's labels and annotations)", n.name);
+                let r = nodes::give_up_metadata(cluster, writer, &n.name, true).await;
+                Write::of("patch", what, r)
+            })
+            .await,
+        )
     })
 }
 

@@ -194,6 +194,8 @@ impl Faults {
 #[derive(Default)]
 pub struct Metrics {
     counts: Mutex<BTreeMap<(String, String, String), u64>>,
+    /// Request body bytes of writes to ConfigMaps, by user agent and object name.
+    configmap_bytes: Mutex<BTreeMap<(String, String), u64>>,
 }
 
 pub const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
@@ -208,8 +210,30 @@ impl Metrics {
             .or_default() += 1;
     }
 
+    /// A write's body to ConfigMap `name` (its Content-Length).
+    pub fn record_configmap_write(&self, agent: &str, name: &str, bytes: u64) {
+        *self
+            .configmap_bytes
+            .lock()
+            .unwrap()
+            .entry((agent.to_string(), name.to_string()))
+            .or_default() += bytes;
+    }
+
+    /// Body bytes `agent` wrote to ConfigMaps whose name starts with `prefix`.
+    pub fn configmap_bytes(&self, agent: &str, prefix: &str) -> u64 {
+        self.configmap_bytes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|((a, n), _)| a == agent && n.starts_with(prefix))
+            .map(|(_, b)| b)
+            .sum()
+    }
+
     pub fn reset(&self) {
         self.counts.lock().unwrap().clear();
+        self.configmap_bytes.lock().unwrap().clear();
     }
 
     /// Total requests, optionally only from one user agent and only writes.

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
 use crate::error::{ApiError, ApiResult};
-use crate::faults::Decision;
+use crate::faults::{Decision, WRITE_VERBS};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::sim::Shared;
@@ -396,6 +396,18 @@ pub async fn handle(
     shared
         .metrics
         .record(&user_agent(&req), verb, &resource_label);
+    if resource_label == "configmaps"
+        && WRITE_VERBS.contains(&verb)
+        && let Some(bytes) = req
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+    {
+        let name = t.name.as_deref().unwrap_or("");
+        shared
+            .metrics
+            .record_configmap_write(&user_agent(&req), name, bytes);
+    }
     match shared
         .faults
         .decide(verb, &t.res.group, &t.res.resource, t.sub.as_deref())
