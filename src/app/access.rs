@@ -13,6 +13,7 @@ const RUN: &[Access<'static>] = &[
     ("patch", "", "nodes", None),
     ("create", "batch", "jobs", NS),
     ("delete", "batch", "jobs", NS),
+    ("deletecollection", "batch", "jobs", NS),
     ("list", "batch", "jobs", NS),
     ("watch", "batch", "jobs", NS),
     ("list", "", "pods", NS),

@@ -100,11 +100,11 @@ pub struct GlobalArgs {
     pub yes: bool,
 
     /// Client-side limit of API requests per second (0: no limit)
-    #[arg(long, global = true, value_name = "QPS", default_value = "50")]
+    #[arg(long, global = true, value_name = "QPS", default_value = "200")]
     pub qps: f64,
 
     /// API requests allowed in a burst above --qps
-    #[arg(long, global = true, value_name = "N", default_value = "100")]
+    #[arg(long, global = true, value_name = "N", default_value = "400")]
     pub burst: u32,
 
     /// Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars,

@@ -543,6 +543,7 @@ impl Drive<'_> {
         }
         // After a lost lock the store belongs to the run that took it over.
         if !matches!(end, Some(End::LockLost(_))) {
+            runner.finish().await;
             staticset::save(cluster, set).await?;
         }
         Ok(DriveOutcome {

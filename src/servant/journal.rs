@@ -463,13 +463,21 @@ pub fn plan_revert(
             });
         }
     }
+    // Directories before the record (a revert killed after the record went would leave them
+    // with nothing to say they are ours), except those that hold the record, after it.
     let jp = journal_path(&journal.operation);
+    let mut dirs: Vec<&String> = journal.created_dirs.iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
+    let (holding, others): (Vec<&String>, Vec<&String>) = dirs
+        .into_iter()
+        .partition(|d| jp.starts_with(&format!("{d}/")));
+    for d in others {
+        out.push(Change::RemoveEmptyDir { path: d.clone() });
+    }
     if let Some(old) = fs.read(&jp)? {
         out.push(Change::Remove { path: jp, old });
     }
-    let mut dirs: Vec<&String> = journal.created_dirs.iter().collect();
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
-    for d in dirs {
+    for d in holding {
         out.push(Change::RemoveEmptyDir { path: d.clone() });
     }
     Ok(out)

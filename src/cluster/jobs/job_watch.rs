@@ -35,6 +35,9 @@ pub(super) type Slot = Option<Arc<Job>>;
 #[derive(Default)]
 pub(super) struct Registry {
     map: Mutex<HashMap<String, watch::Sender<Slot>>>,
+    /// Name → uid of each Job deleted after it succeeded (a sweep deletes succeeded Jobs in
+    /// batches, possibly before a node's task saw the success).
+    succeeded_then_deleted: Mutex<HashMap<String, String>>,
 }
 
 impl Registry {
@@ -67,6 +70,32 @@ impl Registry {
                 }
             });
         })
+    }
+
+    /// A Job was deleted: its last state came with the event.
+    pub(super) fn deleted(&self, job: &Job) {
+        let name = job.metadata.name.clone().unwrap_or_default();
+        if matches!(finished(job), Some(Finished::Succeeded)) {
+            self.swept(&name, uid_of(job));
+        }
+        self.remove_if_uid(&name, uid_of(job));
+    }
+
+    /// Job `name` with `uid` was deleted after it succeeded.
+    pub(super) fn swept(&self, name: &str, uid: &str) {
+        self.succeeded_then_deleted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_owned(), uid.to_owned());
+    }
+
+    /// Whether Job `name` with `uid` succeeded before it was deleted.
+    pub(super) fn succeeded_before_deletion(&self, name: &str, uid: &str) -> bool {
+        self.succeeded_then_deleted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .is_some_and(|u| u == uid)
     }
 
     pub(super) fn names(&self) -> Vec<String> {
@@ -119,10 +148,7 @@ pub(super) async fn watch_jobs(
                     let name = j.metadata.name.clone().unwrap_or_default();
                     registry.set(&name, Some(Arc::new(j)));
                 }
-                Ok(watcher::Event::Delete(j)) => {
-                    let name = j.metadata.name.clone().unwrap_or_default();
-                    registry.remove_if_uid(&name, uid_of(&j));
-                }
+                Ok(watcher::Event::Delete(j)) => registry.deleted(&j),
                 Err(e) => {
                     let msg = error_chain(&e);
                     tracing::warn!(selector = %selector, error = %msg, "watching Jobs failed; retrying");

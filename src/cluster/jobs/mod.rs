@@ -283,8 +283,6 @@ pub struct NodeJobResult {
     pub elapsed: Duration,
     /// The Job was a running leftover we waited for.
     pub adopted: bool,
-    /// Deleting the succeeded Job failed (the node itself succeeded).
-    pub cleanup_error: Option<ClusterError>,
 }
 
 impl NodeJobResult {

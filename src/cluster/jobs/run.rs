@@ -11,6 +11,86 @@ pub(super) struct Ctx<'a> {
     registry: &'a Registry,
     opts: &'a RunJobsOptions,
     events: &'a (dyn Fn(JobEvent) + Send + Sync),
+    sweep: &'a Sweep,
+}
+
+/// How long succeeded Jobs wait to be deleted together.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Succeeded Jobs are deleted in batches, one `deletecollection` (the runner's actions, field
+/// selector `status.successful=1`, background propagation so their pods go too) a second
+/// while any succeeded and once at the end ([`JobRunner::finish`]), rather than one delete per
+/// Job before its node counts as done: at 1,000 nodes that was 2,000 requests, each holding a
+/// window slot. Failed Jobs are kept for diagnosis.
+#[derive(Default)]
+pub(super) struct Sweep {
+    pending: std::sync::atomic::AtomicUsize,
+    wake: tokio::sync::Notify,
+    /// Held (written) while a sweep is in flight: a node's task that sees its Job vanish
+    /// waits for the sweep's answer, which names the Jobs it deleted.
+    in_flight: tokio::sync::RwLock<()>,
+}
+
+impl Sweep {
+    fn succeeded(&self) {
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+}
+
+/// Deletes every succeeded Job with one of the runner's actions; the registry learns which
+/// (the answer lists the deleted Jobs).
+async fn sweep_succeeded(
+    cluster: &Cluster,
+    jobs: &Api<Job>,
+    selector: &str,
+    registry: &Registry,
+    sweep: &Sweep,
+) -> Result<(), ClusterError> {
+    let _busy = sweep.in_flight.write().await;
+    let lp = ListParams::default()
+        .labels(selector)
+        .fields("status.successful=1");
+    let dp = DeleteParams::background();
+    let deleted = cluster
+        .call(|| jobs.delete_collection(&dp, &lp))
+        .await
+        .map_err(|e| {
+            ClusterError::from_kube(
+                format!("delete the succeeded Jobs with {selector} (status.successful=1)"),
+                e,
+            )
+        })?;
+    if let Some(list) = deleted.left() {
+        for j in &list.items {
+            registry.swept(j.metadata.name.as_deref().unwrap_or(""), uid_of(j));
+        }
+    }
+    Ok(())
+}
+
+async fn sweep_loop(
+    cluster: Cluster,
+    jobs: Api<Job>,
+    selector: String,
+    registry: Arc<Registry>,
+    sweep: Arc<Sweep>,
+) {
+    use std::sync::atomic::Ordering;
+    loop {
+        sweep.wake.notified().await;
+        tokio::time::sleep(SWEEP_EVERY).await;
+        let n = sweep.pending.swap(0, Ordering::Relaxed);
+        if n == 0 {
+            continue;
+        }
+        if let Err(e) = sweep_succeeded(&cluster, &jobs, &selector, &registry, &sweep).await {
+            tracing::warn!(error = %e, "deleting succeeded Jobs failed; retrying");
+            sweep.pending.fetch_add(n, Ordering::Relaxed);
+            sweep.wake.notify_one();
+        }
+    }
 }
 
 /// Runs one Job per spec with a sliding window of `opts.concurrency` and returns one result
@@ -46,6 +126,7 @@ pub async fn run_jobs(
             .buffer_unordered(opts.concurrency.max(1))
             .collect()
             .await;
+    runner.finish().await;
     results.sort_by_key(|(i, _)| *i);
     Ok(results.into_iter().map(|(_, r)| r).collect())
 }
@@ -73,7 +154,10 @@ pub struct JobRunner {
     events_api: Api<Event>,
     registry: Arc<Registry>,
     opts: RunJobsOptions,
+    selector: String,
+    sweep: Arc<Sweep>,
     _watch: AbortOnDrop,
+    _sweeper: AbortOnDrop,
 }
 
 impl JobRunner {
@@ -121,6 +205,14 @@ impl JobRunner {
                 message: last,
             });
         }
+        let sweep = Arc::new(Sweep::default());
+        let sweeper = AbortOnDrop(tokio::spawn(sweep_loop(
+            cluster.clone(),
+            jobs.clone(),
+            selector.clone(),
+            registry.clone(),
+            sweep.clone(),
+        )));
         Ok(JobRunner {
             cluster: cluster.clone(),
             ns: ns.to_string(),
@@ -130,8 +222,35 @@ impl JobRunner {
             events_api: Api::namespaced(client, ns),
             registry,
             opts,
+            selector,
+            sweep,
             _watch: watch_task,
+            _sweeper: sweeper,
         })
+    }
+
+    /// Deletes the succeeded Jobs not swept yet. A failure only leaves them for the next run
+    /// to replace; it is logged with the command that deletes them.
+    pub async fn finish(&self) {
+        use std::sync::atomic::Ordering;
+        if self.sweep.pending.swap(0, Ordering::Relaxed) == 0 {
+            return;
+        }
+        if let Err(e) = sweep_succeeded(
+            &self.cluster,
+            &self.jobs,
+            &self.selector,
+            &self.registry,
+            &self.sweep,
+        )
+        .await
+        {
+            tracing::warn!(
+                "{e}; the next run replaces them, or: kubectl -n {} delete jobs -l '{}' --field-selector status.successful=1",
+                self.ns,
+                self.selector
+            );
+        }
     }
 
     /// Runs one node's Job to its end (creating, replacing or adopting it as run_jobs does).
@@ -152,7 +271,6 @@ impl JobRunner {
                 outcome: JobOutcome::Error(e),
                 elapsed: Duration::ZERO,
                 adopted: false,
-                cleanup_error: None,
             };
         }
         let ctx = Ctx {
@@ -164,6 +282,7 @@ impl JobRunner {
             registry: &self.registry,
             opts: &self.opts,
             events,
+            sweep: &self.sweep,
         };
         run_one(&ctx, spec).await
     }
@@ -194,7 +313,6 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
         outcome: JobOutcome::Succeeded,
         elapsed: Duration::ZERO,
         adopted: false,
-        cleanup_error: None,
     };
     let mut rx = ctx.registry.subscribe(&name);
     let outcome = async {
@@ -224,17 +342,7 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
                 Created::Retry => start = Start::Create,
             }
         };
-        wait(
-            ctx,
-            &name,
-            &uid,
-            &mut rx,
-            deadline,
-            started,
-            &emit,
-            &mut result,
-        )
-        .await
+        wait(ctx, &name, &uid, &mut rx, deadline, started, &emit).await
     }
     .await;
     result.outcome = match outcome {
@@ -407,7 +515,6 @@ pub(super) async fn wait(
     deadline: Instant,
     started: Instant,
     emit: &impl Fn(JobPhase),
-    result: &mut NodeJobResult,
 ) -> Result<JobOutcome, ClusterError> {
     let mut seen = false;
     let mut running = false;
@@ -418,9 +525,7 @@ pub(super) async fn wait(
                 seen = true;
                 match finished(&j) {
                     Some(Finished::Succeeded) => {
-                        if let Err(e) = delete_job(ctx, name, uid).await {
-                            result.cleanup_error = Some(e);
-                        }
+                        ctx.sweep.succeeded();
                         emit(JobPhase::Succeeded {
                             elapsed: started.elapsed(),
                         });
@@ -441,6 +546,14 @@ pub(super) async fn wait(
                 }
             }
             None if seen => {
+                // a sweep deleted it after it succeeded, before this task saw the success
+                drop(ctx.sweep.in_flight.read().await);
+                if ctx.registry.succeeded_before_deletion(name, uid) {
+                    emit(JobPhase::Succeeded {
+                        elapsed: started.elapsed(),
+                    });
+                    return Ok(JobOutcome::Succeeded);
+                }
                 return Err(ClusterError::Watch {
                     what: format!("Job {}/{name}", ctx.ns),
                     message: "it was deleted by someone else before it finished".into(),

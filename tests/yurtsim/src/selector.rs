@@ -634,7 +634,13 @@ impl fmt::Display for FieldSelector {
 }
 
 /// Dotted path lookup; missing or null is "", strings are raw, other scalars their JSON text.
+/// Fields a registry computes rather than reads are computed as it does.
 fn field_value(obj: &Value, path: &str) -> String {
+    // Jobs' "status.successful" is strconv.Itoa(int(job.Status.Succeeded)), "0" when unset
+    // (kubernetes/kubernetes@v1.33.0 pkg/registry/batch/job/strategy.go JobToSelectableFields)
+    if path == "status.successful" {
+        return obj["status"]["succeeded"].as_i64().unwrap_or(0).to_string();
+    }
     let mut cur = obj;
     for seg in path.split('.') {
         match cur.get(seg) {
@@ -769,6 +775,15 @@ mod tests {
                 .matches(Some(&l2))
         );
         assert!(LabelSelector::parse("mode=in").unwrap().matches(Some(&l2)));
+    }
+
+    #[test]
+    fn a_jobs_status_successful_is_its_succeeded_count() {
+        let sel = FieldSelector::parse("status.successful=1").unwrap();
+        assert!(sel.matches(&json!({"status": {"succeeded": 1}})));
+        assert!(!sel.matches(&json!({"status": {"failed": 1}})));
+        let zero = FieldSelector::parse("status.successful=0").unwrap();
+        assert!(zero.matches(&json!({"status": {}})), "unset is 0");
     }
 
     #[test]
