@@ -403,7 +403,9 @@ async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profil
     assert_eq!(rows("create", "Lease kube-system/yurtctl-lock"), 1);
     assert_eq!(rows("delete", "Lease kube-system/yurtctl-lock"), 1);
     assert_eq!(rows("update", "ConfigMap kube-system/yurtctl-state"), 1);
-    assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state"), 1);
+    // the journal: its node shards, then its run record
+    assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state-nodes-"), 1);
+    assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state"), 2);
     assert_eq!(rows("patch", "Node "), nodes, "{writes:#?}");
     // a delete of every object convert created, in the plan's order
     let objects: Vec<String> = plan["objects"]
@@ -1024,7 +1026,7 @@ async fn transient_api_errors_and_conflicts_still_revert_everything() {
             1,
             503,
         ),
-        ("delete", "jobs.batch", 1, 500),
+        ("deletecollection", "jobs.batch", 1, 500),
         ("patch", "nodes", 2, 500),
         ("create", "jobs.batch", 1, 500),
         ("update", "configmaps", 1, 409),

@@ -348,13 +348,24 @@ pub fn plan_orphans(fs: &HostFs, operation: &str) -> Result<NodeChanges> {
     {
         out.push(Change::Remove { path: tmp, old });
     }
-    if !out.changes.is_empty() {
+    // yurtctl's own directories, empty: a revert killed after it removed its record (which
+    // they held) leaves them so, with nothing to name them
+    let left_empty = |d: &str| -> Result<bool> { Ok(fs.is_dir(d)? && fs.list_dir(d)?.is_empty()) };
+    let parent = "/var/lib/yurtctl";
+    let only_backup = || -> Result<bool> {
+        Ok(fs.is_dir(parent)? && fs.list_dir(parent)? == ["backup"])
+    };
+    if !out.changes.is_empty() || (left_empty(BACKUP_DIR)? && only_backup()?) {
         // best effort: only when empty (another operation may keep its records there)
         out.push(Change::RemoveEmptyDir {
             path: BACKUP_DIR.into(),
         });
         out.push(Change::RemoveEmptyDir {
-            path: "/var/lib/yurtctl".into(),
+            path: parent.into(),
+        });
+    } else if left_empty(parent)? {
+        out.push(Change::RemoveEmptyDir {
+            path: parent.into(),
         });
     }
     Ok(out)
