@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::duration::parse_duration;
-use super::values::{image_ref, node_name, positive, revision};
+use super::values::{image_ref, label_selector, node_name, positive, revision};
 use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
 use crate::selector::Selector;
@@ -45,13 +45,13 @@ fn image(s: &str) -> Result<ImageSpec, String> {
     s.parse()
 }
 
-/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `crate::selector`); an
-/// empty one would select every node, which is what leaving the flag out means.
+/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `values::label_selector`);
+/// an empty one would select every node, which is what leaving the flag out means.
 fn selector(s: &str) -> Result<Selector, String> {
     if s.trim().is_empty() {
         return Err("an empty selector; leave -l out to select every node".into());
     }
-    Selector::parse(s).map_err(|e| e.to_string())
+    label_selector(s)
 }
 
 fn seconds(s: &str) -> Result<Duration, String> {

@@ -56,7 +56,9 @@ pub fn label_value(s: &str) -> Result<String, String> {
 
 /// A label selector in kubectl's syntax (see [`crate::selector`]).
 pub fn label_selector(s: &str) -> Result<Selector, String> {
-    Selector::parse(s).map_err(|e| e.to_string())
+    Selector::parse(s).map_err(|e| {
+        format!("{e}; expected kubectl's syntax, e.g. 'zone=edge,tier in (a,b),!legacy'")
+    })
 }
 
 /// A ConfigMap key, also used as a manifest file name: 1-253 characters of letters, digits,
@@ -190,7 +192,10 @@ mod tests {
             assert!(e.contains(&format!("{bad:?}")), "{e}");
         }
         let e = label_selector("a in ()").unwrap_err();
-        assert!(e.contains("\"a in ()\""), "{e}");
+        assert!(
+            e.contains("\"a in ()\"") && e.contains("e.g. 'zone=edge"),
+            "{e}"
+        );
         assert_eq!(label_selector("a=b").unwrap().to_string(), "a=b");
     }
 }
