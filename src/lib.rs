@@ -8,6 +8,7 @@ pub mod exit;
 pub mod naming;
 pub mod output;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod rollout;
 pub mod selector;

@@ -9,8 +9,21 @@ use std::path::{Path, PathBuf};
 
 /// Layers from the top (may import everything below) to the leaves (import nothing of ours).
 const LAYERS: &[&str] = &[
-    "main", "lib", "app", "cli", "exec", "output", "plan", "cluster", "rollout", "render",
-    "servant", "selector", "naming", "exit",
+    "main",
+    "lib",
+    "app",
+    "cli",
+    "exec",
+    "output",
+    "plan",
+    "cluster",
+    "rollout",
+    "render",
+    "servant",
+    "selector",
+    "reference",
+    "naming",
+    "exit",
 ];
 
 /// The Kubernetes API client; only `cluster/` may use it (`kube::core` holds only types, such

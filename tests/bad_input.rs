@@ -1,7 +1,8 @@
 //! Bad input changes nothing (issue 7): every row runs the real binary with one wrong input
 //! against ONE shared yurtsim and asserts the exit code, that the message names the offending
-//! input, that no write request reached the API server (the sim's metrics) and that no node
-//! file changed (node roots compared before and after).
+//! input, that no write request reached the API server (the sim's metrics), that a usage error
+//! (exit 2) came before any request at all (issue 17: values wrong on their face are checked
+//! before connecting) and that no node file changed (node roots compared before and after).
 //!
 //! The table is data: add rows for new commands (revert, status, staticpod …) to `ROWS`.
 //! Placeholders in arguments: `@kc` the sim's kubeconfig, `@dir/NAME` a file of the prepared
@@ -680,6 +681,177 @@ const ROWS: &[Row] = &[
         USAGE,
         "--force-unlock",
     ),
+    // --- issue 17: values wrong on their face are refused before any request, even a read
+    row(
+        "staticpod: CONTAINER=IMAGE with an upper-case image and an empty tag",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "--image",
+            "web=NGINX::",
+        ],
+        USAGE,
+        "\"NGINX::\" is not a valid image reference",
+    ),
+    row(
+        "staticpod: upper-case image without a container",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "--image",
+            "NGINX",
+        ],
+        USAGE,
+        "path component \"NGINX\"",
+    ),
+    row(
+        "staticpod: -f pod with an invalid image",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "-f",
+            "@dir/bad-image-pod.yaml",
+        ],
+        USAGE,
+        "\"nginx:-1\" is not a valid image reference",
+    ),
+    row(
+        "staticpod: servant image with a space",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "--image",
+            "nginx:1.19.2",
+            "--servant-image",
+            "yurtctl servant:1",
+        ],
+        USAGE,
+        "\"yurtctl servant:1\"",
+    ),
+    row(
+        "staticpod: ota apply servant image with an unsupported digest",
+        &[
+            "staticpod",
+            "ota",
+            "apply",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--node",
+            "worker-1",
+            "--servant-image",
+            "servant@md5:0123456789abcdef0123456789abcdef",
+        ],
+        USAGE,
+        "digest \"md5:0123456789abcdef0123456789abcdef\"",
+    ),
+    row(
+        "staticpod: revision 0 (revisions start at 1)",
+        &[
+            "staticpod",
+            "rollback",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--to-revision",
+            "0",
+        ],
+        USAGE,
+        "\"0\" is not a revision number",
+    ),
+    row(
+        "staticpod: label selector with an unclosed set",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "--image",
+            "nginx:1.19.2",
+            "-l",
+            "zone in (a",
+        ],
+        USAGE,
+        "\"zone in (a\"",
+    ),
+    row(
+        "staticpod: partition above 100%",
+        &[
+            "staticpod",
+            "upgrade",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--strategy",
+            "advanced-rolling-update",
+            "--image",
+            "nginx:1.19.2",
+            "--partition",
+            "101%",
+        ],
+        USAGE,
+        "\"101%\"",
+    ),
+    row(
+        "ota apply: invalid node name",
+        &[
+            "staticpod",
+            "ota",
+            "apply",
+            "nginx",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--node",
+            "Worker_1",
+        ],
+        USAGE,
+        "\"Worker_1\"",
+    ),
+    row(
+        "convert: image tag starting with '.'",
+        &[
+            "convert",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--image",
+            "yurthub=openyurt/yurthub:.v1",
+        ],
+        USAGE,
+        "tag \".v1\"",
+    ),
     row(
         "staticpod: --watch given a value",
         &[
@@ -726,7 +898,7 @@ fn prepare(sim: &yurtsim::Sim) -> Prepared {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
     };
-    let files: [(&str, String); 8] = [
+    let files: [(&str, String); 9] = [
         ("garbage.yaml", "clusters: [unclosed\n\t- :".into()),
         (
             "no-user.yaml",
@@ -757,6 +929,10 @@ fn prepare(sim: &yurtsim::Sim) -> Prepared {
         (
             "closed.yaml",
             kubeconfig_text(&closed, "t", Some("x"), "c", "u"),
+        ),
+        (
+            "bad-image-pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: nginx}\nspec: {containers: [{name: web, image: 'nginx:-1'}]}\n".into(),
         ),
         (
             "bootstrap.conf",
@@ -889,6 +1065,14 @@ async fn every_bad_input_is_refused_naming_it_and_changes_nothing() {
         }
         if !stdout.trim().is_empty() {
             problems.push(format!("data on stdout: {stdout}"));
+        }
+        // a value wrong on its face is refused before yurtctl connects: not even a read
+        let requests = sim.metrics().total(Some("yurtctl"), false);
+        if r.exit == USAGE && requests > 0 {
+            problems.push(format!(
+                "a usage error after {requests} request(s) to the API server: {}",
+                sim.metrics().to_json()["byVerbResource"]
+            ));
         }
         let w = writes(sim);
         if !w.is_empty() {

@@ -192,3 +192,156 @@ async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
     assert_eq!(status.code(), Some(130), "interrupted");
     assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
 }
+
+/// The text a terminal shows, less escape sequences (colours, cursor moves) and carriage
+/// returns: what the tests below read.
+fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                // CSI: ESC [ parameters final-byte (@ to ~)
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Issue 17: 200 nodes, two of which fail their conversion, in a terminal. Before the prompt a
+/// plan summary (counts, the first names, "… and N more"), not a line per node; during the run
+/// one bar per phase counting its nodes and a line for each failure as it happens, no line
+/// per succeeded node; at the end the nodes by result and the failed ones with their reasons,
+/// not the per-node table (that is `-o wide`'s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_200_nodes_the_terminal_shows_summaries_and_a_bar_per_phase() {
+    let env = support::start_sim(200, Layout::Kubeadm, |_| {}).await;
+    for n in ["worker-17", "worker-42"] {
+        env.sim
+            .faults()
+            .fail_jobs_named(n, &["yurtctl-convert-"], 3);
+    }
+    let (code, raw) = in_terminal(&env, "convert -y --concurrency 50", &[]).await;
+    let text = visible(&raw);
+    assert_eq!(code, 4, "two nodes failed: partial");
+    assert!(redraws(&raw), "bars are redrawn in place");
+
+    // the plan summary
+    assert!(
+        text.contains("199 nodes") && text.contains("… and 196 more"),
+        "the plan counts the edge nodes and names the first few"
+    );
+    assert!(text.contains("(every step: --dry-run, or -o wide)"));
+    assert!(
+        !text.contains("Job yurtctl-convert-worker-100:"),
+        "no line per node in the plan"
+    );
+
+    // one bar per phase of node Jobs, counting to the plan's total
+    for phase in ["[preflight/nodes]", "[nodes/edge]"] {
+        assert!(
+            text.lines().any(|l| l.contains(phase)
+                && (l.contains("/199 ") || l.contains("/200 "))
+                && l.contains("/s ETA ")),
+            "{phase} has a bar with its total, rate and ETA"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.contains("[nodes/edge]") && l.contains("/199 ") && l.contains("2 failed")),
+        "the bar counts the failures"
+    );
+    assert!(
+        !text.contains("succeeded in"),
+        "no line per succeeded node without -v"
+    );
+
+    // failures as they happen, with their node and reason
+    for n in ["worker-17", "worker-42"] {
+        assert!(
+            text.lines().any(|l| l.contains(&format!(
+                "✖ [nodes/edge] node {n} (Job yurtctl-convert-{n}): FAILED"
+            ))),
+            "{n}'s failure has its line"
+        );
+    }
+    assert!(
+        text.contains("[nodes/edge] done in"),
+        "each phase ends with a line"
+    );
+
+    // the closing summary by result, then the failed nodes
+    assert!(
+        text.contains("Nodes: 198 converted, 2 failed"),
+        "counts by result"
+    );
+    let failed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Failed:"))
+        .skip(1)
+        .take(2)
+        .collect();
+    assert!(
+        failed[0].starts_with("  worker-17 ") && failed[0].contains("failed"),
+        "{failed:?}"
+    );
+    assert!(failed[1].starts_with("  worker-42 "), "{failed:?}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("NODE ")),
+        "the per-node table is -o wide's"
+    );
+}
+
+/// Plain mode (CI) keeps a line per event and adds a count line per running phase of node
+/// Jobs every `YURTCTL_PROGRESS_PERIOD`; the snapshot (count lines and timings normalized) is
+/// what a CI log shows for a small cluster converted one node at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_mode_prints_a_line_per_event_and_periodic_counts() {
+    let env = sim().await;
+    let run = piped(
+        &env,
+        &["convert", "-y", "--concurrency", "1"],
+        &[("YURTCTL_PROGRESS_PERIOD", "100ms")],
+    )
+    .await;
+    assert_eq!(run.code, 0);
+    let counts: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" done, ") && l.ends_with("/s"))
+        .collect();
+    assert!(!counts.is_empty(), "count lines every 100ms");
+    for l in &counts {
+        let (phase, rest) = l.split_once("] ").expect("[phase] …");
+        assert!(
+            ["[preflight/nodes", "[kcm", "[nodes/edge", "[nodes/cloud"].contains(&phase),
+            "only phases of node Jobs are counted: {l}"
+        );
+        let done = rest.split(' ').next().unwrap();
+        let (n, total) = done.split_once('/').expect("done/total");
+        assert!(n.parse::<usize>().unwrap() <= total.parse().unwrap(), "{l}");
+    }
+    let without_counts: String = run
+        .stderr
+        .lines()
+        .filter(|l| !(l.contains(" done, ") && l.ends_with("/s")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::with_settings!({filters => vec![
+        (r"in \d+\.\ds", "in [elapsed]"),
+        (r"Kubernetes v\d+\.\d+\.\d+", "Kubernetes [version]"),
+        (r"bootstrap-token-[a-z0-9]{6}", "bootstrap-token-[id]"),
+    ]}, {
+        insta::assert_snapshot!("convert_plain_progress", without_counts);
+    });
+}

@@ -153,8 +153,22 @@ pub fn fail(e: &ClusterError) -> Exit {
 pub fn reporter(g: &GlobalArgs) -> Box<dyn Reporter> {
     match resolve(g.progress, g.quiet, Surroundings::of_process()) {
         Display::Bars => Box::new(crate::output::TtyReporter::stderr(g.verbose > 0)),
-        Display::Lines => Box::new(crate::output::PlainReporter::stderr()),
+        Display::Lines => Box::new(crate::output::PlainReporter::stderr(count_period())),
         Display::Silent => Box::new(crate::output::SilentReporter),
+    }
+}
+
+/// How often plain progress prints its count lines: `YURTCTL_PROGRESS_PERIOD` (a duration such
+/// as `30s`), else every 10 s. A value that is not a duration is named in a warning and the
+/// default kept: progress is no reason to stop a run.
+pub fn count_period() -> std::time::Duration {
+    let default = crate::output::progress::COUNT_PERIOD;
+    match std::env::var("YURTCTL_PROGRESS_PERIOD") {
+        Ok(v) if !v.is_empty() => crate::cli::parse_duration(&v).unwrap_or_else(|e| {
+            eprintln!("warning: YURTCTL_PROGRESS_PERIOD={v}: {e}; counting every {default:?}");
+            default
+        }),
+        _ => default,
     }
 }
 
@@ -192,6 +206,12 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
             .report())
         }
     }
+}
+
+/// `-o wide`: the full plan before the prompt and the per-node table at the end, where other
+/// runs print summaries (at 10,000 nodes the full forms are tens of thousands of lines).
+pub fn wide(g: &GlobalArgs) -> bool {
+    g.output == Some(OutputFormat::Wide)
 }
 
 /// Prints a result object on stdout when `-o json|yaml` asks for one; returns whether it did.

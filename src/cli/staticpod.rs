@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::duration::parse_duration;
-use super::values::{node_name, positive};
+use super::values::{image_ref, label_selector, node_name, positive, revision};
 use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
 use crate::selector::Selector;
@@ -45,13 +45,13 @@ fn image(s: &str) -> Result<ImageSpec, String> {
     s.parse()
 }
 
-/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `crate::selector`); an
-/// empty one would select every node, which is what leaving the flag out means.
+/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `values::label_selector`);
+/// an empty one would select every node, which is what leaving the flag out means.
 fn selector(s: &str) -> Result<Selector, String> {
     if s.trim().is_empty() {
         return Err("an empty selector; leave -l out to select every node".into());
     }
-    Selector::parse(s).map_err(|e| e.to_string())
+    label_selector(s)
 }
 
 fn seconds(s: &str) -> Result<Duration, String> {
@@ -198,7 +198,7 @@ pub struct RolloutArgs {
     pub pause: bool,
 
     /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
-    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE, value_parser = image_ref)]
     pub servant_image: String,
 
     /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever
@@ -235,7 +235,7 @@ pub struct RollbackCmd {
     pub name: String,
 
     /// The revision number to go back to (see `status -o yaml`) [default: the previous one]
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = revision)]
     pub to_revision: Option<u64>,
 
     /// How nodes get the old revision
@@ -276,7 +276,7 @@ pub struct OtaApplyCmd {
     pub node_timeout: Duration,
 
     /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
-    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE)]
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE, value_parser = image_ref)]
     pub servant_image: String,
 
     /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever

@@ -87,6 +87,10 @@ pub trait RunContext {
     fn reporter(&self) -> &dyn Reporter;
     /// Fires when the run's lock is lost (None until a lock is held).
     fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>>;
+    /// How many nodes phase `id` runs node Jobs on, when it runs any (the bars' totals).
+    fn phase_nodes(&self, _id: &str) -> Option<usize> {
+        None
+    }
     /// Called once, before the first phase that changes the cluster (save the journal).
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>>;
 }
@@ -138,6 +142,12 @@ pub async fn run<C: RunContext>(table: &[PhaseDef<C>], ctx: &mut C) -> Ended {
             }
         }
         ctx.reporter().event(Event::PhaseStarted(def.id));
+        if let Some(total) = ctx.phase_nodes(def.id) {
+            ctx.reporter().event(Event::PhaseNodes {
+                phase: def.id,
+                total,
+            });
+        }
         let lost = ctx.lock_lost();
         let lost = async move {
             match lost {
@@ -213,6 +223,7 @@ mod tests {
                 Event::PhaseDone(p) => format!("done {p}"),
                 Event::Note { phase, message } => format!("note {phase}: {message}"),
                 Event::Job { phase, .. } => format!("job {phase}"),
+                Event::PhaseNodes { phase, total } => format!("nodes {phase}: {total}"),
             };
             self.0.lock().unwrap().push(line);
         }
@@ -235,6 +246,10 @@ mod tests {
         }
         fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
             self.lost.clone()
+        }
+        // a phase of node Jobs: its total follows its start
+        fn phase_nodes(&self, id: &str) -> Option<usize> {
+            (id == "apply").then_some(200)
         }
         fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
             self.began += 1;
@@ -291,6 +306,7 @@ mod tests {
                 "start new",
                 "done new",
                 "start apply",
+                "nodes apply: 200",
                 "done apply"
             ]
         );

@@ -1,13 +1,16 @@
 //! Reporters and result printers (design §2, §6): progress goes to stderr (bars on a terminal,
-//! see `tty`, or one plain line per event; `terminal::resolve` decides); results go to stdout
-//! (`-o json`). Only `app/` calls these.
+//! see `tty`, or one plain line per event with periodic counts, see `plain`;
+//! `terminal::resolve` decides); results go to stdout (`-o json`). Only `app/` calls these.
 
 use std::io::Write;
-use std::sync::Mutex;
 
 use serde::Serialize;
 
+mod plain;
+pub mod progress;
 pub mod staticpod;
+
+use std::collections::BTreeMap;
 
 use crate::cluster::jobs::{JobEvent, JobFailure, JobPhase};
 
@@ -15,6 +18,7 @@ pub mod status;
 pub mod terminal;
 pub mod tty;
 
+pub use plain::PlainReporter;
 pub use tty::{SilentReporter, TtyReporter};
 
 pub use crate::naming::API_VERSION;
@@ -25,6 +29,12 @@ pub enum Event<'a> {
     PhaseStarted(&'a str),
     PhaseSkipped(&'a str),
     PhaseDone(&'a str),
+    /// The phase that just started runs node Jobs on `total` nodes (what its counts and bar
+    /// measure against).
+    PhaseNodes {
+        phase: &'a str,
+        total: usize,
+    },
     /// A free-form note within a phase.
     Note {
         phase: &'a str,
@@ -42,29 +52,14 @@ pub trait Reporter: Send + Sync {
     fn event(&self, e: Event<'_>);
 }
 
-/// One plain line per event (CI logs, pipes, and terminals until bars exist).
-pub struct PlainReporter {
-    out: Mutex<Box<dyn Write + Send>>,
-}
-
-impl PlainReporter {
-    pub fn stderr() -> Self {
-        Self::to(Box::new(std::io::stderr()))
-    }
-
-    pub fn to(out: Box<dyn Write + Send>) -> Self {
-        PlainReporter {
-            out: Mutex::new(out),
-        }
-    }
-}
-
 /// The lines for one event (without trailing newlines).
 pub fn event_lines(e: &Event<'_>) -> Vec<String> {
     match e {
         Event::PhaseStarted(p) => vec![format!("[{p}] started")],
         Event::PhaseSkipped(p) => vec![format!("[{p}] skipped (--skip-phases)")],
         Event::PhaseDone(p) => vec![format!("[{p}] done")],
+        // the count lines say it
+        Event::PhaseNodes { .. } => Vec::new(),
         Event::Note { phase, message } => vec![format!("[{phase}] {message}")],
         Event::Job { phase, event } => {
             let head = format!("[{phase}] node {} (Job {}):", event.node, event.job);
@@ -119,18 +114,8 @@ pub fn failure_summary(f: &JobFailure) -> String {
     s
 }
 
-impl Reporter for PlainReporter {
-    fn event(&self, e: Event<'_>) {
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        for l in event_lines(&e) {
-            let _ = writeln!(out, "{l}");
-        }
-        let _ = out.flush();
-    }
-}
-
-/// How one node ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// How one node ended (ordered as the closing summary counts them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NodeOutcome {
     Converted,
@@ -224,9 +209,61 @@ impl RevertResult {
     }
 }
 
-/// The closing summary on stderr: one line per node.
-pub fn summary_lines(r: &ConvertResult) -> Vec<String> {
-    node_summary_lines(&r.nodes, &r.message)
+/// The closing summary on stderr of a convert ([`result_lines`]).
+pub fn summary_lines(r: &ConvertResult, wide: bool) -> Vec<String> {
+    result_lines(&r.nodes, &r.message, wide)
+}
+
+/// The closing summary on stderr: how many nodes ended how, every node that failed or timed out
+/// with its reason, then `message`. With `-o wide` ([`node_summary_lines`]) a line per node
+/// instead: at 10,000 nodes that table is for asking, not for every run.
+pub fn result_lines(nodes: &[NodeResult], message: &str, wide: bool) -> Vec<String> {
+    if wide {
+        return node_summary_lines(nodes, message);
+    }
+    let mut out = Vec::new();
+    let mut by_result: BTreeMap<NodeOutcome, usize> = BTreeMap::new();
+    for n in nodes {
+        *by_result.entry(n.result).or_default() += 1;
+    }
+    if !by_result.is_empty() {
+        let counts: Vec<String> = by_result
+            .iter()
+            .map(|(o, n)| format!("{n} {}", outcome_name(*o)))
+            .collect();
+        out.push(format!("Nodes: {}", counts.join(", ")));
+    }
+    let failed: Vec<&NodeResult> = nodes
+        .iter()
+        .filter(|n| matches!(n.result, NodeOutcome::Failed | NodeOutcome::TimedOut))
+        .collect();
+    if !failed.is_empty() {
+        let width = failed
+            .iter()
+            .map(|n| n.name.len())
+            .max()
+            .unwrap_or(0)
+            .min(30);
+        out.push("Failed:".into());
+        out.extend(failed.iter().map(|n| {
+            format!(
+                "  {:<width$} {:<9} {}",
+                n.name,
+                outcome_name(n.result),
+                n.message
+            )
+        }));
+    }
+    out.push(message.to_string());
+    out
+}
+
+/// `converted`, `already-converted`, `timed-out`, … (as `-o json` spells it).
+fn outcome_name(o: NodeOutcome) -> String {
+    serde_json::to_value(o)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// How many of a run's nodes failed, timed out or were skipped, and the closing message's
@@ -276,10 +313,7 @@ pub fn node_summary_lines(nodes: &[NodeResult], message: &str) -> Vec<String> {
         "NODE", "ROLE", "RESULT"
     )];
     for n in nodes {
-        let result = serde_json::to_value(n.result)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let result = outcome_name(n.result);
         out.push(format!(
             "{:<30} {:<6} {:<18} {}",
             n.name, n.role, result, n.message
@@ -344,6 +378,56 @@ mod tests {
             }),
             vec!["[nodes/edge] node w1 (Job j): succeeded in 1.5s"]
         );
+    }
+
+    fn node(name: &str, result: NodeOutcome, message: &str) -> NodeResult {
+        NodeResult {
+            name: name.into(),
+            role: "edge".into(),
+            result,
+            message: message.into(),
+            logs: None,
+            pool: None,
+        }
+    }
+
+    #[test]
+    fn closing_summary_counts_by_result_and_lists_failures() {
+        use NodeOutcome::*;
+        let mut many: Vec<NodeResult> = (0..197)
+            .map(|i| node(&format!("w{i}"), Converted, "converted in 1.0s"))
+            .collect();
+        many.push(node("w-17", Failed, "BackoffLimitExceeded (exit code 1)"));
+        many.push(node("w-200", TimedOut, "no end within 300s"));
+        many.push(node("cp-1", AlreadyConverted, "already converted"));
+        // (nodes, wide, lines)
+        let cases: Vec<(Vec<NodeResult>, bool, Vec<&str>)> = vec![
+            (vec![], false, vec!["nothing to do"]),
+            (
+                vec![node("w1", Converted, "ok")],
+                false,
+                vec!["Nodes: 1 converted", "nothing to do"],
+            ),
+            (
+                many.clone(),
+                false,
+                vec![
+                    "Nodes: 197 converted, 1 already-converted, 1 failed, 1 timed-out",
+                    "Failed:",
+                    "  w-17  failed    BackoffLimitExceeded (exit code 1)",
+                    "  w-200 timed-out no end within 300s",
+                    "nothing to do",
+                ],
+            ),
+        ];
+        for (nodes, wide, want) in cases {
+            assert_eq!(result_lines(&nodes, "nothing to do", wide), want);
+        }
+        // -o wide: the table, a line per node
+        let wide = result_lines(&many, "nothing to do", true);
+        assert_eq!(wide.len(), many.len() + 2);
+        assert!(wide[0].starts_with("NODE"));
+        assert!(wide[1].starts_with("w0 ") && wide[1].contains("converted"));
     }
 
     #[test]

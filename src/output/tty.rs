@@ -1,16 +1,23 @@
-//! The terminal reporter: one spinner per running phase, one per node Job under its phase,
-//! and a permanent line for each finished phase, node and failure (printed above the bars,
-//! so nothing is lost when the bars go). Used only when `terminal::resolve` says `Bars`.
+//! The terminal reporter: one bar per running phase (node Jobs done of the planned total,
+//! failures, rate, ETA; a spinner for phases without node Jobs), a permanent line above the
+//! bars for each finished phase and for each failure as it happens, and a line per node only
+//! with `-v` (at 10,000 nodes a line or a spinner per node would flood the screen). Used only
+//! when `terminal::resolve` says `Bars`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use console::{Term, style};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
+use super::progress::{PhaseCounts, rate};
 use super::{Event, Reporter, event_lines};
 use crate::cluster::jobs::{JobEvent, JobPhase};
+
+/// How many failures of a phase are shown with their Job's log and events (all of them with
+/// `-v`); later ones get their one line (the result has every log).
+const DETAILED_FAILURES: usize = 3;
 
 const TICK: Duration = Duration::from_millis(100);
 
@@ -37,33 +44,41 @@ impl std::io::Write for LogWriter {
 
 pub struct TtyReporter {
     bars: MultiProgress,
-    state: Mutex<BTreeMap<String, PhaseBars>>,
-    /// Keep every note as a line (`-v`); otherwise notes of a running phase only pass
-    /// through its spinner, except warnings.
-    all_notes: bool,
+    state: Mutex<BTreeMap<String, PhaseBar>>,
+    /// `-v`: every note and every node's end as a line; otherwise notes of a running phase only
+    /// pass through its bar (except warnings) and only failures get lines.
+    verbose: bool,
 }
 
-struct PhaseBars {
+struct PhaseBar {
     bar: ProgressBar,
     started: Instant,
-    nodes: BTreeMap<String, ProgressBar>,
-    succeeded: usize,
-    failed: usize,
+    counts: PhaseCounts,
+    /// Nodes whose Job was created or adopted and has not ended.
+    running: BTreeSet<String>,
 }
 
-impl PhaseBars {
-    fn counts(&self) -> String {
+impl PhaseBar {
+    fn message(&self) -> String {
+        // failures first: a narrow terminal cuts the end of the line
         let mut parts = Vec::new();
-        if !self.nodes.is_empty() {
-            parts.push(format!("{} running", self.nodes.len()));
+        if self.counts.failed > 0 {
+            parts.push(format!("{} failed", self.counts.failed));
         }
-        if self.succeeded > 0 {
-            parts.push(format!("{} succeeded", self.succeeded));
-        }
-        if self.failed > 0 {
-            parts.push(format!("{} failed", self.failed));
+        if !self.running.is_empty() {
+            parts.push(format!("{} running", self.running.len()));
         }
         parts.join(", ")
+    }
+
+    /// `(200 succeeded, 3 failed)` for the phase's closing line.
+    fn totals(&self) -> String {
+        let c = &self.counts;
+        match (c.succeeded, c.failed) {
+            (0, 0) => String::new(),
+            (s, 0) => format!(" ({s} succeeded)"),
+            (s, f) => format!(" ({s} succeeded, {f} failed)"),
+        }
     }
 }
 
@@ -73,22 +88,37 @@ fn phase_style() -> ProgressStyle {
         .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✔")
 }
 
-fn node_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {spinner:.blue} {prefix} {wide_msg} {elapsed:.dim}")
-        .expect("a valid template")
-        .tick_chars("⠁⠂⠄⡀⢀⠠⠐⠈·")
+/// `⠋ [nodes/edge] ━━━━━━╸      412/1000 38/s ETA 15s 3 failed, 50 running` (the counts last:
+/// a narrow terminal cuts the line's end).
+fn nodes_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "{spinner:.cyan} {prefix:.bold} {bar:20.cyan/blue} {pos}/{len} {rate:.dim} {left:.dim} {msg}",
+    )
+    .expect("a valid template")
+    .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = w.write_str(&rate(s.pos() as usize, s.elapsed()));
+    })
+    // before the first node ends there is nothing to estimate from
+    .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = match s.pos() {
+            0 => w.write_str("ETA -"),
+            _ => write!(w, "ETA {:#}", indicatif::HumanDuration(s.eta())),
+        };
+    })
+    .progress_chars("━╸ ")
+    .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✔")
 }
 
 impl TtyReporter {
     /// Draws on stderr (even when it is not a terminal: `--progress=bars` asked for it).
-    pub fn stderr(all_notes: bool) -> Self {
+    pub fn stderr(verbose: bool) -> Self {
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(Term::stderr()), 10);
         let bars = MultiProgress::with_draw_target(target);
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bars.clone());
         TtyReporter {
             bars,
             state: Mutex::new(BTreeMap::new()),
-            all_notes,
+            verbose,
         }
     }
 
@@ -96,68 +126,64 @@ impl TtyReporter {
         let _ = self.bars.println(line);
     }
 
-    fn phase<'s>(&self, state: &'s mut BTreeMap<String, PhaseBars>, id: &str) -> &'s mut PhaseBars {
+    fn phase<'s>(&self, state: &'s mut BTreeMap<String, PhaseBar>, id: &str) -> &'s mut PhaseBar {
         state.entry(id.to_owned()).or_insert_with(|| {
             let bar = self.bars.add(ProgressBar::new_spinner());
             bar.set_style(phase_style());
             bar.set_prefix(format!("[{id}]"));
             bar.enable_steady_tick(TICK);
-            PhaseBars {
+            PhaseBar {
                 bar,
                 started: Instant::now(),
-                nodes: BTreeMap::new(),
-                succeeded: 0,
-                failed: 0,
+                counts: PhaseCounts::default(),
+                running: BTreeSet::new(),
             }
         })
     }
 
-    fn job(&self, state: &mut BTreeMap<String, PhaseBars>, phase: &str, ev: &JobEvent) {
+    fn job(&self, state: &mut BTreeMap<String, PhaseBar>, phase: &str, ev: &JobEvent) {
+        let verbose = self.verbose;
         let p = self.phase(state, phase);
-        let status = match &ev.phase {
-            JobPhase::Replacing { previous } => Some(format!("replacing a {previous} Job")),
-            JobPhase::Created => Some("Job created".into()),
-            JobPhase::Adopted => Some("adopted a running Job".into()),
-            JobPhase::Running => Some("running".into()),
-            _ => None,
-        };
-        if let Some(status) = status {
-            let anchor = p.nodes.values().last().unwrap_or(&p.bar).clone();
-            let bar = p.nodes.entry(ev.node.clone()).or_insert_with(|| {
-                let bar = self.bars.insert_after(&anchor, ProgressBar::new_spinner());
-                bar.set_style(node_style());
-                bar.set_prefix(format!("node {}", ev.node));
-                bar.enable_steady_tick(TICK);
-                bar
-            });
-            bar.set_message(format!("{status} ({})", ev.job));
-        } else {
-            if let Some(bar) = p.nodes.remove(&ev.node) {
-                bar.finish_and_clear();
-                self.bars.remove(&bar);
-            }
-            let failed = !matches!(ev.phase, JobPhase::Succeeded { .. });
-            if failed {
-                p.failed += 1;
-            } else {
-                p.succeeded += 1;
-            }
-            let mark = if failed {
-                style("✖").red().for_stderr()
-            } else {
-                style("✔").green().for_stderr()
-            };
-            let lines = event_lines(&Event::Job { phase, event: ev });
-            for (i, l) in lines.into_iter().enumerate() {
-                if i == 0 {
-                    self.println(format!("  {mark} {l}"));
-                } else {
-                    self.println(format!("    {l}"));
+        let failed = match p.counts.count(&ev.phase) {
+            None => {
+                if matches!(ev.phase, JobPhase::Created | JobPhase::Adopted) {
+                    p.running.insert(ev.node.clone());
                 }
+                p.bar.set_message(p.message());
+                return;
+            }
+            Some(failed) => failed,
+        };
+        p.running.remove(&ev.node);
+        p.bar.inc(1);
+        p.bar.set_message(p.message());
+        if !failed && !verbose {
+            return;
+        }
+        let mark = if failed {
+            style("✖").red().for_stderr()
+        } else {
+            style("✔").green().for_stderr()
+        };
+        let detailed = verbose || p.counts.failed <= DETAILED_FAILURES;
+        let lines = event_lines(&Event::Job { phase, event: ev });
+        for (i, l) in lines.into_iter().enumerate() {
+            if i == 0 {
+                self.println(format!("  {mark} {l}"));
+            } else if detailed {
+                self.println(format!("    {l}"));
             }
         }
-        let counts = p.counts();
-        p.bar.set_message(counts);
+        if failed && p.counts.failed == DETAILED_FAILURES + 1 && !verbose {
+            self.println(format!(
+                "    {}",
+                style(
+                    "(the logs of later failures: -v, or the result's nodes[].logs with -o json)"
+                )
+                .dim()
+                .for_stderr()
+            ));
+        }
     }
 }
 
@@ -168,6 +194,13 @@ impl Reporter for TtyReporter {
             Event::PhaseStarted(id) => {
                 self.phase(&mut state, id).bar.set_message("running");
             }
+            Event::PhaseNodes { phase, total } => {
+                let p = self.phase(&mut state, phase);
+                p.counts.total = Some(total);
+                p.bar.set_style(nodes_style());
+                p.bar.set_length(total as u64);
+                p.bar.set_message(p.message());
+            }
             Event::PhaseSkipped(id) => {
                 self.println(format!(
                     "{} [{id}] skipped (--skip-phases)",
@@ -176,21 +209,12 @@ impl Reporter for TtyReporter {
             }
             Event::PhaseDone(id) => {
                 let p = self.phase(&mut state, id);
-                let counts = p.counts();
                 let secs = p.started.elapsed().as_secs_f64();
-                for bar in std::mem::take(&mut p.nodes).into_values() {
-                    bar.finish_and_clear();
-                    self.bars.remove(&bar);
-                }
+                let totals = p.totals();
                 p.bar.finish_and_clear();
                 self.bars.remove(&p.bar);
-                let detail = if counts.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({counts})")
-                };
                 self.println(format!(
-                    "{} [{id}] done in {secs:.1}s{detail}",
+                    "{} [{id}] done in {secs:.1}s{totals}",
                     style("✔").green().for_stderr()
                 ));
                 state.remove(id);
@@ -198,10 +222,12 @@ impl Reporter for TtyReporter {
             Event::Note { phase, ref message } => {
                 // a note may come from a phase that never starts (nothing to do)
                 let running = state.get(phase);
-                if let Some(p) = running {
+                if let Some(p) = running
+                    && p.counts.total.is_none()
+                {
                     p.bar.set_message(message.clone());
                 }
-                if running.is_none() || self.all_notes || message.starts_with("warning") {
+                if running.is_none() || self.verbose || message.starts_with("warning") {
                     self.println(format!(
                         "  {}",
                         style(format!("[{phase}] {message}")).dim().for_stderr()
@@ -217,9 +243,6 @@ impl Drop for TtyReporter {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         for p in std::mem::take(state).into_values() {
-            for bar in p.nodes.into_values() {
-                bar.finish_and_clear();
-            }
             p.bar.finish_and_clear();
         }
         let _ = self.bars.clear();
@@ -238,40 +261,74 @@ impl Reporter for SilentReporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::jobs::JobFailure;
 
-    #[test]
-    fn node_jobs_come_and_go_under_their_phase() {
-        let r = TtyReporter {
+    fn hidden(verbose: bool) -> TtyReporter {
+        TtyReporter {
             bars: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
             state: Mutex::new(BTreeMap::new()),
-            all_notes: false,
-        };
-        let ev = |node: &str, phase| JobEvent {
+            verbose,
+        }
+    }
+
+    fn ev(node: &str, phase: JobPhase) -> JobEvent {
+        JobEvent {
             node: node.into(),
             job: format!("yurtctl-convert-{node}"),
             phase,
-        };
+        }
+    }
+
+    fn failed() -> JobPhase {
+        JobPhase::Failed(Box::new(JobFailure {
+            reason: "BackoffLimitExceeded".into(),
+            message: String::new(),
+            exit_code: Some(1),
+            pod: None,
+            logs_tail: "boom\n".into(),
+            events: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn one_bar_per_phase_counts_its_nodes() {
+        let r = hidden(false);
         r.event(Event::PhaseStarted("nodes/edge"));
-        for n in ["w1", "w2"] {
+        r.event(Event::PhaseNodes {
+            phase: "nodes/edge",
+            total: 200,
+        });
+        for i in 0..200 {
             r.event(Event::Job {
                 phase: "nodes/edge",
-                event: &ev(n, JobPhase::Created),
+                event: &ev(&format!("w{i}"), JobPhase::Created),
             });
         }
-        r.event(Event::Job {
-            phase: "nodes/edge",
-            event: &ev(
-                "w1",
+        for i in 0..150 {
+            let end = if i % 50 == 0 {
+                failed()
+            } else {
                 JobPhase::Succeeded {
                     elapsed: Duration::from_secs(1),
-                },
-            ),
-        });
+                }
+            };
+            r.event(Event::Job {
+                phase: "nodes/edge",
+                event: &ev(&format!("w{i}"), end),
+            });
+        }
         {
             let state = r.state.lock().unwrap();
+            // one bar for the phase, whatever the number of nodes
+            assert_eq!(state.len(), 1);
             let p = &state["nodes/edge"];
-            assert_eq!(p.nodes.keys().collect::<Vec<_>>(), ["w2"]);
-            assert_eq!(p.counts(), "1 running, 1 succeeded");
+            assert_eq!(
+                (p.bar.position(), p.bar.length()),
+                (150, Some(200)),
+                "done of the planned total"
+            );
+            assert_eq!(p.message(), "3 failed, 50 running");
+            assert_eq!(p.totals(), " (147 succeeded, 3 failed)");
         }
         r.event(Event::PhaseDone("nodes/edge"));
         assert!(r.state.lock().unwrap().is_empty());
@@ -281,5 +338,14 @@ mod tests {
             message: "nothing to do".into(),
         });
         assert!(r.state.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_phase_without_node_jobs_keeps_its_spinner() {
+        let r = hidden(true);
+        r.event(Event::PhaseStarted("components"));
+        let state = r.state.lock().unwrap();
+        let p = &state["components"];
+        assert_eq!((p.bar.length(), p.totals()), (None, String::new()));
     }
 }

@@ -338,13 +338,10 @@ pub(super) fn steps(
         PREFLIGHT_NODES => converting()
             .filter(|n| !opts.skip_phases.contains(n.role.phase()))
             .map(|n| {
-                Step::new(
-                    "job",
-                    format!("node/{}", n.name),
-                    format!(
-                        "Job {}: node-servant preflight (changes nothing)",
-                        crate::cluster::jobs::job_name(PREFLIGHT_ACTION, &n.name)
-                    ),
+                Step::job(
+                    &n.name,
+                    &crate::cluster::jobs::job_name(PREFLIGHT_ACTION, &n.name),
+                    "node-servant preflight (changes nothing)",
                 )
             })
             .collect(),
@@ -393,13 +390,10 @@ pub(super) fn steps(
             .iter()
             .flat_map(|n| {
                 [
-                    Step::new(
-                        "job",
-                        format!("node/{n}"),
-                        format!(
-                            "Job {}: node-servant disable-nodelifecycle",
-                            crate::cluster::jobs::job_name(KCM_ACTION, n)
-                        ),
+                    Step::job(
+                        n,
+                        &crate::cluster::jobs::job_name(KCM_ACTION, n),
+                        "node-servant disable-nodelifecycle",
                     ),
                     Step::new(
                         "files",
@@ -420,13 +414,12 @@ pub(super) fn steps(
                 .filter(|n| n.role == role)
                 .flat_map(|n| {
                     [
-                        Step::new(
-                            "job",
-                            format!("node/{}", n.name),
+                        Step::job(
+                            &n.name,
+                            &crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
                             format!(
-                                "Job {}: node-servant convert, YurtHub from ConfigMap {} \
+                                "node-servant convert, YurtHub from ConfigMap {} \
                                  (timeout {}s, {} at a time)",
-                                crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
                                 profile.yurthub.config_map(role.working_mode()),
                                 opts.job_timeout.as_secs(),
                                 opts.concurrency.max(1)

@@ -19,10 +19,12 @@ pub mod revert;
 mod convert;
 mod findings;
 mod options;
+mod summary;
 
 pub use convert::*;
 pub use findings::*;
 pub use options::*;
+pub use summary::*;
 
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
 pub const CONVERT_PHASES: [&str; 9] = [
@@ -150,14 +152,31 @@ pub struct Step {
     /// The node, object or component the step is about.
     pub target: String,
     pub detail: String,
+    /// What the step does without naming its target (the detail, less a Job's name): steps of
+    /// many nodes that share it are one line of the plan summary.
+    #[serde(skip)]
+    pub gist: String,
 }
 
 impl Step {
     fn new(action: &str, target: impl Into<String>, detail: impl Into<String>) -> Self {
+        let detail = detail.into();
         Step {
             action: action.into(),
             target: target.into(),
-            detail: detail.into(),
+            gist: detail.clone(),
+            detail,
+        }
+    }
+
+    /// A node's Job `job` doing `what`.
+    fn job(node: &str, job: &str, what: impl Into<String>) -> Self {
+        let what = what.into();
+        Step {
+            action: "job".into(),
+            target: format!("node/{node}"),
+            detail: format!("Job {job}: {what}"),
+            gist: format!("a Job each: {what}"),
         }
     }
 }
@@ -169,6 +188,14 @@ pub struct Phase {
     /// Named in `--skip-phases`.
     pub skipped: bool,
     pub steps: Vec<Step>,
+}
+
+impl Phase {
+    /// How many node Jobs the phase runs, if any (what its progress bar counts to).
+    pub fn node_jobs(&self) -> Option<usize> {
+        let n = self.steps.iter().filter(|s| s.action == "job").count();
+        (n > 0).then_some(n)
+    }
 }
 
 /// The whole plan.
@@ -223,19 +250,44 @@ pub fn render_text(plan: &Plan) -> String {
     out
 }
 
+/// The plan summary (the confirmation prompt's): like [`render_text`] with the steps of many
+/// nodes summarized ([`summarize_phases`]).
+pub fn render_summary(plan: &Plan) -> String {
+    let mut out = format!(
+        "Plan: convert to {} (Kubernetes {}; {} node(s) to convert)\n",
+        plan.profile,
+        plan.server_version,
+        plan.nodes
+            .iter()
+            .filter(|n| n.action == NodeAction::Convert)
+            .count()
+    );
+    out.push_str(&summarize_phases(&plan.phases, 6, 28));
+    out.push_str(FULL_PLAN_HINT);
+    out
+}
+
+/// The summary's last line: where the full plan is.
+pub const FULL_PLAN_HINT: &str = "(every step: --dry-run, or -o wide)\n";
+
+/// `phase ID`, noting a skipped or empty phase.
+fn phase_line(p: &Phase) -> String {
+    let note = if p.skipped {
+        " (skipped)"
+    } else if p.steps.is_empty() {
+        " (nothing to do)"
+    } else {
+        ""
+    };
+    format!("phase {}{note}\n", p.id)
+}
+
 /// Phases as text: a `phase ID` line each (noting skipped or empty ones), then one line per
 /// step in columns of the given widths.
 pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize) -> String {
     let mut out = String::new();
     for p in phases {
-        let note = if p.skipped {
-            " (skipped)"
-        } else if p.steps.is_empty() {
-            " (nothing to do)"
-        } else {
-            ""
-        };
-        out.push_str(&format!("phase {}{note}\n", p.id));
+        out.push_str(&phase_line(p));
         for s in &p.steps {
             out.push_str(&format!(
                 "  {:<action_width$} {:<target_width$} {}\n",

@@ -348,12 +348,11 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
             reverting()
                 .filter(|n| n.role == role)
                 .map(|n| {
-                    Step::new(
-                        "job",
-                        format!("node/{}", n.name),
+                    Step::job(
+                        &n.name,
+                        &crate::cluster::jobs::job_name(REVERT_ACTION, &n.name),
                         format!(
-                            "Job {}: node-servant revert (timeout {}s, {} at a time)",
-                            crate::cluster::jobs::job_name(REVERT_ACTION, &n.name),
+                            "node-servant revert (timeout {}s, {} at a time)",
                             opts.job_timeout.as_secs(),
                             opts.concurrency.max(1)
                         ),
@@ -364,13 +363,10 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
         KCM => reverting()
             .filter(|n| n.kcm)
             .map(|n| {
-                Step::new(
-                    "job",
-                    format!("node/{}", n.name),
-                    format!(
-                        "Job {}: node-servant enable-nodelifecycle",
-                        crate::cluster::jobs::job_name(ENABLE_NODELIFECYCLE_ACTION, &n.name)
-                    ),
+                Step::job(
+                    &n.name,
+                    &crate::cluster::jobs::job_name(ENABLE_NODELIFECYCLE_ACTION, &n.name),
+                    "node-servant enable-nodelifecycle",
                 )
             })
             .collect(),
@@ -423,17 +419,29 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
 
 /// The plan as text, one line per step (for `--dry-run=client` without `-o json`).
 pub fn render_text(plan: &RevertPlan) -> String {
+    let mut out = header(plan);
+    out.push_str(&super::render_phases(&plan.phases, 7, 40));
+    out
+}
+
+/// The plan summary the confirmation prompt follows ([`super::summarize_phases`]).
+pub fn render_summary(plan: &RevertPlan) -> String {
+    let mut out = header(plan);
+    out.push_str(&super::summarize_phases(&plan.phases, 7, 40));
+    out.push_str(super::FULL_PLAN_HINT);
+    out
+}
+
+fn header(plan: &RevertPlan) -> String {
     let scope = if plan.complete {
         "all nodes"
     } else {
         "selected nodes; components kept"
     };
-    let mut out = format!(
+    format!(
         "Plan: revert {} ({scope}; Kubernetes {})\n",
         plan.profile, plan.server_version
-    );
-    out.push_str(&super::render_phases(&plan.phases, 7, 40));
-    out
+    )
 }
 
 #[cfg(test)]

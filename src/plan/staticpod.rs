@@ -35,7 +35,8 @@ fn invalid(what: &str, message: impl Into<String>) -> TemplateError {
     }
 }
 
-/// Checks that `doc` is one v1 Pod with at least one named container with an image.
+/// Checks that `doc` is one v1 Pod with at least one named container, each with a valid image
+/// reference.
 pub fn check_pod(what: &str, doc: &Value) -> Result<(), TemplateError> {
     if doc.get("apiVersion").and_then(Value::as_str) != Some("v1")
         || doc.get("kind").and_then(Value::as_str) != Some("Pod")
@@ -58,11 +59,10 @@ pub fn check_pod(what: &str, doc: &Value) -> Result<(), TemplateError> {
         {
             return Err(invalid(what, format!("container {i} has no name")));
         }
-        if c.get("image")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            return Err(invalid(what, format!("container {i} has no image")));
+        match c.get("image").and_then(Value::as_str) {
+            None | Some("") => return Err(invalid(what, format!("container {i} has no image"))),
+            Some(image) => crate::reference::check_image(image)
+                .map_err(|e| invalid(what, format!("container {i}: {e}")))?,
         }
     }
     Ok(())
@@ -109,18 +109,12 @@ impl std::str::FromStr for ImageSpec {
             None => (None, s),
         };
         if let Some(c) = container
-            && (c.is_empty()
-                || c.len() > 63
-                || !c
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                || c.starts_with('-')
-                || c.ends_with('-'))
+            && !crate::selector::is_dns1123_label(c)
         {
             return bad("the container name is not a DNS-1123 label");
         }
-        if image.is_empty() || image.chars().any(|c| c.is_whitespace() || c == '=') {
-            return bad("the image is empty or contains spaces");
+        if let Err(e) = crate::reference::check_image(image) {
+            return bad(&e.to_string());
         }
         Ok(ImageSpec {
             container: container.map(str::to_owned),
@@ -365,9 +359,28 @@ mod tests {
         ));
         let t = with_images(&two, &["b=z".parse().unwrap()]).unwrap();
         assert_eq!(t["spec"]["containers"][1]["image"], "z");
-        for bad in ["", "A=x", "a=", "a b", "-a=x"] {
-            assert!(bad.parse::<ImageSpec>().is_err(), "{bad}");
+        // (input, part of the reason)
+        for (bad, why) in [
+            ("", "is not a valid image reference: it is empty"),
+            ("A=x", "the container name"),
+            ("a=", "\"\" is not a valid image reference"),
+            ("a b", "contains ' '"),
+            ("-a=x", "the container name"),
+            ("web=NGINX::", "tag \"\""),
+            ("NGINX", "path component \"NGINX\""),
+            ("web=nginx=1", "path component \"nginx=1\""),
+        ] {
+            let e = bad.parse::<ImageSpec>().expect_err(bad);
+            assert!(
+                e.contains(why) && e.contains("expected [CONTAINER=]IMAGE"),
+                "{bad}: {e}"
+            );
         }
+        let ok: ImageSpec = "web=registry.local:5000/nginx:1.19.2".parse().unwrap();
+        assert_eq!(
+            (ok.container.as_deref(), ok.image.as_str()),
+            (Some("web"), "registry.local:5000/nginx:1.19.2")
+        );
     }
 
     #[test]
@@ -385,6 +398,10 @@ mod tests {
             ("apiVersion: v1\nkind: Pod\nspec: {containers: []}\n", false),
             (
                 "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n",
+                false,
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: 'NGINX::'}]}\n",
                 false,
             ),
             ("", false),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::app::common::{
     block_on, confirm, connect_from, fail, print_dry_run, print_structured, refuse, reporter,
-    run_under_lock, save_journal, snapshot_to_decide, stopped,
+    run_under_lock, save_journal, snapshot_to_decide, stopped, wide,
 };
 use crate::app::error::CommandError;
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
@@ -150,7 +150,12 @@ async fn decide_and_run(
         }
     }
 
-    eprint!("{}", plan::render_text(&plan));
+    // the full plan is for --dry-run and -o wide; a summary keeps 10,000 nodes readable
+    if wide(g) {
+        eprint!("{}", plan::render_text(&plan));
+    } else {
+        eprint!("{}", plan::render_summary(&plan));
+    }
     if let Err(exit) = confirm(g, "Convert this cluster?") {
         return exit;
     }
@@ -223,7 +228,7 @@ fn finish(g: &GlobalArgs, plan: &Plan, mut result: ConvertResult, exit: Exit) ->
     }
     result.result = exit.reason().into();
     result.exit_code = exit.code();
-    for l in crate::output::summary_lines(&result) {
+    for l in crate::output::summary_lines(&result, wide(g)) {
         eprintln!("{l}");
     }
     print_structured(g, &result);

@@ -50,6 +50,9 @@ impl RunContext for ConvertRun<'_> {
     fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
         self.lock_lost.clone()
     }
+    fn phase_nodes(&self, id: &str) -> Option<usize> {
+        self.plan.phase(id)?.node_jobs()
+    }
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         self.began = true;
         Box::pin(async { self.store.save(&mut self.journal).await })

@@ -22,8 +22,8 @@ use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::{self, PlanDocument};
 use crate::exec::phases as runner;
 use crate::exit::Exit;
-use crate::output::{NodeOutcome, Reporter, RevertResult, node_summary_lines};
-use crate::plan::revert::{RevertOptions, RevertPlan, plan_revert, render_text};
+use crate::output::{NodeOutcome, Reporter, RevertResult, result_lines};
+use crate::plan::revert::{RevertOptions, RevertPlan, plan_revert, render_summary, render_text};
 use crate::plan::{self, PlanError};
 use crate::render::Profile;
 use phases::RevertRun;
@@ -126,7 +126,12 @@ async fn decide_and_run(
         }
     }
 
-    eprint!("{}", render_text(&plan));
+    // the full plan is for --dry-run and -o wide; a summary keeps 10,000 nodes readable
+    if crate::app::common::wide(g) {
+        eprint!("{}", render_text(&plan));
+    } else {
+        eprint!("{}", render_summary(&plan));
+    }
     if let Err(exit) = confirm(g, "Revert this cluster?") {
         return exit;
     }
@@ -236,7 +241,7 @@ async fn access(cluster: &Cluster, plan: &RevertPlan) -> Result<Vec<String>, Clu
 fn finish(g: &GlobalArgs, mut result: RevertResult, exit: Exit) -> Exit {
     result.result = exit.reason().into();
     result.exit_code = exit.code();
-    for l in node_summary_lines(&result.nodes, &result.message) {
+    for l in result_lines(&result.nodes, &result.message, crate::app::common::wide(g)) {
         eprintln!("{l}");
     }
     print_structured(g, &result);

@@ -54,6 +54,9 @@ impl RunContext for RevertRun<'_> {
     fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
         self.lock_lost.clone()
     }
+    fn phase_nodes(&self, id: &str) -> Option<usize> {
+        self.plan.phase(id)?.node_jobs()
+    }
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         // revert journals per phase; an untouched cluster keeps no journal
         self.began = true;

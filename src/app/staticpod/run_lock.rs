@@ -26,7 +26,7 @@ pub(super) async fn take(
         command: command.into(),
         ..Default::default()
     };
-    let rep = PlainReporter::stderr();
+    let rep = PlainReporter::stderr(crate::app::common::count_period());
     run::take(cluster, opts, force_unlock, &rep, "lock")
         .await
         .map_err(|e| match e {
