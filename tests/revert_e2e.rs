@@ -404,7 +404,10 @@ async fn server_dry_run_stores_nothing(env: &Env, plan: &Value, profile: &Profil
     assert_eq!(rows("delete", "Lease kube-system/yurtctl-lock"), 1);
     assert_eq!(rows("update", "ConfigMap kube-system/yurtctl-state"), 1);
     // the journal: its node shards, then its run record
-    assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state-nodes-"), 1);
+    assert_eq!(
+        rows("delete", "ConfigMap kube-system/yurtctl-state-nodes-"),
+        1
+    );
     assert_eq!(rows("delete", "ConfigMap kube-system/yurtctl-state"), 2);
     assert_eq!(rows("patch", "Node "), nodes, "{writes:#?}");
     // a delete of every object convert created, in the plan's order

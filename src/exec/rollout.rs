@@ -67,7 +67,7 @@ pub fn static_pod_job(
         &volumes,
     );
     // The revision the Job installs, as yurt-manager marks its upgrade workers.
-    job.template
+    std::sync::Arc::make_mut(&mut job.template)
         .metadata
         .get_or_insert_with(Default::default)
         .annotations

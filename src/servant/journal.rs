@@ -352,9 +352,8 @@ pub fn plan_orphans(fs: &HostFs, operation: &str) -> Result<NodeChanges> {
     // they held) leaves them so, with nothing to name them
     let left_empty = |d: &str| -> Result<bool> { Ok(fs.is_dir(d)? && fs.list_dir(d)?.is_empty()) };
     let parent = "/var/lib/yurtctl";
-    let only_backup = || -> Result<bool> {
-        Ok(fs.is_dir(parent)? && fs.list_dir(parent)? == ["backup"])
-    };
+    let only_backup =
+        || -> Result<bool> { Ok(fs.is_dir(parent)? && fs.list_dir(parent)? == ["backup"]) };
     if !out.changes.is_empty() || (left_empty(BACKUP_DIR)? && only_backup()?) {
         // best effort: only when empty (another operation may keep its records there)
         out.push(Change::RemoveEmptyDir {

@@ -26,7 +26,8 @@ pub fn preflight_jobs(plan: &Plan, job_timeout: Duration) -> Vec<NodeJob> {
     if !plan.runs(plan::PREFLIGHT_NODES) {
         return Vec::new();
     }
-    plan.nodes
+    let jobs = plan
+        .nodes
         .iter()
         .filter(|n| n.action == NodeAction::Convert && plan.runs(n.role.phase()))
         .map(|n| {
@@ -39,8 +40,8 @@ pub fn preflight_jobs(plan: &Plan, job_timeout: Duration) -> Vec<NodeJob> {
                 job_timeout,
                 &[],
             )
-        })
-        .collect()
+        });
+    crate::cluster::jobs::share_templates(jobs)
 }
 
 /// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
@@ -146,7 +147,9 @@ pub fn node_job(
 /// An emptyDir the servant reads the binary from, filled by an init container of `image`
 /// copying `path` (the image's own `cp`; the upstream images are alpine-based).
 fn add_binary_copy(job: &mut NodeJob, image: &str, path: &str) {
-    let spec = job.template.spec.get_or_insert_with(Default::default);
+    let spec = std::sync::Arc::make_mut(&mut job.template)
+        .spec
+        .get_or_insert_with(Default::default);
     let volume = "yurthub-binary";
     spec.volumes.get_or_insert_with(Vec::new).push(
         serde_json::from_value(json!({"name": volume, "emptyDir": {}})).expect("a valid volume"),

@@ -343,19 +343,16 @@ fn kcm<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 }
 
 fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
-    c.plan
-        .to_convert(role)
-        .map(|n| {
-            node_job(
-                n,
-                &c.plan.settings.servant_image,
-                &c.plan.settings.images,
-                c.profile,
-                c.opts.job_timeout,
-                plan::restarts_workloads(c.opts, n.role),
-            )
-        })
-        .collect()
+    crate::cluster::jobs::share_templates(c.plan.to_convert(role).map(|n| {
+        node_job(
+            n,
+            &c.plan.settings.servant_image,
+            &c.plan.settings.images,
+            c.profile,
+            c.opts.job_timeout,
+            plan::restarts_workloads(c.opts, n.role),
+        )
+    }))
 }
 
 /// `nodes/edge`, `nodes/cloud`: a conversion Job per node, in a sliding window.

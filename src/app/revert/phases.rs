@@ -265,10 +265,11 @@ fn revert_job(node: &str, image: &str, opts: &RevertOptions) -> NodeJob {
 }
 
 fn revert_jobs(c: &RevertRun<'_>, role: Role) -> Vec<NodeJob> {
-    c.plan
-        .to_revert(role)
-        .map(|n| revert_job(&n.name, &c.servant_image, c.opts))
-        .collect()
+    crate::cluster::jobs::share_templates(
+        c.plan
+            .to_revert(role)
+            .map(|n| revert_job(&n.name, &c.servant_image, c.opts)),
+    )
 }
 
 /// `nodes/cloud`, `nodes/edge`: a revert Job per node, in a sliding window.
