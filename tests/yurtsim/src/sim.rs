@@ -380,6 +380,7 @@ fn bootstrap_objects(shared: &Shared) {
     let svc = api.info("", "services");
     let _ = api.create(&svc, "default", json!({"metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "targetPort": 6443}]}}), &ctx);
+    crate::endpoints::bootstrap_kubernetes(shared);
     let cm = api.info("", "configmaps");
     let server = shared.internal_endpoint.clone();
     let kubeconfig = format!(
