@@ -522,6 +522,18 @@ fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecisi
             NodeDecision::NoOpinion(String::new())
         };
     }
+    // `get` of any Endpoints ("Needed for glusterfs volumes", NodeRules in
+    // plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, as read at the v1.20/v1.21
+    // state of that file); kept to the releases it was read at: whether v1.22+ still grants
+    // it is not checked here, so those get the stricter answer.
+    if attrs.group.is_empty()
+        && attrs.resource == "endpoints"
+        && attrs.subresource.is_empty()
+        && attrs.verb == "get"
+        && crate::sim::kubernetes_minor(&shared.cfg.kubernetes_version) < 22
+    {
+        return NodeDecision::Allow;
+    }
     let combined = attrs.combined_resource();
     let allowed = NODE_RULES.iter().any(|(g, rs, vs)| {
         *g == attrs.group && rs.contains(&combined.as_str()) && vs.contains(&attrs.verb.as_str())

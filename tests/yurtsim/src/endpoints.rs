@@ -169,13 +169,17 @@ fn addr_key(a: &Value) -> (String, String) {
     )
 }
 
+/// An address's sort key (IP, pod UID).
+type AddrKey = (String, String);
+/// The addresses offering one port, with their readiness.
+type AddrSet = BTreeMap<AddrKey, bool>;
+
 /// RepackSubsets over (address, port, ready) triples; `None` ports: a headless Service
 /// without ports.
 fn repack(entries: Vec<(Value, Option<Value>, bool)>) -> Vec<Value> {
-    let mut addrs: BTreeMap<(String, String), Value> = BTreeMap::new();
+    let mut addrs: BTreeMap<AddrKey, Value> = BTreeMap::new();
     // port (as its JSON text, with the value) → address key → ready
-    let mut by_port: BTreeMap<String, (Option<Value>, BTreeMap<(String, String), bool>)> =
-        BTreeMap::new();
+    let mut by_port: BTreeMap<String, (Option<Value>, AddrSet)> = BTreeMap::new();
     for (a, port, ready) in entries {
         let key = addr_key(&a);
         addrs.entry(key.clone()).or_insert(a);
@@ -189,7 +193,7 @@ fn repack(entries: Vec<(Value, Option<Value>, bool)>) -> Vec<Value> {
         *e = *e && ready;
     }
     // addresses (with readiness) → the ports they offer
-    let mut groups: BTreeMap<Vec<((String, String), bool)>, Vec<Option<Value>>> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<(AddrKey, bool)>, Vec<Option<Value>>> = BTreeMap::new();
     for (_, (port, set)) in by_port {
         let key: Vec<_> = set.into_iter().collect();
         groups.entry(key).or_default().push(port);
@@ -322,7 +326,7 @@ pub fn sync(shared: &Shared, ns: &str, name: &str) {
             .unwrap_or_default();
         cur_labels.remove(HEADLESS);
         let cur_subsets = cur["subsets"].as_array().cloned().unwrap_or_default();
-        let over = subsets.iter().map(|s| count_all(s)).sum::<usize>() > MAX_CAPACITY;
+        let over = subsets.iter().map(count_all).sum::<usize>() > MAX_CAPACITY;
         let annotated = cur["metadata"]["annotations"][OVER_CAPACITY].is_string();
         if cur_subsets == subsets && cur_labels == labels && !over && !annotated {
             return;
