@@ -961,6 +961,35 @@ pub fn bootstrap_policy() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
+/// The CertificateSigningRequest approval admission plugin (kubernetes/kubernetes@v1.33.0
+/// `plugin/pkg/admission/certificates/approval/admission.go` Validate, with
+/// `plugin/pkg/admission/certificates/util.go` IsAuthorizedForSignerName): an update of
+/// `certificatesigningrequests/approval` is refused unless the requester may `approve`
+/// resource `signers` of group `certificates.k8s.io` named the request's `signerName`, or named
+/// `<domain>/*` for the signer's domain; the signer is read from the submitted (new) object.
+pub fn csr_approval_admission(
+    shared: &Shared,
+    user: &UserInfo,
+    csr_name: &str,
+    signer: &str,
+) -> Result<(), ApiError> {
+    let allowed = |name: &str| {
+        let attrs = Attributes::resource("approve", "certificates.k8s.io", "signers", "", name);
+        authorize(shared, user, &attrs).allowed
+    };
+    let domain = signer.split('/').next().unwrap_or("");
+    if allowed(signer) || allowed(&format!("{domain}/*")) {
+        return Ok(());
+    }
+    // admission.NewForbidden: the request's resource and name, then the plugin's error
+    let mut e = ApiError::forbidden(format!(
+        "certificatesigningrequests.certificates.k8s.io \"{csr_name}\" is forbidden: user not permitted to approve requests with signerName \"{signer}\""
+    ));
+    e.details = Some(json!({"name": csr_name, "group": "certificates.k8s.io",
+        "kind": "certificatesigningrequests"}));
+    Err(e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

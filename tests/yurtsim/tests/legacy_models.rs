@@ -1075,3 +1075,31 @@ async fn yurt_tunnel_agent_from_upstreams_manifest_connects_once_its_certificate
     );
     c.sim.shutdown().await;
 }
+
+// kubernetes/kubernetes plugin/pkg/admission/certificates/approval/admission.go (the approver
+// needs `approve` on signers kubernetes.io/legacy-unknown; present since v1.18, so at v1.20)
+// and openyurtio/openyurt@v0.6.1 pkg/controller/certificates/csrapprover.go (an approval error
+// is logged and retried): upstream's ClusterRole without its signers rule approves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_controller_manager_without_the_signers_rule_cannot_approve() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = ycm_objects(true, "signers");
+    objects.push(ycm_pod(&[]));
+    common::apply(&c.client, &objects).await;
+    legacy_csr(&c.client, "hub", "openyurt:yurthub").await;
+    let log = log_with(
+        &c.client,
+        "yurt-controller-manager",
+        "failed to approve yurt-csr(hub)",
+    )
+    .await;
+    assert!(
+        log.contains("user not permitted to approve requests with signerName \"kubernetes.io/legacy-unknown\""),
+        "{log}"
+    );
+    let csr = csr_api(&c.client, "v1beta1").get("hub").await.unwrap();
+    assert_eq!(approved(&csr), None);
+    // the request records its creator (the admin here), not what the client could claim
+    assert_eq!(csr.data["spec"]["username"], "yurtsim-admin");
+    c.sim.shutdown().await;
+}

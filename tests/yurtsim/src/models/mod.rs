@@ -621,6 +621,10 @@ impl Caller {
         if !f(&mut new) {
             return Ok(Some(new));
         }
+        if group == "certificates.k8s.io" && resource == "certificatesigningrequests/approval" {
+            let signer = new["spec"]["signerName"].as_str().unwrap_or("");
+            auth::csr_approval_admission(&self.shared, &self.user, name, signer)?;
+        }
         // the client read it through this version (the store keeps the version it was
         // created through, as the server's read path converts it)
         new["apiVersion"] = json!(info.api_version());
@@ -674,7 +678,10 @@ impl Caller {
     }
 
     fn ctx(&self) -> Ctx {
-        Ctx::system(&self.user.name)
+        Ctx {
+            groups: self.user.groups.clone(),
+            ..Ctx::system(&self.user.name)
+        }
     }
 }
 
