@@ -119,6 +119,16 @@ pub async fn run(shared: Arc<Shared>) {
                 ("", "endpoints") if ev.typ == crate::store::EventType::Deleted => {
                     q2.add(Key::Endpoints(ns, name))
                 }
+                // a managed EndpointSlice deleted by someone is put back (onEndpointSliceDelete)
+                ("discovery.k8s.io", "endpointslices")
+                    if ev.typ == crate::store::EventType::Deleted =>
+                {
+                    if let Some(svc) =
+                        obj["metadata"]["labels"]["kubernetes.io/service-name"].as_str()
+                    {
+                        q2.add(Key::Endpoints(ns, svc.to_string()))
+                    }
+                }
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
                 ("certificates.k8s.io", "certificatesigningrequests")
                     if ev.typ != crate::store::EventType::Deleted =>

@@ -27,12 +27,16 @@
 //! The API server's own Service `default/kubernetes` has no selector: its Endpoints are written
 //! by the API server (`pkg/controlplane/reconcilers`), see `bootstrap_kubernetes`.
 //!
+//! The endpointslice controller runs beside it from the same Service syncs (`sync_slices`).
+//!
 //! Not modelled: the `endpoints.kubernetes.io/last-change-trigger-time` annotation is the time
 //! of the write (upstream: the oldest unprocessed pod or Service change); ports and subsets are
 //! ordered by name and number where upstream orders them by an md5 of their Go values; IPv6 and
-//! dual-stack families; the events of failed writes.
+//! dual-stack families; the events of failed writes; the endpointslice mirroring controller
+//! (Endpoints written by users are not mirrored into slices).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -294,9 +298,17 @@ pub fn sync(shared: &Shared, ns: &str, name: &str) {
         namespace: Some(ns.to_string()),
         ..Default::default()
     };
+    let selected: Vec<Arc<Value>> = shared
+        .api
+        .list(&pods, &filter)
+        .0
+        .into_iter()
+        .filter(|p| selects(selector, &p["metadata"]["labels"]))
+        .collect();
+    sync_slices(shared, &svc, &selected);
     let mut entries = Vec::new();
-    for p in shared.api.list(&pods, &filter).0 {
-        if !selects(selector, &p["metadata"]["labels"]) || !should_be_in_endpoints(&p, publish) {
+    for p in selected {
+        if !should_be_in_endpoints(&p, publish) {
             continue;
         }
         let Some(a) = address(&p, &svc) else { continue };
@@ -391,4 +403,186 @@ pub fn bootstrap_kubernetes(shared: &Shared) {
         body,
         &Ctx::system("kube-apiserver"),
     );
+    // and its EndpointSlice of the same name (endpointsadapter.go endpointSliceFromEndpoints)
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "kubernetes", "namespace": "default",
+            "labels": {LABEL_SERVICE: "kubernetes"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [host], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}]});
+    let _ = shared.api.create(
+        &shared.api.info("discovery.k8s.io", "endpointslices"),
+        "default",
+        slice,
+        &Ctx::system("kube-apiserver"),
+    );
+}
+
+/// `--max-endpoints-per-slice` default (kube-controller-manager).
+const MAX_PER_SLICE: usize = 100;
+const SLICE_CONTROLLER: &str = "endpointslice-controller.k8s.io";
+const LABEL_SERVICE: &str = "kubernetes.io/service-name";
+const LABEL_MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
+
+/// The endpointslice controller's view of one pod (staging/src/k8s.io/endpointslice/utils.go
+/// podToEndpoint, getEndpointPorts): its endpoint and the ports it offers.
+fn slice_endpoint(shared: &Shared, p: &Value, svc: &Value) -> Option<(Value, Vec<Value>)> {
+    let publish = svc["spec"]["publishNotReadyAddresses"] == true;
+    // ShouldPodBeInEndpoints(pod, true): terminating pods stay, as not ready
+    if !should_be_in_endpoints(p, true) {
+        return None;
+    }
+    let addresses: Vec<&str> = p["status"]["podIPs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["ip"].as_str())
+        .filter(|i| !i.contains(':'))
+        .collect();
+    if addresses.is_empty() {
+        return None;
+    }
+    let serving = pod_ready(p);
+    let terminating = p["metadata"]["deletionTimestamp"].is_string();
+    let ready = publish || (serving && !terminating);
+    let mut ep = json!({"addresses": addresses,
+        "conditions": {"ready": ready, "serving": serving, "terminating": terminating},
+        "targetRef": {"kind": "Pod", "namespace": p["metadata"]["namespace"],
+            "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}});
+    if let Some(n) = p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
+        ep["nodeName"] = json!(n);
+        let zone = shared.api.get_opt("", "nodes", "", n).and_then(|node| {
+            node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+                .as_str()
+                .map(str::to_string)
+        });
+        if let Some(z) = zone.filter(|z| !z.is_empty()) {
+            ep["zone"] = json!(z);
+        }
+    }
+    let hostname = p["spec"]["hostname"].as_str().unwrap_or("");
+    if !hostname.is_empty()
+        && p["spec"]["subdomain"] == svc["metadata"]["name"]
+        && p["metadata"]["namespace"] == svc["metadata"]["namespace"]
+    {
+        ep["hostname"] = json!(hostname);
+    }
+    let mut ports = Vec::new();
+    let svc_ports = svc["spec"]["ports"].as_array().cloned().unwrap_or_default();
+    for sp in &svc_ports {
+        if let Some(n) = find_port(p, sp) {
+            let mut port = json!({"name": sp["name"].as_str().unwrap_or(""), "port": n,
+                "protocol": sp["protocol"].as_str().unwrap_or("TCP")});
+            if let Some(a) = sp["appProtocol"].as_str() {
+                port["appProtocol"] = json!(a);
+            }
+            ports.push(port);
+        }
+    }
+    Some((ep, ports))
+}
+
+/// The endpointslice controller's reconcile for a Service with a selector
+/// (pkg/controller/endpointslice/endpointslice_controller.go syncService and
+/// staging/src/k8s.io/endpointslice/reconciler.go): IPv4 slices named `<service>-<random>`,
+/// owned by the Service, labelled with its labels, `kubernetes.io/service-name` and
+/// `endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io`; the pods' endpoints
+/// grouped by the ports they offer, at most 100 per slice; a placeholder slice without
+/// endpoints when there are none. Not modelled: the reconciler's minimal-churn packing (here
+/// slices are refilled in order), topology hints, IPv6.
+fn sync_slices(shared: &Shared, svc: &Value, pods: &[Arc<Value>]) {
+    let ns = svc["metadata"]["namespace"].as_str().unwrap_or("");
+    let name = svc["metadata"]["name"].as_str().unwrap_or("");
+    // the endpoints grouped by their ports
+    let mut groups: BTreeMap<String, (Vec<Value>, Vec<Value>)> = BTreeMap::new();
+    for p in pods {
+        if let Some((ep, ports)) = slice_endpoint(shared, p, svc) {
+            let key = serde_json::to_string(&ports).unwrap_or_default();
+            let g = groups.entry(key).or_insert_with(|| (ports, Vec::new()));
+            g.1.push(ep);
+        }
+    }
+    let mut desired: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    for (_, (ports, mut eps)) in groups {
+        eps.sort_by_key(|e| e["targetRef"]["uid"].as_str().unwrap_or("").to_string());
+        for chunk in eps.chunks(MAX_PER_SLICE) {
+            desired.push((ports.clone(), chunk.to_vec()));
+        }
+    }
+    if desired.is_empty() {
+        desired.push((Vec::new(), Vec::new()));
+    }
+    let mut labels = svc["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    labels.retain(|k, _| k != LABEL_SERVICE && k != LABEL_MANAGED_BY && k != HEADLESS);
+    if svc["spec"]["clusterIP"] == "None" || svc["spec"]["clusterIP"].as_str().is_none() {
+        labels.insert(HEADLESS.into(), json!(""));
+    }
+    labels.insert(LABEL_SERVICE.into(), json!(name));
+    labels.insert(LABEL_MANAGED_BY.into(), json!(SLICE_CONTROLLER));
+    let info = shared.api.info("discovery.k8s.io", "endpointslices");
+    let filter = Filter {
+        namespace: Some(ns.to_string()),
+        label: crate::selector::LabelSelector::parse(&format!(
+            "{LABEL_SERVICE}={name},{LABEL_MANAGED_BY}={SLICE_CONTROLLER}"
+        ))
+        .unwrap_or_default(),
+        ..Default::default()
+    };
+    let mut existing = shared.api.list(&info, &filter).0;
+    existing.sort_by_key(|e| e["metadata"]["name"].as_str().unwrap_or("").to_string());
+    let as_set = |v: &[(Vec<Value>, Vec<Value>)]| {
+        let mut k: Vec<String> = v
+            .iter()
+            .map(|(p, e)| serde_json::to_string(&(p, e)).unwrap_or_default())
+            .collect();
+        k.sort();
+        k
+    };
+    let have: Vec<(Vec<Value>, Vec<Value>)> = existing
+        .iter()
+        .map(|e| {
+            let arr = |f: &str| e[f].as_array().cloned().unwrap_or_default();
+            (arr("ports"), arr("endpoints"))
+        })
+        .collect();
+    let labels_ok = existing
+        .iter()
+        .all(|e| e["metadata"]["labels"] == Value::Object(labels.clone()));
+    if labels_ok && as_set(&have) == as_set(&desired) {
+        return;
+    }
+    let ctx = Ctx::system(MANAGER);
+    let now = crate::util::now();
+    for (i, (ports, eps)) in desired.iter().enumerate() {
+        match existing.get(i) {
+            Some(cur) => {
+                let cur_name = cur["metadata"]["name"].as_str().unwrap_or("").to_string();
+                let _ = shared
+                    .api
+                    .modify(&info, ns, &cur_name, None, MANAGER, &|o| {
+                        o["metadata"]["labels"] = json!(labels);
+                        o["metadata"]["annotations"][TRIGGER_TIME] = json!(now);
+                        o["ports"] = json!(ports);
+                        o["endpoints"] = json!(eps);
+                        true
+                    });
+            }
+            None => {
+                let body = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                    "metadata": {"generateName": format!("{name}-"), "namespace": ns,
+                        "labels": labels, "annotations": {TRIGGER_TIME: now},
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": name,
+                            "uid": svc["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
+                    "addressType": "IPv4", "ports": ports, "endpoints": eps});
+                let _ = shared.api.create(&info, ns, body, &ctx);
+            }
+        }
+    }
+    for extra in existing.iter().skip(desired.len()) {
+        let n = extra["metadata"]["name"].as_str().unwrap_or("");
+        let _ = shared.api.delete(&info, ns, n, &Default::default(), &ctx);
+    }
 }

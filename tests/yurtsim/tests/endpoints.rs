@@ -180,3 +180,89 @@ async fn services_without_a_selector_get_no_endpoints_and_headless_ones_are_labe
     assert!(eps_api(&c.client).get("manual").await.is_err());
     c.sim.shutdown().await;
 }
+
+// kubernetes/kubernetes@v1.33.0 pkg/controller/endpointslice/endpointslice_controller.go and
+// staging/src/k8s.io/endpointslice (reconciler.go, utils.go podToEndpoint, getEndpointPorts,
+// setEndpointSliceLabels): an IPv4 slice owned by the Service, with its labels, service-name
+// and managed-by, one endpoint per pod with ready/serving/terminating, the resolved ports; a
+// placeholder slice without endpoints when no pod is selected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_services_endpoint_slice_lists_its_pods_with_their_conditions() {
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let c = common::start(2, Layout::Kubeadm).await;
+    c.sim.faults().never_ready("web:never");
+    common::apply(
+        &c.client,
+        &[
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default", "labels": {"tier": "front"}},
+                "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]}}),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "empty", "namespace": "default"},
+                "spec": {"selector": {"app": "none"}, "ports": [{"port": 80}]}}),
+            web("web-a", "web:1", json!({"app": "web"})),
+            web("web-b", "web:never", json!({"app": "web"})),
+        ],
+    )
+    .await;
+    let slices: Api<EndpointSlice> = Api::namespaced(c.client.clone(), "default");
+    let list = |svc: &'static str| {
+        let slices = slices.clone();
+        async move {
+            slices
+                .list(&kube::api::ListParams::default().labels(&format!(
+                    "kubernetes.io/service-name={svc},endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io"
+                )))
+                .await
+                .unwrap()
+                .items
+        }
+    };
+    let s = common::eventually(
+        Duration::from_secs(20),
+        "web's slice with both pods",
+        || async {
+            let items = list("web").await;
+            (items.len() == 1 && items[0].endpoints.len() == 2).then(|| items[0].clone())
+        },
+    )
+    .await;
+    assert_eq!(s.address_type, "IPv4");
+    assert!(s.metadata.name.as_deref().unwrap().starts_with("web-"));
+    assert_eq!(s.metadata.labels.as_ref().unwrap()["tier"], "front");
+    let owner = &s.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Service", "web")
+    );
+    let port = &s.ports.as_ref().unwrap()[0];
+    assert_eq!(
+        (port.name.as_deref(), port.port),
+        (Some("http"), Some(8080))
+    );
+    for e in &s.endpoints {
+        let name = e.target_ref.as_ref().unwrap().name.clone().unwrap();
+        let cond = &e.conditions.as_ref().unwrap();
+        let ready = name == "web-a";
+        assert_eq!(cond.ready, Some(ready), "{name}");
+        assert_eq!(cond.serving, Some(ready), "{name}");
+        assert_eq!(cond.terminating, Some(false), "{name}");
+        assert_eq!(e.node_name.as_deref().is_some(), true);
+    }
+    let placeholder = common::eventually(Duration::from_secs(20), "the placeholder", || async {
+        list("empty").await.into_iter().next()
+    })
+    .await;
+    assert!(placeholder.endpoints.is_empty());
+    // a deleted slice is put back
+    slices
+        .delete(s.metadata.name.as_deref().unwrap(), &Default::default())
+        .await
+        .unwrap();
+    common::eventually(Duration::from_secs(20), "the slice back", || async {
+        let items = list("web").await;
+        (items.len() == 1 && items[0].endpoints.len() == 2).then_some(())
+    })
+    .await;
+    let k = slices.get("kubernetes").await.unwrap();
+    assert_eq!(k.ports.unwrap()[0].port, Some(6443));
+    c.sim.shutdown().await;
+}
