@@ -279,6 +279,12 @@ impl Sim {
         &self.shared.metrics
     }
 
+    /// `systemctl start kubelet` (`true`) or `systemctl stop kubelet` (`false`) run on `node`
+    /// by its operator, as over ssh (pods on the node use the node's `systemctl` stub instead).
+    pub fn node_kubelet(&self, node: &str, start: bool) -> anyhow::Result<()> {
+        crate::kubelet::operator_kubelet(&self.shared, node, start)
+    }
+
     /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
     pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
         crate::kubelet::force_ready(&self.shared, node, if ready { None } else { Some(false) })
