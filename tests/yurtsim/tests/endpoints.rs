@@ -245,7 +245,7 @@ async fn a_services_endpoint_slice_lists_its_pods_with_their_conditions() {
         assert_eq!(cond.ready, Some(ready), "{name}");
         assert_eq!(cond.serving, Some(ready), "{name}");
         assert_eq!(cond.terminating, Some(false), "{name}");
-        assert_eq!(e.node_name.as_deref().is_some(), true);
+        assert!(e.node_name.is_some(), "{name}");
     }
     let placeholder = common::eventually(Duration::from_secs(20), "the placeholder", || async {
         list("empty").await.into_iter().next()

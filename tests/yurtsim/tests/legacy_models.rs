@@ -1068,6 +1068,26 @@ async fn yurt_tunnel_agent_from_upstreams_manifest_connects_once_its_certificate
         "start serving grpc request redirected from yurttunnel-server: 10.0.0.1:31008",
     )
     .await;
+    // the host the agent dials is a SAN of the server's certificate (the TLS ServerName,
+    // pkg/util/certmanager/pki.go; the server's SANs from the same serveraddr lookup)
+    let csrs = csr_api(&c.client, "v1beta1")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    let server_ips: Vec<String> = csrs
+        .items
+        .iter()
+        .filter_map(|c| {
+            let pem = base64::engine::general_purpose::STANDARD
+                .decode(c.data["spec"]["request"].as_str().unwrap_or(""))
+                .ok()?;
+            let (s, _) = yurtsim::models::pki::parse_csr(&String::from_utf8_lossy(&pem))?;
+            (s.common_name == "kube-apiserver-kubelet-client")
+                .then(|| s.ips.iter().map(|i| i.to_string()).collect::<Vec<_>>())
+        })
+        .next()
+        .unwrap();
+    assert!(server_ips.iter().any(|i| i == "10.0.0.1"), "{server_ips:?}");
     let p = pods.get(&agent).await.unwrap();
     assert_eq!(
         p.status.unwrap().container_statuses.unwrap()[0].restart_count,

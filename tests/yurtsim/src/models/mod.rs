@@ -11,6 +11,7 @@ mod lease;
 pub mod legacy_csr;
 pub mod node_servant;
 pub mod pki;
+mod serveraddr;
 pub mod shell;
 pub mod yurt_app_manager;
 pub mod yurt_controller_manager;

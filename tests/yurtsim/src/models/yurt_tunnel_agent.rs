@@ -15,20 +15,16 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::pki::Subject;
-use super::{Caller, Env, legacy_csr};
+use super::{Caller, Env, legacy_csr, serveraddr};
 use crate::auth::UserInfo;
 use crate::facts::{self, Facts};
 
 const PROGRAM: &str = "yurttunnel-agent";
 const NS: &str = "kube-system";
-const SVC: &str = "x-tunnel-server-svc";
+const SVC: &str = serveraddr::SVC;
 const DEFAULT_KUBECONFIG: &str = "/etc/kubernetes/kubelet.conf";
 const DEFAULT_CERT_DIR: &str = "/var/lib/yurttunnel-agent/pki";
 const SA_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
-/// pkg/projectinfo (GetEdgeWorkerLabelKey).
-const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
-/// pkg/yurttunnel/constants (YurttunnelServerExternalAddrKey).
-const EXTERNAL_ADDR: &str = "x-tunnel-server-external-addr";
 
 pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     let log = &env.log;
@@ -173,7 +169,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         log.line(&format!("Error: {e}"));
         return fatal(&e);
     }
-    if let Err(e) = split_host_port(&server_addr) {
+    if let Err(e) = serveraddr::split_host_port(&server_addr) {
         log.line(&format!("Error: {e}"));
         return fatal(&e);
     }
@@ -196,22 +192,6 @@ fn identifiers_valid(s: &str) -> bool {
             let parts: Vec<&str> = e.split('=').collect();
             parts.len() == 2 && matches!(parts[0], "host" | "cidr" | "ipv4" | "ipv6" | "uid")
         })
-}
-
-/// net.SplitHostPort's errors for an address without a port.
-fn split_host_port(addr: &str) -> Result<(), String> {
-    let missing = || Err(format!("address {addr}: missing port in address"));
-    if let Some(rest) = addr.strip_prefix('[') {
-        return match rest.split_once(']') {
-            Some((_, p)) if p.starts_with(':') => Ok(()),
-            _ => missing(),
-        };
-    }
-    match addr.matches(':').count() {
-        0 => missing(),
-        1 => Ok(()),
-        _ => Err(format!("address {addr}: too many colons in address")),
-    }
 }
 
 /// The clientset (options.Config, pkg/yurttunnel/kubernetes): a kubeconfig (the host's
@@ -331,103 +311,14 @@ fn client(
 
 /// serveraddr.GetTunnelServerAddr: one attempt, no retry.
 fn tunnel_server_addr(me: &Caller) -> Result<String, String> {
-    // getTunnelServerResources
-    let svc = me
-        .get("", "services", NS, SVC)
-        .map_err(|e| e.message.clone())?;
-    let eps = me
-        .get("", "endpoints", NS, SVC)
-        .map_err(|e| e.message.clone())?;
-    let typ = svc["spec"]["type"].as_str().unwrap_or("");
-    let nodes = if typ == "NodePort" {
-        me.list("", "nodes", "", &format!("{EDGE_LABEL}=false"))
-            .map_err(|e| e.message.clone())?
-    } else {
-        Vec::new()
-    };
-    // extractTunnelServerDNSandIPs
-    let mut dns: Vec<String> = Vec::new();
-    let mut ips: Vec<String> = Vec::new();
-    match typ {
-        "LoadBalancer" => {
-            let ingress = svc["status"]["loadBalancer"]["ingress"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            if ingress.is_empty() {
-                return Err("load balancer is not ready".into());
-            }
-            for i in ingress {
-                if let Some(ip) = i["ip"].as_str().filter(|s| !s.is_empty()) {
-                    ips.push(ip.into());
-                }
-                if let Some(h) = i["hostname"].as_str().filter(|s| !s.is_empty()) {
-                    dns.push(h.into());
-                }
-            }
-        }
-        "ClusterIP" => {
-            if let Some(addr) = svc["metadata"]["annotations"][EXTERNAL_ADDR].as_str() {
-                split_host_port(addr)?;
-                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                if host.parse::<IpAddr>().is_ok() {
-                    ips.push(host.into());
-                } else {
-                    dns.push(host.into());
-                }
-            }
-        }
-        "NodePort" => {
-            if nodes.is_empty() {
-                return Err("there is no cloud node".into());
-            }
-            let mut found = false;
-            for n in &nodes {
-                for a in n["status"]["addresses"].as_array().into_iter().flatten() {
-                    let addr = a["address"].as_str().unwrap_or("").to_string();
-                    match a["type"].as_str() {
-                        Some("InternalIP") => {
-                            found = true;
-                            ips.push(addr);
-                        }
-                        Some("Hostname") => dns.push(addr),
-                        _ => {}
-                    }
-                }
-            }
-            if !found {
-                return Err("can't find node IP".into());
-            }
-        }
-        other => return Err(format!("unsupported service type: {other}")),
-    }
-    dns.extend([
-        SVC.to_string(),
-        format!("{SVC}.{NS}"),
-        format!("{SVC}.{NS}.svc"),
-        format!("{SVC}.{NS}.svc.cluster.local"),
-    ]);
-    let cluster_ip = svc["spec"]["clusterIP"].as_str().unwrap_or("");
-    if cluster_ip != "None" {
-        ips.push(cluster_ip.into());
-    }
-    ips.push("127.0.0.1".into());
-    for s in eps["subsets"].as_array().into_iter().flatten() {
-        for a in s["addresses"].as_array().into_iter().flatten() {
-            if let Some(ip) = a["ip"].as_str().filter(|s| !s.is_empty()) {
-                ips.push(ip.into());
-            }
-            if let Some(h) = a["hostname"].as_str().filter(|s| !s.is_empty()) {
-                dns.push(h.into());
-            }
-        }
-    }
+    let (svc, eps, nodes) = serveraddr::resources(me)?;
+    let (dns, ips) = serveraddr::extract(&svc, &eps, &nodes)?;
     // the first IP that is not the loopback one, else the first DNS name
     let host = match ips.iter().find(|ip| ip.as_str() != "127.0.0.1") {
         Some(ip) => ip.clone(),
         None => dns.first().cloned().ok_or("there is no available ip")?,
     };
+    let typ = svc["spec"]["type"].as_str().unwrap_or("");
     let port = svc["spec"]["ports"]
         .as_array()
         .into_iter()
