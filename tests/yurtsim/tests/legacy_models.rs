@@ -1123,3 +1123,30 @@ async fn yurt_controller_manager_without_the_signers_rule_cannot_approve() {
     assert_eq!(csr.data["spec"]["username"], "yurtsim-admin");
     c.sim.shutdown().await;
 }
+
+// openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-agent/app/options/options.go (Config: without
+// --kube-config and --apiserver-addr the host's /etc/kubernetes/kubelet.conf) and
+// pkg/yurttunnel/kubernetes/kubernetes.go (CreateClientSetKubeConfig: os.Stat's error as is):
+// the agent's identity comes from the mounted kubelet kubeconfig; without the mount it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_agent_without_the_hosts_kubelet_kubeconfig_exits() {
+    let c = cluster("v1.20.15").await;
+    let mut pod = yta_pod(&["--node-name=$(NODE_NAME)"], true);
+    let spec = &mut pod["spec"];
+    spec["containers"][0]["volumeMounts"] =
+        json!([{"name": "tunnel-agent-dir", "mountPath": "/var/lib/yurttunnel-agent"}]);
+    spec["volumes"] = json!([{"name": "tunnel-agent-dir",
+        "hostPath": {"path": "/var/lib/yurttunnel-agent", "type": "DirectoryOrCreate"}}]);
+    let mut objects = edge_labels();
+    objects.push(pod);
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.trim_end().ends_with(
+            "yurttunnel-agent failed: stat /etc/kubernetes/kubelet.conf: no such file or directory"
+        ),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
