@@ -129,7 +129,9 @@ for _ in $(seq 60); do
   case "$status" in CrashLoopBackOff|Error) [ "${restarts:-0}" -gt 0 ] 2>/dev/null && break ;; esac
   sleep 1
 done
-header=$(kubectl -n $ns get pods | head -1)
+# (no `| head`: with pipefail a closed pipe would fail kubectl with SIGPIPE)
+listing=$(kubectl -n $ns get pods)
+header=${listing%%$'\n'*}
 expect_eq "get pods has the real columns" "$(echo $header)" "NAME READY STATUS RESTARTS AGE"
 case "$status" in
   CrashLoopBackOff|Error) ok "a crash-looping pod shows STATUS $status" ;;
