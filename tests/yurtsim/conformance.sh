@@ -117,6 +117,32 @@ kubectl -n $ns create job sad --image=busybox -- sh -c 'exit 3' >/dev/null
 kubectl -n $ns wait --for=condition=failed job/sad --timeout=60s >/dev/null
 ok "a failing Job ends Failed"
 
+# A component started with a bad flag crash-loops, and get pods shows it as the real kubectl
+# prints it: STATUS Error or CrashLoopBackOff, RESTARTS counting (the kubelet restarts it after
+# its 10 s back-off), the fatal line in its log.
+kubectl -n $ns run badflag --image=openyurt/yurt-tunnel-agent:v0.6.1 --restart=Always \
+  --command -- yurt-tunnel-agent --no-such-flag >/dev/null
+restarts=0
+for _ in $(seq 60); do
+  line=$(kubectl -n $ns get pod badflag --no-headers)
+  read -r _name _ready status restarts _rest <<<"$line"
+  case "$status" in CrashLoopBackOff|Error) [ "${restarts:-0}" -gt 0 ] 2>/dev/null && break ;; esac
+  sleep 1
+done
+# (no `| head`: with pipefail a closed pipe would fail kubectl with SIGPIPE)
+listing=$(kubectl -n $ns get pods)
+header=${listing%%$'\n'*}
+expect_eq "get pods has the real columns" "$(echo $header)" "NAME READY STATUS RESTARTS AGE"
+case "$status" in
+  CrashLoopBackOff|Error) ok "a crash-looping pod shows STATUS $status" ;;
+  *) fail "a crash-looping pod: expected STATUS CrashLoopBackOff or Error, got [$line]" ;;
+esac
+[ "${restarts:-0}" -gt 0 ] 2>/dev/null || fail "a crash-looping pod: expected RESTARTS > 0, got [$line]"
+ok "a crash-looping pod counts its restarts ($restarts)"
+expect_contains "logs shows the component's fatal line" \
+  "$(kubectl -n $ns logs badflag)" "yurttunnel-agent failed: unknown flag: --no-such-flag"
+kubectl -n $ns delete pod badflag --wait=false >/dev/null
+
 # auth can-i answers from SelfSubjectAccessReview.
 expect_eq "auth can-i" "$(kubectl auth can-i create jobs -n kube-system)" "yes"
 

@@ -20,6 +20,8 @@ pub struct Ctx {
     pub dry_run: bool,
     /// The requesting user's name, as admission webhooks see it.
     pub user: String,
+    /// The requesting user's groups (what a CSR's `spec.groups` records).
+    pub groups: Vec<String>,
 }
 
 impl Ctx {
@@ -28,6 +30,7 @@ impl Ctx {
             manager: manager.to_string(),
             dry_run: false,
             user: manager.to_string(),
+            groups: Vec::new(),
         }
     }
 }
@@ -409,6 +412,24 @@ impl Api {
             o.remove("status");
         }
         kinds::default_on_create(res, &mut body);
+        if res.group == "certificates.k8s.io" && res.resource == "certificatesigningrequests" {
+            // the requester's identity, whatever the client sent (kubernetes/kubernetes@v1.33.0
+            // pkg/registry/certificates/certificates/strategy.go PrepareForCreate); the sim's
+            // identities carry no UID or extra, so those stay empty
+            let spec = &mut body["spec"];
+            if let Some(m) = spec.as_object_mut() {
+                m.remove("uid");
+                m.remove("extra");
+                m.remove("username");
+                m.remove("groups");
+            }
+            if !ctx.user.is_empty() {
+                spec["username"] = json!(ctx.user);
+            }
+            if !ctx.groups.is_empty() {
+                spec["groups"] = json!(ctx.groups);
+            }
+        }
         if res.resource == "pods" && res.group.is_empty() {
             self.admit_pod(ns, &mut body)?;
         }
@@ -769,6 +790,7 @@ impl Api {
                         manager: ctx.manager.clone(),
                         dry_run: ctx.dry_run,
                         user: ctx.user.clone(),
+                        groups: ctx.groups.clone(),
                     },
                 )?;
                 // create() records an Update entry; an apply-create is owned by the Apply entry alone.

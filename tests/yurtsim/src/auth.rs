@@ -522,6 +522,18 @@ fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecisi
             NodeDecision::NoOpinion(String::new())
         };
     }
+    // `get` of any Endpoints ("Needed for glusterfs volumes", NodeRules in
+    // plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, as read at the v1.20/v1.21
+    // state of that file); kept to the releases it was read at: whether v1.22+ still grants
+    // it is not checked here, so those get the stricter answer.
+    if attrs.group.is_empty()
+        && attrs.resource == "endpoints"
+        && attrs.subresource.is_empty()
+        && attrs.verb == "get"
+        && crate::sim::kubernetes_minor(&shared.cfg.kubernetes_version) < 22
+    {
+        return NodeDecision::Allow;
+    }
     let combined = attrs.combined_resource();
     let allowed = NODE_RULES.iter().any(|(g, rs, vs)| {
         *g == attrs.group && rs.contains(&combined.as_str()) && vs.contains(&attrs.verb.as_str())
@@ -947,6 +959,35 @@ pub fn bootstrap_policy() -> Vec<(&'static str, &'static str, Value)> {
             "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": ANONYMOUS}]}),
         ),
     ]
+}
+
+/// The CertificateSigningRequest approval admission plugin (kubernetes/kubernetes@v1.33.0
+/// `plugin/pkg/admission/certificates/approval/admission.go` Validate, with
+/// `plugin/pkg/admission/certificates/util.go` IsAuthorizedForSignerName): an update of
+/// `certificatesigningrequests/approval` is refused unless the requester may `approve`
+/// resource `signers` of group `certificates.k8s.io` named the request's `signerName`, or named
+/// `<domain>/*` for the signer's domain; the signer is read from the submitted (new) object.
+pub fn csr_approval_admission(
+    shared: &Shared,
+    user: &UserInfo,
+    csr_name: &str,
+    signer: &str,
+) -> Result<(), ApiError> {
+    let allowed = |name: &str| {
+        let attrs = Attributes::resource("approve", "certificates.k8s.io", "signers", "", name);
+        authorize(shared, user, &attrs).allowed
+    };
+    let domain = signer.split('/').next().unwrap_or("");
+    if allowed(signer) || allowed(&format!("{domain}/*")) {
+        return Ok(());
+    }
+    // admission.NewForbidden: the request's resource and name, then the plugin's error
+    let mut e = ApiError::forbidden(format!(
+        "certificatesigningrequests.certificates.k8s.io \"{csr_name}\" is forbidden: user not permitted to approve requests with signerName \"{signer}\""
+    ));
+    e.details = Some(json!({"name": csr_name, "group": "certificates.k8s.io",
+        "kind": "certificatesigningrequests"}));
+    Err(e)
 }
 
 #[cfg(test)]

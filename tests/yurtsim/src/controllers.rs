@@ -27,6 +27,8 @@ enum Key {
     BootstrapTokens,
     /// kube-controller-manager's csrsigning: signs approved requests.
     Csr(String),
+    /// kube-controller-manager's endpoints controller: a Service's Endpoints (endpoints.rs).
+    Endpoints(String, String),
 }
 
 #[derive(Default)]
@@ -87,7 +89,17 @@ pub async fn run(shared: Arc<Shared>) {
             });
         }
     }
+    // the endpoints controller's first sync: every Service, and every Endpoints object (those
+    // left without a Service are deleted: checkLeftoverEndpoints)
+    for r in ["services", "endpoints"] {
+        let info = shared.api.info("", r);
+        for o in shared.api.list(&info, &Filter::default()).0 {
+            let (ns, name) = crate::store::key_of(&o);
+            queue.add(Key::Endpoints(ns, name));
+        }
+    }
     let q2 = queue.clone();
+    let shared2 = shared.clone();
     tokio::spawn(async move {
         while let Some(ev) = events.recv().await {
             let obj = &ev.obj;
@@ -103,6 +115,20 @@ pub async fn run(shared: Arc<Shared>) {
                     }
                 }
                 ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
+                ("", "services") => q2.add(Key::Endpoints(ns, name)),
+                ("", "endpoints") if ev.typ == crate::store::EventType::Deleted => {
+                    q2.add(Key::Endpoints(ns, name))
+                }
+                // a managed EndpointSlice deleted by someone is put back (onEndpointSliceDelete)
+                ("discovery.k8s.io", "endpointslices")
+                    if ev.typ == crate::store::EventType::Deleted =>
+                {
+                    if let Some(svc) =
+                        obj["metadata"]["labels"]["kubernetes.io/service-name"].as_str()
+                    {
+                        q2.add(Key::Endpoints(ns, svc.to_string()))
+                    }
+                }
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
                 ("certificates.k8s.io", "certificatesigningrequests")
                     if ev.typ != crate::store::EventType::Deleted =>
@@ -140,6 +166,13 @@ pub async fn run(shared: Arc<Shared>) {
                     }
                 }
                 ("", "pods") => {
+                    // the Services the pod was or is selected by (updatePod, deletePod)
+                    let labels = &obj["metadata"]["labels"];
+                    let before = ev.prev.as_deref().map(|p| &p["metadata"]["labels"]);
+                    let sets: Vec<&Value> = std::iter::once(labels).chain(before).collect();
+                    for svc in crate::endpoints::services_selecting(&shared2, &ns, &sets) {
+                        q2.add(Key::Endpoints(ns.clone(), svc));
+                    }
                     let waiting = obj["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
                         && ev.typ != crate::store::EventType::Deleted;
                     if waiting {
@@ -205,6 +238,7 @@ fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
         Key::Schedule(ns, name) => schedule(shared, &ns, &name),
         Key::BootstrapTokens => bootstrap_tokens(shared, queue),
         Key::Csr(name) => sign_csr(shared, &name),
+        Key::Endpoints(ns, name) => crate::endpoints::sync(shared, &ns, &name),
     }
 }
 

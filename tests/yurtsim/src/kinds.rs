@@ -271,13 +271,29 @@ pub fn default_on_create(res: &ResourceInfo, obj: &mut Value) {
             set_default(spec, "ipFamilies", json!(["IPv4"]));
             set_default(spec, "ipFamilyPolicy", json!("SingleStack"));
             set_default(spec, "internalTrafficPolicy", json!("Cluster"));
+            let node_ports = matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer"));
+            if node_ports {
+                set_default(spec, "externalTrafficPolicy", json!("Cluster"));
+            }
+            let svc_name = obj["metadata"]["name"].to_string();
+            let spec = &mut obj["spec"];
             if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
                 for p in ports {
                     set_default(p, "protocol", json!("TCP"));
                     let port = p["port"].clone();
                     set_default(p, "targetPort", port);
+                    // the apiserver allocates a node port from --service-node-port-range
+                    // (default 30000-32767) to each port of a NodePort or LoadBalancer
+                    // Service that names none (pkg/registry/core/service/portallocator);
+                    // here a stable pick per Service and port, without the allocator's
+                    // uniqueness bookkeeping
+                    if node_ports && p["nodePort"].as_i64().is_none_or(|n| n == 0) {
+                        let h = crate::util::fnv32a(format!("{svc_name}/{}", p["port"]).as_bytes());
+                        p["nodePort"] = json!(30000 + (h % 2768));
+                    }
                 }
             }
+            let spec = &mut obj["spec"];
             if spec["clusterIP"].as_str().is_none_or(str::is_empty) {
                 let h = crate::util::fnv32a(obj["metadata"]["name"].to_string().as_bytes());
                 let ip = format!("10.96.{}.{}", (h >> 8) % 256, (h % 253) + 2);

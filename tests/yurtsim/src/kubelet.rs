@@ -134,6 +134,11 @@ impl NodeKubelet {
         Ok(created)
     }
 
+    /// kubelet.service is running.
+    pub(crate) fn active(&self) -> bool {
+        self.state.lock().unwrap().active
+    }
+
     /// The kubelet's command line as last (re)started; None while it is stopped or its unit
     /// could not give one.
     pub(crate) fn running_kubelet_argv(&self) -> Option<Vec<String>> {
@@ -576,6 +581,23 @@ pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
                 }
             }
         })
+}
+
+/// `systemctl start|stop kubelet` typed on `node` by its operator (outside any pod).
+pub fn operator_kubelet(shared: &Shared, node: &str, start: bool) -> anyhow::Result<()> {
+    let k = shared
+        .kubelets
+        .get(node)
+        .ok_or_else(|| anyhow::anyhow!("no node {node}"))?;
+    if start {
+        restart_kubelet(shared, &k);
+    } else {
+        k.state.lock().unwrap().active = false;
+        annotate(shared, &k);
+        crate::host_processes::kubelet_changed(shared, &k);
+    }
+    post_status(shared, &k, false);
+    Ok(())
 }
 
 pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow::Result<()> {
@@ -2073,7 +2095,25 @@ pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
         .filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"])
 }
 
+/// Why the kubelet of `node` cannot post anything now (stopped, or no way to its API
+/// server), if it cannot.
+pub(crate) fn cannot_post(shared: &Shared, node: &str) -> Option<String> {
+    let k = shared.kubelets.get(node)?;
+    let st = k.state.lock().unwrap();
+    unreachable_reason(shared, &k, &st)
+}
+
+/// The kubelet's pod status update. A kubelet that is stopped or cannot reach its API server
+/// posts nothing: the pod keeps the status it last reported (a real kubelet's status manager
+/// lives in the kubelet process and talks to the API server; containerd keeps the containers
+/// running meanwhile). Err(503) then, for the caller to post again once it can.
 pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
+    if let Some(why) = p["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| cannot_post(shared, n))
+    {
+        return Err(crate::error::ApiError::new(503, "ServiceUnavailable", why));
+    }
     let (ns, name) = crate::store::key_of(p);
     let pods = shared.api.info("", "pods");
     let uid = p["metadata"]["uid"].clone();
@@ -2163,7 +2203,18 @@ async fn run_pod(
                 Some((code, reason)),
                 started,
             );
-            let _ = set_pod_status(&shared, &cur, status);
+            // posted once the kubelet can again (it reports what the runtime kept)
+            let mut cur = cur;
+            while let Err(e) = set_pod_status(&shared, &cur, status.clone()) {
+                if e.code != 503 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                match current() {
+                    Some(c) => cur = c,
+                    None => return,
+                }
+            }
         }
         PodEnd::StatusWritten => {}
         PodEnd::Stopped => finalize_deletion(&shared, &cur),

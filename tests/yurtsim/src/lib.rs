@@ -11,6 +11,7 @@ pub mod containers;
 pub mod control;
 pub mod controllers;
 pub mod cri;
+pub mod endpoints;
 pub mod error;
 pub mod facts;
 pub mod faults;

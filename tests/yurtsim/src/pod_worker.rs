@@ -226,7 +226,10 @@ pub(crate) async fn run(
             never_ready,
             written.as_ref(),
         );
-        written = Some(sig);
+        let posted = sig.is_some();
+        if let Some(sig) = sig {
+            written = Some(sig);
+        }
         if slots.iter().all(|s| s.done.is_some()) {
             let worst = slots
                 .iter()
@@ -249,6 +252,15 @@ pub(crate) async fn run(
                     .map(|b| b.0.saturating_duration_since(now))
             })
             .min();
+        if !k.active() {
+            // a stopped kubelet restarts nothing: look again for it running
+            tick = Some(Duration::from_millis(200));
+        } else if !posted {
+            // a cut-off kubelet: post again once it can
+            tick = Some(tick.map_or(Duration::from_millis(200), |t| {
+                t.min(Duration::from_millis(200))
+            }));
+        }
         if slots
             .iter()
             .any(|s| matches!(s.run, Some(Handle::Model(_))))
@@ -266,8 +278,11 @@ pub(crate) async fn run(
             Event::Tick => {}
             Event::Exit(i, code) => exited(shared, k, p, &mut slots[i], code, restart_policy).await,
         }
+        // restarts are the kubelet's: a stopped one restarts nothing
+        let kubelet_runs = k.active();
         for s in slots.iter_mut() {
-            if s.backoff.as_ref().is_some_and(|b| Instant::now() >= b.0)
+            if kubelet_runs
+                && s.backoff.as_ref().is_some_and(|b| Instant::now() >= b.0)
                 && start_slot(shared, k, p, s, volumes, restart_policy).is_err()
             {
                 stop_all(&mut slots, k, Duration::from_secs(1)).await;
@@ -337,7 +352,8 @@ async fn exited(
     );
 }
 
-/// Writes the pod's Running status when something visible changed; returns what was written.
+/// Writes the pod's Running status when something visible changed; returns what was written
+/// (None when the kubelet could not post it).
 fn write_status(
     shared: &Shared,
     k: &NodeKubelet,
@@ -346,7 +362,7 @@ fn write_status(
     first_start: &str,
     never_ready: bool,
     last: Option<&Value>,
-) -> Value {
+) -> Option<Value> {
     let slot_ready = |s: &Slot| match &s.run {
         Some(Handle::Model(m)) => *m.ready.borrow(),
         Some(_) => true,
@@ -367,7 +383,7 @@ fn write_status(
             .collect::<Vec<_>>()
     ]);
     if last == Some(&sig) {
-        return sig;
+        return Some(sig);
     }
     let (ns, name) = crate::store::key_of(p);
     let cur = shared
@@ -409,6 +425,5 @@ fn write_status(
             cs["state"] = json!({"running": {"startedAt": s.started}});
         }
     }
-    let _ = set_pod_status(shared, pod, status);
-    sig
+    set_pod_status(shared, pod, status).ok().map(|_| sig)
 }

@@ -481,7 +481,20 @@ pub async fn handle(
     })
 }
 
-fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &str) -> Ctx {
+/// The signerName of CSR `name` as stored.
+fn current_signer(shared: &Shared, name: &str) -> Option<String> {
+    shared
+        .api
+        .get_opt(
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            "",
+            name,
+        )
+        .and_then(|c| c["spec"]["signerName"].as_str().map(str::to_string))
+}
+
+fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &crate::auth::UserInfo) -> Ctx {
     let manager = q
         .get("fieldManager")
         .cloned()
@@ -489,7 +502,8 @@ fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &str) -> Ctx {
     Ctx {
         manager,
         dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
-        user: user.to_string(),
+        user: user.name.clone(),
+        groups: user.groups.clone(),
     }
 }
 
@@ -550,9 +564,15 @@ async fn dispatch(
     let user = req
         .extensions()
         .get::<crate::auth::UserInfo>()
-        .map(|u| u.name.clone())
-        .unwrap_or_default();
+        .cloned()
+        .unwrap_or(crate::auth::UserInfo {
+            name: String::new(),
+            groups: Vec::new(),
+        });
     let ctx = ctx_of(q, &agent, &user);
+    let csr_approval = t.res.group == "certificates.k8s.io"
+        && t.res.resource == "certificatesigningrequests"
+        && t.sub.as_deref() == Some("approval");
     let table = req
         .headers()
         .get("accept")
@@ -678,6 +698,17 @@ async fn dispatch(
         "update" => {
             let body = read_body(req).await?;
             let v = parse_body(&body, &content_type)?;
+            if csr_approval {
+                // the approval admission plugin reads the submitted object's signer
+                let signer = v["spec"]["signerName"].as_str().map(str::to_string);
+                let signer = signer.or_else(|| current_signer(shared, &name));
+                crate::auth::csr_approval_admission(
+                    shared,
+                    &user,
+                    &name,
+                    signer.as_deref().unwrap_or(""),
+                )?;
+            }
             let out = shared
                 .api
                 .update(&t.res, &ns, &name, v, t.sub.as_deref(), &ctx)?;
@@ -702,6 +733,20 @@ async fn dispatch(
                 PatchType::Apply { .. } => parse_body(&body, "application/yaml")?,
                 _ => parse_body(&body, "application/json")?,
             };
+            if csr_approval {
+                // a patch cannot move the request to another signer (the approval strategy
+                // keeps the spec), so the current object's signer is the new object's
+                let signer = v["spec"]["signerName"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| current_signer(shared, &name));
+                crate::auth::csr_approval_admission(
+                    shared,
+                    &user,
+                    &name,
+                    signer.as_deref().unwrap_or(""),
+                )?;
+            }
             let mut ctx = ctx;
             if matches!(pt, PatchType::Apply { .. }) && !q.contains_key("fieldManager") {
                 ctx.manager = String::new();

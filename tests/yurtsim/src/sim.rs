@@ -279,6 +279,12 @@ impl Sim {
         &self.shared.metrics
     }
 
+    /// `systemctl start kubelet` (`true`) or `systemctl stop kubelet` (`false`) run on `node`
+    /// by its operator, as over ssh (pods on the node use the node's `systemctl` stub instead).
+    pub fn node_kubelet(&self, node: &str, start: bool) -> anyhow::Result<()> {
+        crate::kubelet::operator_kubelet(&self.shared, node, start)
+    }
+
     /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
     pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
         crate::kubelet::force_ready(&self.shared, node, if ready { None } else { Some(false) })
@@ -380,6 +386,7 @@ fn bootstrap_objects(shared: &Shared) {
     let svc = api.info("", "services");
     let _ = api.create(&svc, "default", json!({"metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "targetPort": 6443}]}}), &ctx);
+    crate::endpoints::bootstrap_kubernetes(shared);
     let cm = api.info("", "configmaps");
     let server = shared.internal_endpoint.clone();
     let kubeconfig = format!(

@@ -820,3 +820,333 @@ async fn yurthub_v06_refuses_a_flag_of_later_versions() {
     );
     c.sim.shutdown().await;
 }
+
+// --- yurt-tunnel-agent v0.6.1 ---------------------------------------------------------------
+
+const YTA_IMAGE: &str = "openyurt/yurt-tunnel-agent:v0.6.1";
+
+/// The agent's pod spec as upstream's manifest has it (facts: chartRbac.otherObjects,
+/// openyurtio/openyurt@v0.6.1 pkg/yurtctl/constants/yurt-tunnel-agent-tmpl.go), with `args`;
+/// without `env` the three fieldRef variables are left out.
+fn yta_spec(args: &[&str], env: bool) -> Value {
+    let mut spec = json!({"nodeSelector": {"beta.kubernetes.io/os": "linux", "openyurt.io/is-edge-worker": "true"},
+        "hostNetwork": true, "restartPolicy": "Always",
+        "containers": [{"name": "yurt-tunnel-agent", "image": YTA_IMAGE, "imagePullPolicy": "IfNotPresent",
+            "command": ["yurt-tunnel-agent"], "args": args,
+            "volumeMounts": [{"name": "k8s-dir", "mountPath": "/etc/kubernetes"},
+                {"name": "kubelet-pki", "mountPath": "/var/lib/kubelet/pki"},
+                {"name": "tunnel-agent-dir", "mountPath": "/var/lib/yurttunnel-agent"}]}],
+        "volumes": [{"name": "k8s-dir", "hostPath": {"path": "/etc/kubernetes", "type": "Directory"}},
+            {"name": "kubelet-pki", "hostPath": {"path": "/var/lib/kubelet/pki", "type": "Directory"}},
+            {"name": "tunnel-agent-dir", "hostPath": {"path": "/var/lib/yurttunnel-agent", "type": "DirectoryOrCreate"}}]});
+    if env {
+        spec["containers"][0]["env"] = json!([
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}]);
+    }
+    spec
+}
+
+fn yta_pod(args: &[&str], env: bool) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "yurt-tunnel-agent", "namespace": "kube-system",
+            "labels": {"k8s-app": "yurt-tunnel-agent"}},
+        "spec": yta_spec(args, env)})
+}
+
+/// Cloud and edge labels as yurtctl's conversion leaves them (control-plane-1 cloud,
+/// worker-1 edge).
+fn edge_labels() -> Vec<Value> {
+    [("control-plane-1", "false"), ("worker-1", "true")]
+        .iter()
+        .map(|(n, v)| {
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n,
+                "labels": {"openyurt.io/is-edge-worker": v}}})
+        })
+        .collect()
+}
+
+async fn delete_pod(client: &kube::Client, name: &str) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    pods.delete(name, &Default::default()).await.unwrap();
+    common::eventually(Duration::from_secs(20), "the pod gone", || {
+        let pods = pods.clone();
+        async move { pods.get(name).await.is_err().then_some(()) }
+    })
+    .await;
+}
+
+// openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-agent/agent.go (main: klog.Fatalf on any command
+// error, exit 255), app/options/options.go (Validate: node name from the flag or $NODE_NAME,
+// node IP from the flag or $NODE_IP) and spf13/pflag@v1.0.5 (unknown flag).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_agent_refuses_a_bad_flag_and_a_missing_node_name() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = edge_labels();
+    objects.push(yta_pod(
+        &["--node-name=$(NODE_NAME)", "--tunnel-server-addr=x:1"],
+        true,
+    ));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.contains("yurttunnel-agent failed: unknown flag: --tunnel-server-addr"),
+        "{log}"
+    );
+    delete_pod(&c.client, "yurt-tunnel-agent").await;
+    common::apply(&c.client, &[yta_pod(&[], false)]).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.trim_end()
+            .ends_with("yurttunnel-agent failed: either --node-name or $NODE_NAME has to be set"),
+        "{log}"
+    );
+    delete_pod(&c.client, "yurt-tunnel-agent").await;
+    // the flag alone is not enough: the node IP has no flag in the manifest
+    common::apply(&c.client, &[yta_pod(&["--node-name=worker-1"], false)]).await;
+    let (_, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert!(
+        log.contains("yurttunnel-agent failed: either --node-ip or $NODE_IP has to be set"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-agent/app/start.go (Run: the server address from
+// serveraddr.GetTunnelServerAddr when --tunnelserver-addr is empty, one attempt, its error
+// returned) and pkg/yurttunnel/server/serveraddr/addr.go (getTunnelServerResources: GET the
+// Service, GET its Endpoints, LIST the cloud nodes of a NodePort Service): as the node, without
+// the Service it exits; without a cloud node it exits; without the Endpoints it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_agent_exits_without_a_tunnel_server_endpoint() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = vec![edge_labels()[1].clone()];
+    objects.push(yta_pod(&["--node-name=$(NODE_NAME)"], true));
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.contains("neither --kube-config nor --apiserver-addr is set, will use /etc/kubernetes/kubelet.conf as the kubeconfig"),
+        "{log}"
+    );
+    assert!(
+        log.trim_end()
+            .ends_with("yurttunnel-agent failed: services \"x-tunnel-server-svc\" not found"),
+        "{log}"
+    );
+    delete_pod(&c.client, "yurt-tunnel-agent").await;
+    // the Service (NodePort, tcp port 31008) with its Endpoints, but no node labelled cloud
+    let svc = yts_objects("")[3].clone();
+    common::apply(&c.client, &[svc]).await;
+    common::apply(&c.client, &[yta_pod(&["--node-name=$(NODE_NAME)"], true)]).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.trim_end()
+            .ends_with("yurttunnel-agent failed: there is no cloud node"),
+        "{log}"
+    );
+    delete_pod(&c.client, "yurt-tunnel-agent").await;
+    // a Service without a selector: the endpoints controller keeps no Endpoints for it
+    let svcs: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    svcs.delete("x-tunnel-server-svc", &Default::default())
+        .await
+        .unwrap();
+    let eps: Api<k8s_openapi::api::core::v1::Endpoints> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    common::eventually(Duration::from_secs(20), "the Endpoints deleted", || {
+        let eps = eps.clone();
+        async move { eps.get("x-tunnel-server-svc").await.is_err().then_some(()) }
+    })
+    .await;
+    common::apply(
+        &c.client,
+        &[json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x-tunnel-server-svc", "namespace": "kube-system"},
+            "spec": {"type": "ClusterIP", "ports": [{"name": "tcp", "port": 10262}]}})],
+    )
+    .await;
+    common::apply(&c.client, &[yta_pod(&["--node-name=$(NODE_NAME)"], true)]).await;
+    let (_, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert!(
+        log.trim_end()
+            .ends_with("yurttunnel-agent failed: endpoints \"x-tunnel-server-svc\" not found"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}
+
+// Upstream's own manifest (pkg/yurtctl/constants/yurt-tunnel-agent-tmpl.go) next to the
+// tunnel server's objects: the agent finds the server at the cloud node's InternalIP and the
+// tcp port's nodePort (serveraddr/addr.go), requests its certificate as the node
+// (pkg/util/certmanager/certmanager.go NewYurttunnelAgentCertManager: CN yurttunnel-agent,
+// O openyurt:yurttunnel, legacy-unknown via v1beta1), waits for it without a timeout
+// (start.go), and dials once yurt-controller-manager approves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_agent_from_upstreams_manifest_connects_once_its_certificate_is_approved() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = edge_labels();
+    objects.extend(yts_objects(""));
+    objects.push(yts_pod(&["--bind-address=10.0.0.1"]));
+    objects.push(json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "yurt-tunnel-agent", "namespace": "kube-system", "labels": {"k8s-app": "yurt-tunnel-agent"}},
+        "spec": {"selector": {"matchLabels": {"k8s-app": "yurt-tunnel-agent"}},
+            "template": {"metadata": {"labels": {"k8s-app": "yurt-tunnel-agent"}},
+                "spec": yta_spec(&["--node-name=$(NODE_NAME)"], true)}}}));
+    common::apply(&c.client, &objects).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let agent = common::eventually(Duration::from_secs(20), "the agent's pod", || {
+        let pods = pods.clone();
+        async move {
+            let l = pods
+                .list(&kube::api::ListParams::default().labels("k8s-app=yurt-tunnel-agent"))
+                .await
+                .ok()?;
+            let p = l.items.into_iter().next()?;
+            (p.spec.as_ref()?.node_name.as_deref() == Some(WORKER)).then_some(())?;
+            p.metadata.name
+        }
+    })
+    .await;
+    let log = log_with(
+        &c.client,
+        &agent,
+        "certificate yurttunnel-agent not signed, waiting...",
+    )
+    .await;
+    assert!(
+        log.contains("yurttunnel-server address: 10.0.0.1:31008"),
+        "{log}"
+    );
+    // the server's Endpoints list its pod once Ready (host network: the node's IP)
+    let eps: Api<k8s_openapi::api::core::v1::Endpoints> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    common::eventually(
+        Duration::from_secs(20),
+        "the server's ready address",
+        || {
+            let eps = eps.clone();
+            async move {
+                let e = eps.get("x-tunnel-server-svc").await.ok()?;
+                e.subsets?
+                    .iter()
+                    .flat_map(|s| s.addresses.iter().flatten())
+                    .any(|a| a.ip == "10.0.0.1")
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+    let csrs = csr_api(&c.client, "v1beta1")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    let mine: Vec<_> = csrs
+        .items
+        .iter()
+        .filter(|c| {
+            let pem = base64::engine::general_purpose::STANDARD
+                .decode(c.data["spec"]["request"].as_str().unwrap_or(""))
+                .unwrap_or_default();
+            yurtsim::models::pki::parse_csr(&String::from_utf8_lossy(&pem))
+                .is_some_and(|(s, _)| s.common_name == "yurttunnel-agent")
+        })
+        .collect();
+    assert_eq!(mine.len(), 1, "{csrs:?}");
+    assert_eq!(
+        mine[0].data["spec"]["signerName"],
+        "kubernetes.io/legacy-unknown"
+    );
+    let mut ycm = ycm_objects(true, "");
+    ycm.push(ycm_pod(&[]));
+    common::apply(&c.client, &ycm).await;
+    log_with(
+        &c.client,
+        &agent,
+        "start serving grpc request redirected from yurttunnel-server: 10.0.0.1:31008",
+    )
+    .await;
+    // the host the agent dials is a SAN of the server's certificate (the TLS ServerName,
+    // pkg/util/certmanager/pki.go; the server's SANs from the same serveraddr lookup)
+    let csrs = csr_api(&c.client, "v1beta1")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    let server_ips: Vec<String> = csrs
+        .items
+        .iter()
+        .filter_map(|c| {
+            let pem = base64::engine::general_purpose::STANDARD
+                .decode(c.data["spec"]["request"].as_str().unwrap_or(""))
+                .ok()?;
+            let (s, _) = yurtsim::models::pki::parse_csr(&String::from_utf8_lossy(&pem))?;
+            (s.common_name == "kube-apiserver-kubelet-client")
+                .then(|| s.ips.iter().map(|i| i.to_string()).collect::<Vec<_>>())
+        })
+        .next()
+        .unwrap();
+    assert!(server_ips.iter().any(|i| i == "10.0.0.1"), "{server_ips:?}");
+    let p = pods.get(&agent).await.unwrap();
+    assert_eq!(
+        p.status.unwrap().container_statuses.unwrap()[0].restart_count,
+        0
+    );
+    c.sim.shutdown().await;
+}
+
+// kubernetes/kubernetes plugin/pkg/admission/certificates/approval/admission.go (the approver
+// needs `approve` on signers kubernetes.io/legacy-unknown; present since v1.18, so at v1.20)
+// and openyurtio/openyurt@v0.6.1 pkg/controller/certificates/csrapprover.go (an approval error
+// is logged and retried): upstream's ClusterRole without its signers rule approves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_controller_manager_without_the_signers_rule_cannot_approve() {
+    let c = cluster("v1.20.15").await;
+    let mut objects = ycm_objects(true, "signers");
+    objects.push(ycm_pod(&[]));
+    common::apply(&c.client, &objects).await;
+    legacy_csr(&c.client, "hub", "openyurt:yurthub").await;
+    let log = log_with(
+        &c.client,
+        "yurt-controller-manager",
+        "failed to approve yurt-csr(hub)",
+    )
+    .await;
+    assert!(
+        log.contains("user not permitted to approve requests with signerName \"kubernetes.io/legacy-unknown\""),
+        "{log}"
+    );
+    let csr = csr_api(&c.client, "v1beta1").get("hub").await.unwrap();
+    assert_eq!(approved(&csr), None);
+    // the request records its creator (the admin here), not what the client could claim
+    assert_eq!(csr.data["spec"]["username"], "yurtsim-admin");
+    c.sim.shutdown().await;
+}
+
+// openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-agent/app/options/options.go (Config: without
+// --kube-config and --apiserver-addr the host's /etc/kubernetes/kubelet.conf) and
+// pkg/yurttunnel/kubernetes/kubernetes.go (CreateClientSetKubeConfig: os.Stat's error as is):
+// the agent's identity comes from the mounted kubelet kubeconfig; without the mount it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurt_tunnel_agent_without_the_hosts_kubelet_kubeconfig_exits() {
+    let c = cluster("v1.20.15").await;
+    let mut pod = yta_pod(&["--node-name=$(NODE_NAME)"], true);
+    let spec = &mut pod["spec"];
+    spec["containers"][0]["volumeMounts"] =
+        json!([{"name": "tunnel-agent-dir", "mountPath": "/var/lib/yurttunnel-agent"}]);
+    spec["volumes"] = json!([{"name": "tunnel-agent-dir",
+        "hostPath": {"path": "/var/lib/yurttunnel-agent", "type": "DirectoryOrCreate"}}]);
+    let mut objects = edge_labels();
+    objects.push(pod);
+    common::apply(&c.client, &objects).await;
+    let (code, log) = crashed(&c.client, "yurt-tunnel-agent").await;
+    assert_eq!(code, 255, "{log}");
+    assert!(
+        log.trim_end().ends_with(
+            "yurttunnel-agent failed: stat /etc/kubernetes/kubelet.conf: no such file or directory"
+        ),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}

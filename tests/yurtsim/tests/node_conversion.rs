@@ -121,8 +121,9 @@ async fn labelling_a_node_into_an_edge_pool_runs_a_conversion_round() {
         "/openyurt"
     );
 
-    let done = node_where(&c, "the node converted", |n| {
-        conversion_condition(n).is_some_and(|c| c.1 == "Converted")
+    // handleSuccessfulAction writes the condition, then uncordons: two writes, so wait for both
+    let done = node_where(&c, "the node converted and uncordoned", |n| {
+        conversion_condition(n).is_some_and(|c| c.1 == "Converted") && !cordoned(n)
     })
     .await;
     assert_eq!(

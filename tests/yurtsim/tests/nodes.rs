@@ -290,13 +290,28 @@ async fn a_host_pid_pod_sees_its_nodes_kubelet_with_the_flags_it_was_started_wit
         Some("/etc/kubernetes/kubelet.conf"),
         "{other}"
     );
-    let stopped = run(
-        "stop",
-        "worker-1",
-        format!("systemctl stop kubelet; {PS_KUBELET}"),
-        true,
+    // a stopped kubelet reports nothing, the Job's end included, until its operator starts it
+    jobs.create(
+        &PostParams::default(),
+        &job(
+            "stop",
+            "worker-1",
+            &format!("systemctl stop kubelet; {PS_KUBELET}; touch /host/stop-done"),
+        ),
     )
+    .await
+    .unwrap();
+    let done = c.sim.node_root("worker-1").join("stop-done");
+    common::eventually(Duration::from_secs(10), "the stop Job's script", || async {
+        done.exists().then_some(())
+    })
     .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let j = jobs.get("stop").await.unwrap();
+    assert_eq!(j.status.unwrap().succeeded.unwrap_or(0), 0, "not reported");
+    c.sim.node_kubelet("worker-1", true).unwrap();
+    assert_eq!(job_condition(&jobs, "stop").await, "Complete");
+    let stopped = job_pod_log(&c.client, "stop").await;
     assert_eq!(stopped, "", "no kubelet process once it is stopped");
     c.sim.shutdown().await;
 }
@@ -370,11 +385,15 @@ async fn a_kubelet_pointed_at_yurthub_is_ready_only_while_yurthub_runs() {
     )
     .unwrap();
     // The servant restarts the kubelet through nsenter + systemctl; the sim's stubs make that real.
+    // (the Job's own end is reported only once the kubelet reaches its API server again)
     jobs.create(&PostParams::default(), &job("restart", "worker-1", "nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl restart kubelet && systemctl is-active kubelet")).await.unwrap();
-    assert_eq!(job_condition(&jobs, "restart").await, "Complete");
-    assert_eq!(job_pod_log(&c.client, "restart").await, "active\n");
-    let n = nodes.get("worker-1").await.unwrap();
-    let ann = n.metadata.annotations.unwrap();
+    let ann = common::eventually(Duration::from_secs(10), "the kubelet restarted", || async {
+        let ann = nodes.get("worker-1").await.ok()?.metadata.annotations?;
+        (ann.get("yurtsim.openyurt.io/kubelet-kubeconfig")?.as_str()
+            == "/var/lib/openyurt/kubelet.conf")
+            .then_some(ann)
+    })
+    .await;
     assert_eq!(
         ann["yurtsim.openyurt.io/kubelet-kubeconfig"],
         "/var/lib/openyurt/kubelet.conf"
@@ -407,6 +426,8 @@ async fn a_kubelet_pointed_at_yurthub_is_ready_only_while_yurthub_runs() {
         || async { (ready_status(&nodes.get("worker-1").await.ok()?) == "True").then_some(()) },
     )
     .await;
+    assert_eq!(job_condition(&jobs, "restart").await, "Complete");
+    assert_eq!(job_pod_log(&c.client, "restart").await, "active\n");
     // The hub's node-local endpoint answers on that node's loopback only.
     let probe = job(
         "probe",
@@ -559,7 +580,7 @@ async fn daemonsets_place_one_pod_per_eligible_node_and_report_status() {
     // kube-proxy tolerates everything: every node. A DaemonSet without tolerations skips the
     // control plane's NoSchedule taint.
     let ds: DaemonSet = serde_json::from_value(json!({"metadata": {"name": "agent"}, "spec": {"selector": {"matchLabels": {"app": "agent"}},
-        "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "openyurt/yurt-tunnel-agent:v0.6.1"}]}}}})).unwrap();
+        "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "example.com/node-agent:1.0"}]}}}})).unwrap();
     dss.create(&PostParams::default(), &ds).await.unwrap();
     for (name, want) in [("kube-proxy", 4), ("agent", 3)] {
         common::eventually(
@@ -741,6 +762,68 @@ async fn an_exiting_daemon_crash_loops_with_growing_back_off() {
                 && e.message.as_deref().is_some_and(|m| m.starts_with(
                     "Back-off restarting failed container main in pod crasher_default("
                 )))
+    );
+    c.sim.shutdown().await;
+}
+
+// kubernetes/kubernetes@v1.33.0 pkg/kubelet/status/status_manager.go (pod status is posted by
+// the kubelet process: a stopped kubelet posts nothing while containerd keeps or has finished
+// the containers), pkg/kubelet/kuberuntime (restarts are the kubelet's) and
+// pkg/controller/nodelifecycle/node_lifecycle_controller.go (a node silent for
+// --node-monitor-grace-period goes Ready=Unknown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_kubelet_stops_reporting_its_pods_and_its_node() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "short"},
+        "spec": {"restartPolicy": "Never", "nodeName": "worker-1", "automountServiceAccountToken": false,
+            "containers": [{"name": "main", "image": "busybox", "command": ["sh", "-c", "sleep 1; exit 3"]}]}}))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let phase = |p: &Pod| {
+        p.status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default()
+    };
+    common::eventually(Duration::from_secs(10), "the pod Running", || async {
+        let p = pods.get("short").await.ok()?;
+        (phase(&p) == "Running").then_some(())
+    })
+    .await;
+    c.sim.node_kubelet("worker-1", false).unwrap();
+    // the container has exited meanwhile; nobody tells the API server
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(phase(&pods.get("short").await.unwrap()), "Running");
+    let nodes: Api<Node> = Api::all(c.client.clone());
+    common::eventually(Duration::from_secs(10), "worker-1 Unknown", || async {
+        let n = nodes.get("worker-1").await.ok()?;
+        n.status?
+            .conditions?
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "Unknown")
+            .then_some(())
+    })
+    .await;
+    assert_eq!(phase(&pods.get("short").await.unwrap()), "Running");
+    // started again, it reports what the runtime kept
+    c.sim.node_kubelet("worker-1", true).unwrap();
+    let p = common::eventually(Duration::from_secs(10), "the pod Failed", || async {
+        let p = pods.get("short").await.ok()?;
+        (phase(&p) == "Failed").then_some(p)
+    })
+    .await;
+    let cs = &p.status.unwrap().container_statuses.unwrap()[0];
+    assert_eq!(
+        cs.state
+            .as_ref()
+            .unwrap()
+            .terminated
+            .as_ref()
+            .unwrap()
+            .exit_code,
+        3
     );
     c.sim.shutdown().await;
 }

@@ -464,3 +464,117 @@ async fn required_node_affinity_and_taints_decide_placement_as_the_scheduler_doe
     assert_eq!(node, "worker-1");
     c.sim.shutdown().await;
 }
+
+// kubernetes/kubernetes@v1.33.0 pkg/registry/certificates/certificates/strategy.go
+// (PrepareForCreate: spec.username and spec.groups are the requester's, whatever was sent) and
+// plugin/pkg/admission/certificates/approval/admission.go with
+// plugin/pkg/admission/certificates/util.go (IsAuthorizedForSignerName): an approval needs
+// `approve` on `signers` named the signerName or `<domain>/*`, beyond the update of
+// certificatesigningrequests/approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csr_records_its_requester_and_its_approval_needs_the_signers_approve_verb() {
+    use base64::Engine;
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let c = common::start(2, Layout::Kubeadm).await;
+    let url = c.sim.url();
+    apply(
+        &c.client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "approver"}, "rules": [
+                {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["create", "get"]},
+                {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval"], "verbs": ["update"]}]}),
+    )
+    .await;
+    apply(
+        &c.client,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "approver"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "approver"},
+            "subjects": [{"kind": "ServiceAccount", "name": "approver", "namespace": "kube-system"}]}),
+    )
+    .await;
+    let token = sa_token(&c.client, "approver").await;
+    let sa = client_with(&url, &token, None).await;
+    let key = yurtsim::models::pki::new_key();
+    let subject = yurtsim::models::pki::Subject {
+        common_name: "someone".into(),
+        ..Default::default()
+    };
+    let pem = yurtsim::models::pki::csr_pem(&subject, &key);
+    let csr: CertificateSigningRequest = serde_json::from_value(json!({
+        "metadata": {"name": "mine"},
+        "spec": {"request": base64::engine::general_purpose::STANDARD.encode(pem),
+                 "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"],
+                 "username": "system:admin", "groups": ["system:masters"]}}))
+    .unwrap();
+    let csrs: Api<CertificateSigningRequest> = Api::all(sa.clone());
+    let created = csrs.create(&PostParams::default(), &csr).await.unwrap();
+    let spec = created.spec;
+    assert_eq!(
+        spec.username.as_deref(),
+        Some("system:serviceaccount:kube-system:approver")
+    );
+    assert_eq!(
+        spec.groups.unwrap_or_default(),
+        [
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+            "system:authenticated"
+        ]
+    );
+    let approve = |mut csr: CertificateSigningRequest| {
+        csr.status = Some(
+            serde_json::from_value(json!({"conditions": [{"type": "Approved", "status": "True",
+                "reason": "Test", "message": "approved by the test"}]}))
+            .unwrap(),
+        );
+        csr
+    };
+    let cur = csrs.get("mine").await.unwrap();
+    let err = csrs
+        .replace_subresource("approval", "mine", &PostParams::default(), &approve(cur))
+        .await
+        .unwrap_err();
+    let (code, msg) = status_of(err);
+    assert_eq!(code, 403);
+    assert_eq!(
+        msg,
+        "certificatesigningrequests.certificates.k8s.io \"mine\" is forbidden: user not permitted to approve requests with signerName \"kubernetes.io/kube-apiserver-client\""
+    );
+    // another signer's name does not help; the signer's domain with `/*` does
+    for (name, names) in [
+        ("signer-other", json!(["kubernetes.io/kubelet-serving"])),
+        ("signer-domain", json!(["kubernetes.io/*"])),
+    ] {
+        apply(
+            &c.client,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name}, "rules": [
+                    {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "resourceNames": names, "verbs": ["approve"]}]}),
+        )
+        .await;
+        apply(
+            &c.client,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": "approver", "namespace": "kube-system"}]}),
+        )
+        .await;
+        let cur = csrs.get("mine").await.unwrap();
+        let res = csrs
+            .replace_subresource("approval", "mine", &PostParams::default(), &approve(cur))
+            .await;
+        match name {
+            "signer-other" => assert_eq!(status_of(res.unwrap_err()).0, 403),
+            _ => {
+                let done = res.unwrap();
+                assert_eq!(
+                    done.status.unwrap().conditions.unwrap()[0].type_,
+                    "Approved"
+                );
+            }
+        }
+    }
+    c.sim.shutdown().await;
+}

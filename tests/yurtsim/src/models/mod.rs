@@ -11,10 +11,12 @@ mod lease;
 pub mod legacy_csr;
 pub mod node_servant;
 pub mod pki;
+mod serveraddr;
 pub mod shell;
 pub mod yurt_app_manager;
 pub mod yurt_controller_manager;
 pub mod yurt_manager;
+pub mod yurt_tunnel_agent;
 pub mod yurt_tunnel_server;
 pub mod yurthub;
 pub mod yurthub_v06;
@@ -46,6 +48,8 @@ pub enum Component {
     YurtAppManager,
     /// yurt-tunnel-server v0.6.1 (legacy profile)
     YurtTunnelServer,
+    /// yurt-tunnel-agent v0.6.1 (legacy profile)
+    YurtTunnelAgent,
     /// YurtHub v0.6.1 (legacy profile)
     YurtHubV06,
     /// node-servant (only its static-pod-upgrade command, which yurt-manager's upgrade
@@ -80,6 +84,7 @@ fn model_of(f: &'static Facts) -> Option<Model> {
         ("yurt-controller-manager", "v0.6.1") => Component::YurtControllerManager,
         ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
         ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
+        ("yurt-tunnel-agent", "v0.6.1") => Component::YurtTunnelAgent,
         ("yurthub", "v0.6.1") => Component::YurtHubV06,
         ("node-servant", "v1.6.1" | "v1.7.0") => Component::NodeServant,
         _ => return None,
@@ -200,6 +205,29 @@ impl Env {
             .map(|(_, p)| p)
     }
 
+    /// Reads a file as the container's process would: through its mounts, following symbolic
+    /// links as the container sees them (an absolute target is looked up through the mounts
+    /// again, as kubeadm's `kubelet-client-current.pem` link needs). None when it cannot.
+    pub fn read_container_file(&self, path: &str) -> Option<Vec<u8>> {
+        let mut path = crate::util::clean_path(path);
+        for _ in 0..40 {
+            let real = self.container_path(&path)?;
+            match std::fs::read_link(&real) {
+                Ok(target) => {
+                    let target = target.to_string_lossy().into_owned();
+                    path = if target.starts_with('/') {
+                        crate::util::clean_path(&target)
+                    } else {
+                        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+                        crate::util::clean_path(&format!("{dir}/{target}"))
+                    };
+                }
+                Err(_) => return std::fs::read(&real).ok(),
+            }
+        }
+        None
+    }
+
     pub fn caller_with_token(&self, token: &str) -> Result<Caller, String> {
         auth::authenticate(&self.shared, Some(&format!("Bearer {token}")))
             .map(|user| Caller::new(&self.shared, user))
@@ -227,6 +255,7 @@ pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
             }
             Component::YurtAppManager => yurt_app_manager::run(&env, model.facts).await,
             Component::YurtTunnelServer => yurt_tunnel_server::run(&env, model.facts).await,
+            Component::YurtTunnelAgent => yurt_tunnel_agent::run(&env, model.facts).await,
             Component::YurtHubV06 => yurthub_v06::run(&env, model.facts).await,
             Component::NodeServant => node_servant::run(&env, model.facts).await,
         };
@@ -479,6 +508,26 @@ impl Caller {
         self.shared.api.get(&info, ns, name)
     }
 
+    /// A LIST of `resource` (in `ns`, or cluster-wide when empty) with a label selector.
+    pub fn list(
+        &self,
+        group: &str,
+        resource: &str,
+        ns: &str,
+        label_selector: &str,
+    ) -> ApiResult<Vec<Arc<Value>>> {
+        self.authorize("list", group, resource, ns, "")?;
+        let info = self.info(group, resource)?;
+        let label = crate::selector::LabelSelector::parse(label_selector)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let filter = Filter {
+            namespace: (!ns.is_empty()).then(|| ns.to_string()),
+            label,
+            ..Default::default()
+        };
+        Ok(self.shared.api.list(&info, &filter).0)
+    }
+
     /// An informer's first list (and the watch it then opens): both verbs must be allowed and
     /// the version served, else the informer never syncs.
     pub fn list_watch(
@@ -573,6 +622,10 @@ impl Caller {
         if !f(&mut new) {
             return Ok(Some(new));
         }
+        if group == "certificates.k8s.io" && resource == "certificatesigningrequests/approval" {
+            let signer = new["spec"]["signerName"].as_str().unwrap_or("");
+            auth::csr_approval_admission(&self.shared, &self.user, name, signer)?;
+        }
         // the client read it through this version (the store keeps the version it was
         // created through, as the server's read path converts it)
         new["apiVersion"] = json!(info.api_version());
@@ -626,7 +679,10 @@ impl Caller {
     }
 
     fn ctx(&self) -> Ctx {
-        Ctx::system(&self.user.name)
+        Ctx {
+            groups: self.user.groups.clone(),
+            ..Ctx::system(&self.user.name)
+        }
     }
 }
 

@@ -12,12 +12,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::pki::Subject;
-use super::{Caller, Env, legacy_csr};
+use super::{Caller, Env, legacy_csr, serveraddr};
 use crate::facts::{self, Facts};
 use crate::util;
 
 const NS: &str = "kube-system";
-const SVC: &str = "x-tunnel-server-svc";
 const INTERNAL_SVC: &str = "x-tunnel-server-internal-svc";
 const CFG: &str = "yurt-tunnel-server-cfg";
 const NODES_CM: &str = "yurt-tunnel-nodes";
@@ -170,47 +169,40 @@ struct Tunnel<'a> {
 }
 
 impl Tunnel<'_> {
-    /// The certificate's SANs: the Service's ClusterIP and names, the internal Service's
-    /// (when it exists), 127.0.0.1 and the flags' — the lookup stops at its first error and
-    /// the flags' SANs stay (serveraddr.GetYurttunelServerDNSandIP).
+    /// The certificate's SANs (NewYurttunnelServerCertManager): what
+    /// serveraddr.GetYurttunelServerDNSandIP finds — for the NodePort Service the cloud nodes'
+    /// addresses first, then its names, cluster IP, 127.0.0.1 and Endpoints — plus the
+    /// internal Service's cluster IP and names, then the flags'; the lookup stops at its first
+    /// error and then only the flags' SANs stay.
     fn subject(&self, dns: &[String], ips: &[String]) -> Subject {
-        let mut dns_names: Vec<String> = dns.to_vec();
-        let mut addrs: Vec<std::net::IpAddr> = ips.iter().filter_map(|i| i.parse().ok()).collect();
-        let names = |svc: &str| {
-            [
-                svc.to_string(),
-                format!("{svc}.{NS}"),
-                format!("{svc}.{NS}.svc"),
-                format!("{svc}.{NS}.svc.cluster.local"),
-            ]
-        };
-        let lookup = || -> Result<(), String> {
-            self.me
-                .get("", "services", NS, SVC)
-                .map_err(|e| e.to_string())?;
-            self.me
-                .get("", "endpoints", NS, SVC)
-                .map_err(|e| e.to_string())?;
-            Ok(())
-        };
-        match lookup() {
-            Ok(()) => {
-                let api = &self.env.shared.api;
-                for name in [SVC, INTERNAL_SVC] {
-                    if let Some(s) = api.get_opt("", "services", NS, name) {
-                        dns_names.extend(names(name));
-                        if let Some(ip) = s["spec"]["clusterIP"].as_str().and_then(|i| i.parse().ok()) {
-                            addrs.push(ip);
-                        }
-                    }
+        let mut dns_names: Vec<String> = Vec::new();
+        let mut addrs: Vec<std::net::IpAddr> = Vec::new();
+        let found = serveraddr::resources(&self.me)
+            .and_then(|(svc, eps, nodes)| serveraddr::extract(&svc, &eps, &nodes));
+        match found {
+            Ok((d, i)) => {
+                dns_names.extend(d);
+                addrs.extend(i.iter().filter_map(|i| i.parse::<std::net::IpAddr>().ok()));
+                // the internal Service through the clientset: not found or denied, it adds
+                // nothing
+                if let Ok(s) = self.me.get("", "services", NS, INTERNAL_SVC)
+                    && let Some(ip) = s["spec"]["clusterIP"].as_str().and_then(|i| i.parse().ok())
+                {
+                    addrs.push(ip);
+                    dns_names.extend(serveraddr::default_domains(INTERNAL_SVC));
                 }
-                addrs.push("127.0.0.1".parse().unwrap());
             }
             Err(e) => self.env.log.info(
                 "certmanager.go:0",
                 &format!("failed to get the tunnel server's addresses, only the user-given SANs are used: {e}"),
             ),
         }
+        // the user's SANs come last
+        dns_names.extend(dns.iter().cloned());
+        addrs.extend(
+            ips.iter()
+                .filter_map(|i| i.parse::<std::net::IpAddr>().ok()),
+        );
         self.env.log.info(
             "certmanager.go:0",
             &format!("subject of tunnel server certificate, ips={addrs:?}, dnsNames={dns_names:?}"),

@@ -142,6 +142,7 @@ pub async fn apply(client: &Client, objects: &[serde_json::Value]) {
             "RoleBinding" => "rolebindings",
             "Service" => "services",
             "Deployment" => "deployments",
+            "DaemonSet" => "daemonsets",
             "Node" => "nodes",
             k => panic!("add {k}"),
         };
