@@ -138,6 +138,7 @@ fn bench(nodes: usize, mode: &str) -> Figures {
         started.elapsed().as_secs_f64()
     );
 
+    let sim_cpu0 = support::cpu_ticks("/proc/self/stat").unwrap_or(0);
     let t0 = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
         .arg("convert")
@@ -177,7 +178,9 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     }
     let status = child.wait().unwrap();
     let makespan = t0.elapsed();
-    let rss_mib = peak_rss.mib();
+    let sim_cpu = (support::cpu_ticks("/proc/self/stat").unwrap_or(0) - sim_cpu0) as f64
+        / support::clock_ticks_per_second();
+    let (rss_mib, yurtctl_cpu) = peak_rss.mib_and_cpu();
     assert!(
         status.success() || status.code().is_some(),
         "convert was killed: {status}"
@@ -218,6 +221,9 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     // diagnostic: the stand-in's time plus the pod start-up and Job bookkeeping of the
     // (simulated) cluster, as yurtctl saw each Job from create to end
     row("median Job time observed", observed_median, "s", None);
+    row("yurtctl CPU time", yurtctl_cpu, "s", None);
+    // its API, controllers and kubelets; the container processes are not counted
+    row("yurtsim CPU time (same machine)", sim_cpu, "s", None);
     row("node phases (measured)", node_span.as_secs_f64(), "s", None);
     row(
         "node phases ideal (windows × d)",

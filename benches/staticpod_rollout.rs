@@ -298,8 +298,8 @@ async fn main() {
     );
     println!(
         "  yurtctl peak RSS    {:.1} MiB (`staticpod status` alone: {:.1} MiB)",
-        peak_rss.mib(),
-        status_rss.mib()
+        peak_rss.mib_and_cpu().0,
+        status_rss.mib_and_cpu().0
     );
     sim.shutdown().await;
 }

@@ -12,7 +12,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::api::{Api, ListParams, PostParams};
-use serde_json::{Value, json};
+use serde_json::json;
 use yurtsim::Layout;
 
 const HUB_SERVER: &str = "http://127.0.0.1:10261";

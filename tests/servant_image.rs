@@ -67,7 +67,7 @@ fn the_dockerfile_builds_what_the_jobs_run() {
         Duration::from_secs(60),
         true,
     );
-    let spec = job.template.spec.expect("pod spec");
+    let spec = job.template.spec.clone().expect("pod spec");
     let command = spec.containers[0].command.clone().expect("a command");
     assert_eq!(command[0], "yurtctl");
     assert!(
