@@ -700,14 +700,7 @@ async fn dispatch(
             let v = parse_body(&body, &content_type)?;
             if csr_approval {
                 // the approval admission plugin reads the submitted object's signer
-                let signer = v["spec"]["signerName"].as_str().map(str::to_string);
-                let signer = signer.or_else(|| current_signer(shared, &name));
-                crate::auth::csr_approval_admission(
-                    shared,
-                    &user,
-                    &name,
-                    signer.as_deref().unwrap_or(""),
-                )?;
+                approval_admission(shared, &user, &name, &v)?;
             }
             let out = shared
                 .api
@@ -736,16 +729,7 @@ async fn dispatch(
             if csr_approval {
                 // a patch cannot move the request to another signer (the approval strategy
                 // keeps the spec), so the current object's signer is the new object's
-                let signer = v["spec"]["signerName"]
-                    .as_str()
-                    .map(str::to_string)
-                    .or_else(|| current_signer(shared, &name));
-                crate::auth::csr_approval_admission(
-                    shared,
-                    &user,
-                    &name,
-                    signer.as_deref().unwrap_or(""),
-                )?;
+                approval_admission(shared, &user, &name, &v)?;
             }
             let mut ctx = ctx;
             if matches!(pt, PatchType::Apply { .. }) && !q.contains_key("fieldManager") {
@@ -831,6 +815,21 @@ async fn dispatch(
             "the server does not allow this method on the requested resource",
         )),
     }
+}
+
+/// The CSR approval admission for a write to `certificatesigningrequests/approval`: the signer
+/// the body names, else the stored request's.
+fn approval_admission(
+    shared: &Shared,
+    user: &crate::auth::UserInfo,
+    name: &str,
+    body: &Value,
+) -> ApiResult<()> {
+    let signer = body["spec"]["signerName"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| current_signer(shared, name));
+    crate::auth::csr_approval_admission(shared, user, name, signer.as_deref().unwrap_or(""))
 }
 
 fn scale_of(res: &ResourceInfo, obj: &Value) -> Value {

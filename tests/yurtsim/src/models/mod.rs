@@ -420,15 +420,53 @@ pub(crate) fn start_v0_command(
     program: &str,
 ) -> Result<facts::Parsed, i32> {
     let log = &env.log;
+    let panics = |e: &str| {
+        // cobra printed the error and the usage; main panics with it (exit 2)
+        log.line(&format!("panic: {e}"));
+        facts.unknown_flag().0
+    };
+    let (parsed, info) = start_v0(env, facts, program, None, &panics)?;
+    log.line(&format!("{program} version: {info}"));
+    Ok(parsed)
+}
+
+/// The start of a v0.6 tunnel command (openyurtio/openyurt@v0.6.1 cmd/yurt-tunnel-server and
+/// cmd/yurt-tunnel-agent): cobra prints a flag error or a positional argument (`cobra.NoArgs`;
+/// `unknown command "ARG" for "USE"`) and main ends it with `fatal` (klog.Fatalf, exit 255).
+/// The parsed flags and the `projectinfo.Info` text, or the exit code (0 for `--version`,
+/// printed as `<program>: <info>`).
+pub(crate) fn start_v0_tunnel_command(
+    env: &Env,
+    facts: &'static Facts,
+    program: &str,
+    cobra_use: &str,
+    fatal: &dyn Fn(&str) -> i32,
+) -> Result<(facts::Parsed, String), i32> {
+    start_v0(env, facts, program, Some(cobra_use), fatal)
+}
+
+/// Flags parsed as cobra does (`Error: …` logged, then `failed` decides the exit), positional
+/// arguments refused when the command is `cobra.NoArgs` (`no_args`: its Use), `--version`.
+fn start_v0(
+    env: &Env,
+    facts: &'static Facts,
+    program: &str,
+    no_args: Option<&str>,
+    failed: &dyn Fn(&str) -> i32,
+) -> Result<(facts::Parsed, String), i32> {
+    let log = &env.log;
     let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
         Ok(p) => p,
         Err(e) => {
-            // cobra prints the error and the usage; main panics with it (exit 2)
             log.line(&format!("Error: {e}"));
-            log.line(&format!("panic: {e}"));
-            return Err(facts.unknown_flag().0);
+            return Err(failed(&e));
         }
     };
+    if let (Some(cobra_use), Some(arg)) = (no_args, parsed.positional.first()) {
+        let e = format!("unknown command \"{arg}\" for \"{cobra_use}\"");
+        log.line(&format!("Error: {e}"));
+        return Err(failed(&e));
+    }
     let info = format!(
         "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
         facts.version
@@ -437,8 +475,7 @@ pub(crate) fn start_v0_command(
         log.line(&format!("{program}: {info}"));
         return Err(0);
     }
-    log.line(&format!("{program} version: {info}"));
-    Ok(parsed)
+    Ok((parsed, info))
 }
 
 /// API requests as one identity, each authorized as the API server would (`Node,RBAC`) and

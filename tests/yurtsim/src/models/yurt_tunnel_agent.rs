@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::pki::Subject;
 use super::{Caller, Env, legacy_csr, serveraddr};
 use crate::auth::UserInfo;
-use crate::facts::{self, Facts};
+use crate::facts::Facts;
 
 const PROGRAM: &str = "yurttunnel-agent";
 const NS: &str = "kube-system";
@@ -32,28 +32,11 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         log.klog('F', "agent.go:0", &format!("{PROGRAM} failed: {msg}"));
         255
     };
-    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+    // the command sets no Use, so its path is ""
+    let (parsed, info) = match super::start_v0_tunnel_command(env, facts, PROGRAM, "", &fatal) {
         Ok(p) => p,
-        Err(e) => {
-            // cobra prints the error and the usage; main's klog.Fatalf ends it
-            log.line(&format!("Error: {e}"));
-            return fatal(&e);
-        }
+        Err(code) => return code,
     };
-    // cobra.NoArgs; the command sets no Use, so its path is ""
-    if let Some(arg) = parsed.positional.first() {
-        let e = format!("unknown command \"{arg}\" for \"\"");
-        log.line(&format!("Error: {e}"));
-        return fatal(&e);
-    }
-    let info = format!(
-        "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
-        facts.version
-    );
-    if parsed.get("version") == Some("true") {
-        log.line(&format!("{PROGRAM}: {info}"));
-        return 0;
-    }
     log.info("start.go:0", &format!("{PROGRAM} version: {info}"));
     let flag = |n: &str| parsed.get(n).unwrap_or("").to_string();
     let env_var = |n: &str| env.container.env_var(n).unwrap_or("").to_string();

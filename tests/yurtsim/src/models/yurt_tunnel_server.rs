@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::pki::Subject;
 use super::{Caller, Env, legacy_csr, serveraddr};
-use crate::facts::{self, Facts};
+use crate::facts::Facts;
 use crate::util;
 
 const NS: &str = "kube-system";
@@ -32,27 +32,16 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         );
         255
     };
-    let parsed = match facts::parse_args(&facts.flags(), &env.container.args) {
+    let (parsed, info) = match super::start_v0_tunnel_command(
+        env,
+        facts,
+        "yurttunnel-server",
+        "yurttunnel-server",
+        &fatal,
+    ) {
         Ok(p) => p,
-        Err(e) => {
-            log.line(&format!("Error: {e}"));
-            return fatal(&e);
-        }
+        Err(code) => return code,
     };
-    // cobra.NoArgs
-    if let Some(arg) = parsed.positional.first() {
-        let e = format!("unknown command \"{arg}\" for \"yurttunnel-server\"");
-        log.line(&format!("Error: {e}"));
-        return fatal(&e);
-    }
-    let info = format!(
-        "projectinfo.Info{{GitVersion:\"{}\", GitCommit:\"yurtsim\"}}",
-        facts.version
-    );
-    if parsed.get("version") == Some("true") {
-        log.line(&format!("yurttunnel-server: {info}"));
-        return 0;
-    }
     log.line(&format!("yurttunnel-server version: {info}"));
     if parsed.get("bind-address") == Some("") {
         return fatal("yurttunnel-server's bind address can't be empty");
