@@ -33,10 +33,12 @@ pub use crate::naming::{MAX_NAME, job_name, label_value};
 mod job_watch;
 mod named;
 mod run;
+mod sweep;
 
 use job_watch::*;
 pub use named::*;
 pub use run::*;
+use sweep::*;
 
 /// One node's Job: what the caller decides (action, node, pod template); the runner adds the
 /// name, labels, node pinning and defaults.
