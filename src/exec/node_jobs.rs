@@ -89,12 +89,11 @@ pub async fn run_journaled(
                 saving = None;
                 match r {
                     Ok(sent) => {
-                        journal.sent(sent);
+                        journal.sent(&delta, sent);
                         failures = 0;
                         retry_at = None;
                     }
                     Err(e) => {
-                        journal.unsent(delta);
                         failures += 1;
                         if failures >= SAVE_FAILURES_TO_STOP {
                             return Err(JournalError::Unsaved {
@@ -119,9 +118,9 @@ pub async fn run_journaled(
     };
     if let Some(save) = saving.take() {
         let (delta, r) = save.await;
-        match r {
-            Ok(sent) => journal.sent(sent),
-            Err(_) => journal.unsent(delta),
+        // a failed one leaves its changes to the save after the Jobs
+        if let Ok(sent) = r {
+            journal.sent(&delta, sent);
         }
     }
     while let Ok(end) = end_rx.try_recv() {

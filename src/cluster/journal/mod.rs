@@ -14,7 +14,7 @@
 //! its nodes to the shards (the shards are written before the run record that no longer lists
 //! them, so a crash in between loses nothing).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -134,7 +134,10 @@ pub struct Journal {
     pub resource_version: Option<String>,
     /// Nodes changed since they were last saved.
     #[serde(skip)]
-    dirty: BTreeSet<String>,
+    dirty: BTreeMap<String, u64>,
+    /// Counts changes, so a save forgets only the changes it carried.
+    #[serde(skip)]
+    changes: u64,
     /// The run record as last saved (to send it only when it changed).
     #[serde(skip)]
     saved_record: Option<String>,
@@ -154,7 +157,8 @@ impl Journal {
             nodes: BTreeMap::new(),
             updated_at: now(),
             resource_version: None,
-            dirty: BTreeSet::new(),
+            dirty: BTreeMap::new(),
+            changes: 0,
             saved_record: None,
         }
     }
@@ -177,7 +181,7 @@ impl Journal {
     /// Records a phase's state on a node, stamping times.
     pub fn set_phase(&mut self, node: &str, phase: &str, state: PhaseState, error: Option<String>) {
         let t = now();
-        self.dirty.insert(node.to_string());
+        self.changed(node);
         let entry = self
             .nodes
             .entry(node.to_string())
@@ -255,16 +259,23 @@ impl Journal {
         self.resource_version = server.resource_version.clone();
     }
 
+    /// Marks `node` changed since the last save.
+    pub(crate) fn changed(&mut self, node: &str) {
+        self.changes += 1;
+        self.dirty.insert(node.to_string(), self.changes);
+    }
+
     /// What the next save sends: a merge patch per shard with the nodes changed since the last
-    /// save, and the run record when it changed. The nodes count as saved from here on;
-    /// [`Journal::unsent`] puts them back when the save fails.
+    /// save that went through, and the run record when it changed. Nothing counts as saved
+    /// until [`Journal::sent`]: a save that fails or is dropped (Ctrl-C) leaves it all for the
+    /// next one.
     pub fn take_delta(&mut self) -> Delta {
         if self.node_shards == 0 && !self.nodes.is_empty() {
             self.node_shards = self.nodes.len().div_ceil(NODES_PER_SHARD).max(1) as u32;
         }
-        let nodes = std::mem::take(&mut self.dirty);
+        let nodes = self.dirty.clone();
         let mut shards: BTreeMap<u32, serde_json::Map<String, serde_json::Value>> = BTreeMap::new();
-        for node in &nodes {
+        for node in nodes.keys() {
             let value = match self.nodes.get(node) {
                 Some(phases) => {
                     serde_json::Value::String(serde_json::to_string(phases).unwrap_or_default())
@@ -287,14 +298,15 @@ impl Journal {
         }
     }
 
-    /// A save that failed: its nodes are changed again, its record unsaved.
-    pub fn unsent(&mut self, delta: Delta) {
-        self.dirty.extend(delta.nodes);
-    }
-
-    /// A save that went through: the run record as stored (a conflict may have merged the
-    /// server's objects into it) becomes ours.
-    pub fn sent(&mut self, sent: Sent) {
+    /// A save that went through: its nodes are saved unless they changed again meanwhile, and
+    /// the run record as stored (a conflict may have merged the server's objects into it)
+    /// becomes ours.
+    pub fn sent(&mut self, delta: &Delta, sent: Sent) {
+        for (node, change) in &delta.nodes {
+            if self.dirty.get(node) == Some(change) {
+                self.dirty.remove(node);
+            }
+        }
         if let Some((json, stored)) = sent.record {
             self.merge_from(&stored);
             self.saved_record = Some(json);
@@ -315,7 +327,8 @@ impl Journal {
             nodes: BTreeMap::new(),
             updated_at: self.updated_at,
             resource_version: self.resource_version.clone(),
-            dirty: BTreeSet::new(),
+            dirty: BTreeMap::new(),
+            changes: 0,
             saved_record: None,
         }
     }
@@ -324,7 +337,8 @@ impl Journal {
 /// What one save sends (see [`Journal::take_delta`]).
 #[derive(Debug)]
 pub struct Delta {
-    nodes: BTreeSet<String>,
+    /// The nodes it carries, each with the change it saves.
+    nodes: BTreeMap<String, u64>,
     /// shard → node → its phases as JSON text (null: the node's record goes).
     shards: Vec<(u32, serde_json::Map<String, serde_json::Value>)>,
     /// The run record (its JSON without `updatedAt`, and the record itself), when it changed.

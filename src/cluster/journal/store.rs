@@ -67,7 +67,10 @@ impl JournalStore {
         };
         if j.version < 2 {
             // version 1 kept the nodes in the record: the next save moves them to the shards
-            j.dirty = j.nodes.keys().cloned().collect();
+            let nodes: Vec<String> = j.nodes.keys().cloned().collect();
+            for node in nodes {
+                j.changed(&node);
+            }
             return Ok(Some(j));
         }
         let lp = ListParams::default().labels(&format!("{LABEL_JOURNAL}=nodes"));
@@ -129,16 +132,9 @@ impl JournalStore {
     /// to be saved again.
     pub async fn save(&self, j: &mut Journal) -> Result<(), ClusterError> {
         let delta = j.take_delta();
-        match self.send(&delta).await {
-            Ok(sent) => {
-                j.sent(sent);
-                Ok(())
-            }
-            Err(e) => {
-                j.unsent(delta);
-                Err(e)
-            }
-        }
+        let sent = self.send(&delta).await?;
+        j.sent(&delta, sent);
+        Ok(())
     }
 
     /// Sends one save: the node shards first, then the run record, so a record never points

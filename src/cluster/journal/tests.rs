@@ -75,14 +75,15 @@ fn a_save_sends_only_the_nodes_that_changed_and_the_record_only_when_it_changed(
     assert_eq!(first.nodes.len(), 1200);
     assert_eq!(first.shards.len(), 3);
     assert!(first.record.is_some(), "a new journal");
-    j.sent(Sent {
-        record: first.record,
-    });
+    let record = Sent {
+        record: first.record.clone(),
+    };
+    j.sent(&first, record);
     assert!(!j.is_dirty());
 
     j.set_phase("w7", "nodes/edge", PhaseState::Done, None);
     let next = j.take_delta();
-    assert_eq!(next.nodes, BTreeSet::from(["w7".to_string()]));
+    assert_eq!(next.nodes.keys().collect::<Vec<_>>(), ["w7"]);
     assert_eq!(next.shards.len(), 1);
     let (shard, nodes) = &next.shards[0];
     assert_eq!(*shard, shard_of("w7", 3));
@@ -91,11 +92,16 @@ fn a_save_sends_only_the_nodes_that_changed_and_the_record_only_when_it_changed(
     assert_eq!(phases["nodes/edge"].state, PhaseState::Done);
     assert!(next.record.is_none(), "the run record did not change");
 
-    // a failed save: the node is sent again with the next one
-    j.unsent(next);
+    // a save that failed or was dropped (Ctrl-C): the node is sent again with the next one
+    drop(next);
     j.set_phase("w8", "nodes/edge", PhaseState::Done, None);
     let again = j.take_delta();
     assert_eq!(again.nodes.len(), 2);
+
+    // a node that changed while its save was in flight stays to be saved
+    j.set_phase("w8", "nodes/edge", PhaseState::Failed, Some("later".into()));
+    j.sent(&again, Sent { record: None });
+    assert_eq!(j.take_delta().nodes.keys().collect::<Vec<_>>(), ["w8"]);
 }
 
 #[test]
