@@ -484,6 +484,15 @@ fn service(n: &NodeSeed, files: &Path) -> servant::HubService {
     .unwrap()
 }
 
+/// A convert that installs YurtHub as a service and redirects the kubelet.
+fn service_convert(n: &NodeSeed, files: &Path) -> NodeConvertOptions {
+    NodeConvertOptions {
+        yurthub: Some(service(n, files).into()),
+        redirect_kubelet: true,
+        restart_workloads: false,
+    }
+}
+
 #[test]
 fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
     for layout in Layout::all() {
@@ -492,11 +501,7 @@ fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
         let (dir, n) = seed(layout, Role::Worker, &SeedOptions::default());
         let root = dir.path();
         let before = tree(root);
-        let opts = NodeConvertOptions {
-            yurthub: Some(service(&n, files.path()).into()),
-            redirect_kubelet: true,
-            restart_workloads: false,
-        };
+        let opts = service_convert(&n, files.path());
         run(root, servant::convert(root, &opts));
         let after = tree(root);
         let mut created: Vec<String> = diff(&before, &after)
@@ -552,11 +557,7 @@ fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
             Some("yurthub.service")
         );
 
-        let again = NodeConvertOptions {
-            yurthub: Some(service(&n, files.path()).into()),
-            redirect_kubelet: true,
-            restart_workloads: false,
-        };
+        let again = service_convert(&n, files.path());
         assert!(
             servant::convert(root, &again).unwrap().is_empty(),
             "{ctx}: a second convert changes nothing"
@@ -574,11 +575,7 @@ fn a_yurthub_binary_someone_else_installed_is_never_overwritten() {
     fs::create_dir_all(root.join("usr/local/bin")).unwrap();
     fs::write(root.join("usr/local/bin/yurthub"), b"theirs").unwrap();
     let before = tree(root);
-    let opts = NodeConvertOptions {
-        yurthub: Some(service(&n, files.path()).into()),
-        redirect_kubelet: true,
-        restart_workloads: false,
-    };
+    let opts = service_convert(&n, files.path());
     let e = servant::convert(root, &opts).unwrap_err().to_string();
     assert!(
         e.contains("/usr/local/bin/yurthub") && e.contains("not written by yurtctl"),
@@ -624,11 +621,7 @@ fn a_revert_stopped_after_any_of_its_changes_is_finished_by_the_next_one() {
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
     let before = tree(root);
-    let opts = NodeConvertOptions {
-        yurthub: Some(service(&n, files.path()).into()),
-        redirect_kubelet: true,
-        restart_workloads: false,
-    };
+    let opts = service_convert(&n, files.path());
     run(root, servant::convert(root, &opts));
     let converted = tree(root);
     let steps = servant::revert(root).unwrap().changes.len();
