@@ -432,7 +432,7 @@ pub async fn handle(
                 504 => "Timeout",
                 404 => "NotFound",
                 403 => "Forbidden",
-                // apimachinery pkg/api/errors NewInvalid / NewRequestEntityTooLargeError
+                // kubernetes/apimachinery@v0.33.0 pkg/api/errors/errors.go NewInvalid, NewRequestEntityTooLargeError
                 422 => "Invalid",
                 413 => "RequestEntityTooLarge",
                 _ => "Unknown",
