@@ -1384,7 +1384,9 @@ fn pod_pids(uid: &str) -> Vec<i32> {
 
 /// Waits until the log of the node servant Job doing `action` on `node` shows `moment`, then
 /// `after` later SIGKILLs its processes (as an OOM kill or a node reboot would). Returns
-/// whether a process was still there to kill.
+/// whether the kill landed: the pod's container ended by SIGKILL (exit 137). A servant that
+/// already called exit when the signal came ends 0, and its succeeded Job may be swept, pod
+/// and all, before it is seen: neither counts as killed.
 async fn kill_servant_at(
     env: &Env,
     node: &str,
@@ -1396,7 +1398,7 @@ async fn kill_servant_at(
         Api::<k8s_openapi::api::core::v1::Pod>::namespaced(env.client.clone(), "kube-system");
     let job = format!("yurtctl-{action}-{node}");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let uid = 'found: loop {
+    let (name, uid) = 'found: loop {
         let list = pods
             .list(&kube::api::ListParams::default().labels(&format!("job-name={job}")))
             .await
@@ -1407,7 +1409,10 @@ async fn kill_servant_at(
                 .await
                 .unwrap_or_default();
             if log.contains(moment) {
-                break 'found p.metadata.uid.clone().unwrap();
+                break 'found (
+                    p.metadata.name.clone().unwrap(),
+                    p.metadata.uid.clone().unwrap(),
+                );
             }
         }
         assert!(
@@ -1423,8 +1428,31 @@ async fn kill_servant_at(
             .args(["-KILL", &pid.to_string()])
             .status();
     }
-    eprintln!("--- killed the {action} servant on {node} {after:?} after {moment:?}: {pids:?}");
-    !pids.is_empty()
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let exit_code = loop {
+        let Some(pod) = pods.get_opt(&name).await.unwrap() else {
+            break None;
+        };
+        let terminated = pod
+            .status
+            .and_then(|s| s.container_statuses)
+            .and_then(|c| c.into_iter().next())
+            .and_then(|c| c.state)
+            .and_then(|s| s.terminated);
+        if let Some(t) = terminated {
+            break Some(t.exit_code);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "pod {name} never ended after the kill"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    eprintln!(
+        "--- killed the {action} servant on {node} {after:?} after {moment:?}: {pids:?}, \
+         its container's exit code: {exit_code:?}"
+    );
+    exit_code == Some(137)
 }
 
 /// A node servant SIGKILLed at seeded moments of its work (YurtHub installed, YurtHub ready,
