@@ -20,6 +20,7 @@
 mod crictl_stub;
 mod net;
 mod pid;
+mod spawn;
 mod tools;
 
 pub use net::NodeNetwork;
@@ -33,7 +34,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -178,11 +179,11 @@ fn prepare_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> RuntimeE
 
 /// A started container process (the leader of its own process group).
 ///
-/// Dropping it without `wait`/`stop` SIGKILLs the whole group; Tokio reaps
-/// the leader in the background.
+/// Dropping it without `wait`/`stop` SIGKILLs the whole group; the leader is
+/// reaped in the background.
 #[derive(Debug)]
 pub struct Running {
-    child: tokio::process::Child,
+    child: spawn::Child,
     pid: u32,
     exit: Option<ExitInfo>,
     /// Released (and the mount points removed when unused) when this is dropped.
@@ -260,67 +261,59 @@ impl Drop for Running {
 
 /// Starts a container process. Must be called within a Tokio runtime.
 ///
-/// Blocks briefly (fork until exec, creating mount targets and the log).
+/// Blocks briefly (until the child has exec'd: creating mount targets, namespaces and the log).
 pub fn spawn(spec: ContainerSpec<'_>) -> Result<Running, RuntimeError> {
     let program = spec.program.clone();
     let plan = Prepared::new(&spec)?;
 
     let log = open_log(&spec.log_path)?;
     let log2 = log.try_clone().map_err(prepare_err("duplicate log fd"))?;
-    // The child reports which setup step failed through this pipe (both ends
-    // are close-on-exec, so a successful exec leaves it empty).
+    // The child reports which step failed through this pipe (both ends are close-on-exec, so a
+    // successful exec leaves it empty).
     let (mut report_rx, report_tx) = io::pipe().map_err(prepare_err("create pipe"))?;
 
-    let child_plan = plan.child_plan(report_tx.as_raw_fd(), &spec)?;
-    let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log2));
-    let mut child_plan = child_plan;
-    // SAFETY: the closure only runs async-signal-safe syscalls (setsid, setns,
-    // unshare, mount, open, sethostname, socket/ioctl/close, chdir, stat,
-    // access, write) on data prepared before fork; it allocates nothing and
-    // takes no locks.
-    unsafe {
-        cmd.pre_exec(move || child_plan.run());
-    }
-    let runtime = tokio::runtime::Handle::current();
-    let spawned = pid::forked_in(spec.pid.into(), move || {
-        let _entered = runtime.enter();
-        cmd.spawn()
-    })
-    .and_then(|r| r);
+    let mut child_plan = plan.child_plan(report_tx.as_raw_fd(), &spec)?;
+    let argv = std::iter::once(spec.program.as_str())
+        .chain(spec.args.iter().map(String::as_str))
+        .map(cstring)
+        .collect::<Result<Vec<_>, _>>()?;
+    let envp = spec
+        .env
+        .iter()
+        .map(|(k, v)| cstring(format!("{k}={v}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let candidates = match &child_plan.exe {
+        ExeCheck::Path(p) => vec![p.clone()],
+        ExeCheck::Search(c) => c.clone(),
+    };
+    let exec = spawn::Exec::new(candidates, argv, envp, log.into(), log2.into())
+        .map_err(prepare_err("open /dev/null"))?;
+    let spawned =
+        pid::forked_in(spec.pid.into(), || spawn::spawn(&mut child_plan, &exec)).and_then(|r| r);
     drop(report_tx);
-    match spawned {
-        Ok(child) => {
-            let pid = child.id().ok_or_else(|| RuntimeError::Exec {
-                program: program.clone(),
-                source: io::Error::other("child exited before its pid was read"),
-            })?;
-            tracing::debug!(pid, program = %program, hostname = %spec.hostname, "container started");
-            Ok(Running {
-                child,
-                pid,
-                exit: None,
-                _mount_points: plan.claims,
-            })
-        }
-        Err(err) => {
-            // std reaps the failed child before returning, so this ends at EOF.
-            let mut buf = Vec::new();
-            let _ = report_rx.read_to_end(&mut buf);
-            Err(match ChildReport::decode(&buf) {
-                Some(report) => report.into_error(&program, &spec, &plan.mounts),
-                None => RuntimeError::Exec {
-                    program,
-                    source: err,
-                },
-            })
-        }
+    let pid = spawned.map_err(|source| RuntimeError::Exec {
+        program: program.clone(),
+        source,
+    })?;
+    // EOF at once when the child exec'd; its report when it failed (and exited).
+    let mut buf = Vec::new();
+    let _ = report_rx.read_to_end(&mut buf);
+    if let Some(report) = ChildReport::decode(&buf) {
+        spawn::Child::reap_now(pid);
+        return Err(report.into_error(&program, &spec, &plan.mounts));
     }
+    let child = spawn::Child::adopt(pid).map_err(|source| RuntimeError::Exec {
+        program: program.clone(),
+        source,
+    })?;
+    let pid = pid as u32;
+    tracing::debug!(pid, program = %program, hostname = %spec.hostname, "container started");
+    Ok(Running {
+        child,
+        pid,
+        exit: None,
+        _mount_points: plan.claims,
+    })
 }
 
 const FORBIDDEN_TARGETS: &[&str] = &[
@@ -729,9 +722,10 @@ enum Stage {
     NotFound,
     NoSuchFile,
     MountProc,
+    Exec,
 }
 
-const STAGES: [Stage; 13] = [
+const STAGES: [Stage; 14] = [
     Stage::Setsid,
     Stage::JoinNodeNetwork,
     Stage::Unshare,
@@ -745,6 +739,7 @@ const STAGES: [Stage; 13] = [
     Stage::NotFound,
     Stage::NoSuchFile,
     Stage::MountProc,
+    Stage::Exec,
 ];
 
 /// Everything the forked child needs, built before fork.
@@ -768,8 +763,18 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     }
 }
 
+impl spawn::Setup for ChildPlan {
+    fn run(&mut self) -> io::Result<()> {
+        ChildPlan::run(self)
+    }
+
+    fn exec_failed(&self, err: io::Error) {
+        self.report(Stage::Exec, 0, err);
+    }
+}
+
 impl ChildPlan {
-    /// Runs in the forked child before exec: async-signal-safe only.
+    /// Runs in the cloned child before exec: async-signal-safe only.
     fn run(&mut self) -> io::Result<()> {
         let null = std::ptr::null::<libc::c_char>();
         // SAFETY: plain syscall; makes the child a session and group leader.
@@ -780,7 +785,7 @@ impl ChildPlan {
             check(unsafe { libc::setns(ns, libc::CLONE_NEWNET) })
                 .map_err(|e| self.report(Stage::JoinNodeNetwork, 0, e))?;
         }
-        // SAFETY: plain syscall; the child is single-threaded after fork.
+        // SAFETY: plain syscall; the child is a process of its own (no CLONE_THREAD).
         check(unsafe { libc::unshare(self.unshare_flags) })
             .map_err(|e| self.report(Stage::Unshare, 0, e))?;
         // SAFETY: NUL-terminated literal and null pointers as mount(2) allows;
@@ -975,6 +980,12 @@ impl ChildReport {
         let step = match self.stage {
             Stage::NotFound => return RuntimeError::NotFound(program.to_string()),
             Stage::NoSuchFile => return RuntimeError::NoSuchFile(program.to_string()),
+            Stage::Exec => {
+                return RuntimeError::Exec {
+                    program: program.to_string(),
+                    source: io::Error::from_raw_os_error(self.errno),
+                };
+            }
             Stage::Setsid => "setsid".to_string(),
             Stage::JoinNodeNetwork => "join the node's network namespace".to_string(),
             Stage::Unshare => "create mount/UTS/IPC/network namespaces".to_string(),
