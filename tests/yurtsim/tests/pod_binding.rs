@@ -202,7 +202,10 @@ async fn v16_beta_autonomy_tolerates_for_ever_including_pods_created_later() {
     })
     .await;
     let log = common::chart::manager_log(&c.client).await;
-    assert!(log.contains("controller pod-binding-controller is added"), "{log}");
+    assert!(
+        log.contains("controller pod-binding-controller is added"),
+        "{log}"
+    );
     c.sim.shutdown().await;
 }
 
@@ -350,7 +353,10 @@ async fn disabled_by_controllers_nothing_happens() {
     assert_eq!(seconds(&p), (Some(300), Some(300)));
     let log = common::chart::manager_log(&c.client).await;
     // the manager ran its other controllers all along
-    assert!(log.contains("controller yurt-static-set-controller is added"), "{log}");
+    assert!(
+        log.contains("controller yurt-static-set-controller is added"),
+        "{log}"
+    );
     assert!(!log.contains("reconcile pod request"), "{log}");
     assert!(
         !log.contains("controller pod-binding-controller is added"),
