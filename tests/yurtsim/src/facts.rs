@@ -308,35 +308,9 @@ fn check_value(flag: &FlagFact, value: &str, shown: &str) -> Result<(), String> 
     }
 }
 
-/// time.ParseDuration's acceptance: a sequence of decimal numbers with units, or "0".
+/// time.ParseDuration's acceptance (overflow included).
 fn go_duration_ok(s: &str) -> Result<(), String> {
-    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if body == "0" {
-        return Ok(());
-    }
-    if body.is_empty() {
-        return Err(format!("time: invalid duration \"{s}\""));
-    }
-    let mut rest = body;
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if n == 0 {
-            return Err(format!("time: invalid duration \"{s}\""));
-        }
-        rest = &rest[n..];
-        let u = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        match &rest[..u] {
-            "" => return Err(format!("time: missing unit in duration \"{s}\"")),
-            "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h" => {}
-            unit => return Err(format!("time: unknown unit \"{unit}\" in duration \"{s}\"")),
-        }
-        rest = &rest[u..];
-    }
-    Ok(())
+    crate::util::parse_go_duration(s).map(|_| ())
 }
 
 #[cfg(test)]

@@ -509,7 +509,7 @@ fn is_dns_subdomain(s: &str) -> bool {
 }
 
 /// Qualified name: `[prefix/]name`, prefix a DNS subdomain, name ≤ 63 chars.
-fn validate_label_key(key: &str) -> Result<(), String> {
+pub(crate) fn validate_label_key(key: &str) -> Result<(), String> {
     let parts: Vec<&str> = key.split('/').collect();
     let name = match parts.as_slice() {
         [name] => *name,

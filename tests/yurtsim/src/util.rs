@@ -204,6 +204,107 @@ pub fn go_duration_ns(ns: i64) -> String {
     out
 }
 
+/// Go's `time.ParseDuration` (go1.22+ `time/format.go`): nanoseconds, or its error text.
+/// Signed sums of decimal numbers with units, "0" alone, overflow past int64 refused.
+pub fn parse_go_duration(orig: &str) -> Result<i64, String> {
+    let invalid = || format!("time: invalid duration \"{orig}\"");
+    let (neg, mut s) = match orig.as_bytes().first() {
+        Some(b'-') => (true, &orig[1..]),
+        Some(b'+') => (false, &orig[1..]),
+        _ => (false, orig),
+    };
+    if s == "0" {
+        return Ok(0);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    const LIMIT: u64 = 1 << 63;
+    let mut d: u64 = 0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        // the integer part; overflow is an error
+        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let mut v: u64 = 0;
+        for c in &b[..int_len] {
+            if v > LIMIT / 10 {
+                return Err(invalid());
+            }
+            v = v * 10 + u64::from(c - b'0');
+            if v > LIMIT {
+                return Err(invalid());
+            }
+        }
+        s = &s[int_len..];
+        // the fraction: digits past what fits are dropped
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if let Some(rest) = s.strip_prefix('.') {
+            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+            post = n > 0;
+            let mut overflow = false;
+            for c in rest[..n].bytes() {
+                if overflow {
+                    continue;
+                }
+                if f > (LIMIT - 1) / 10 {
+                    overflow = true;
+                    continue;
+                }
+                let y = f * 10 + u64::from(c - b'0');
+                if y > LIMIT {
+                    overflow = true;
+                    continue;
+                }
+                f = y;
+                scale *= 10.0;
+            }
+            s = &rest[n..];
+        }
+        if int_len == 0 && !post {
+            return Err(invalid());
+        }
+        let unit_len = s
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration \"{orig}\""));
+        }
+        let unit: u64 = match &s[..unit_len] {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            u => {
+                return Err(format!("time: unknown unit \"{u}\" in duration \"{orig}\""));
+            }
+        };
+        s = &s[unit_len..];
+        if v > LIMIT / unit {
+            return Err(invalid());
+        }
+        v *= unit;
+        if f > 0 {
+            v += (f as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return Err(invalid());
+            }
+        }
+        d += v;
+        if d > LIMIT {
+            return Err(invalid());
+        }
+    }
+    if neg {
+        return Ok((d as i128).wrapping_neg() as i64);
+    }
+    i64::try_from(d).map_err(|_| invalid())
+}
+
 /// An absolute path with `.`, `..` and repeated slashes resolved lexically (Go's `path.Clean`
 /// for absolute paths).
 pub fn clean_path(p: &str) -> String {
@@ -250,5 +351,37 @@ mod tests {
         assert_eq!(new_uid().len(), 36);
         assert_eq!(fnv32a(b""), 0x811c_9dc5);
         assert_eq!(fnv32a(b"a"), 0xe40c_292c);
+    }
+
+    #[test]
+    fn go_durations_parse_as_time_parse_duration() {
+        for (text, ns) in [
+            ("0", 0i64),
+            ("-0", 0),
+            ("300s", 300_000_000_000),
+            ("1h30m", 5_400_000_000_000),
+            ("1.5h", 5_400_000_000_000),
+            (".5s", 500_000_000),
+            ("-1s", -1_000_000_000),
+            ("+2m", 120_000_000_000),
+            ("1µs", 1_000),
+            ("9223372036854775807ns", i64::MAX),
+            ("-9223372036854775808ns", i64::MIN),
+        ] {
+            assert_eq!(parse_go_duration(text), Ok(ns), "{text}");
+        }
+        for (text, err) in [
+            ("", "time: invalid duration \"\""),
+            ("abc", "time: invalid duration \"abc\""),
+            (".s", "time: invalid duration \".s\""),
+            ("5", "time: missing unit in duration \"5\""),
+            ("1d", "time: unknown unit \"d\" in duration \"1d\""),
+            (
+                "9223372036854775808ns",
+                "time: invalid duration \"9223372036854775808ns\"",
+            ),
+        ] {
+            assert_eq!(parse_go_duration(text), Err(err.to_string()), "{text}");
+        }
     }
 }

@@ -207,6 +207,53 @@ async fn nodepools_are_defaulted_and_validated_by_their_webhooks() {
     c.sim.shutdown().await;
 }
 
+// nodepool_validation.go validateNodePoolSpecAnnotations: spec.annotations must pass
+// apivalidation.ValidateAnnotations (k8s.io/apimachinery@v0.34.0 objectmeta.go: keys checked
+// lower-cased as qualified names); the bad value is the whole map as json.Marshal writes it.
+// Checked first on create (Invalid) and on update (Forbidden, first error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodepool_spec_annotations_must_be_valid_annotation_keys() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    chart_with_pools(&c).await;
+    let create = |name: &str, spec: Value| {
+        let path = c.dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_string(&pool(name, spec)).unwrap()).unwrap();
+        kubectl(&c, &["create", "-f", path.to_str().unwrap()])
+    };
+    let (ok, _, err) = create(
+        "annos",
+        json!({"type": "Foo", "annotations": {"ok": "<y>", "bad key": "x"}}),
+    );
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "The NodePool \"annos\" is invalid: spec.annotations: Invalid value: {\"bad key\":\"x\",\"ok\":\"\\u003cy\\u003e\"}: invalid annotations"
+    );
+    // case does not matter, a DNS prefix is allowed
+    let (ok, _, err) = create(
+        "upper",
+        json!({"type": "Edge", "annotations": {"Example.COM/Some_Key": "v"}}),
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = kubectl(
+        &c,
+        &[
+            "patch",
+            "nodepool",
+            "hz",
+            "--type=merge",
+            "-p",
+            "{\"spec\":{\"annotations\":{\"a/b/c\":\"x\"}}}",
+        ],
+    );
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "Error from server (Forbidden): admission webhook \"v.v1beta2.nodepool.kb.io\" denied the request: nodepools.apps.openyurt.io \"hz\" is forbidden: spec.annotations: Invalid value: {\"a/b/c\":\"x\"}: invalid annotations"
+    );
+    c.sim.shutdown().await;
+}
+
 // Without a running yurt-manager the node webhooks (failurePolicy Ignore) are skipped and the
 // NodePool ones (Fail) refuse every write: nothing of the logic above applies.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

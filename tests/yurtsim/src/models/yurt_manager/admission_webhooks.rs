@@ -263,9 +263,52 @@ impl Handlers {
     }
 }
 
-/// validateNodePoolSpec, first error only (as upstream returns). Annotation key validation
-/// (apivalidation.ValidateAnnotations) is not modelled.
+/// apivalidation.ValidateAnnotations (k8s.io/apimachinery@v0.34.0 pkg/api/validation/
+/// objectmeta.go): every key, lower-cased, a qualified name; keys and values at most 256 KiB.
+fn annotations_ok(a: &serde_json::Map<String, Value>) -> bool {
+    let size: usize = a
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    size <= 256 * 1024
+        && a.keys()
+            .all(|k| crate::selector::validate_label_key(&k.to_lowercase()).is_ok())
+}
+
+/// A map[string]string as ErrorBody renders a non-scalar bad value: Go's json.Marshal
+/// (keys sorted, `<`, `>`, `&` escaped as for HTML).
+fn go_json(a: &serde_json::Map<String, Value>) -> String {
+    let mut keys: Vec<&String> = a.keys().collect();
+    keys.sort();
+    let quote = |s: &str| {
+        Value::String(s.into())
+            .to_string()
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029")
+    };
+    let items: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("{}:{}", quote(k), quote(a[k].as_str().unwrap_or(""))))
+        .collect();
+    format!("{{{}}}", items.join(","))
+}
+
+/// validateNodePoolSpec, first error only (as upstream returns): the annotations
+/// (validateNodePoolSpecAnnotations, the whole map as the bad value), then type,
+/// hostNetwork and leaderElectionStrategy.
 fn validate_spec(spec: &Value) -> Option<FieldError> {
+    if let Some(a) = spec["annotations"].as_object()
+        && !annotations_ok(a)
+    {
+        return Some((
+            "spec.annotations".into(),
+            "FieldValueInvalid",
+            format!("Invalid value: {}: invalid annotations", go_json(a)),
+        ));
+    }
     let t = spec["type"].as_str().unwrap_or("");
     if t != "Edge" && t != "Cloud" {
         return Some(invalid(

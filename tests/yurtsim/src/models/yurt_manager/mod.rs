@@ -1,5 +1,5 @@
 //! yurt-manager v1.6 and v1.7.0: the start-up contract of the real binary and the controllers yurtctl
-//! depends on (CSR approval for YurtHub, YurtStaticSet → ConfigMap and status). Facts from
+//! depends on (CSR approval for YurtHub, YurtStaticSet → ConfigMap and status, pod binding). Facts from
 //! `facts/yurt-manager-V.yaml` and `facts/yurt-manager-controllers-V.yaml` for the image's
 //! version V (openyurtio/openyurt@V: cmd/yurt-manager, pkg/yurtmanager); what differs between
 //! the tags (controllers, their lookups, CSR recognizers, webhook paths) is read from them.
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 mod admission_webhooks;
 mod csr;
 mod node_conversion;
+mod pod_binding;
 mod static_set;
 mod webhooks;
 
@@ -312,6 +313,13 @@ impl YurtManager<'_> {
                     return Err(p["error"].as_str().unwrap_or(cond).to_string());
                 }
             }
+            if name == pod_binding::POD_BINDING {
+                // Add's own line (controllerKind is apps/v1 Node upstream, sic)
+                self.env.log.info(
+                    "pod_binding_controller.go:0",
+                    "podbinding-controller add controller apps/v1, Kind=Node",
+                );
+            }
             if name == COORDINATOR_CERT {
                 self.init_coordinator_certs()
                     .map_err(|e| format!("init yurtcoordinator failed: {e}"))?;
@@ -431,7 +439,14 @@ impl YurtManager<'_> {
             .then(|| self.controller_identity(node_conversion::NODE_CONVERSION))
             .transpose()
             .map_err(|e| e.message)?;
+        let binding = self
+            .enabled
+            .contains(pod_binding::POD_BINDING)
+            .then(|| self.controller_identity(pod_binding::POD_BINDING))
+            .transpose()
+            .map_err(|e| e.message)?;
         let mut conversion_state = node_conversion::Conversion::default();
+        let mut binding_state = pod_binding::PodBinding::default();
         let mut renewed = Instant::now();
         let mut panics: BTreeMap<String, u32> = BTreeMap::new();
         loop {
@@ -440,6 +455,9 @@ impl YurtManager<'_> {
             }
             if let Some(me) = &conversion {
                 self.convert_nodes(me, &mut conversion_state);
+            }
+            if let Some(me) = &binding {
+                self.bind_pods(me, &mut binding_state);
             }
             if let Some(me) = &yss {
                 for (name, error) in self.reconcile_static_sets(me) {
