@@ -309,6 +309,32 @@ const ROWS: &[Row] = &[
         "fast",
     ),
     row(
+        "negative qps",
+        &["convert", "--kubeconfig", "@kc", "-y", "--qps=-1"],
+        USAGE,
+        "\"-1\" is not a valid rate",
+    ),
+    row(
+        "NaN qps",
+        &["convert", "--kubeconfig", "@kc", "-y", "--qps", "NaN"],
+        USAGE,
+        "\"NaN\" is not a valid rate",
+    ),
+    row(
+        "namespace that is no DNS-1123 label",
+        &[
+            "staticpod",
+            "status",
+            "web",
+            "--kubeconfig",
+            "@kc",
+            "-n",
+            "Kube_System",
+        ],
+        USAGE,
+        "\"Kube_System\" is not a valid name",
+    ),
+    row(
         "negative burst",
         &["convert", "--kubeconfig", "@kc", "-y", "--burst=-1"],
         USAGE,

@@ -92,7 +92,7 @@ pub struct GlobalArgs {
     pub context: Option<String>,
 
     /// Namespace of namespaced objects a command names (static pods)
-    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE", value_parser = values::dns1123_label)]
     pub namespace: Option<String>,
 
     /// Do not ask for confirmation (required when stdin is not a terminal)
@@ -100,11 +100,11 @@ pub struct GlobalArgs {
     pub yes: bool,
 
     /// Client-side limit of API requests per second (0: no limit)
-    #[arg(long, global = true, value_name = "QPS", default_value = "200")]
+    #[arg(long, global = true, value_name = "QPS", default_value_t = crate::cluster::DEFAULT_QPS, value_parser = values::qps)]
     pub qps: f64,
 
     /// API requests allowed in a burst above --qps
-    #[arg(long, global = true, value_name = "N", default_value = "400")]
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::cluster::DEFAULT_BURST)]
     pub burst: u32,
 
     /// Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars,

@@ -32,6 +32,16 @@ pub fn positive(s: &str) -> Result<usize, String> {
     }
 }
 
+/// `--qps`: requests per second, a finite number of at least 0 (0 turns the limit off).
+pub fn qps(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(q) if q.is_finite() && q >= 0.0 => Ok(q),
+        _ => Err(format!(
+            "{s:?} is not a valid rate: requests per second, a number of at least 0 (0: no limit)"
+        )),
+    }
+}
+
 /// A DNS-1123 label (object names like Services, namespaces): lower-case letters, digits and
 /// `-`, at most 63 characters, alphanumeric at both ends.
 pub fn dns1123_label(s: &str) -> Result<String, String> {
@@ -130,6 +140,17 @@ mod tests {
             e.contains("\"NGINX::\" is not a valid image reference"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn rates() {
+        for (s, want) in [("0", Some(0.0)), ("200", Some(200.0)), ("0.5", Some(0.5))] {
+            assert_eq!(qps(s).ok(), want, "{s}");
+        }
+        for bad in ["-1", "NaN", "inf", "-0.1", "fast", ""] {
+            let e = qps(bad).expect_err(bad);
+            assert!(e.contains(&format!("{bad:?} is not a valid rate")), "{e}");
+        }
     }
 
     #[test]

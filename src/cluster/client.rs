@@ -97,6 +97,11 @@ pub fn user_agent() -> String {
 }
 
 /// How to build the client (global CLI flags).
+/// `--qps`'s default: the reasons are in docs/commands/convert.md, "Throughput".
+pub const DEFAULT_QPS: f64 = 200.0;
+/// `--burst`'s default.
+pub const DEFAULT_BURST: u32 = 400;
+
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
     /// `--kubeconfig`: one file, no merge.
@@ -116,8 +121,8 @@ impl Default for ClientOptions {
         ClientOptions {
             kubeconfig: None,
             context: None,
-            qps: 50.0,
-            burst: 100,
+            qps: DEFAULT_QPS,
+            burst: DEFAULT_BURST,
             connect_timeout: Duration::from_secs(5),
         }
     }

@@ -38,7 +38,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::version::Info;
 use kube::Client;
 
-pub use client::{ClientOptions, RateLimiter, connect};
+pub use client::{ClientOptions, DEFAULT_BURST, DEFAULT_QPS, RateLimiter, connect};
 pub use error::{ClusterError, FieldConflict};
 
 /// Namespace of everything yurtctl creates unless a component needs another.
