@@ -163,9 +163,21 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     let out_reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
     // phase timings from the progress lines, as they arrive
     let (mut nodes_start, mut nodes_end) = (None, None);
+    // every phase's first and last progress line, in order of appearance
+    let mut phases: Vec<(String, Duration, Duration)> = Vec::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
         let at = t0.elapsed();
+        if let Some(name) = line
+            .strip_prefix('[')
+            .and_then(|l| l.split_once(']'))
+            .map(|(name, _)| name)
+        {
+            match phases.iter_mut().find(|(n, _, _)| n == name) {
+                Some(p) => p.2 = at,
+                None => phases.push((name.to_owned(), at, at)),
+            }
+        }
         let node_phase = ["[preflight/nodes]", "[nodes/edge]", "[nodes/cloud]"]
             .iter()
             .any(|p| line.starts_with(p));
@@ -232,6 +244,14 @@ fn bench(nodes: usize, mode: &str) -> Figures {
         None,
     );
     row("fixed phases (measured)", fixed, "s", None);
+    for (name, first, last) in &phases {
+        row(
+            &format!("  phase {name} (first to last line)"),
+            (*last - *first).as_secs_f64(),
+            "s",
+            None,
+        );
+    }
     row("makespan", makespan.as_secs_f64(), "s", None);
     let ratio = makespan.as_secs_f64() / ideal;
     let target = (nodes <= 1000).then_some(1.15);

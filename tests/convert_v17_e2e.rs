@@ -152,6 +152,23 @@ async fn container_sees(
     }
 }
 
+/// The logs of every yurt-manager pod, one after the other.
+async fn yurt_manager_log(env: &Env) -> String {
+    let pods = Api::<Pod>::namespaced(env.client.clone(), "kube-system");
+    let mut out = String::new();
+    for p in pods.list(&ListParams::default()).await.unwrap().items {
+        let name = p.metadata.name.unwrap_or_default();
+        if name.starts_with("yurt-manager-") {
+            out += &pods
+                .logs(&name, &Default::default())
+                .await
+                .unwrap_or_default();
+        }
+    }
+    assert!(!out.is_empty(), "no yurt-manager log");
+    out
+}
+
 async fn converts_and_reverts_exactly(layout: Layout) {
     let env = zoned_cluster(layout).await;
     let control_plane = env.sim.node_names()[0].clone();
@@ -247,6 +264,13 @@ async fn converts_and_reverts_exactly(layout: Layout) {
     let again = convert(&env).await;
     assert_eq!(again.code, 0, "{layout}: {}{}", again.stdout, again.stderr);
     assert_same_trees(&converted, &trees(&env.sim));
+    // the re-run's Jobs ran on autonomous edge nodes: yurt-manager's pod binding left them alone
+    // (a NoExecute toleration without seconds makes it panic)
+    let log = yurt_manager_log(&env).await;
+    assert!(
+        !log.contains("\"controller\": \"pod-binding-controller\""),
+        "{layout}: yurt-manager:\n{log}"
+    );
 
     let revert = support::yurtctl(&env.sim, &["revert", "-y", "--job-timeout", "90s"]).await;
     assert_eq!(

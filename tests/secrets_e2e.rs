@@ -181,9 +181,11 @@ fn job_problems(job: &Value) -> Vec<String> {
         "node.kubernetes.io/unreachable",
     ] {
         check(
-            tolerations
-                .iter()
-                .any(|t| t["key"] == key && t["effect"] == "NoExecute"),
+            tolerations.iter().any(|t| {
+                t["key"] == key
+                    && t["operator"] == "Exists"
+                    && (t["effect"] == "NoExecute" || t.get("effect").is_none())
+            }),
             &format!("does not tolerate {key}:NoExecute"),
         );
     }

@@ -143,6 +143,14 @@ pub const JOB_MEMORY_LIMIT: &str = "256Mi";
 /// `nodeName`, which bypasses the scheduler. Nothing else is tolerated on purpose; a node
 /// carrying another `NoExecute` taint is one an operator is draining, and converting it would
 /// be a surprise.
+///
+/// The tolerations name no effect (so they match the key's `NoExecute` and `NoSchedule` taints
+/// alike): yurt-manager's pod-binding controller rewrites the `tolerationSeconds` of
+/// not-ready/unreachable tolerations with effect `NoExecute` on pods of autonomous edge nodes,
+/// and one without seconds makes it dereference nil, panic and retry for as long as the pod
+/// exists (openyurtio/openyurt v1.6.1 and v1.7.0
+/// `pkg/yurtmanager/controller/yurtcoordinator/podbinding/pod_binding_controller.go`
+/// `reconcilePod`).
 pub const JOB_TOLERATED_TAINTS: &[&str] = &[
     "node.kubernetes.io/not-ready",
     "node.kubernetes.io/unreachable",
@@ -165,7 +173,6 @@ fn harden(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
             tolerations.push(Toleration {
                 key: Some((*key).to_string()),
                 operator: Some("Exists".into()),
-                effect: Some("NoExecute".into()),
                 ..Default::default()
             });
         }
@@ -351,7 +358,9 @@ mod tests {
             ]
         );
         for t in &tolerations[1..] {
-            assert_eq!(t["effect"], "NoExecute");
+            // every effect of the key, and no NoExecute one yurt-manager's pod binding would
+            // rewrite (and panic on without seconds)
+            assert!(t.get("effect").is_none(), "{t}");
             assert!(t.get("tolerationSeconds").is_none());
         }
         let a = &pod["containers"][0]["resources"];

@@ -156,7 +156,7 @@ fn same_content(a: &Value, b: &Value) -> bool {
 /// managedFields are normalised.
 fn record_write(
     old: Option<&Value>,
-    new: &Value,
+    new: Value,
     manager: &str,
     subresource: Option<&str>,
     schema: &dyn Schema,
@@ -467,7 +467,7 @@ impl Api {
             false,
         )?;
         let schema = schema_for(res);
-        let body = record_write(None, &body, &ctx.manager, None, schema.as_ref());
+        let body = record_write(None, body, &ctx.manager, None, schema.as_ref());
         let stored = self
             .store
             .write(
@@ -674,7 +674,7 @@ impl Api {
                     return Err(ApiError::invalid(res, name, &causes));
                 }
                 if managed {
-                    new = record_write(Some(cur), &new, &ctx.manager, subresource, schema.as_ref());
+                    new = record_write(Some(cur), new, &ctx.manager, subresource, schema.as_ref());
                 } else {
                     let mf = new["metadata"]["managedFields"].take();
                     set_managed_fields(&mut new, mf);
@@ -1151,7 +1151,7 @@ impl Api {
                 o["spec"]["nodeName"] = json!(node);
                 Ok(WriteOp::Put(record_write(
                     Some(cur),
-                    &o,
+                    o,
                     &ctx.manager,
                     None,
                     schema.as_ref(),

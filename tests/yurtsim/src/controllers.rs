@@ -143,22 +143,21 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("", "nodes") => {
                     // Only changes that affect placement matter to DaemonSets (not heartbeats).
-                    let placement = |o: &Value| {
+                    fn placement(o: &Value) -> (&Value, &Value, &Value) {
                         (
-                            o["metadata"]["labels"].clone(),
-                            o["spec"]["taints"].clone(),
-                            o["spec"]["unschedulable"].clone(),
+                            &o["metadata"]["labels"],
+                            &o["spec"]["taints"],
+                            &o["spec"]["unschedulable"],
                         )
-                    };
-                    if ev.prev.as_deref().map(placement) != Some(placement(obj))
-                        || ev.typ == crate::store::EventType::Deleted
-                    {
-                        q2.add(Key::DaemonSet(String::new(), String::new()));
                     }
-                    let ready = |o: &Value| is_ready(&json!({"status": o["status"]}));
-                    if ev.prev.as_deref().map(placement) != Some(placement(obj))
-                        || ev.prev.as_deref().map(ready) != Some(ready(obj))
-                    {
+                    let moved = ev.prev.as_deref().map(placement) != Some(placement(obj));
+                    if ev.typ == crate::store::EventType::Deleted {
+                        daemonsets_placing(&shared2, &q2, None, obj);
+                    } else if moved {
+                        daemonsets_placing(&shared2, &q2, ev.prev.as_deref(), obj);
+                    }
+                    let ready = |o: &Value| conditions_ready(&o["status"]);
+                    if moved || ev.prev.as_deref().map(ready) != Some(ready(obj)) {
                         let waiting = q2.unscheduled.lock().unwrap().clone();
                         for (ns, name) in waiting {
                             q2.add(Key::Schedule(ns, name));
@@ -221,18 +220,31 @@ pub async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// Queues the DaemonSets for which a node event changes whether the node should run their
+/// pod, as kubernetes/kubernetes@v1.33.0 pkg/controller/daemon/daemon_controller.go `updateNode`
+/// (and `addNode`/`deleteNode`: the sets the node should run) do, rather than every set.
+fn daemonsets_placing(shared: &Shared, queue: &Queue, before: Option<&Value>, now: &Value) {
+    let info = shared.api.info("apps", "daemonsets");
+    let extra = daemonset_tolerations();
+    for d in shared.api.list(&info, &Filter::default()).0 {
+        let spec = &d["spec"]["template"]["spec"];
+        let fits = |n: &Value| node_fits(n, spec, &extra);
+        let changed = match before {
+            Some(b) => fits(b) != fits(now),
+            None => fits(now),
+        };
+        if changed {
+            let (ns, name) = crate::store::key_of(&d);
+            queue.add(Key::DaemonSet(ns, name));
+        }
+    }
+}
+
 fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
     match k {
         Key::Job(ns, name) => job(shared, queue, &ns, &name),
         Key::ReplicaSet(ns, name) => replicaset(shared, &ns, &name),
         Key::Deployment(ns, name) => deployment(shared, &ns, &name),
-        Key::DaemonSet(_, name) if name.is_empty() => {
-            let info = shared.api.info("apps", "daemonsets");
-            for d in shared.api.list(&info, &Filter::default()).0 {
-                let (ns, name) = crate::store::key_of(&d);
-                daemonset(shared, &ns, &name);
-            }
-        }
         Key::DaemonSet(ns, name) => daemonset(shared, &ns, &name),
         Key::Namespace(name) => namespace(shared, queue, &name),
         Key::Schedule(ns, name) => schedule(shared, &ns, &name),
@@ -259,11 +271,16 @@ fn phase(p: &Value) -> &str {
 }
 
 fn is_ready(p: &Value) -> bool {
-    p["status"]["conditions"]
+    conditions_ready(&p["status"])
+}
+
+/// A status (pod's or node's) whose Ready condition is True.
+fn conditions_ready(status: &Value) -> bool {
+    status["conditions"]
         .as_array()
         .into_iter()
         .flatten()
-        .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"))
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
 fn deleting(o: &Value) -> bool {
@@ -559,8 +576,8 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
     }
 }
 
-fn tolerates(tolerations: &Value, taint: &Value) -> bool {
-    tolerations.as_array().into_iter().flatten().any(|t| {
+fn tolerates(tolerations: &[&Value], taint: &Value) -> bool {
+    tolerations.iter().any(|t| {
         let effect_ok = t["effect"]
             .as_str()
             .is_none_or(|e| e.is_empty() || Some(e) == taint["effect"].as_str());
@@ -646,13 +663,13 @@ fn affinity_matches(node: &Value, pod_spec: &Value) -> bool {
 /// tainttoleration,nodeaffinity}`). A NotReady node without its condition taint gets
 /// `node.kubernetes.io/not-ready`, as TaintNodesByCondition would put there.
 fn unfit_reason(node: &Value, pod_spec: &Value, extra_tolerations: &[Value]) -> Option<String> {
-    let mut tols = pod_spec["tolerations"]
+    let tols: Vec<&Value> = pod_spec["tolerations"]
         .as_array()
-        .cloned()
-        .unwrap_or_default();
-    tols.extend(extra_tolerations.iter().cloned());
-    let tols = Value::Array(tols);
-    if node["spec"]["unschedulable"] == json!(true)
+        .into_iter()
+        .flatten()
+        .chain(extra_tolerations)
+        .collect();
+    if node["spec"]["unschedulable"] == true
         && !tolerates(
             &tols,
             &json!({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}),
@@ -660,21 +677,20 @@ fn unfit_reason(node: &Value, pod_spec: &Value, extra_tolerations: &[Value]) -> 
     {
         return Some("node(s) were unschedulable".into());
     }
-    let mut taints = node["spec"]["taints"]
+    let taints = node["spec"]["taints"]
         .as_array()
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[][..], Vec::as_slice);
     let conditioned = taints.iter().any(|t| {
         matches!(
             t["key"].as_str(),
             Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
         )
     });
-    if !is_ready(&json!({"status": node["status"]})) && !conditioned {
-        taints.push(json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}));
-    }
+    let not_ready = (!conditions_ready(&node["status"]) && !conditioned)
+        .then(|| json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}));
     if let Some(t) = taints
         .iter()
+        .chain(not_ready.as_ref())
         .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
         .find(|t| !tolerates(&tols, t))
     {

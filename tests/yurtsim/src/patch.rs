@@ -887,7 +887,12 @@ fn compare(old: &Value, new: &Value, schema: &dyn Schema) -> Comparison {
         c: &mut Comparison,
     ) {
         let keys: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+        let in_metadata = matches!(path.as_slice(), [PathElement::Field(f)] if f == "metadata");
         for k in keys {
+            // Never a tracked field: not walked, so callers need not copy objects without it.
+            if in_metadata && k == "managedFields" {
+                continue;
+            }
             path.push(PathElement::field(k));
             names.push(k.clone());
             match (old.get(k), new.get(k)) {
@@ -1355,24 +1360,34 @@ fn conflict_error(entries: &[Entry], conflicts: &[(usize, FieldSet)]) -> PatchEr
 /// Uses the managedFields carried in `new` when present (`[]` resets them), else those of `old`.
 pub fn record_update(
     old: Option<&Value>,
-    new: &Value,
+    mut new: Value,
     manager: &str,
     now: &str,
     subresource: Option<&str>,
     schema: &dyn Schema,
 ) -> Value {
-    let old_obj = old.cloned().unwrap_or_else(|| json!({}));
-    let mut entries = match managed_fields_of(new) {
-        Some(Value::Array(list)) if list.is_empty() => Vec::new(),
-        Some(Value::Array(list)) if !decode_entries(list).is_empty() => decode_entries(list),
-        _ => match managed_fields_of(&old_obj) {
-            Some(Value::Array(list)) => decode_entries(list),
-            _ => Vec::new(),
-        },
+    let new_entries = new
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.remove("managedFields"));
+    let old_entries = || match old.and_then(managed_fields_of) {
+        Some(Value::Array(list)) => decode_entries(list),
+        _ => Vec::new(),
     };
-    let old_clean = without_managed_fields(&old_obj);
-    let mut out = without_managed_fields(new);
-    let cmp = compare(&old_clean, &out, schema);
+    let mut entries = match &new_entries {
+        Some(Value::Array(list)) if list.is_empty() => Vec::new(),
+        Some(Value::Array(list)) => {
+            let decoded = decode_entries(list);
+            if decoded.is_empty() {
+                old_entries()
+            } else {
+                decoded
+            }
+        }
+        _ => old_entries(),
+    };
+    let empty = json!({});
+    let cmp = compare(old.unwrap_or(&empty), &new, schema);
     let mut taken = cmp.added.union(&cmp.modified);
     if schema.is_builtin() {
         // spec/status are plain structs in typed objects: never "added" themselves.
@@ -1408,8 +1423,8 @@ pub fn record_update(
             }),
         }
     }
-    set_managed_fields(&mut out, entries);
-    out
+    set_managed_fields(&mut new, entries);
+    new
 }
 
 #[cfg(test)]
@@ -1951,7 +1966,7 @@ mod tests {
         // A label someone else also owns survives pruning.
         let mut edited = v3.clone();
         edited["metadata"]["labels"]["team"] = json!("a");
-        let v4 = record_update(Some(&v3), &edited, "kubectl-label", T2, None, &s);
+        let v4 = record_update(Some(&v3), edited.clone(), "kubectl-label", T2, None, &s);
         let v5 = apply(
             Some(&v4),
             &applied_deploy(2, json!({"app": "web", "team": "a"})),
@@ -2085,7 +2100,7 @@ mod tests {
         .unwrap();
         let mut edited = v1.clone();
         edited["spec"]["replicas"] = json!(5);
-        let v2 = record_update(Some(&v1), &edited, "kubectl-edit", T1, None, &s);
+        let v2 = record_update(Some(&v1), edited.clone(), "kubectl-edit", T1, None, &s);
         assert_eq!(v2["spec"]["replicas"], 5);
         assert!(owns(&v2, "kubectl-edit", "Update", ".spec.replicas"));
         assert!(!owns(&v2, "kubectl", "Apply", ".spec.replicas"));
@@ -2134,7 +2149,7 @@ mod tests {
                          "metadata": {"name": "p", "resourceVersion": "1", "labels": {"a": "1"}},
                          "spec": {"containers": [{"name": "c", "image": "i"}]}});
         // Create: every field is owned, with "." on created maps and items.
-        let v1 = record_update(None, &pod, "kubectl-create", T0, None, &s);
+        let v1 = record_update(None, pod.clone(), "kubectl-create", T0, None, &s);
         let e = entry(&v1, "kubectl-create", "Update").unwrap();
         assert_eq!(
             e["fieldsV1"],
@@ -2148,7 +2163,7 @@ mod tests {
         // Status write by the kubelet goes to its own (manager, Update, status) entry.
         let mut st = v1.clone();
         st["status"] = json!({"phase": "Running"});
-        let v2 = record_update(Some(&v1), &st, "kubelet", T1, Some("status"), &s);
+        let v2 = record_update(Some(&v1), st.clone(), "kubelet", T1, Some("status"), &s);
         let k = entry(&v2, "kubelet", "Update").unwrap();
         assert_eq!(k["subresource"], "status");
         assert_eq!(k["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
@@ -2156,13 +2171,13 @@ mod tests {
         // Removing the only field an entry owned drops the entry; a no-op write changes nothing.
         let mut no_status = v2.clone();
         no_status.as_object_mut().unwrap().remove("status");
-        let v3 = record_update(Some(&v2), &no_status, "other", T2, None, &s);
+        let v3 = record_update(Some(&v2), no_status.clone(), "other", T2, None, &s);
         assert!(entry(&v3, "kubelet", "Update").is_none());
         assert!(
             entry(&v3, "other", "Update").is_none(),
             "pure removals grant nothing"
         );
-        let v4 = record_update(Some(&v3), &v3, "noop", T2, None, &s);
+        let v4 = record_update(Some(&v3), v3.clone(), "noop", T2, None, &s);
         assert_eq!(v4, v3);
 
         // resourceVersion and other untracked fields are never owned.
@@ -2170,7 +2185,7 @@ mod tests {
         bumped["metadata"]["resourceVersion"] = json!("2");
         assert!(
             entry(
-                &record_update(Some(&v3), &bumped, "rv", T2, None, &s),
+                &record_update(Some(&v3), bumped.clone(), "rv", T2, None, &s),
                 "rv",
                 "Update"
             )
@@ -2180,7 +2195,7 @@ mod tests {
         // `managedFields: []` in the request resets ownership.
         let mut reset = v3.clone();
         reset["metadata"]["managedFields"] = json!([]);
-        let v5 = record_update(Some(&v3), &reset, "x", T2, None, &s);
+        let v5 = record_update(Some(&v3), reset.clone(), "x", T2, None, &s);
         assert!(managed_fields_of(&v5).is_none());
     }
 

@@ -575,11 +575,7 @@ impl Caller {
         ns: &str,
         name: &str,
     ) -> ApiResult<Vec<Arc<Value>>> {
-        if !self.served(group, version, resource) {
-            return Err(ApiError::path_not_found());
-        }
-        self.authorize("list", group, resource, ns, name)?;
-        self.authorize("watch", group, resource, ns, name)?;
+        self.may_list_watch(group, version, resource, ns, name)?;
         let info = self.info(group, resource)?;
         let filter = Filter {
             namespace: (!ns.is_empty()).then(|| ns.to_string()),
@@ -590,6 +586,22 @@ impl Caller {
             .into_iter()
             .filter(|o| name.is_empty() || o["metadata"]["name"] == name)
             .collect())
+    }
+
+    /// What an informer of the kind needs: the version served, list and watch allowed.
+    fn may_list_watch(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> ApiResult<()> {
+        if !self.served(group, version, resource) {
+            return Err(ApiError::path_not_found());
+        }
+        self.authorize("list", group, resource, ns, name)?;
+        self.authorize("watch", group, resource, ns, name)
     }
 
     /// A controller-runtime cache read: served from a cluster-wide informer of the kind, so
@@ -603,7 +615,7 @@ impl Caller {
         name: &str,
     ) -> ApiResult<Arc<Value>> {
         let info = self.info(group, resource)?;
-        self.list_watch(group, version, resource, "", "")?;
+        self.may_list_watch(group, version, resource, "", "")?;
         self.shared.api.get(&info, ns, name)
     }
 

@@ -11,7 +11,8 @@
 //! identity lists and watches Nodes and Pods); the one write, an Update of the pod, is made as
 //! ServiceAccount yurt-manager-pod-binding-controller.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::*;
 
@@ -177,6 +178,8 @@ impl YurtManager<'_> {
     /// reconcile is logged as controller-runtime logs it and retried with a doubling delay.
     pub(super) fn bind_pods(&self, me: &Caller, st: &mut PodBinding) {
         let pods = self.base.list_watch("", "v1", "pods", "", "").ok();
+        // the spec.nodeName index, built when a node's handler first needs it
+        let mut by_node: Option<HashMap<&str, Vec<&Arc<Value>>>> = None;
         if let Ok(nodes) = self.base.list_watch("", "v1", "nodes", "", "") {
             let mut now = BTreeMap::new();
             for n in &nodes {
@@ -194,8 +197,15 @@ impl YurtManager<'_> {
                         self.env.log.info(FILE, &format!("node {name} is not a edge node, skip node autonomy settings reconcile."));
                     } else if old.2 != seen.2 || old.3 != seen.3 {
                         // the handler lists the node's pods through the spec.nodeName index
-                        for p in pods.iter().flatten() {
-                            if node_name(p) == name && !skipped(p) {
+                        let index = by_node.get_or_insert_with(|| {
+                            let mut index: HashMap<&str, Vec<&Arc<Value>>> = HashMap::new();
+                            for p in pods.iter().flatten() {
+                                index.entry(node_name(p)).or_default().push(p);
+                            }
+                            index
+                        });
+                        for p in index.get(name.as_str()).into_iter().flatten() {
+                            if !skipped(p) {
                                 st.queue.insert(key_of(p));
                             }
                         }
