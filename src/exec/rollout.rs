@@ -417,10 +417,13 @@ impl Drive<'_> {
                     } else {
                         NodeEvent::BecameNotReady(n.clone())
                     };
+                    // a node whose new pod stopped being Ready regressed already
+                    let was = machine.phase(&n);
                     if let Err(e) = machine.apply(ev) {
                         tracing::debug!("{e}");
                     }
-                    if !ready && machine.phase(&n) == Some(NodePhase::Regressed) {
+                    let regressed = Some(NodePhase::Regressed);
+                    if !ready && was != regressed && machine.phase(&n) == regressed {
                         let why = "went NotReady after its upgrade".to_string();
                         report(&n, NodeStep::Regressed, why, Vec::new());
                     }
