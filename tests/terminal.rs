@@ -17,6 +17,7 @@ async fn sim() -> support::SimEnv {
 }
 
 use support::Run;
+use support::terminal::{control_chars, has_sgr, in_terminal, redraws, visible};
 
 /// yurtctl with stdin, stdout and stderr all pipes (no terminal anywhere).
 async fn piped(env: &support::SimEnv, args: &[&str], envs: &[(&str, &str)]) -> Run {
@@ -26,54 +27,6 @@ async fn piped(env: &support::SimEnv, args: &[&str], envs: &[(&str, &str)]) -> R
         .env_remove("NO_COLOR")
         .envs(envs.iter().copied());
     support::run(cmd, &format!("{args:?}")).await
-}
-
-/// yurtctl under `script` (util-linux): stdout and stderr are one pseudo-terminal, whose
-/// bytes come back here.
-async fn in_terminal(env: &support::SimEnv, args: &str, envs: &[(&str, &str)]) -> (i32, String) {
-    let cmd = format!(
-        "{BIN} --kubeconfig {} {args}",
-        env.sim.kubeconfig_path().display()
-    );
-    let out = tokio::process::Command::new("script")
-        .args(["-qfec", &cmd, "/dev/null"])
-        .env("TERM", "xterm-256color")
-        .env("COLUMNS", "120")
-        .env_remove("KUBECONFIG")
-        .env_remove("CI")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR")
-        .envs(envs.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("`script` (util-linux) is installed");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    eprintln!("--- script {args}: {:?}\n{text}", out.status);
-    (out.status.code().unwrap_or(-1), text)
-}
-
-/// Control characters other than newline and tab (escape sequences, carriage returns).
-fn control_chars(s: &str) -> Vec<char> {
-    s.chars()
-        .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
-        .collect()
-}
-
-/// SGR sequences (`ESC [ … m`): colours and bold.
-fn has_sgr(s: &str) -> bool {
-    s.split('\x1b').skip(1).any(|rest| {
-        rest.strip_prefix('[').is_some_and(|r| {
-            r.chars()
-                .find(|c| !(c.is_ascii_digit() || *c == ';'))
-                .is_some_and(|c| c == 'm')
-        })
-    })
-}
-
-/// Cursor movement or line erasing (what redrawing bars does).
-fn redraws(s: &str) -> bool {
-    s.contains("\x1b[2K") || s.contains("\x1b[1A") || s.contains('\r')
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,7 +60,7 @@ async fn without_a_terminal_refuses_without_yes_then_prints_plain_lines_and_json
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminal_gets_coloured_bars() {
     let env = sim().await;
-    let (code, text) = in_terminal(&env, "convert -y", &[]).await;
+    let (code, text) = in_terminal(&env.sim, "convert -y", &[]).await;
     assert_eq!(code, 0);
     assert!(redraws(&text), "bars are redrawn in place");
     assert!(has_sgr(&text), "colours on a colour terminal");
@@ -120,7 +73,7 @@ async fn a_terminal_gets_coloured_bars() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_color_env_keeps_bars_but_drops_colours() {
     let env = sim().await;
-    let (code, text) = in_terminal(&env, "convert -y", &[("NO_COLOR", "1")]).await;
+    let (code, text) = in_terminal(&env.sim, "convert -y", &[("NO_COLOR", "1")]).await;
     assert_eq!(code, 0);
     assert!(redraws(&text), "still bars");
     assert!(!has_sgr(&text), "no colour sequences with NO_COLOR");
@@ -129,7 +82,7 @@ async fn no_color_env_keeps_bars_but_drops_colours() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_color_flag_and_plain_progress_in_a_terminal() {
     let env = sim().await;
-    let (code, text) = in_terminal(&env, "convert -y --no-color --progress=plain", &[]).await;
+    let (code, text) = in_terminal(&env.sim, "convert -y --no-color --progress=plain", &[]).await;
     assert_eq!(code, 0);
     // a pseudo-terminal turns \n into \r\n; nothing else
     let text = text.replace("\r\n", "\n");
@@ -193,31 +146,6 @@ async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
     assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
 }
 
-/// The text a terminal shows, less escape sequences (colours, cursor moves) and carriage
-/// returns: what the tests below read.
-fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\x1b' => {
-                // CSI: ESC [ parameters final-byte (@ to ~)
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\r' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Issue 17: 200 nodes, two of which fail their conversion, in a terminal. Before the prompt a
 /// plan summary (counts, the first names, "… and N more"), not a line per node; during the run
 /// one bar per phase counting its nodes and a line for each failure as it happens, no line
@@ -231,7 +159,7 @@ async fn at_200_nodes_the_terminal_shows_summaries_and_a_bar_per_phase() {
             .faults()
             .fail_jobs_named(n, &["yurtctl-convert-"], 3);
     }
-    let (code, raw) = in_terminal(&env, "convert -y --concurrency 50", &[]).await;
+    let (code, raw) = in_terminal(&env.sim, "convert -y --concurrency 50", &[]).await;
     let text = visible(&raw);
     assert_eq!(code, 4, "two nodes failed: partial");
     assert!(redraws(&raw), "bars are redrawn in place");

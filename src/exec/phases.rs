@@ -222,7 +222,7 @@ mod tests {
                 Event::PhaseSkipped(p) => format!("skip {p}"),
                 Event::PhaseDone(p) => format!("done {p}"),
                 Event::Note { phase, message } => format!("note {phase}: {message}"),
-                Event::Job { phase, .. } => format!("job {phase}"),
+                Event::Job { phase, .. } | Event::Node { phase, .. } => format!("job {phase}"),
                 Event::PhaseNodes { phase, total } => format!("nodes {phase}: {total}"),
             };
             self.0.lock().unwrap().push(line);

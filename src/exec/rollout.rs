@@ -16,18 +16,23 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::cluster::jobs::{JobOutcome, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
+use crate::cluster::jobs::{JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
 use crate::cluster::nodes::node_state_changes;
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::cluster::watch::Change;
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::output::staticpod::RolloutNode;
+use crate::output::{Event, NodeStep, Reporter};
 use crate::plan::staticpod::skip_word;
 use crate::rollout::{
     Action, Completion, FailKind, HaltReason, LogicalTime, NodeEvent, NodeInput, NodePhase,
     Options, Rollout,
 };
+
+#[path = "rollout_report.rs"]
+mod report;
+use report::{failure_line, failure_logs, pod_state};
 
 const MANIFEST_MOUNT: &str = "/yurtctl/manifest";
 
@@ -121,38 +126,6 @@ enum Msg {
     Saved(Option<ClusterError>),
 }
 
-fn pod_state(p: Option<&MirrorPod>) -> String {
-    match p {
-        None => "no mirror pod".into(),
-        Some(p) => format!(
-            "{} phase={} ready={} revision={}",
-            p.pod,
-            if p.phase.is_empty() { "-" } else { &p.phase },
-            p.ready,
-            p.revision.as_deref().unwrap_or("<none>")
-        ),
-    }
-}
-
-fn failure_logs(r: &NodeJobResult) -> Option<String> {
-    match &r.outcome {
-        JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => {
-            let mut s = format!("{}: {}", f.reason, f.message);
-            if !f.logs_tail.is_empty() {
-                s.push('\n');
-                s.push_str(f.logs_tail.trim_end());
-            }
-            for e in &f.events {
-                s.push('\n');
-                s.push_str(e);
-            }
-            Some(s)
-        }
-        JobOutcome::Error(e) => Some(e.to_string()),
-        JobOutcome::Succeeded => None,
-    }
-}
-
 /// Parameters of one drive.
 pub struct Drive<'a> {
     pub cluster: &'a Cluster,
@@ -161,8 +134,10 @@ pub struct Drive<'a> {
     pub options: Options,
     pub node_timeout: Duration,
     pub servant_image: String,
-    /// Progress lines (stderr).
-    pub note: &'a (dyn Fn(String) + Send + Sync),
+    /// Where progress goes: a node's start and end as [`Event::Node`] of `phase` (what the
+    /// bars count), the rest as notes.
+    pub rep: &'a dyn Reporter,
+    pub phase: &'a str,
     /// Stops the drive when the rollout lock is lost.
     pub lock_lost: LostSignal,
 }
@@ -222,13 +197,30 @@ impl Drive<'_> {
             options,
             node_timeout,
             servant_image,
-            note,
+            rep,
+            phase,
             mut lock_lost,
         } = self;
+        let note = |message: String| rep.event(Event::Note { phase, message });
+        let report = |node: &str, step: NodeStep, message: String, details: Vec<String>| {
+            rep.event(Event::Node {
+                phase,
+                node,
+                step,
+                message,
+                details,
+            })
+        };
         let ns = set.namespace.clone();
         let target = set.current.hash.clone();
         let names: HashSet<String> = nodes.iter().map(|n| n.name.clone()).collect();
         let mut machine = Rollout::new(nodes, &options, &target);
+        // the nodes the phase's bar counts (`RolloutPlan::nodes`); skips of the others are notes
+        let planned: HashSet<String> = machine
+            .planned_order()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         let (up_action, restore_action) = crate::naming::static_pod_actions(&set.name);
         let runner = JobRunner::start(
             cluster,
@@ -308,7 +300,7 @@ impl Drive<'_> {
                                     message: e.to_string(),
                                 }
                             })?;
-                            note(format!("node {n}: upgrading"));
+                            report(&n, NodeStep::Started, "upgrading".into(), Vec::new());
                             deadlines.insert(n.clone(), Instant::now() + node_timeout);
                             let job = static_pod_job(
                                 &up_action,
@@ -326,7 +318,11 @@ impl Drive<'_> {
                         Action::Skip(n, reason) => {
                             let _ = machine.apply(NodeEvent::Skipped(n.clone()));
                             let word = skip_word(reason);
-                            note(format!("node {n}: {reason}"));
+                            if planned.contains(&n) {
+                                report(&n, NodeStep::Skipped, reason.to_string(), Vec::new());
+                            } else {
+                                note(format!("node {n}: {reason}"));
+                            }
                             set.progress.nodes.insert(n.clone(), word.into());
                             details.insert(
                                 n.clone(),
@@ -401,10 +397,12 @@ impl Drive<'_> {
                         && matches!(machine.phase(&p.node), Some(NodePhase::Settling { .. }))
                     {
                         let _ = machine.apply(NodeEvent::BecameNotReady(p.node.clone()));
-                        note(format!(
-                            "node {}: its new pod stopped being Ready within --min-ready-seconds",
-                            p.node
-                        ));
+                        report(
+                            &p.node,
+                            NodeStep::Regressed,
+                            "its new pod stopped being Ready within --min-ready-seconds".into(),
+                            Vec::new(),
+                        );
                     }
                     pods.insert(p.node.clone(), p);
                 }
@@ -419,11 +417,15 @@ impl Drive<'_> {
                     } else {
                         NodeEvent::BecameNotReady(n.clone())
                     };
+                    // a node whose new pod stopped being Ready regressed already
+                    let was = machine.phase(&n);
                     if let Err(e) = machine.apply(ev) {
                         tracing::debug!("{e}");
                     }
-                    if !ready && machine.phase(&n) == Some(NodePhase::Regressed) {
-                        note(format!("node {n}: went NotReady after its upgrade"));
+                    let regressed = Some(NodePhase::Regressed);
+                    if !ready && was != regressed && machine.phase(&n) == regressed {
+                        let why = "went NotReady after its upgrade".to_string();
+                        report(&n, NodeStep::Regressed, why, Vec::new());
                     }
                 }
                 Some(Msg::UpgradeJob(n, r)) if machine.phase(&n) == Some(NodePhase::InFlight) => {
@@ -432,17 +434,20 @@ impl Drive<'_> {
                     } else {
                         deadlines.remove(&n);
                         let _ = machine.apply(NodeEvent::Failed(n.clone()));
-                        note(format!(
-                            "node {n}: the upgrade Job failed; restoring the previous manifest"
-                        ));
+                        let (why, mut lines) = failure_line(&r);
+                        lines.push(format!("  mirror pod: {}", pod_state(pods.get(&n))));
+                        let message = format!(
+                            "the upgrade Job failed: {why}; restoring the previous manifest"
+                        );
+                        report(&n, NodeStep::Failed, message, lines);
                         details.insert(
                             n.clone(),
                             RolloutNode {
                                 name: n.clone(),
                                 result: "failed".into(),
-                                message:
-                                    "the upgrade Job failed; the previous manifest was restored"
-                                        .into(),
+                                message: format!(
+                                    "the upgrade Job failed ({why}); the previous manifest was restored"
+                                ),
                                 logs: failure_logs(&r),
                                 pod_state: Some(pod_state(pods.get(&n))),
                             },
@@ -453,6 +458,12 @@ impl Drive<'_> {
                 }
                 Some(Msg::RestoreJob(n, r)) => {
                     restoring -= 1;
+                    if !r.succeeded() {
+                        note(format!(
+                            "warning: node {n}: restoring the previous manifest failed too: {}",
+                            failure_line(&r).0
+                        ));
+                    }
                     if !r.succeeded()
                         && let Some(d) = details.get_mut(&n)
                     {
@@ -481,21 +492,29 @@ impl Drive<'_> {
                 if job_done.contains(&n)
                     && let Some(p) = p.filter(|p| p.ready && p.revision.as_deref() == Some(&target))
                 {
-                    deadlines.remove(&n);
+                    // started when its deadline was set
+                    let left = deadlines.remove(&n).map(|d| d - Instant::now());
+                    let took = node_timeout.saturating_sub(left.unwrap_or_default());
                     let _ = machine.apply(NodeEvent::Upgraded {
                         node: n.clone(),
                         ready_at: t,
                     });
-                    note(format!("node {n}: upgraded ({} Ready)", p.pod));
+                    let how = format!("upgraded in {:.1}s ({} Ready)", took.as_secs_f64(), p.pod);
+                    report(&n, NodeStep::Succeeded, how, Vec::new());
                     set.progress.nodes.insert(n.clone(), "upgraded".into());
                     dirty = true;
                 } else if deadlines[&n] <= Instant::now() {
                     deadlines.remove(&n);
                     let _ = machine.apply(NodeEvent::TimedOut(n.clone()));
-                    note(format!(
-                        "node {n}: not upgraded within --node-timeout {}s; restoring the previous manifest",
-                        node_timeout.as_secs_f64()
-                    ));
+                    report(
+                        &n,
+                        NodeStep::Failed,
+                        format!(
+                            "not upgraded within --node-timeout {}s; restoring the previous manifest",
+                            node_timeout.as_secs_f64()
+                        ),
+                        vec![format!("  mirror pod: {}", pod_state(p))],
+                    );
                     details.insert(
                         n.clone(),
                         RolloutNode {

@@ -45,6 +45,28 @@ pub enum Event<'a> {
         phase: &'a str,
         event: &'a JobEvent,
     },
+    /// Progress of a node in a phase whose nodes are done when more than their Job is (a
+    /// static-pod rollout: the Job succeeded and the new pod is Ready); counted and shown as a
+    /// node Job's end is. `details` (a failure's Job log, the pod's state) follow the line.
+    Node {
+        phase: &'a str,
+        node: &'a str,
+        step: NodeStep,
+        message: String,
+        details: Vec<String>,
+    },
+}
+
+/// Where a node of an [`Event::Node`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeStep {
+    Started,
+    Succeeded,
+    Failed,
+    /// Not done this run (it went NotReady before its turn); it counts as done.
+    Skipped,
+    /// Counted as succeeded earlier, it failed afterwards (NotReady after its upgrade).
+    Regressed,
 }
 
 /// Where progress goes.
@@ -61,6 +83,17 @@ pub fn event_lines(e: &Event<'_>) -> Vec<String> {
         // the count lines say it
         Event::PhaseNodes { .. } => Vec::new(),
         Event::Note { phase, message } => vec![format!("[{phase}] {message}")],
+        Event::Node {
+            phase,
+            node,
+            message,
+            details,
+            ..
+        } => {
+            let mut out = vec![format!("[{phase}] node {node}: {message}")];
+            out.extend(details.iter().cloned());
+            out
+        }
         Event::Job { phase, event } => {
             let head = format!("[{phase}] node {} (Job {}):", event.node, event.job);
             match &event.phase {
@@ -87,6 +120,13 @@ pub fn event_lines(e: &Event<'_>) -> Vec<String> {
 
 fn failure_lines(head: &str, f: &JobFailure) -> Vec<String> {
     let mut out = vec![format!("{head}: {}", failure_summary(f))];
+    out.extend(failure_details(f));
+    out
+}
+
+/// A failed Job's log tail and events, indented under its line.
+pub fn failure_details(f: &JobFailure) -> Vec<String> {
+    let mut out = Vec::new();
     if !f.logs_tail.trim().is_empty() {
         out.push(format!(
             "  log of pod {}:",
@@ -221,22 +261,48 @@ pub fn result_lines(nodes: &[NodeResult], message: &str, wide: bool) -> Vec<Stri
     if wide {
         return node_summary_lines(nodes, message);
     }
-    let mut out = Vec::new();
     let mut by_result: BTreeMap<NodeOutcome, usize> = BTreeMap::new();
     for n in nodes {
         *by_result.entry(n.result).or_default() += 1;
     }
-    if !by_result.is_empty() {
-        let counts: Vec<String> = by_result
-            .iter()
-            .map(|(o, n)| format!("{n} {}", outcome_name(*o)))
-            .collect();
-        out.push(format!("Nodes: {}", counts.join(", ")));
-    }
-    let failed: Vec<&NodeResult> = nodes
+    let counts: Vec<(String, usize)> = by_result
+        .into_iter()
+        .map(|(o, n)| (outcome_name(o), n))
+        .collect();
+    let failed: Vec<FailedNode<'_>> = nodes
         .iter()
         .filter(|n| matches!(n.result, NodeOutcome::Failed | NodeOutcome::TimedOut))
+        .map(|n| FailedNode {
+            name: &n.name,
+            result: outcome_name(n.result),
+            message: &n.message,
+            details: Vec::new(),
+        })
         .collect();
+    closing_lines(&counts, &failed, message)
+}
+
+/// A node the closing summary lists by name: its result (as `-o json` spells it), its reason,
+/// and lines shown under it.
+pub struct FailedNode<'a> {
+    pub name: &'a str,
+    pub result: String,
+    pub message: &'a str,
+    pub details: Vec<String>,
+}
+
+/// The closing summary of every command with node results: `Nodes: 197 converted, 1 failed`
+/// (`counts` in the order given), every failed node with its reason, then `message`.
+pub fn closing_lines(
+    counts: &[(String, usize)],
+    failed: &[FailedNode<'_>],
+    message: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !counts.is_empty() {
+        let counts: Vec<String> = counts.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        out.push(format!("Nodes: {}", counts.join(", ")));
+    }
     if !failed.is_empty() {
         let width = failed
             .iter()
@@ -244,15 +310,20 @@ pub fn result_lines(nodes: &[NodeResult], message: &str, wide: bool) -> Vec<Stri
             .max()
             .unwrap_or(0)
             .min(30);
+        let rwidth = failed
+            .iter()
+            .map(|n| n.result.len())
+            .max()
+            .unwrap_or(0)
+            .max(9);
         out.push("Failed:".into());
-        out.extend(failed.iter().map(|n| {
-            format!(
-                "  {:<width$} {:<9} {}",
-                n.name,
-                outcome_name(n.result),
-                n.message
-            )
-        }));
+        for n in failed {
+            out.push(format!(
+                "  {:<width$} {:<rwidth$} {}",
+                n.name, n.result, n.message
+            ));
+            out.extend(n.details.iter().map(|d| format!("    {d}")));
+        }
     }
     out.push(message.to_string());
     out

@@ -95,6 +95,11 @@ impl Reporter for PlainReporter {
                         c.count(&event.phase);
                     }
                 }
+                Event::Node { phase, step, .. } => {
+                    if let Some((_, c)) = running.get_mut(*phase) {
+                        c.count_node(*step);
+                    }
+                }
                 Event::PhaseSkipped(_) | Event::Note { .. } => {}
             }
         }

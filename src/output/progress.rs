@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::NodeStep;
 use crate::cluster::jobs::JobPhase;
 
 /// How often plain mode prints a count line per running phase, unless
@@ -17,6 +18,8 @@ pub struct PhaseCounts {
     pub total: Option<usize>,
     pub succeeded: usize,
     pub failed: usize,
+    /// Nodes not done this run (a rollout's node that went NotReady before its turn).
+    pub skipped: usize,
 }
 
 impl PhaseCounts {
@@ -35,9 +38,25 @@ impl PhaseCounts {
         Some(failed)
     }
 
-    /// Jobs that ended, well or not.
+    /// Counts a node's step ([`super::Event::Node`]); returns whether the node failed, when
+    /// the step is an end or a failure after one (a regressed node was done already).
+    pub fn count_node(&mut self, step: NodeStep) -> Option<bool> {
+        match step {
+            NodeStep::Started => return None,
+            NodeStep::Succeeded => self.succeeded += 1,
+            NodeStep::Skipped => self.skipped += 1,
+            NodeStep::Failed => self.failed += 1,
+            NodeStep::Regressed => {
+                self.succeeded = self.succeeded.saturating_sub(1);
+                self.failed += 1;
+            }
+        }
+        Some(matches!(step, NodeStep::Failed | NodeStep::Regressed))
+    }
+
+    /// Nodes that ended, well or not.
     pub fn done(&self) -> usize {
-        self.succeeded + self.failed
+        self.succeeded + self.failed + self.skipped
     }
 
     /// Whether the phase has anything to count (node Jobs planned or seen).
@@ -45,14 +64,19 @@ impl PhaseCounts {
         self.total.is_some() || self.done() > 0
     }
 
-    /// `[nodes/edge] 412/1000 done, 3 failed, 38/s` after `elapsed` of the phase.
+    /// `[nodes/edge] 412/1000 done, 3 failed, 38/s` after `elapsed` of the phase (`, 2
+    /// skipped` before the rate when nodes were skipped).
     pub fn line(&self, phase: &str, elapsed: Duration) -> String {
         let done = match self.total {
             Some(t) => format!("{}/{t}", self.done()),
             None => self.done().to_string(),
         };
+        let skipped = match self.skipped {
+            0 => String::new(),
+            n => format!("{n} skipped, "),
+        };
         format!(
-            "[{phase}] {done} done, {} failed, {}",
+            "[{phase}] {done} done, {} failed, {skipped}{}",
             self.failed,
             rate(self.done(), elapsed)
         )
@@ -81,6 +105,7 @@ mod tests {
             total,
             succeeded,
             failed,
+            skipped: 0,
         };
         let s = Duration::from_secs;
         for (counts, elapsed, want) in [
@@ -100,9 +125,34 @@ mod tests {
                 Duration::ZERO,
                 "[nodes/edge] 1/3 done, 0 failed, 0.0/s",
             ),
+            (
+                PhaseCounts {
+                    skipped: 2,
+                    ..c(Some(10), 3, 1)
+                },
+                s(2),
+                "[nodes/edge] 6/10 done, 1 failed, 2 skipped, 3.0/s",
+            ),
         ] {
             assert_eq!(counts.line("nodes/edge", elapsed), want);
         }
+    }
+
+    #[test]
+    fn node_steps_count_like_job_ends() {
+        let mut c = PhaseCounts::default();
+        for (step, want) in [
+            (NodeStep::Started, None),
+            (NodeStep::Succeeded, Some(false)),
+            (NodeStep::Succeeded, Some(false)),
+            (NodeStep::Skipped, Some(false)),
+            (NodeStep::Failed, Some(true)),
+            // a node counted as succeeded fails afterwards: still one node done
+            (NodeStep::Regressed, Some(true)),
+        ] {
+            assert_eq!(c.count_node(step), want, "{step:?}");
+        }
+        assert_eq!((c.succeeded, c.failed, c.skipped, c.done()), (1, 2, 1, 4));
     }
 
     #[test]

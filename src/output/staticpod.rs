@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::{FailedNode, closing_lines};
+
 /// How one node ended in a rollout.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,8 +63,66 @@ impl RolloutResult {
     }
 }
 
-/// The closing summary on stderr.
-pub fn rollout_lines(r: &RolloutResult) -> Vec<String> {
+/// The order in which the closing summary counts node results (others after them).
+const RESULT_ORDER: [&str; 11] = [
+    "upgraded",
+    "already-updated",
+    "partitioned",
+    "skipped-not-ready",
+    "failed",
+    "timed-out",
+    "not-ready-after-upgrade",
+    "pending",
+    "in-progress",
+    "needs-upgrade",
+    "up-to-date",
+];
+
+/// Results the closing summary lists by node.
+const FAILED: [&str; 3] = ["failed", "timed-out", "not-ready-after-upgrade"];
+
+/// The closing summary on stderr, as convert's ([`crate::output::closing_lines`]): how many
+/// nodes ended how, every failed node with its reason and mirror pod, then the message. With
+/// `-o wide` the NODE / RESULT / MESSAGE table instead, with each failed node's pod state and
+/// Job log.
+pub fn rollout_lines(r: &RolloutResult, wide: bool) -> Vec<String> {
+    if wide {
+        return rollout_table(r);
+    }
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for n in &r.nodes {
+        match counts.iter_mut().find(|(w, _)| *w == n.result) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((n.result.clone(), 1)),
+        }
+    }
+    let rank = |w: &str| {
+        RESULT_ORDER
+            .iter()
+            .position(|x| *x == w)
+            .unwrap_or(usize::MAX)
+    };
+    counts.sort_by_key(|(w, _)| rank(w));
+    let failed: Vec<FailedNode<'_>> = r
+        .nodes
+        .iter()
+        .filter(|n| FAILED.contains(&n.result.as_str()))
+        .map(|n| FailedNode {
+            name: &n.name,
+            result: n.result.clone(),
+            message: &n.message,
+            details: n
+                .pod_state
+                .iter()
+                .map(|s| format!("mirror pod: {s}"))
+                .collect(),
+        })
+        .collect();
+    closing_lines(&counts, &failed, &r.message)
+}
+
+/// A line per node, with each failed node's pod state and Job log.
+fn rollout_table(r: &RolloutResult) -> Vec<String> {
     let mut out = vec![format!("{:<30} {:<24} MESSAGE", "NODE", "RESULT")];
     for n in &r.nodes {
         out.push(format!("{:<30} {:<24} {}", n.name, n.result, n.message));
@@ -209,6 +269,47 @@ pub fn status_lines(s: &StaticPodStatus, age: &str, wide: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closing_summary_counts_by_result_and_lists_failed_nodes() {
+        let node = |name: &str, result: &str, pod: Option<&str>| RolloutNode {
+            name: name.into(),
+            result: result.into(),
+            message: format!("{result} message"),
+            logs: pod.map(|_| "boom".into()),
+            pod_state: pod.map(str::to_owned),
+        };
+        let mut r = RolloutResult::new("nginx", "default", "advanced-rolling-update");
+        r.message = "rollout stopped".into();
+        r.nodes = (0..150)
+            .map(|i| node(&format!("w{i}"), "upgraded", None))
+            .collect();
+        r.nodes
+            .push(node("w-9", "timed-out", Some("nginx-w-9 phase=Pending")));
+        r.nodes.push(node("cp", "already-updated", None));
+        r.nodes.push(node("w-8", "pending", None));
+        r.nodes
+            .push(node("w-7", "failed", Some("nginx-w-7 phase=Running")));
+        assert_eq!(
+            rollout_lines(&r, false),
+            vec![
+                "Nodes: 150 upgraded, 1 already-updated, 1 failed, 1 timed-out, 1 pending",
+                "Failed:",
+                "  w-9 timed-out timed-out message",
+                "    mirror pod: nginx-w-9 phase=Pending",
+                "  w-7 failed    failed message",
+                "    mirror pod: nginx-w-7 phase=Running",
+                "rollout stopped",
+            ]
+        );
+        // -o wide: a line per node, the failed ones with their pod and Job log
+        let wide = rollout_lines(&r, true);
+        assert!(
+            wide[0].starts_with("NODE") && wide.len() == 154 + 2 * 3 + 2,
+            "{wide:#?}"
+        );
+        assert!(wide.contains(&"    | boom".to_string()));
+    }
 
     #[test]
     fn ages() {

@@ -12,7 +12,7 @@ use console::{Term, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::progress::{PhaseCounts, rate};
-use super::{Event, Reporter, event_lines};
+use super::{Event, NodeStep, Reporter, event_lines};
 use crate::cluster::jobs::{JobEvent, JobPhase};
 
 /// How many failures of a phase are shown with their Job's log and events (all of them with
@@ -65,6 +65,9 @@ impl PhaseBar {
         if self.counts.failed > 0 {
             parts.push(format!("{} failed", self.counts.failed));
         }
+        if self.counts.skipped > 0 {
+            parts.push(format!("{} skipped", self.counts.skipped));
+        }
         if !self.running.is_empty() {
             parts.push(format!("{} running", self.running.len()));
         }
@@ -74,10 +77,14 @@ impl PhaseBar {
     /// `(200 succeeded, 3 failed)` for the phase's closing line.
     fn totals(&self) -> String {
         let c = &self.counts;
-        match (c.succeeded, c.failed) {
-            (0, 0) => String::new(),
-            (s, 0) => format!(" ({s} succeeded)"),
-            (s, f) => format!(" ({s} succeeded, {f} failed)"),
+        let skipped = match c.skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
+        match (c.succeeded, c.failed, c.skipped) {
+            (0, 0, 0) => String::new(),
+            (s, 0, _) => format!(" ({s} succeeded{skipped})"),
+            (s, f, _) => format!(" ({s} succeeded, {f} failed{skipped})"),
         }
     }
 }
@@ -142,7 +149,6 @@ impl TtyReporter {
     }
 
     fn job(&self, state: &mut BTreeMap<String, PhaseBar>, phase: &str, ev: &JobEvent) {
-        let verbose = self.verbose;
         let p = self.phase(state, phase);
         let failed = match p.counts.count(&ev.phase) {
             None => {
@@ -154,8 +160,41 @@ impl TtyReporter {
             }
             Some(failed) => failed,
         };
-        p.running.remove(&ev.node);
-        p.bar.inc(1);
+        let lines = event_lines(&Event::Job { phase, event: ev });
+        self.ended(p, &ev.node, failed, true, lines);
+    }
+
+    fn node(&self, state: &mut BTreeMap<String, PhaseBar>, e: &Event<'_>) {
+        let Event::Node {
+            phase, node, step, ..
+        } = e
+        else {
+            return;
+        };
+        let p = self.phase(state, phase);
+        let Some(failed) = p.counts.count_node(*step) else {
+            p.running.insert((*node).to_owned());
+            p.bar.set_message(p.message());
+            return;
+        };
+        // a regressed node was counted done when it succeeded
+        self.ended(
+            p,
+            node,
+            failed,
+            *step != NodeStep::Regressed,
+            event_lines(e),
+        );
+    }
+
+    /// A node's end (or its failure after one): the bar moves on (`advance`); a failure gets
+    /// its line (and the first few their details), a success only with `-v`.
+    fn ended(&self, p: &mut PhaseBar, node: &str, failed: bool, advance: bool, lines: Vec<String>) {
+        let verbose = self.verbose;
+        p.running.remove(node);
+        if advance {
+            p.bar.inc(1);
+        }
         p.bar.set_message(p.message());
         if !failed && !verbose {
             return;
@@ -166,7 +205,6 @@ impl TtyReporter {
             style("✔").green().for_stderr()
         };
         let detailed = verbose || p.counts.failed <= DETAILED_FAILURES;
-        let lines = event_lines(&Event::Job { phase, event: ev });
         for (i, l) in lines.into_iter().enumerate() {
             if i == 0 {
                 self.println(format!("  {mark} {l}"));
@@ -235,6 +273,7 @@ impl Reporter for TtyReporter {
                 }
             }
             Event::Job { phase, event } => self.job(&mut state, phase, event),
+            Event::Node { .. } => self.node(&mut state, &e),
         }
     }
 }
@@ -338,6 +377,39 @@ mod tests {
             message: "nothing to do".into(),
         });
         assert!(r.state.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn node_steps_share_the_bar_of_node_jobs() {
+        let r = hidden(false);
+        r.event(Event::PhaseStarted("nodes"));
+        r.event(Event::PhaseNodes {
+            phase: "nodes",
+            total: 5,
+        });
+        let step = |node: &str, step: NodeStep| {
+            r.event(Event::Node {
+                phase: "nodes",
+                node,
+                step,
+                message: format!("{step:?}"),
+                details: Vec::new(),
+            })
+        };
+        for n in ["w1", "w2", "w3", "w4"] {
+            step(n, NodeStep::Started);
+        }
+        step("w1", NodeStep::Succeeded);
+        step("w2", NodeStep::Succeeded);
+        step("w3", NodeStep::Failed);
+        step("w5", NodeStep::Skipped);
+        // w2 went NotReady after its upgrade: a failure, not one more node done
+        step("w2", NodeStep::Regressed);
+        let state = r.state.lock().unwrap();
+        let p = &state["nodes"];
+        assert_eq!((p.bar.position(), p.bar.length()), (4, Some(5)));
+        assert_eq!(p.message(), "2 failed, 1 skipped, 1 running");
+        assert_eq!(p.totals(), " (1 succeeded, 2 failed, 1 skipped)");
     }
 
     #[test]

@@ -290,16 +290,7 @@ pub fn skip_word(r: SkipReason) -> &'static str {
 
 /// The plan as text: one line per window, then the skipped nodes.
 pub fn plan_lines(p: &RolloutPlan) -> Vec<String> {
-    let mut out = vec![format!(
-        "static pod {}/{}: {} to revision {} on {} of {} node(s), at most {} at a time (sliding window)",
-        p.namespace,
-        p.name,
-        p.strategy,
-        p.revision,
-        p.nodes.len(),
-        p.total,
-        p.max_unavailable
-    )];
+    let mut out = vec![headline(p)];
     let mut w = 0;
     for n in &p.nodes {
         if n.window != w {
@@ -313,16 +304,89 @@ pub fn plan_lines(p: &RolloutPlan) -> Vec<String> {
             out.push(format!("  window {w}: {}", names.join(", ")));
         }
     }
-    if let Some(c) = p.canary {
-        out.push(format!(
-            "  --canary {c}: stops after these; {} node(s) wait for a re-run",
-            p.after_canary
-        ));
-    }
+    out.extend(canary_line(p));
     for s in &p.skipped {
         out.push(format!("  skip {}: {}", s.name, s.reason));
     }
     out
+}
+
+/// How many windows the plan summary shows.
+pub const SUMMARY_WINDOWS: usize = 3;
+
+/// The plan summary printed before the confirmation prompt: [`plan_lines`] with at most
+/// [`SUMMARY_WINDOWS`] windows of their first [`super::SUMMARY_NAMES`] names each, and one
+/// line per skip reason, so 10,000 nodes (or `--max-unavailable 1` over them) stay a dozen
+/// lines. `--dry-run` and `-o wide` print the full plan.
+pub fn summary_lines(p: &RolloutPlan) -> Vec<String> {
+    use super::{SUMMARY_NAMES, first_names};
+    let mut out = vec![headline(p)];
+    let mut windows: Vec<(usize, Vec<&str>)> = Vec::new();
+    for n in &p.nodes {
+        match windows.last_mut() {
+            Some((w, names)) if *w == n.window => names.push(&n.name),
+            _ => windows.push((n.window, vec![&n.name])),
+        }
+    }
+    let mut elided = false;
+    for (w, names) in windows.iter().take(SUMMARY_WINDOWS) {
+        elided |= names.len() > SUMMARY_NAMES;
+        out.push(format!(
+            "  window {w}: {}",
+            first_names(names, SUMMARY_NAMES)
+        ));
+    }
+    if let Some(rest) = windows.get(SUMMARY_WINDOWS..).filter(|r| !r.is_empty()) {
+        elided = true;
+        let nodes: usize = rest.iter().map(|(_, n)| n.len()).sum();
+        out.push(format!(
+            "  … and {} more window(s) of {nodes} node(s)",
+            rest.len()
+        ));
+    }
+    out.extend(canary_line(p));
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for s in &p.skipped {
+        match reasons.iter_mut().find(|(r, _)| *r == s.reason) {
+            Some((_, names)) => names.push(&s.name),
+            None => reasons.push((&s.reason, vec![&s.name])),
+        }
+    }
+    for (reason, names) in reasons {
+        if let [name] = names.as_slice() {
+            out.push(format!("  skip {name}: {reason}"));
+            continue;
+        }
+        elided |= names.len() > SUMMARY_NAMES;
+        out.push(format!("  skip {} node(s): {reason}", names.len()));
+        out.push(format!("    {}", first_names(&names, SUMMARY_NAMES)));
+    }
+    if elided {
+        out.push("(every node: --dry-run, or -o wide)".into());
+    }
+    out
+}
+
+fn headline(p: &RolloutPlan) -> String {
+    format!(
+        "static pod {}/{}: {} to revision {} on {} of {} node(s), at most {} at a time (sliding window)",
+        p.namespace,
+        p.name,
+        p.strategy,
+        p.revision,
+        p.nodes.len(),
+        p.total,
+        p.max_unavailable
+    )
+}
+
+fn canary_line(p: &RolloutPlan) -> Option<String> {
+    p.canary.map(|c| {
+        format!(
+            "  --canary {c}: stops after these; {} node(s) wait for a re-run",
+            p.after_canary
+        )
+    })
 }
 
 #[cfg(test)]
@@ -438,5 +502,60 @@ mod tests {
                 "metadata": {"name": "nginx", "namespace": "default", "annotations": {"team": "a"}},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}})
         );
+    }
+
+    #[test]
+    fn the_plan_summary_stays_short_at_scale() {
+        let node = |i: usize, revision: &str, ready: bool| NodeInput {
+            name: format!("w-{i:04}"),
+            labels: Default::default(),
+            revision: Some(revision.into()),
+            ready,
+        };
+        // 1,000 nodes one at a time, 3 already updated, 1 NotReady, 2 partitioned
+        let mut nodes: Vec<NodeInput> = (0..1000).map(|i| node(i, "old", i != 7)).collect();
+        for i in [10, 11, 12] {
+            nodes[i] = node(i, "new", true);
+        }
+        let opts = Options {
+            max_unavailable: "1".parse().unwrap(),
+            partition: "2".parse().unwrap(),
+            ..Options::default()
+        };
+        let plan = rollout_plan(
+            "nginx",
+            "default",
+            "advanced-rolling-update",
+            nodes,
+            &opts,
+            "new",
+        );
+        assert_eq!(plan.nodes.len(), 994);
+        assert_eq!(
+            plan_lines(&plan).len(),
+            1 + 994 + 6,
+            "the full plan: a line a window"
+        );
+        let head = "static pod default/nginx: advanced-rolling-update to revision new on 994 of 1000 node(s), at most 1 at a time (sliding window)";
+        assert_eq!(
+            summary_lines(&plan),
+            vec![
+                head,
+                "  window 1: w-0000",
+                "  window 2: w-0001",
+                "  window 3: w-0002",
+                "  … and 991 more window(s) of 991 node(s)",
+                "  skip 3 node(s): already-updated",
+                "    w-0010, w-0011, w-0012",
+                "  skip w-0007: skipped-not-ready",
+                "  skip 2 node(s): partitioned",
+                "    w-0998, w-0999",
+                "(every node: --dry-run, or -o wide)",
+            ]
+        );
+        // a small plan is the full plan, without the hint
+        let small: Vec<NodeInput> = (0..3).map(|i| node(i, "old", true)).collect();
+        let plan = rollout_plan("nginx", "default", "ota", small, &Options::default(), "new");
+        assert_eq!(summary_lines(&plan), plan_lines(&plan));
     }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod roots;
+pub mod terminal;
 
 use std::path::PathBuf;
 

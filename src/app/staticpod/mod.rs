@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::app::common::{
-    block_on, confirm, connect_from, fail, print_dry_run, print_structured, reporter, stopped,
+    block_on, confirm, connect_from, fail, print_dry_run, print_structured, reporter, stopped, wide,
 };
 use crate::app::error::CommandError;
 use crate::cli::{

@@ -117,6 +117,12 @@ impl RunContext for RolloutRun<'_> {
         self.lost.clone()
     }
 
+    /// The nodes the run starts (node Jobs), what the `nodes` bar counts to.
+    fn phase_nodes(&self, id: &str) -> Option<usize> {
+        let jobs = matches!(self.work, NodeWork::Roll | NodeWork::Apply);
+        (id == NODES && jobs).then_some(self.plan.nodes.len())
+    }
+
     // progress is recorded in the store itself, by the phases
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         Box::pin(async { Ok(()) })
@@ -301,13 +307,6 @@ fn node_writes<'r>(r: &'r RolloutRun<'_>) -> WritesFuture<'r> {
 
 /// Runs the rollout machine over the targets; its end becomes the result's message and exit.
 async fn drive(r: &mut RolloutRun<'_>) -> Result<(), ClusterError> {
-    let rep = r.rep;
-    let note = move |message: String| {
-        rep.event(Event::Note {
-            phase: NODES,
-            message,
-        })
-    };
     let outcome = Drive {
         cluster: &r.ctx.cluster,
         set: &mut r.set,
@@ -315,7 +314,8 @@ async fn drive(r: &mut RolloutRun<'_>) -> Result<(), ClusterError> {
         options: r.opts.clone(),
         node_timeout: r.node_timeout,
         servant_image: r.servant_image.into(),
-        note: &note,
+        rep: r.rep,
+        phase: NODES,
         lock_lost: r.lost.clone(),
     }
     .run()

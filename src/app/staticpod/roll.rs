@@ -71,6 +71,15 @@ pub(super) async fn run_table(
     if g.dry_run.enabled() {
         return print_plan(g, &run).await;
     }
+    // the full plan is for --dry-run and -o wide; a summary keeps 10,000 nodes readable
+    let plan = if wide(g) {
+        plan::plan_lines(&run.plan)
+    } else {
+        plan::summary_lines(&run.plan)
+    };
+    for l in plan {
+        eprintln!("{l}");
+    }
     if let Err(e) = confirm(g, prompt) {
         return e;
     }
@@ -318,7 +327,7 @@ pub(super) fn finish(g: &GlobalArgs, mut result: RolloutResult, exit: Exit) -> E
     result.result = exit.reason().into();
     result.exit_code = exit.code();
     if !print_structured(g, &result) {
-        for l in rollout_lines(&result) {
+        for l in rollout_lines(&result, wide(g)) {
             eprintln!("{l}");
         }
     }
