@@ -178,7 +178,7 @@ async fn plain_mode_prints_a_line_per_node_event_and_periodic_counts() {
         assert_eq!(total, "3", "{l}");
         assert!(n.parse::<usize>().unwrap() <= 3, "{l}");
     }
-    // a Job watch the sim drops is retried with a warning, whenever it happens
+    // a Job watch the sim keeps dropping is retried with a warning, whenever it happens
     let retried = |l: &str| l.starts_with(" WARN watching Jobs failed; retrying");
     let without_counts: String = run
         .stderr

@@ -122,9 +122,15 @@ pub(super) async fn watch_jobs(
 ) {
     let cfg = watcher::Config::default().labels(&selector);
     let mut listing: Option<HashSet<String>> = None;
+    // A connection the server closes once is routine (the watcher resumes where it was, as
+    // client-go's reflector does); only failures in a row are worth a warning.
+    let mut failures_in_row = 0u32;
     loop {
         let mut stream = watcher(api.clone(), cfg.clone()).default_backoff().boxed();
         while let Some(ev) = stream.next().await {
+            if ev.is_ok() {
+                failures_in_row = 0;
+            }
             match ev {
                 Ok(watcher::Event::Init) => listing = Some(HashSet::new()),
                 Ok(watcher::Event::InitApply(j)) => {
@@ -151,7 +157,12 @@ pub(super) async fn watch_jobs(
                 Ok(watcher::Event::Delete(j)) => registry.deleted(&j),
                 Err(e) => {
                     let msg = error_chain(&e);
-                    tracing::warn!(selector = %selector, error = %msg, "watching Jobs failed; retrying");
+                    failures_in_row += 1;
+                    if failures_in_row > 1 {
+                        tracing::warn!(selector = %selector, error = %msg, "watching Jobs failed; retrying");
+                    } else {
+                        tracing::debug!(selector = %selector, error = %msg, "watching Jobs failed; retrying");
+                    }
                     state.send_if_modified(|s| match s {
                         WatchState::Listing { last_error } => {
                             *last_error = Some(msg);
