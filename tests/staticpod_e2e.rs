@@ -18,16 +18,6 @@ use kube::runtime::watcher::{self, watcher};
 use serde_json::Value;
 use yurtsim::{Layout, Sim};
 
-const NGINX_119_1: &str = "apiVersion: v1
-kind: Pod
-metadata:
-  name: nginx
-spec:
-  containers:
-  - name: web
-    image: nginx:1.19.1
-";
-
 struct Env {
     sim: Sim,
     client: Client,
@@ -69,7 +59,7 @@ fn install_nginx(sim: &Sim) -> Vec<String> {
         .collect();
     for w in &workers {
         let dir = sim.node_root(w).join("etc/kubernetes/manifests");
-        std::fs::write(dir.join("nginx.yaml"), NGINX_119_1).unwrap();
+        std::fs::write(dir.join("nginx.yaml"), support::NGINX_119_1).unwrap();
     }
     workers
 }
@@ -799,7 +789,10 @@ async fn bad_input_exits_2_and_changes_nothing() {
         std::fs::write(&p, text).unwrap();
         p.to_string_lossy().into_owned()
     };
-    let two = file("two.yaml", &format!("{NGINX_119_1}---\n{NGINX_119_1}"));
+    let two = file(
+        "two.yaml",
+        &format!("{n}---\n{n}", n = support::NGINX_119_1),
+    );
     let deploy = file(
         "deploy.yaml",
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",

@@ -11,16 +11,6 @@ use std::time::Duration;
 use support::terminal::{in_terminal, redraws, visible};
 use yurtsim::Layout;
 
-const NGINX: &str = "apiVersion: v1
-kind: Pod
-metadata:
-  name: nginx
-spec:
-  containers:
-  - name: web
-    image: nginx:1.19.1
-";
-
 /// `workers` worker nodes running static pod `nginx` (nginx:1.19.1), all of them Ready.
 async fn nginx_on(workers: usize) -> support::SimEnv {
     let env = support::start_sim(workers + 1, Layout::Kubeadm, |cfg| {
@@ -35,7 +25,7 @@ async fn nginx_on(workers: usize) -> support::SimEnv {
         .collect();
     for w in &names {
         let dir = env.sim.node_root(w).join("etc/kubernetes/manifests");
-        std::fs::write(dir.join("nginx.yaml"), NGINX).unwrap();
+        std::fs::write(dir.join("nginx.yaml"), support::NGINX_119_1).unwrap();
     }
     let status = ["staticpod", "status", "nginx", "-o", "json"];
     tokio::time::timeout(Duration::from_secs(60), async {

@@ -11,6 +11,17 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use yurtsim::{Layout, Sim, SimConfig};
 
+/// Static pod `nginx` (container `web`, nginx:1.19.1), as the staticpod tests place it on nodes.
+pub const NGINX_119_1: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: nginx
+spec:
+  containers:
+  - name: web
+    image: nginx:1.19.1
+";
+
 pub struct SimEnv {
     pub sim: Sim,
     pub dir: tempfile::TempDir,
