@@ -219,7 +219,7 @@ pub(crate) fn start(
             }
             let net_holder;
             let network = if p["spec"]["hostNetwork"] == json!(true) {
-                net_holder = k.network().map_err(|e| {
+                net_holder = crate::host_processes::node_namespaces(shared, k).map_err(|e| {
                     format!("yurtsim: cannot create the node network namespace: {e}")
                 })?;
                 Network::Node(&net_holder)

@@ -8,39 +8,55 @@
 //! restarted, as on a real node.
 //!
 //! The processes are stand-ins (a shell blocked on a FIFO nobody writes to: no CPU, no child);
-//! the kubelet's behaviour stays in kubelet.rs. They exist from the first `hostPID` container
-//! on the node, so large sims without such pods carry none.
+//! the kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
+//! namespaces (it holds them: runtime/namespaces.rs), the kubelet process from the first
+//! `hostPID` container on the node, so large sims without such pods carry none.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::kubelet::{NodeKubelet, state_dir_of};
-use crate::runtime::{HostProcess, NodePids};
+use crate::runtime::{HostProcess, NodeNamespaces};
 use crate::sim::Shared;
 
-/// A node's PID namespace and its kubelet process.
+/// A node's kubelet process, once a `hostPID` pod made it visible.
 #[derive(Debug)]
 pub struct NodeProcesses {
     kubelet: Option<HostProcess>,
-    pids: Arc<NodePids>,
+    ns: Arc<NodeNamespaces>,
 }
 
-/// The node's PID namespace, created (with its init and, if the kubelet runs, its kubelet
-/// process) on first use.
-pub(crate) fn node_pids(shared: &Shared, k: &NodeKubelet) -> std::io::Result<Arc<NodePids>> {
-    let mut procs = k.processes.lock().unwrap();
-    if let Some(p) = &*procs {
-        return Ok(p.pids.clone());
+/// The node's network and PID namespaces, created with their init on first use (the first
+/// `hostNetwork` or `hostPID` pod, or the node's YurtHub endpoint).
+pub(crate) fn node_namespaces(
+    shared: &Shared,
+    k: &NodeKubelet,
+) -> std::io::Result<Arc<NodeNamespaces>> {
+    let mut ns = k.namespaces.lock().unwrap();
+    if let Some(ns) = &*ns {
+        return Ok(ns.clone());
     }
     let bin = stand_ins(shared)?;
-    let pids = Arc::new(NodePids::create(&bin.join("systemd"))?);
-    let kubelet = start_kubelet(shared, k, &pids, &bin);
+    let created = Arc::new(NodeNamespaces::create(&bin.join("systemd"))?);
+    *ns = Some(created.clone());
+    Ok(created)
+}
+
+/// The node's namespaces as a `hostPID` pod sees them: with the kubelet process (if the
+/// kubelet runs) started on first use.
+pub(crate) fn node_pids(shared: &Shared, k: &NodeKubelet) -> std::io::Result<Arc<NodeNamespaces>> {
+    let mut procs = k.processes.lock().unwrap();
+    if let Some(p) = &*procs {
+        return Ok(p.ns.clone());
+    }
+    let ns = node_namespaces(shared, k)?;
+    let kubelet = start_kubelet(shared, k, &ns, &stand_ins(shared)?);
     *procs = Some(NodeProcesses {
         kubelet,
-        pids: pids.clone(),
+        ns: ns.clone(),
     });
-    Ok(pids)
+    Ok(ns)
 }
 
 /// kubelet.service was (re)started or stopped: the old process goes, a new one starts with the
@@ -50,7 +66,7 @@ pub(crate) fn kubelet_changed(shared: &Shared, k: &NodeKubelet) {
     let Some(p) = procs.as_mut() else { return };
     p.kubelet = None;
     match stand_ins(shared) {
-        Ok(bin) => p.kubelet = start_kubelet(shared, k, &p.pids, &bin),
+        Ok(bin) => p.kubelet = start_kubelet(shared, k, &p.ns, &bin),
         Err(e) => tracing::warn!(node = %k.name, "kubelet process stand-in: {e}"),
     }
 }
@@ -58,12 +74,12 @@ pub(crate) fn kubelet_changed(shared: &Shared, k: &NodeKubelet) {
 fn start_kubelet(
     shared: &Shared,
     k: &NodeKubelet,
-    pids: &NodePids,
+    ns: &NodeNamespaces,
     bin: &Path,
 ) -> Option<HostProcess> {
     let argv = k.running_kubelet_argv()?;
     let log = state_dir_of(shared, &["nodes", &k.name, "kubelet-process.log"]);
-    pids.spawn_process(
+    ns.spawn_process(
         &bin.join("kubelet"),
         argv.get(1..).unwrap_or_default(),
         &log,

@@ -18,7 +18,7 @@ use crate::api::{Ctx, DeleteOptions};
 use crate::error::ApiResult;
 use crate::kubelet_config::{KubeletView, kubelet_view};
 use crate::layout::Role;
-use crate::runtime::{NodeNetwork, NodeTools};
+use crate::runtime::{NodeNamespaces, NodeTools};
 use crate::server::{Body, json_response, text_response};
 use crate::sim::Shared;
 use crate::store::{EventType, Filter};
@@ -108,7 +108,8 @@ pub struct NodeKubelet {
     pub role: Role,
     pub ip: String,
     state: Mutex<NodeState>,
-    net: Mutex<Option<Arc<NodeNetwork>>>,
+    /// The node's network and PID namespaces, from their first use on (host_processes.rs).
+    pub(crate) namespaces: Mutex<Option<Arc<NodeNamespaces>>>,
     tools: Mutex<Option<NodeTools>>,
     /// The node's PID namespace and kubelet process, from its first `hostPID` pod on.
     pub(crate) processes: Mutex<Option<crate::host_processes::NodeProcesses>>,
@@ -124,16 +125,6 @@ pub struct NodeKubelet {
 }
 
 impl NodeKubelet {
-    pub(crate) fn network(&self) -> std::io::Result<Arc<NodeNetwork>> {
-        let mut n = self.net.lock().unwrap();
-        if let Some(n) = &*n {
-            return Ok(n.clone());
-        }
-        let created = Arc::new(NodeNetwork::create()?);
-        *n = Some(created.clone());
-        Ok(created)
-    }
-
     /// kubelet.service is running.
     pub(crate) fn active(&self) -> bool {
         self.state.lock().unwrap().active
@@ -206,7 +197,7 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
                 role: *role,
                 ip: shared.cfg.layout.node_ip(i),
                 state: Mutex::new(NodeState::default()),
-                net: Mutex::new(None),
+                namespaces: Mutex::new(None),
                 tools: Mutex::new(None),
                 processes: Mutex::new(None),
                 hub_ports: Mutex::new(None),
@@ -1318,7 +1309,7 @@ pub(crate) fn pod_status(
 fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
     let mut st = k.state.lock().unwrap();
     if running && st.hub.is_none() {
-        let net = match k.network() {
+        let net = match crate::host_processes::node_namespaces(shared, k) {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(node = %k.name, "cannot create the node's network namespace: {e}");

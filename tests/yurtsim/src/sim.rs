@@ -526,9 +526,10 @@ pub fn kubernetes_minor(version: &str) -> u32 {
         .unwrap_or(33)
 }
 
-/// Descriptors a node holds for its life: its PID and network namespaces, its init, its tools,
-/// a running container's pidfd. Real nodes are machines of their own; here 10,000 of them share
-/// one process, whose usual limit (1,024 to 20,000) ran out at about 5,400 nodes.
+/// Descriptors a node may hold, with headroom: its CRI socket for its life (its namespaces are
+/// held by its init, not by fds: runtime/namespaces.rs) and, while a container runs, its pidfd,
+/// log and pipes. Real nodes are machines of their own; here 10,000 of them share one process,
+/// whose usual limit is 1,024 to 20,000.
 const OPEN_FILES_PER_NODE: u64 = 8;
 
 /// Raises this process's open-files limit (soft and, as root may, hard, up to `fs.nr_open`) to

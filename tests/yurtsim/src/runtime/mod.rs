@@ -18,13 +18,14 @@
 //! Linux only; needs root (CAP_SYS_ADMIN) and a Tokio runtime.
 
 mod crictl_stub;
+mod namespaces;
 mod net;
 mod pid;
 mod spawn;
 mod tools;
 
-pub use net::NodeNetwork;
-pub use pid::{HostProcess, NodePids, Pid};
+pub use namespaces::NodeNamespaces;
+pub use pid::{HostProcess, Pid};
 pub use tools::{NodeTools, ToolCall};
 
 use std::collections::HashMap;
@@ -44,7 +45,7 @@ use net::IfFlagsReq;
 #[derive(Debug, Clone, Copy)]
 pub enum Network<'a> {
     /// The node's namespace (`hostNetwork: true`): shares the node's loopback.
-    Node(&'a NodeNetwork),
+    Node(&'a NodeNamespaces),
     /// A fresh namespace of its own with only `lo` (UP), like a pod network
     /// without any connectivity.
     Isolated,
@@ -272,7 +273,29 @@ pub fn spawn(spec: ContainerSpec<'_>) -> Result<Running, RuntimeError> {
     // successful exec leaves it empty).
     let (mut report_rx, report_tx) = io::pipe().map_err(prepare_err("create pipe"))?;
 
-    let mut child_plan = plan.child_plan(report_tx.as_raw_fd(), &spec)?;
+    // the node's namespaces are entered through fds open only for this start
+    let node_netns = match spec.network {
+        Network::Node(n) => Some(
+            n.net_fd()
+                .map_err(prepare_err("enter the node's network"))?,
+        ),
+        Network::Isolated => None,
+    };
+    let (node_pidns, pid_target) = match spec.pid {
+        Pid::Node(n) => {
+            let fd = n
+                .pid_fd()
+                .map_err(prepare_err("enter the node's PID namespace"))?;
+            let target = pid::PidTarget::Join(fd.as_raw_fd());
+            (Some(fd), target)
+        }
+        Pid::Own => (None, pid::PidTarget::Fresh),
+    };
+    let mut child_plan = plan.child_plan(
+        report_tx.as_raw_fd(),
+        node_netns.as_ref().map(AsRawFd::as_raw_fd),
+        &spec,
+    )?;
     let argv = std::iter::once(spec.program.as_str())
         .chain(spec.args.iter().map(String::as_str))
         .map(cstring)
@@ -289,8 +312,8 @@ pub fn spawn(spec: ContainerSpec<'_>) -> Result<Running, RuntimeError> {
     let exec = spawn::Exec::new(candidates, argv, envp, log.into(), log2.into())
         .map_err(prepare_err("open /dev/null"))?;
     let spawned =
-        pid::forked_in(spec.pid.into(), || spawn::spawn(&mut child_plan, &exec)).and_then(|r| r);
-    drop(report_tx);
+        pid::forked_in(pid_target, || spawn::spawn(&mut child_plan, &exec)).and_then(|r| r);
+    drop((report_tx, node_netns, node_pidns));
     let pid = spawned.map_err(|source| RuntimeError::Exec {
         program: program.clone(),
         source,
@@ -541,17 +564,19 @@ impl Prepared {
         Ok(Prepared { mounts, claims })
     }
 
+    /// `node_netns`: the node's network namespace for a `hostNetwork` container.
     fn child_plan(
         &self,
         report_fd: RawFd,
+        node_netns: Option<RawFd>,
         spec: &ContainerSpec<'_>,
     ) -> Result<ChildPlan, RuntimeError> {
         let mut unshare_flags = libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC;
-        let (node_netns, loopback) = match spec.network {
-            Network::Node(node) => (Some(node.raw_fd()), None),
+        let loopback = match spec.network {
+            Network::Node(_) => None,
             Network::Isolated => {
                 unshare_flags |= libc::CLONE_NEWNET;
-                (None, Some(IfFlagsReq::loopback()))
+                Some(IfFlagsReq::loopback())
             }
         };
         let mounts = self
@@ -780,8 +805,8 @@ impl ChildPlan {
         // SAFETY: plain syscall; makes the child a session and group leader.
         check(unsafe { libc::setsid() }).map_err(|e| self.report(Stage::Setsid, 0, e))?;
         if let Some(ns) = self.node_netns {
-            // SAFETY: `ns` is the NodeNetwork's fd, open in the parent (which
-            // borrows it for the whole spawn) and so inherited by this child.
+            // SAFETY: `ns` is the node's namespace fd, open in the parent for the whole spawn
+            // and so inherited by this child.
             check(unsafe { libc::setns(ns, libc::CLONE_NEWNET) })
                 .map_err(|e| self.report(Stage::JoinNodeNetwork, 0, e))?;
         }
@@ -1061,6 +1086,17 @@ pub(super) mod tests {
         }
     }
 
+    /// A node whose init sleeps.
+    fn node(dir: &Path) -> NodeNamespaces {
+        let init = dir.join("systemd");
+        if !init.exists() {
+            std::fs::write(&init, "#!/bin/sh\nexec sleep 100\n").unwrap();
+            std::fs::set_permissions(&init, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        NodeNamespaces::create(&init).unwrap()
+    }
+
     const PERL_LISTEN: &str = r#"use IO::Socket::INET; $| = 1;
         my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0], Listen => 1)
             or die "bind: $!\n";
@@ -1069,10 +1105,7 @@ pub(super) mod tests {
     #[tokio::test]
     async fn processes_on_different_nodes_bind_the_same_port() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (
-            NodeNetwork::create().unwrap(),
-            NodeNetwork::create().unwrap(),
-        );
+        let (a, b) = (node(dir.path()), node(dir.path()));
         let port = free_port().to_string();
 
         let mut on_a = spec(
@@ -1126,10 +1159,7 @@ pub(super) mod tests {
     #[tokio::test]
     async fn node_listener_is_reachable_only_from_that_node() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (
-            NodeNetwork::create().unwrap(),
-            NodeNetwork::create().unwrap(),
-        );
+        let (a, b) = (node(dir.path()), node(dir.path()));
         let port = free_port();
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let listener = tokio::net::TcpListener::from_std(a.bind_tcp(addr).unwrap()).unwrap();
@@ -1440,11 +1470,7 @@ pub(super) mod tests {
     #[tokio::test]
     async fn a_container_sees_its_own_processes_and_a_host_pid_one_the_nodes() {
         let dir = tempfile::tempdir().unwrap();
-        let init = dir.path().join("systemd");
-        std::fs::write(&init, "#!/bin/sh\nexec sleep 100\n").unwrap();
-        std::fs::set_permissions(&init, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        let node = NodePids::create(&init).unwrap();
+        let node = node(dir.path());
         let ps = "for p in /proc/[0-9]*; do echo \"${p#/proc/} $(cat $p/comm)\"; done";
         let (_, own) = run(spec(&dir.path().join("own"), "sh", &["-c", ps])).await;
         assert_eq!(own.trim(), "1 sh", "its own process only: {own}");

@@ -1,77 +1,10 @@
-//! Per-node network namespaces (each simulated node has its own loopback).
+//! Entering network namespaces and bringing their loopback up.
 
-use std::fs::File;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-
-/// A node's network namespace.
-///
-/// Created by a short-lived thread that `unshare(CLONE_NEWNET)`s, brings `lo`
-/// up and opens `/proc/thread-self/ns/net`; the namespace then lives exactly
-/// as long as this value (the owned fd is its only reference once the thread
-/// has exited and no process runs inside).
-#[derive(Debug)]
-pub struct NodeNetwork {
-    ns: OwnedFd,
-}
-
-impl NodeNetwork {
-    /// Creates a fresh network namespace containing only `lo`, which is UP.
-    pub fn create() -> io::Result<NodeNetwork> {
-        let ns = run_on_thread(|| -> io::Result<OwnedFd> {
-            // SAFETY: plain syscall without pointers. Namespaces are per task,
-            // so only this throw-away thread moves into the new namespace.
-            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            loopback_up()?;
-            Ok(OwnedFd::from(File::open("/proc/thread-self/ns/net")?))
-        })??;
-        Ok(NodeNetwork { ns })
-    }
-
-    /// Binds a TCP listener inside this namespace (the socket stays in the
-    /// namespace it was created in, wherever it is used afterwards). The
-    /// listener is non-blocking, ready for `tokio::net::TcpListener::from_std`.
-    pub fn bind_tcp(&self, addr: SocketAddr) -> io::Result<TcpListener> {
-        let listener = self.run_in(move || TcpListener::bind(addr))??;
-        listener.set_nonblocking(true)?;
-        Ok(listener)
-    }
-
-    /// Connects to `addr` as seen from inside this namespace (e.g. the node's
-    /// own `127.0.0.1`). The stream is non-blocking, ready for
-    /// `tokio::net::TcpStream::from_std`. The connect itself blocks the
-    /// calling thread (instant on loopback).
-    pub fn connect_tcp(&self, addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream = self.run_in(move || TcpStream::connect(addr))??;
-        stream.set_nonblocking(true)?;
-        Ok(stream)
-    }
-
-    /// Runs `f` on a fresh thread that has joined this namespace and waits
-    /// for it (blocking the caller; use `spawn_blocking` for long closures).
-    /// A panic in `f` is propagated to the caller.
-    pub fn run_in<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> io::Result<T> {
-        let ns = self.ns.as_fd();
-        run_on_thread(move || -> io::Result<T> {
-            enter(ns)?;
-            Ok(f())
-        })?
-    }
-
-    /// The namespace fd, for `setns` in a child between fork and exec.
-    pub(super) fn raw_fd(&self) -> RawFd {
-        self.ns.as_raw_fd()
-    }
-}
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// Runs `f` on a scoped helper thread: namespace changes die with the thread.
-fn run_on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> io::Result<T> {
+pub(super) fn run_on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> io::Result<T> {
     std::thread::scope(|s| {
         let handle = std::thread::Builder::new()
             .name("yurtsim-netns".into())
@@ -83,7 +16,7 @@ fn run_on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> io::Result<T> {
     })
 }
 
-fn enter(ns: BorrowedFd<'_>) -> io::Result<()> {
+pub(super) fn enter(ns: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: `ns` is a valid, open namespace fd for the duration of the call;
     // only the calling (helper) thread changes namespace.
     if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -142,6 +75,6 @@ pub(super) fn loopback_up_with(mut req: IfFlagsReq) -> io::Result<()> {
     err.map_or(Ok(()), Err)
 }
 
-fn loopback_up() -> io::Result<()> {
+pub(super) fn loopback_up() -> io::Result<()> {
     loopback_up_with(IfFlagsReq::loopback())
 }
