@@ -215,35 +215,7 @@ pub(super) async fn apply_components(
             wait::deployments_available(cluster, SYSTEM_NAMESPACE, &deployments, opts.job_timeout)
                 .await?;
         }
-        // Revert deletes only what convert created: an object that was there before (and
-        // is not ours from an earlier run) is journaled as adopted, at once, so an
-        // interrupted run still tells revert.
-        let before = match applier.get_opt(o).await {
-            Err(ClusterError::UnknownKind { .. }) => None,
-            other => other?,
-        };
-        let stored = apply_retrying_discovery(&applier, o).await?;
-        let types = o.types.clone().unwrap_or_default();
-        let r = ObjectRef {
-            api_version: types.api_version,
-            kind: types.kind,
-            namespace: stored.metadata.namespace.clone(),
-            name: stored.metadata.name.clone().unwrap_or_default(),
-        };
-        let ours = !journal.adopted_objects.contains(&r)
-            && before.is_none_or(|b| {
-                journal.created_objects.contains(&r)
-                    || b.metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(LABEL_MANAGED_BY))
-                        .is_some_and(|v| v == MANAGED_BY)
-            });
-        if ours {
-            journal.record_created(r.clone());
-        } else {
-            journal.record_adopted(r.clone());
-        }
+        let (r, ours) = apply_journaled(&applier, o, journal).await?;
         if r.kind == "Deployment" && r.api_version == "apps/v1" {
             deployments.push(r.name.clone());
         }
@@ -264,6 +236,104 @@ pub(super) async fn apply_components(
         );
     }
     Ok(refs)
+}
+
+/// Applies `o` and journals it: as created when this or an earlier run made it, as adopted
+/// when it was there before (and is not ours), at once, so an interrupted run still tells
+/// revert, which deletes only what convert created. Returns its reference and whether it is
+/// ours.
+async fn apply_journaled(
+    applier: &Applier,
+    o: &DynamicObject,
+    journal: &mut Journal,
+) -> Result<(ObjectRef, bool), ClusterError> {
+    let before = match applier.get_opt(o).await {
+        Err(ClusterError::UnknownKind { .. }) => None,
+        other => other?,
+    };
+    let stored = apply_retrying_discovery(applier, o).await?;
+    let types = o.types.clone().unwrap_or_default();
+    let r = ObjectRef {
+        api_version: types.api_version,
+        kind: types.kind,
+        namespace: stored.metadata.namespace.clone(),
+        name: stored.metadata.name.clone().unwrap_or_default(),
+    };
+    let ours = !journal.adopted_objects.contains(&r)
+        && before.is_none_or(|b| {
+            journal.created_objects.contains(&r)
+                || b.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(LABEL_MANAGED_BY))
+                    .is_some_and(|v| v == MANAGED_BY)
+        });
+    if ours {
+        journal.record_created(r.clone());
+    } else {
+        journal.record_adopted(r.clone());
+    }
+    Ok((r, ours))
+}
+
+/// Makes sure no node is labelled with a NodePool that does not exist while yurt-manager's
+/// node webhook is registered: its defaulting gets the pool a node's
+/// `apps.openyurt.io/nodepool` names and refuses the write when it is missing
+/// (openyurtio/openyurt@v1.6.1 and @v1.7.0 pkg/yurtmanager/webhook/node/v1/node_default.go).
+/// On a first run nothing of ours exists yet and this does nothing; a run resumed after an
+/// earlier one got into `components` waits for that run's Deployments (their webhooks admit
+/// the writes) and applies this run's NodePools (journaled) before `label-nodes` names them.
+pub(super) async fn pools_before_labels(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: &mut Journal,
+    rep: &dyn Reporter,
+) -> Result<(), ClusterError> {
+    if profile.node_pools.is_none() {
+        return Ok(());
+    }
+    let objects = placeholder_objects(cluster, plan, profile, opts).await?;
+    let kind_of = |o: &DynamicObject, kind: &str| o.types.as_ref().is_some_and(|t| t.kind == kind);
+    let applier = Applier::new(
+        cluster.clone(),
+        ApplyOptions {
+            force: opts.force_conflicts,
+            ..Default::default()
+        },
+    );
+    let mut running = Vec::new();
+    for d in objects.iter().filter(|o| kind_of(o, "Deployment")) {
+        if applier.get_opt(d).await?.is_some() {
+            running.extend(d.metadata.name.clone());
+        }
+    }
+    let pools: Vec<&DynamicObject> = objects.iter().filter(|o| kind_of(o, "NodePool")).collect();
+    let Some(first) = pools.first() else {
+        return Ok(());
+    };
+    if matches!(
+        applier.get_opt(first).await,
+        Err(ClusterError::UnknownKind { .. })
+    ) {
+        // the NodePool CRD is not served: no earlier run got that far
+        return Ok(());
+    }
+    if !running.is_empty() {
+        rep.event(Event::Note {
+            phase: plan::LABEL_NODES,
+            message: format!(
+                "an earlier run installed {}: waiting for it to be available, and applying the NodePools, before the nodes name them",
+                running.join(", ")
+            ),
+        });
+        wait::deployments_available(cluster, SYSTEM_NAMESPACE, &running, opts.job_timeout).await?;
+    }
+    for o in pools {
+        apply_journaled(&applier, o, journal).await?;
+    }
+    Ok(())
 }
 
 /// Waits until yurt-manager has rendered each YurtStaticSet's manifest into its ConfigMap

@@ -245,6 +245,18 @@ fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
 
 fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
+        components::pools_before_labels(
+            c.cluster,
+            c.plan,
+            c.profile,
+            c.opts,
+            &mut c.journal,
+            c.rep,
+        )
+        .await?;
+        if c.journal.is_dirty() {
+            c.store.save(&mut c.journal).await?;
+        }
         let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
         let (cluster, writer) = (c.cluster, &writer);
         crate::cluster::each_concurrently(
