@@ -1178,6 +1178,10 @@ impl Offsets {
 /// Runs `holder` (admin) and, `offset` after it took the lock, `racer` as a read-only identity:
 /// the racer must exit 6 naming the holder's command (a write of it would have been refused),
 /// and the holder must finish. Returns the holder's run.
+///
+/// Until the racer has its answer, the holder's release of the lock is delayed (a fault delay on
+/// its Lease delete), so a holder that finishes sooner than the run it was timed by still holds
+/// the lock when the racer asks: the race is always a race.
 async fn race(
     env: &Env,
     reader: &std::path::Path,
@@ -1186,6 +1190,10 @@ async fn race(
     offset: Duration,
 ) -> Run {
     eprintln!("--- {racer} {offset:?} into a {holder}");
+    let mut hold =
+        yurtsim::faults::RequestFault::fail("delete", "leases.coordination.k8s.io", 1, 0);
+    hold.delay_ms = (offset + Duration::from_secs(3)).as_millis() as u64;
+    env.sim.faults().add(hold);
     let mut first = command(env, holder);
     first.args(["-y", "-o", "json"]);
     let first = first
@@ -1218,6 +1226,7 @@ async fn race(
     let mut second = command_as(racer, reader);
     second.arg("-y");
     let second = support::run(second, &format!("{racer} during {holder}")).await;
+    env.sim.faults().clear();
     assert_eq!(
         second.code, 6,
         "{racer} {offset:?} into a {holder}: {}",
