@@ -71,13 +71,16 @@ async fn decide_and_run(
     rep: &dyn Reporter,
     running: &std::cell::Cell<bool>,
 ) -> Exit {
-    let snap = match snapshot_to_decide(g, cluster).await {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
-    let plan = match plan::plan_convert(&snap, opts, profile) {
-        Ok(p) => p,
-        Err(e) => return refuse(&e),
+    let (plan, journal) = {
+        let snap = match snapshot_to_decide(g, cluster).await {
+            Ok(s) => s,
+            Err(exit) => return exit,
+        };
+        match plan::plan_convert(&snap, opts, profile) {
+            Ok(p) => (p, snap.journal),
+            Err(e) => return refuse(&e),
+        }
+        // the rest of the snapshot (every node's labels and annotations) is not kept for the run
     };
     let mut run = ConvertRun {
         cluster,
@@ -85,7 +88,7 @@ async fn decide_and_run(
         profile,
         opts,
         rep,
-        journal: journal_for(snap.journal, &plan, opts),
+        journal: journal_for(journal, &plan, opts),
         store: JournalStore::new(cluster),
         lock_lost,
         began: false,

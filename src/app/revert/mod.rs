@@ -58,16 +58,18 @@ async fn decide_and_run(
     rep: &dyn Reporter,
     running: &std::cell::Cell<bool>,
 ) -> Exit {
-    let snap = match snapshot_to_decide(g, cluster).await {
-        Ok(s) => s,
-        Err(exit) => return exit,
+    let (profile, plan, planned_journal) = {
+        let snap = match snapshot_to_decide(g, cluster).await {
+            Ok(s) => s,
+            Err(exit) => return exit,
+        };
+        match profile_and_plan(&snap, opts) {
+            Ok((profile, plan)) => (profile, plan, snap.journal),
+            Err(e) => return refuse(&e),
+        }
+        // the rest of the snapshot (every node's labels and annotations) is not kept for the run
     };
-    let (profile, plan) = match profile_and_plan(&snap, opts) {
-        Ok(p) => p,
-        Err(e) => return refuse(&e),
-    };
-    let mut journal = snap
-        .journal
+    let mut journal = planned_journal
         .clone()
         .unwrap_or_else(|| Journal::new("revert", &plan.profile));
     journal.command = "revert".into();
@@ -76,10 +78,10 @@ async fn decide_and_run(
         plan: &plan,
         profile: &profile,
         opts,
-        servant_image: servant_image(snap.journal.as_ref(), &plan),
+        servant_image: servant_image(planned_journal.as_ref(), &plan),
         rep,
         journal,
-        planned_journal: snap.journal.clone(),
+        planned_journal,
         store: JournalStore::new(cluster),
         lock_lost,
         began: false,
@@ -103,8 +105,8 @@ async fn decide_and_run(
 
     if plan.nothing_to_do() {
         let mut result = RevertResult::new(&plan.profile);
-        result.complete = plan.complete && snap.journal.is_none();
-        result.message = if snap.journal.is_some() {
+        result.complete = plan.complete && run.planned_journal.is_none();
+        result.message = if run.planned_journal.is_some() {
             "nothing to revert on the selected nodes".into()
         } else {
             "nothing to revert: no journal and nothing of yurtctl's found".into()
