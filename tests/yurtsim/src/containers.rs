@@ -128,6 +128,17 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
     }
 }
 
+/// Runs `f`, which blocks its thread (a container start prepares its mounts and waits until
+/// the child has exec'd). On a multi-thread runtime the worker first hands its other tasks to
+/// another thread: at a Job window's edge a hundred nodes start containers at once, and the
+/// API server and the other nodes' kubelets must not wait for them.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Starts container `c` of pod `p` with its output in `lp`; the error is the runtime's message.
 pub(crate) fn start(
     shared: &Arc<Shared>,
@@ -245,7 +256,7 @@ pub(crate) fn start(
                 mounts,
                 log_path: lp.to_path_buf(),
             };
-            crate::runtime::spawn(spec)
+            blocking(|| crate::runtime::spawn(spec))
                 .map(|r| Started::Process(Box::new(r)))
                 .map_err(|e| e.to_string())
         }
