@@ -152,31 +152,38 @@ pub struct Step {
     /// The node, object or component the step is about.
     pub target: String,
     pub detail: String,
-    /// What the step does without naming its target (the detail, less a Job's name): steps of
-    /// many nodes that share it are one line of the plan summary.
-    #[serde(skip)]
-    pub gist: String,
 }
 
 impl Step {
     fn new(action: &str, target: impl Into<String>, detail: impl Into<String>) -> Self {
-        let detail = detail.into();
         Step {
             action: action.into(),
             target: target.into(),
-            gist: detail.clone(),
-            detail,
+            detail: detail.into(),
         }
     }
 
     /// A node's Job `job` doing `what`.
     fn job(node: &str, job: &str, what: impl Into<String>) -> Self {
-        let what = what.into();
         Step {
             action: "job".into(),
             target: format!("node/{node}"),
-            detail: format!("Job {job}: {what}"),
-            gist: format!("a Job each: {what}"),
+            detail: format!("Job {job}: {}", what.into()),
+        }
+    }
+
+    /// What the step does without naming its target (the detail, less a Job's name): steps of
+    /// many nodes that share it are one line of the plan summary. Derived, not stored: a plan
+    /// of 10,000 nodes holds tens of thousands of steps.
+    pub fn gist(&self) -> std::borrow::Cow<'_, str> {
+        // a Job name is a DNS-1123 label, so the first ": " ends it
+        match self
+            .detail
+            .strip_prefix("Job ")
+            .and_then(|d| d.split_once(": "))
+        {
+            Some((_, what)) if self.action == "job" => format!("a Job each: {what}").into(),
+            _ => self.detail.as_str().into(),
         }
     }
 }

@@ -26,11 +26,11 @@ pub fn summarize_phases(phases: &[Phase], action_width: usize, target_width: usi
         out.push_str(&super::phase_line(p));
         // groups in the order of their first step; a target without a kind is never grouped
         let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut index: HashMap<(&str, &str, &str), usize> = HashMap::new();
+        let mut index: HashMap<(&str, &str, std::borrow::Cow<'_, str>), usize> = HashMap::new();
         for (i, s) in p.steps.iter().enumerate() {
             match s.target.split_once('/') {
                 Some((kind, _)) => {
-                    let key = (s.action.as_str(), kind, s.gist.as_str());
+                    let key = (s.action.as_str(), kind, s.gist());
                     let g = *index.entry(key).or_insert_with(|| {
                         groups.push(Vec::new());
                         groups.len() - 1
@@ -59,7 +59,7 @@ pub fn summarize_phases(phases: &[Phase], action_width: usize, target_width: usi
                 "  {:<action_width$} {:<target_width$} {}\n  {:<action_width$} {}\n",
                 first.action,
                 format!("{} {kind}s", g.len()),
-                first.gist,
+                first.gist(),
                 "",
                 first_names(&names, SUMMARY_NAMES)
             ));
