@@ -789,64 +789,74 @@ async fn when_the_journal_cannot_be_saved_the_run_stops_starting_nodes_and_nothi
     env.sim.shutdown().await;
 }
 
-/// A run stopped in `components` after yurt-manager and its node webhook are up but before the
-/// NodePools exist leaves nodes labelled with pools that are missing; the webhook's defaulting
-/// refuses any write to such a node (openyurtio/openyurt@v1.7.0
-/// pkg/yurtmanager/webhook/node/v1/node_default.go). The re-run applies the pools before it
-/// labels, and converges.
+/// A run stopped inside `components` is finished by the re-run, wherever it stopped:
+/// - after yurt-manager and its node webhook are up but before the NodePools exist, nodes stay
+///   labelled with pools that are missing, and the webhook's defaulting refuses any write to
+///   them (openyurtio/openyurt@v1.7.0 pkg/yurtmanager/webhook/node/v1/node_default.go): the
+///   re-run applies the pools before it labels;
+/// - after yurt-manager's Deployment but before its webhook configurations, the re-run must not
+///   apply the pools early: they would miss the NodePool webhook's defaults, which its
+///   validation then requires (`nodepool_validation.go`).
 #[tokio::test]
-async fn a_run_stopped_before_its_node_pools_exist_is_finished_by_the_re_run() {
-    let env = start().await;
-    env.sim.faults().add(yurtsim::faults::RequestFault::fail(
-        "patch",
-        "nodepools.apps.openyurt.io",
-        10_000,
-        422,
-    ));
-    let stopped = yurtctl(&env, &["-y"]).await;
-    assert_ne!(stopped.code, 0, "{}", stopped.stderr);
-    assert!(
-        stopped.stderr.contains("[components]") && stopped.stderr.contains("NodePool"),
-        "{}",
-        stopped.stderr
-    );
-    let yurt_manager = Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
-        .get("yurt-manager")
+async fn a_run_stopped_inside_components_is_finished_by_the_re_run() {
+    for (stop_at, stopped_with_webhooks) in [
+        ("nodepools.apps.openyurt.io", true),
+        (
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+            false,
+        ),
+    ] {
+        let env = start().await;
+        env.sim.faults().add(yurtsim::faults::RequestFault::fail(
+            "patch", stop_at, 10_000, 422,
+        ));
+        let stopped = yurtctl(&env, &["-y"]).await;
+        assert_ne!(stopped.code, 0, "{stop_at}: {}", stopped.stderr);
+        assert!(
+            stopped.stderr.contains("[components]"),
+            "{stop_at}: {}",
+            stopped.stderr
+        );
+        let yurt_manager = Api::<Deployment>::namespaced(env.client.clone(), "kube-system")
+            .get("yurt-manager")
+            .await
+            .unwrap();
+        if stopped_with_webhooks {
+            assert_eq!(
+                yurt_manager.status.and_then(|s| s.available_replicas),
+                Some(1),
+                "yurt-manager and its webhooks were up when the run stopped"
+            );
+        }
+        assert_eq!(
+            label(&node(&env, "worker-1").await, "apps.openyurt.io/nodepool"),
+            Some("edge")
+        );
+
+        env.sim.faults().clear();
+        let again = yurtctl(&env, &["-y"]).await;
+        assert_eq!(again.code, 0, "{stop_at}: {}", again.stderr);
+        for w in ["worker-1", "worker-2"] {
+            converted_through_yurthub(&env, w).await;
+        }
+        let pools = Api::<kube::core::DynamicObject>::all_with(
+            env.client.clone(),
+            &kube::core::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+                "apps.openyurt.io",
+                "v1beta2",
+                "NodePool",
+            )),
+        )
+        .list(&ListParams::default())
         .await
         .unwrap();
-    assert_eq!(
-        yurt_manager.status.and_then(|s| s.available_replicas),
-        Some(1),
-        "yurt-manager and its webhooks were up when the run stopped"
-    );
-    assert_eq!(
-        label(&node(&env, "worker-1").await, "apps.openyurt.io/nodepool"),
-        Some("edge")
-    );
-
-    env.sim.faults().clear();
-    let again = yurtctl(&env, &["-y"]).await;
-    assert_eq!(again.code, 0, "{}", again.stderr);
-    for w in ["worker-1", "worker-2"] {
-        converted_through_yurthub(&env, w).await;
+        let mut names: Vec<String> = pools
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["cloud", "edge"], "{stop_at}");
+        env.sim.shutdown().await;
     }
-    let pools = Api::<kube::core::DynamicObject>::all_with(
-        env.client.clone(),
-        &kube::core::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-            "apps.openyurt.io",
-            "v1beta2",
-            "NodePool",
-        )),
-    )
-    .list(&ListParams::default())
-    .await
-    .unwrap();
-    let mut names: Vec<String> = pools
-        .items
-        .into_iter()
-        .filter_map(|p| p.metadata.name)
-        .collect();
-    names.sort();
-    assert_eq!(names, ["cloud", "edge"]);
-    env.sim.shutdown().await;
 }

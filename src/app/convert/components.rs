@@ -280,9 +280,12 @@ async fn apply_journaled(
 /// node webhook is registered: its defaulting gets the pool a node's
 /// `apps.openyurt.io/nodepool` names and refuses the write when it is missing
 /// (openyurtio/openyurt@v1.6.1 and @v1.7.0 pkg/yurtmanager/webhook/node/v1/node_default.go).
-/// On a first run nothing of ours exists yet and this does nothing; a run resumed after an
-/// earlier one got into `components` waits for that run's Deployments (their webhooks admit
-/// the writes) and applies this run's NodePools (journaled) before `label-nodes` names them.
+/// On a first run no webhook configuration of ours exists yet and this does nothing. A run
+/// resumed after an earlier one registered them waits for that run's Deployments (their
+/// webhooks admit the writes) and applies this run's NodePools (journaled) before
+/// `label-nodes` names them; they go through the NodePool webhooks registered beside the node
+/// one, as in `components` (a pool applied before them lacks their defaults, and their
+/// validation refuses it later).
 pub(super) async fn pools_before_labels(
     cluster: &Cluster,
     plan: &Plan,
@@ -303,34 +306,31 @@ pub(super) async fn pools_before_labels(
             ..Default::default()
         },
     );
+    let mut registered = false;
+    for w in objects
+        .iter()
+        .filter(|o| kind_of(o, "MutatingWebhookConfiguration"))
+    {
+        registered |= applier.get_opt(w).await?.is_some();
+    }
+    if !registered {
+        return Ok(());
+    }
     let mut running = Vec::new();
     for d in objects.iter().filter(|o| kind_of(o, "Deployment")) {
         if applier.get_opt(d).await?.is_some() {
             running.extend(d.metadata.name.clone());
         }
     }
-    let pools: Vec<&DynamicObject> = objects.iter().filter(|o| kind_of(o, "NodePool")).collect();
-    let Some(first) = pools.first() else {
-        return Ok(());
-    };
-    if matches!(
-        applier.get_opt(first).await,
-        Err(ClusterError::UnknownKind { .. })
-    ) {
-        // the NodePool CRD is not served: no earlier run got that far
-        return Ok(());
-    }
-    if !running.is_empty() {
-        rep.event(Event::Note {
-            phase: plan::LABEL_NODES,
-            message: format!(
-                "an earlier run installed {}: waiting for it to be available, and applying the NodePools, before the nodes name them",
-                running.join(", ")
-            ),
-        });
-        wait::deployments_available(cluster, SYSTEM_NAMESPACE, &running, opts.job_timeout).await?;
-    }
-    for o in pools {
+    rep.event(Event::Note {
+        phase: plan::LABEL_NODES,
+        message: format!(
+            "an earlier run registered the webhooks of {}: waiting for it to be available, and applying the NodePools, before the nodes name them",
+            running.join(", ")
+        ),
+    });
+    wait::deployments_available(cluster, SYSTEM_NAMESPACE, &running, opts.job_timeout).await?;
+    for o in objects.iter().filter(|o| kind_of(o, "NodePool")) {
         apply_journaled(&applier, o, journal).await?;
     }
     Ok(())
