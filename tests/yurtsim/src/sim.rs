@@ -241,6 +241,10 @@ impl Sim {
         tasks.push(tokio::spawn(crate::controllers::run(shared.clone())));
         tasks.extend(crate::kubelet::start(shared.clone(), &names));
         tasks.push(tokio::spawn(serve(shared.clone(), listener)));
+        tasks.push(tokio::spawn(crate::util::release_free_heap(
+            Duration::from_secs(10),
+            shared.shutting_down(),
+        )));
         Ok(Sim {
             shared,
             stop,

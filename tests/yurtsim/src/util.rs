@@ -321,6 +321,21 @@ pub fn clean_path(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// Hands the heap's free pages back to the OS every `period` until `stop`, as Go's scavenger
+/// does for a real apiserver. Bursts (thousands of pods starting) leave free holes in glibc's
+/// heap that stay resident (~100 MiB at 5,000 nodes) until trimmed.
+pub async fn release_free_heap(period: Duration, mut stop: tokio::sync::watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
+        }
+        // SAFETY: malloc_trim only returns free memory; it locks the arenas itself.
+        #[cfg(target_env = "gnu")]
+        let _ = tokio::task::spawn_blocking(|| unsafe { libc::malloc_trim(0) }).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
