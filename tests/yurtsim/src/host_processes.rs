@@ -7,8 +7,10 @@
 //! with; after the unit files change, it keeps finding the old flags until the kubelet is
 //! restarted, as on a real node.
 //!
-//! The processes are stand-ins (a shell blocked on a FIFO nobody writes to: no CPU, no child);
-//! the kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
+//! The processes are stand-ins that only wait: no CPU, no child. On x86_64 a 129-byte static
+//! executable looping on `pause(2)` (a few KiB resident, so 10,000 nodes' inits and kubelets
+//! cost tens of MiB, not the ~10 GiB of as many shells); elsewhere a shell blocked on a FIFO
+//! nobody writes to. The kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
 //! namespaces (it holds them: runtime/namespaces.rs), the kubelet process from the first
 //! `hostPID` container on the node, so large sims without such pods carry none.
 
@@ -95,13 +97,14 @@ fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Writes the stand-ins and their FIFO into `dir` unless there. Nodes start their first
-/// `hostPID` pods concurrently: one writer at a time.
+/// Writes the stand-ins (and the shell's FIFO) into `dir` unless there. Nodes start their
+/// first `hostPID` pods concurrently: one writer at a time.
 fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    let stand_in = stand_in();
     let fifo = dir.join("block.fifo");
-    if !fifo.exists() {
+    if stand_in.starts_with(b"#!") && !fifo.exists() {
         std::fs::create_dir_all(dir)?;
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
             .map_err(std::io::Error::other)?;
@@ -119,15 +122,64 @@ fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
             continue;
         }
         // Written aside and renamed, so an exec never sees a half-written file.
+        std::fs::create_dir_all(dir)?;
         let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        std::fs::write(&tmp, STAND_IN)?;
+        std::fs::write(&tmp, &stand_in)?;
         std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
         std::fs::rename(&tmp, &p)?;
     }
     Ok(())
 }
 
-const STAND_IN: &str = "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n";
+/// The stand-in executable for this machine.
+fn stand_in() -> Vec<u8> {
+    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        pause_loop_x86_64()
+    } else {
+        SHELL_STAND_IN.as_bytes().to_vec()
+    }
+}
+
+const SHELL_STAND_IN: &str = "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n";
+
+/// A static x86_64 Linux ELF executable that calls `pause(2)` forever: one loadable segment
+/// (the whole file, read+execute) mapped at 0x400000, entered right after the headers.
+fn pause_loop_x86_64() -> Vec<u8> {
+    const BASE: u64 = 0x40_0000;
+    const EHDR: u16 = 64;
+    const PHDR: u16 = 56;
+    let code: [u8; 9] = [
+        0xb8, 0x22, 0x00, 0x00, 0x00, // mov eax, 34 (SYS_pause)
+        0x0f, 0x05, // syscall
+        0xeb, 0xf7, // jmp back to the mov (-9)
+    ];
+    let entry = u64::from(EHDR + PHDR);
+    let size = entry + code.len() as u64;
+    let mut f = Vec::with_capacity(size as usize);
+    // ELF header: 64-bit, little-endian, version 1, System V ABI
+    f.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]);
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    f.extend_from_slice(&0x3eu16.to_le_bytes()); // EM_X86_64
+    f.extend_from_slice(&1u32.to_le_bytes());
+    f.extend_from_slice(&(BASE + entry).to_le_bytes());
+    f.extend_from_slice(&u64::from(EHDR).to_le_bytes()); // program headers follow
+    f.extend_from_slice(&0u64.to_le_bytes()); // no section headers
+    f.extend_from_slice(&0u32.to_le_bytes()); // flags
+    for half in [EHDR, PHDR, 1, 0, 0, 0] {
+        // header size, program header size and count, no sections
+        f.extend_from_slice(&half.to_le_bytes());
+    }
+    // the one program header: PT_LOAD, PF_R | PF_X
+    f.extend_from_slice(&1u32.to_le_bytes());
+    f.extend_from_slice(&5u32.to_le_bytes());
+    for word in [0, BASE, BASE, size, size, 0x1000] {
+        // file offset, virtual and physical address, file and memory size, alignment
+        f.extend_from_slice(&word.to_le_bytes());
+    }
+    f.extend_from_slice(&code);
+    f
+}
 
 #[cfg(test)]
 mod tests {
@@ -156,10 +208,45 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["block.fifo", "kubelet", "systemd"]);
+        names.retain(|n| n != "block.fifo");
+        assert_eq!(names, ["kubelet", "systemd"]);
+        assert_eq!(std::fs::read(bin.join("kubelet")).unwrap(), stand_in());
+    }
+
+    #[test]
+    fn a_stand_in_waits_under_its_name_and_command_line_and_costs_little() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("host-bin");
+        write_stand_ins(&bin).unwrap();
+        let mut p = std::process::Command::new(bin.join("kubelet"))
+            .args(["--kubeconfig=/etc/kubernetes/kubelet.conf", "--v=2"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(p.try_wait().unwrap().is_none(), "the stand-in ended");
+        let proc = format!("/proc/{}", p.id());
         assert_eq!(
-            std::fs::read_to_string(bin.join("kubelet")).unwrap(),
-            STAND_IN
+            std::fs::read_to_string(format!("{proc}/comm")).unwrap(),
+            "kubelet\n"
         );
+        let cmdline = std::fs::read(format!("{proc}/cmdline")).unwrap();
+        assert!(
+            cmdline.ends_with(b"/kubelet\0--kubeconfig=/etc/kubernetes/kubelet.conf\0--v=2\0"),
+            "{}",
+            String::from_utf8_lossy(&cmdline)
+        );
+        let status = std::fs::read_to_string(format!("{proc}/status")).unwrap();
+        let rss_kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let state = status.lines().find(|l| l.starts_with("State:")).unwrap();
+        assert!(state.contains('S'), "waiting, not running: {state}");
+        p.kill().unwrap();
+        p.wait().unwrap();
+        if cfg!(target_arch = "x86_64") {
+            assert!(rss_kib <= 64, "{rss_kib} KiB resident");
+        }
     }
 }
