@@ -1,6 +1,7 @@
 //! `yurtctl convert` at scale against yurtsim: N simulated nodes converted with
-//! `--concurrency C` (default 100), once with yurtctl's default flags and once with `--qps 0`
-//! (no client-side limit). Prints per size and mode: makespan ÷ ideal, API requests per node,
+//! `--concurrency C` (default 100) and yurtctl's default flags, which are `--qps 0` (no
+//! client-side limit). Mode `limited` adds `--qps 200 --burst 400` (the default before
+//! 2026-11-27) to show what a client-side limit costs. Prints per size and mode: makespan ÷ ideal, API requests per node,
 //! ConfigMap bytes written per node (the journal, plus a few fixed objects) and yurtctl's
 //! peak RSS, each with its target and ratio (≤ 1.00 meets it).
 //!
@@ -11,11 +12,12 @@
 //! ideal = fixed phases + (⌈N/C⌉ + ⌈edge/C⌉ + ⌈cloud/C⌉)·d (node preflight, edge, cloud),
 //! where the fixed phases are those before and after the node phases, as timed in the same run.
 //!
-//! `cargo bench --bench convert` runs 1,000, 5,000 and 10,000 nodes in both modes;
-//! `YURTCTL_BENCH_NODES=1000` (a comma list) and `YURTCTL_BENCH_MODES=default` (`default`,
-//! `qps0`) narrow it; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` is a quick smoke
+//! `cargo bench --bench convert` runs 1,000, 5,000 and 10,000 nodes with default flags;
+//! `YURTCTL_BENCH_NODES=1000` (a comma list) and `YURTCTL_BENCH_MODES=default,limited`
+//! (`default`, `qps0`: the same flags spelt out, `limited`) choose; `YURTCTL_BENCH_NODES=100 YURTCTL_BENCH_CONCURRENCY=20` is a quick smoke
 //! run; `YURTCTL_BENCH_PROFILE=openyurt-v1.6` for another profile (the simulated Kubernetes is
-//! the newest the profile supports).
+//! the newest the profile supports); `YURTCTL_BENCH_TRACE=FILE` writes yurtctl's progress
+//! lines there, each after the seconds since its start (plain progress, `-v`: every Job event).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -73,7 +75,7 @@ fn main() {
         .iter()
         .map(|v| v.parse().expect("YURTCTL_BENCH_NODES: node counts"))
         .collect();
-    let modes = env_list("YURTCTL_BENCH_MODES", "default,qps0");
+    let modes = env_list("YURTCTL_BENCH_MODES", "default");
     let mut summary = Vec::new();
     for &nodes in &sizes {
         for mode in &modes {
@@ -112,7 +114,7 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     let servant = dir.path().join("servant.sh");
     std::fs::write(
         &servant,
-        format!("#!/bin/sh\nsleep {}\n", job_ms as f64 / 1000.0),
+        format!("#!/bin/sh\nexec sleep {}\n", job_ms as f64 / 1000.0),
     )
     .unwrap();
     std::fs::set_permissions(&servant, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -151,11 +153,16 @@ fn bench(nodes: usize, mode: &str) -> Figures {
         .args(["-y", "-o", "json", "--job-timeout", "10m"])
         .args(match mode {
             "qps0" => &["--qps", "0"][..],
+            "limited" => &["--qps", "200", "--burst", "400"][..],
             "default" => &[][..],
-            other => panic!("YURTCTL_BENCH_MODES: unknown mode {other} (default, qps0)"),
+            other => panic!("YURTCTL_BENCH_MODES: unknown mode {other} (default, qps0, limited)"),
         })
         .args(["--concurrency", &concurrency.to_string()])
         .args(["--profile", &profile])
+        .args(match std::env::var_os("YURTCTL_BENCH_TRACE") {
+            Some(_) => &["--progress=plain", "-v"][..],
+            None => &[][..],
+        })
         .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -169,9 +176,15 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     let (mut nodes_start, mut nodes_end) = (None, None);
     // every phase's first and last progress line, in order of appearance
     let mut phases: Vec<(String, Duration, Duration)> = Vec::new();
+    let mut trace = std::env::var_os("YURTCTL_BENCH_TRACE")
+        .map(|p| std::io::BufWriter::new(std::fs::File::create(p).expect("YURTCTL_BENCH_TRACE")));
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
         let at = t0.elapsed();
+        if let Some(t) = trace.as_mut() {
+            use std::io::Write;
+            writeln!(t, "{:9.3} {line}", at.as_secs_f64()).unwrap();
+        }
         if let Some(name) = line
             .strip_prefix('[')
             .and_then(|l| l.split_once(']'))

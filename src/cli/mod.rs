@@ -99,11 +99,12 @@ pub struct GlobalArgs {
     #[arg(short = 'y', long, global = true)]
     pub yes: bool,
 
-    /// Client-side limit of API requests per second (0: no limit)
+    /// Client-side limit of API requests per second (0: no limit; requests in flight are
+    /// bounded by --concurrency and the server's API Priority and Fairness)
     #[arg(long, global = true, value_name = "QPS", default_value_t = crate::cluster::DEFAULT_QPS, value_parser = values::qps)]
     pub qps: f64,
 
-    /// API requests allowed in a burst above --qps
+    /// API requests allowed in a burst above a --qps limit
     #[arg(long, global = true, value_name = "N", default_value_t = crate::cluster::DEFAULT_BURST)]
     pub burst: u32,
 

@@ -97,9 +97,11 @@ pub fn user_agent() -> String {
 }
 
 /// How to build the client (global CLI flags).
-/// `--qps`'s default: the reasons are in docs/commands/convert.md, "Throughput".
-pub const DEFAULT_QPS: f64 = 200.0;
-/// `--burst`'s default.
+/// `--qps`'s default: no client-side limit. Requests in flight are bounded by `--concurrency`
+/// and the server's API Priority and Fairness; the reasons are in docs/commands/convert.md,
+/// "Throughput".
+pub const DEFAULT_QPS: f64 = 0.0;
+/// `--burst`'s default (with a `--qps` limit).
 pub const DEFAULT_BURST: u32 = 400;
 
 #[derive(Clone, Debug)]
