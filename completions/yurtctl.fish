@@ -34,8 +34,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_needs_command" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_needs_command" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -86,8 +86,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -118,8 +118,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -141,8 +141,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -162,8 +162,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and not __fish_seen_subcommand_from upgrade status rollback ota adopt help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -203,8 +203,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -226,8 +226,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from status" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -260,8 +260,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -283,8 +283,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from ota" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -310,8 +310,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from adopt" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -337,8 +337,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -359,8 +359,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand man" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
@@ -387,8 +387,8 @@ server\t'Ask the server to validate (for node-servant the same as client)'"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l context -d 'The kubeconfig context to use' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l qps -d 'Client-side limit of API requests per second (0: no limit)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l burst -d 'API requests allowed in a burst above --qps' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
