@@ -7,10 +7,11 @@
 //! with; after the unit files change, it keeps finding the old flags until the kubelet is
 //! restarted, as on a real node.
 //!
-//! The processes are stand-ins that only wait: no CPU, no child. On x86_64 a 129-byte static
-//! executable looping on `pause(2)` (a few KiB resident, so 10,000 nodes' inits and kubelets
-//! cost tens of MiB, not the ~10 GiB of as many shells); elsewhere a shell blocked on a FIFO
-//! nobody writes to. The kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
+//! The processes are stand-ins that only wait, reading their stdin: the sim's lifeline
+//! (runtime/namespaces.rs), a pipe nobody writes to, so they end when the sim does, however it
+//! ends. No CPU, no child. On x86_64 a static executable of 150 bytes (12 KiB resident, so
+//! 10,000 nodes' inits and kubelets cost ~200 MiB, not the ~10 GiB of as many shells);
+//! elsewhere a shell. The kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
 //! namespaces (it holds them: runtime/namespaces.rs), the kubelet process from the first
 //! `hostPID` container on the node, so large sims without such pods carry none.
 
@@ -97,25 +98,12 @@ fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Writes the stand-ins (and the shell's FIFO) into `dir` unless there. Nodes start their
-/// first `hostPID` pods concurrently: one writer at a time.
+/// Writes the stand-ins into `dir` unless there. Nodes start their first `hostPID` pods
+/// concurrently: one writer at a time.
 fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let stand_in = stand_in();
-    let fifo = dir.join("block.fifo");
-    if stand_in.starts_with(b"#!") && !fifo.exists() {
-        std::fs::create_dir_all(dir)?;
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
-            .map_err(std::io::Error::other)?;
-        // SAFETY: a NUL-terminated path.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::AlreadyExists {
-                return Err(e);
-            }
-        }
-    }
     for name in ["systemd", "kubelet"] {
         let p = dir.join(name);
         if p.exists() {
@@ -134,24 +122,32 @@ fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
 /// The stand-in executable for this machine.
 fn stand_in() -> Vec<u8> {
     if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        pause_loop_x86_64()
+        read_until_eof_x86_64()
     } else {
         SHELL_STAND_IN.as_bytes().to_vec()
     }
 }
 
-const SHELL_STAND_IN: &str = "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows)\nwhile :; do read -r _ < \"${0%/*}/block.fifo\"; done\n";
+const SHELL_STAND_IN: &str = "#!/bin/sh\n# yurtsim: a node process stand-in (its name and command line are what /proc shows); ends at the end of its stdin\nwhile read -r _; do :; done\n";
 
-/// A static x86_64 Linux ELF executable that calls `pause(2)` forever: one loadable segment
-/// (the whole file, read+execute) mapped at 0x400000, entered right after the headers.
-fn pause_loop_x86_64() -> Vec<u8> {
+/// A static x86_64 Linux ELF executable that reads its stdin until the end (or an error) and
+/// then exits 0: one loadable segment (the whole file, read+execute) mapped at 0x400000,
+/// entered right after the headers.
+fn read_until_eof_x86_64() -> Vec<u8> {
     const BASE: u64 = 0x40_0000;
     const EHDR: u16 = 64;
     const PHDR: u16 = 56;
-    let code: [u8; 9] = [
-        0xb8, 0x22, 0x00, 0x00, 0x00, // mov eax, 34 (SYS_pause)
+    let code: [u8; 30] = [
+        0x31, 0xc0, // xor eax, eax (SYS_read)
+        0x31, 0xff, // xor edi, edi (fd 0)
+        0x48, 0x8d, 0x74, 0x24, 0xf8, // lea rsi, [rsp - 8] (a byte's buffer below the stack)
+        0xba, 0x01, 0x00, 0x00, 0x00, // mov edx, 1
         0x0f, 0x05, // syscall
-        0xeb, 0xf7, // jmp back to the mov (-9)
+        0x48, 0x85, 0xc0, // test rax, rax
+        0x7f, 0xeb, // jg back to the first xor (-21): a byte was read
+        0xb8, 0x3c, 0x00, 0x00, 0x00, // mov eax, 60 (SYS_exit): end of input or an error
+        0x31, 0xff, // xor edi, edi (status 0)
+        0x0f, 0x05, // syscall
     ];
     let entry = u64::from(EHDR + PHDR);
     let size = entry + code.len() as u64;
@@ -208,7 +204,6 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        names.retain(|n| n != "block.fifo");
         assert_eq!(names, ["kubelet", "systemd"]);
         assert_eq!(std::fs::read(bin.join("kubelet")).unwrap(), stand_in());
     }
@@ -218,8 +213,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("host-bin");
         write_stand_ins(&bin).unwrap();
+        // its stdin a pipe whose writer stays open: the lifeline of a running sim
+        let (read, write) = std::io::pipe().unwrap();
         let mut p = std::process::Command::new(bin.join("kubelet"))
             .args(["--kubeconfig=/etc/kubernetes/kubelet.conf", "--v=2"])
+            .stdin(read)
             .spawn()
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -243,10 +241,22 @@ mod tests {
             .unwrap();
         let state = status.lines().find(|l| l.starts_with("State:")).unwrap();
         assert!(state.contains('S'), "waiting, not running: {state}");
-        p.kill().unwrap();
-        p.wait().unwrap();
         if cfg!(target_arch = "x86_64") {
             assert!(rss_kib <= 64, "{rss_kib} KiB resident");
         }
+        // the sim is gone (its end of the lifeline closed): the stand-in ends by itself
+        drop(write);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let status = loop {
+            if let Some(s) = p.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still waiting after its lifeline closed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        assert!(status.success(), "{status}");
     }
 }

@@ -6,6 +6,11 @@
 //! only thing keeping them. Whoever needs to enter one opens `/proc/<init>/ns/{net,pid}` for
 //! that moment, so a node costs no open descriptor between uses: ten thousand nodes share one
 //! process whose open-files limit may be as low as 20,000 (hard).
+//!
+//! init and the node processes started here get the sim's lifeline as their stdin: the read end
+//! of a pipe whose write end only the sim holds (close-on-exec, so no child inherits it). When
+//! the sim ends, however it ends, the stand-ins read the end of their input and exit, and init's
+//! exit ends its PID namespace: a killed sim leaves no process behind.
 
 use std::fs::File;
 use std::io;
@@ -13,6 +18,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use super::net::{enter, loopback_up, run_on_thread};
 use super::pid::{HostProcess, PidTarget, busy_retried, forked_in};
@@ -38,7 +44,7 @@ impl NodeNamespaces {
                 loopback_up()?;
                 forked_in(PidTarget::Fresh, || {
                     Command::new(init)
-                        .stdin(Stdio::null())
+                        .stdin(lifeline()?)
                         .stdout(Stdio::null())
                         .stderr(Stdio::null())
                         .spawn()
@@ -127,7 +133,7 @@ impl NodeNamespaces {
                 enter(net_ns.as_fd())?;
                 Command::new(program)
                     .args(args)
-                    .stdin(Stdio::null())
+                    .stdin(lifeline()?)
                     .stdout(out.try_clone()?)
                     .stderr(err.try_clone()?)
                     .process_group(0)
@@ -140,6 +146,29 @@ impl NodeNamespaces {
     #[cfg(test)]
     pub(super) fn init_pid(&self) -> u32 {
         self.init.id()
+    }
+}
+
+/// A new descriptor of the lifeline's read end, for a child's stdin.
+fn lifeline() -> io::Result<Stdio> {
+    static PIPE: OnceLock<io::Result<(OwnedFd, OwnedFd)>> = OnceLock::new();
+    let pipe = PIPE.get_or_init(|| {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors we then own; O_CLOEXEC keeps both out of every
+        // child (a child's stdin is a dup2 of the read end, which clears the flag on fd 0).
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        use std::os::fd::FromRawFd;
+        // SAFETY: both just created and owned by nobody else.
+        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    });
+    match pipe {
+        Ok((read, _write)) => Ok(Stdio::from(read.try_clone()?)),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("the sim's lifeline pipe: {e}"),
+        )),
     }
 }
 
@@ -215,6 +244,36 @@ mod tests {
         );
         drop(p);
         drop(other);
+    }
+
+    #[test]
+    fn init_and_node_processes_read_the_sims_lifeline() {
+        let dir = tempfile::tempdir().unwrap();
+        let init = script(dir.path(), "systemd", "exec sleep 600");
+        let node = NodeNamespaces::create(&init).unwrap();
+        let p = node
+            .spawn_process(
+                &script(dir.path(), "kubelet", "exec sleep 600"),
+                &[],
+                &dir.path().join("log"),
+            )
+            .unwrap();
+        let open = open_fd_targets();
+        for pid in [node.init_pid(), p.pid()] {
+            let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
+            assert!(stdin.to_string_lossy().starts_with("pipe:"), "{stdin:?}");
+            // the sim holds the pipe (its write end): the process sees EOF only once it ends
+            assert!(
+                open.contains(&stdin),
+                "{stdin:?} not held by the sim: {open:?}"
+            );
+            let theirs = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap();
+            let held = theirs
+                .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|t| *t == stdin)
+                .count();
+            assert_eq!(held, 1, "only its stdin, no inherited write end");
+        }
     }
 
     #[test]
