@@ -409,18 +409,31 @@ async fn required_node_affinity_and_taints_decide_placement_as_the_scheduler_doe
         msg,
         "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     );
+    // the scheduler's events are recorded asynchronously (client-go's event broadcaster), after
+    // or before the status update: wait for it
     let events: Api<k8s_openapi::api::core::v1::Event> =
         Api::namespaced(c.client.clone(), "kube-system");
-    let evs = events
-        .list(&ListParams::default().fields("involvedObject.name=no-toleration"))
-        .await
-        .unwrap();
-    assert!(
-        evs.items
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("FailedScheduling")
-                && e.message.as_deref() == Some(msg.as_str()))
-    );
+    common::eventually(
+        Duration::from_secs(10),
+        "the FailedScheduling event",
+        || {
+            let (events, msg) = (events.clone(), msg.clone());
+            async move {
+                let evs = events
+                    .list(&ListParams::default().fields("involvedObject.name=no-toleration"))
+                    .await
+                    .ok()?;
+                evs.items
+                    .iter()
+                    .any(|e| {
+                        e.reason.as_deref() == Some("FailedScheduling")
+                            && e.message.as_deref() == Some(msg.as_str())
+                    })
+                    .then_some(())
+            }
+        },
+    )
+    .await;
 
     // with the control-plane toleration it lands on the control plane, never on a worker
     pods.create(&PostParams::default(), &pod("tolerating", json!({"affinity": on_control_plane,
