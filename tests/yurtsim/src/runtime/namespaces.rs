@@ -208,19 +208,23 @@ mod tests {
             .collect()
     }
 
+    /// A process of `node` that sleeps, from a script written into `dir`.
+    fn sleeping_process(node: &NodeNamespaces, dir: &Path) -> HostProcess {
+        node.spawn_process(
+            &script(dir, "kubelet", "exec sleep 600"),
+            &[],
+            &dir.join("log"),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_node_process_lives_in_the_node_namespaces_and_dies_with_them() {
         let dir = tempfile::tempdir().unwrap();
         let init = script(dir.path(), "systemd", "exec sleep 600");
         let node = NodeNamespaces::create(&init).unwrap();
         let other = NodeNamespaces::create(&init).unwrap();
-        let p = node
-            .spawn_process(
-                &script(dir.path(), "kubelet", "exec sleep 600"),
-                &[],
-                &dir.path().join("log"),
-            )
-            .unwrap();
+        let p = sleeping_process(&node, dir.path());
         for kind in ["pid", "net"] {
             assert_eq!(ns_of(p.pid(), kind), ns_of(node.init_pid(), kind), "{kind}");
             assert_ne!(
@@ -251,13 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let init = script(dir.path(), "systemd", "exec sleep 600");
         let node = NodeNamespaces::create(&init).unwrap();
-        let p = node
-            .spawn_process(
-                &script(dir.path(), "kubelet", "exec sleep 600"),
-                &[],
-                &dir.path().join("log"),
-            )
-            .unwrap();
+        let p = sleeping_process(&node, dir.path());
         let open = open_fd_targets();
         for pid in [node.init_pid(), p.pid()] {
             let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
