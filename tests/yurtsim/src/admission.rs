@@ -210,8 +210,10 @@ fn endpoint(
         return Err(no_endpoints(name, &target, svc_name));
     }
     // The first ready endpoint pod (by name) that runs a modelled server, looked up through
-    // the few servers of the namespace: a scan of its pods per request would cost every pod
-    // create O(pods) (a node Job's pod in kube-system beside 10,000 kube-proxy pods).
+    // the few servers of the namespace. The real API server resolves a webhook Service from
+    // informer caches of the Service and its endpoints (kubernetes/kubernetes
+    // staging/src/k8s.io/apiserver/pkg/util/proxy/proxy.go `ResolveEndpoint`), never by
+    // listing pods; a scan per request here would cost every pod create O(pods in kube-system).
     for (pod, server) in api.webhook_servers.in_namespace(svc_ns) {
         if api
             .get_opt("", "pods", svc_ns, &pod)
