@@ -1136,6 +1136,32 @@ fn unit_paths(layout: Layout, opts: &SeedOptions) -> UnitPaths {
 /// Fixed issue date of the kubelet's rotated client certificate (deterministic output).
 const KUBELET_PEM_DATED: &str = "/var/lib/kubelet/pki/kubelet-client-2025-06-01-00-00-00.pem";
 
+/// Replaces the seeded stand-in certificates with a real cluster's: the CA in the layout's
+/// certificate directory and in kubelet.conf, and the kubelet's client certificate and key in
+/// its rotated-certificate file (one PEM holding both, as the kubelet's certificate store
+/// writes it: kubernetes/kubernetes@v1.37.2 pkg/kubelet/certificate/kubelet.go).
+pub fn install_cluster_pki(
+    root: &Path,
+    layout: Layout,
+    node: &NodeSeed,
+    ca_pem: &str,
+    client_pem: &str,
+) -> std::io::Result<()> {
+    let at = |p: &str| root.join(p.trim_start_matches('/'));
+    let write = |p: &str, text: &str, mode: u32| -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(at(p), text)?;
+        std::fs::set_permissions(at(p), std::fs::Permissions::from_mode(mode))
+    };
+    write(&format!("{}/ca.crt", layout.cert_dir()), ca_pem, 0o644)?;
+    write(
+        "/etc/kubernetes/kubelet.conf",
+        &kubelet_conf(node, &base64(ca_pem.as_bytes())),
+        0o600,
+    )?;
+    write(KUBELET_PEM_DATED, client_pem, 0o600)
+}
+
 /// Writes the node's files under `root` (host "/etc/x" → `root/etc/x`). Idempotent and
 /// deterministic; no fsync.
 pub fn seed_node(

@@ -27,6 +27,7 @@ pub mod openapi;
 pub mod patch;
 pub mod pod_worker;
 pub mod protobuf;
+pub mod real;
 pub mod registry;
 pub mod runtime;
 pub mod selector;

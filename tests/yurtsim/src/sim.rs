@@ -47,6 +47,9 @@ pub struct SimConfig {
     /// which only makes the deadlines stricter.
     pub model_time_scale: f64,
     pub seed: SeedOptions,
+    /// yurtsim's own API server, or a real control plane built by tests/real/build.sh
+    /// (`kubernetes_version` picks which).
+    pub apiserver: crate::real::ApiServerKind,
 }
 
 impl SimConfig {
@@ -88,6 +91,7 @@ impl SimConfig {
             crash_backoff_max: Duration::from_secs(300),
             model_time_scale: 1.0,
             seed: SeedOptions::default(),
+            apiserver: crate::real::ApiServerKind::Sim,
         }
     }
 }
@@ -145,6 +149,9 @@ pub struct Sim {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The real control plane and its nodes, with `--apiserver real`; the sim's own API server,
+    /// controllers and kubelets are then not started, and `shared` only holds the configuration.
+    real: Option<crate::real::RealCluster>,
 }
 
 fn check_state_dir(dir: &Path) -> anyhow::Result<()> {
@@ -182,6 +189,9 @@ impl Sim {
         }
         check_state_dir(&cfg.state_dir)?;
         raise_open_files_limit(cfg.nodes);
+        if cfg.apiserver == crate::real::ApiServerKind::Real {
+            return Self::start_real(cfg).await;
+        }
         let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await.map_err(|e| {
             if e.kind() == std::io::ErrorKind::AddrInUse {
                 anyhow::anyhow!("port {} is already in use on 127.0.0.1; choose another with --port or stop what is listening there", cfg.port)
@@ -249,15 +259,64 @@ impl Sim {
             shared,
             stop,
             tasks,
+            real: None,
         })
     }
 
-    pub fn shared(&self) -> &Arc<Shared> {
+    /// The real tier: the control plane of `cfg.kubernetes_version` and the nodes' kubelets
+    /// against it (crate::real).
+    async fn start_real(cfg: SimConfig) -> anyhow::Result<Sim> {
+        let names = cfg
+            .layout
+            .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
+        let real = crate::real::RealCluster::start(&cfg, &names).await?;
+        let addr = real.url().trim_start_matches("https://").parse()?;
+        let (stop, shutdown) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            api: Api::new(1, 1),
+            faults: Faults::default(),
+            metrics: Metrics::default(),
+            token: String::new(),
+            tokens: Default::default(),
+            addr,
+            kubelets: Kubelets::default(),
+            internal_endpoint: cfg.layout.api_server(&cfg.layout.node_ip(0)),
+            model_node_lifecycles: Default::default(),
+            shutdown,
+            self_ref: std::sync::OnceLock::new(),
+            cfg,
+        });
+        Ok(Sim {
+            shared,
+            stop,
+            tasks: Vec::new(),
+            real: Some(real),
+        })
+    }
+
+    /// The real control plane, when the cluster runs one.
+    pub fn real(&self) -> Option<&crate::real::RealCluster> {
+        self.real.as_ref()
+    }
+
+    /// The sim's own state, for what only it has (its store, faults, counters, kubelets).
+    fn sim_only(&self, what: &str) -> &Arc<Shared> {
+        assert!(
+            self.real.is_none(),
+            "{what} is yurtsim's own API server's; this cluster runs the real control plane (--apiserver real)"
+        );
         &self.shared
     }
 
+    pub fn shared(&self) -> &Arc<Shared> {
+        self.sim_only("Sim::shared")
+    }
+
     pub fn url(&self) -> String {
-        format!("http://{}", self.shared.addr)
+        match &self.real {
+            Some(r) => r.url(),
+            None => format!("http://{}", self.shared.addr),
+        }
     }
 
     pub fn kubeconfig_path(&self) -> PathBuf {
@@ -269,30 +328,37 @@ impl Sim {
     }
 
     pub fn node_names(&self) -> Vec<String> {
-        self.shared.kubelets.names()
+        match &self.real {
+            Some(r) => r.node_names().to_vec(),
+            None => self.shared.kubelets.names(),
+        }
     }
 
     pub fn api(&self) -> &Api {
-        &self.shared.api
+        &self.sim_only("Sim::api").api
     }
 
     pub fn faults(&self) -> &Faults {
-        &self.shared.faults
+        &self.sim_only("Sim::faults").faults
     }
 
     pub fn metrics(&self) -> &Metrics {
-        &self.shared.metrics
+        &self.sim_only("Sim::metrics").metrics
     }
 
     /// `systemctl start kubelet` (`true`) or `systemctl stop kubelet` (`false`) run on `node`
     /// by its operator, as over ssh (pods on the node use the node's `systemctl` stub instead).
     pub fn node_kubelet(&self, node: &str, start: bool) -> anyhow::Result<()> {
-        crate::kubelet::operator_kubelet(&self.shared, node, start)
+        crate::kubelet::operator_kubelet(self.sim_only("Sim::node_kubelet"), node, start)
     }
 
     /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
     pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
-        crate::kubelet::force_ready(&self.shared, node, if ready { None } else { Some(false) })
+        crate::kubelet::force_ready(
+            self.sim_only("Sim::set_node_ready"),
+            node,
+            if ready { None } else { Some(false) },
+        )
     }
 
     /// The containers `node`'s runtime knows (running, and the last exited one per container),
@@ -339,6 +405,10 @@ impl Sim {
 
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
+        if let Some(real) = self.real {
+            real.shutdown().await;
+            return;
+        }
         crate::kubelet::stop_all(&self.shared).await;
         for t in self.tasks {
             t.abort();
@@ -423,7 +493,7 @@ fn bootstrap_objects(shared: &Shared) {
         "containers": [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.12.0", "args": ["-conf", "/etc/coredns/Corefile"]}]}}}}), &Ctx::system("kubeadm"));
 }
 
-fn cluster_name(layout: Layout) -> &'static str {
+pub(crate) fn cluster_name(layout: Layout) -> &'static str {
     match layout {
         Layout::Kind => "kind",
         Layout::Minikube => "mk",

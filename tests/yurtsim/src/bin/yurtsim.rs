@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use yurtsim::real::ApiServerKind;
 use yurtsim::{Layout, Sim, SimConfig};
 
 #[derive(Parser)]
@@ -45,9 +46,14 @@ struct UpArgs {
     /// How long a container takes to start and become ready (e.g. 200ms, 2s).
     #[arg(long, default_value = "200ms", value_parser = parse_duration)]
     pod_ready_delay: Duration,
-    /// Kubernetes version the API server and kubelets report.
-    #[arg(long, default_value = "v1.33.1")]
-    kubernetes_version: String,
+    /// Which API server: yurtsim's own (`sim`, with its fault controls) or a real control plane
+    /// built from upstream's modules by tests/real/build.sh (`real`).
+    #[arg(long, value_enum, default_value_t = ApiServerKind::Sim)]
+    apiserver: ApiServerKind,
+    /// Kubernetes version the API server and kubelets report. With `--apiserver real`, one of
+    /// the built control planes [default there: the newest release, v1.37.2].
+    #[arg(long)]
+    kubernetes_version: Option<String>,
     /// Watch history kept per resource; older resourceVersions get 410 Gone (like an etcd compaction).
     #[arg(long, default_value_t = 1000)]
     history_limit: usize,
@@ -124,7 +130,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     cfg.layout = a.layout;
     cfg.port = a.port;
     cfg.pod_ready_delay = a.pod_ready_delay;
-    cfg.kubernetes_version = a.kubernetes_version;
+    cfg.apiserver = a.apiserver;
+    cfg.kubernetes_version = match (a.kubernetes_version, a.apiserver) {
+        (Some(v), _) => v,
+        (None, ApiServerKind::Real) => yurtsim::real::NEWEST_KUBERNETES.to_string(),
+        (None, ApiServerKind::Sim) => cfg.kubernetes_version,
+    };
+    if a.apiserver == ApiServerKind::Real {
+        // before anything is created: a version that is not built is the caller's to fix
+        yurtsim::real::control_plane_binary(&cfg.kubernetes_version)?;
+    }
     cfg.heartbeat_interval = a.heartbeat_interval;
     cfg.history_limit = a.history_limit;
     cfg.yurtctl = a

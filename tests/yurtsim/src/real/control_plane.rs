@@ -1,0 +1,355 @@
+//! etcd, kube-apiserver, kube-controller-manager and kube-scheduler from upstream's modules
+//! (tests/real/controlplane), each in its own process, started with the flags kubeadm gives
+//! them (kubernetes/kubernetes@v1.37.2 cmd/kubeadm/app/phases/controlplane/manifests.go
+//! `getAPIServerCommand`, `getControllerManagerCommand`, `getSchedulerCommand`; etcd as kwok
+//! runs it on loopback, kubernetes-sigs/kwok pkg/kwokctl/components/etcd.go).
+
+use std::net::{IpAddr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use super::pki::{self, ClusterPki};
+
+/// The `kubernetes` Service's ClusterIP: the first address of kubeadm's default
+/// `--service-cluster-ip-range` 10.96.0.0/12.
+pub const SERVICE_CIDR: &str = "10.96.0.0/12";
+pub const SERVICE_IP: &str = "10.96.0.1";
+/// kubeadm's `podSubnet` as kind sets it (kind pkg/apis/config/v1alpha4/default.go).
+pub const POD_CIDR: &str = "10.244.0.0/16";
+
+/// One control-plane process, watched by a thread of its own: the child is started with
+/// `PR_SET_PDEATHSIG`, which fires when the thread that forked it ends, so the thread lives
+/// exactly as long as the process is wanted.
+struct Proc {
+    name: &'static str,
+    pid: u32,
+    exited: Arc<Mutex<Option<String>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Proc {
+    fn spawn(name: &'static str, mut cmd: Command, log: &Path) -> anyhow::Result<Proc> {
+        let out = std::fs::File::create(log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        cmd.stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        // SAFETY: only async-signal-safe calls (prctl, setpgid) between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::setpgid(0, 0) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let exited = Arc::new(Mutex::new(None));
+        let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<u32>>();
+        let status = exited.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("yurtsim-{name}"))
+            .spawn(move || {
+                let mut child: Child = match cmd.spawn() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = tx.send(Ok(child.id()));
+                let how = match child.wait() {
+                    Ok(s) => s.to_string(),
+                    Err(e) => e.to_string(),
+                };
+                *status.lock().unwrap() = Some(how);
+            })?;
+        let pid = rx
+            .recv()
+            .context("the process thread ended before starting it")?
+            .with_context(|| format!("cannot start {name}"))?;
+        Ok(Proc {
+            name,
+            pid,
+            exited,
+            thread: Some(thread),
+        })
+    }
+
+    fn exit_status(&self) -> Option<String> {
+        self.exited.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; waits for the watcher thread.
+    fn stop(&mut self, grace: Duration) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        // SAFETY: plain kill(2) on the process group this child leads.
+        unsafe { libc::kill(-(self.pid as i32), libc::SIGTERM) };
+        let deadline = Instant::now() + grace;
+        while self.exit_status().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if self.exit_status().is_none() {
+            // SAFETY: as above.
+            unsafe { libc::kill(-(self.pid as i32), libc::SIGKILL) };
+        }
+        let _ = thread.join();
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on right now.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
+}
+
+/// What the running control plane is reachable at.
+pub struct Endpoints {
+    pub apiserver_port: u16,
+    pub etcd_port: u16,
+}
+
+pub struct ControlPlane {
+    pub dir: PathBuf,
+    pub pki: ClusterPki,
+    pub endpoints: Endpoints,
+    procs: Vec<Proc>,
+}
+
+/// Where the control plane's files go and what it serves.
+pub struct Options<'a> {
+    pub binary: &'a Path,
+    pub dir: &'a Path,
+    /// 0 picks a free port.
+    pub apiserver_port: u16,
+    /// The control-plane node's address (`--advertise-address`) and the names the layout's
+    /// nodes reach the API server by (its serving certificate's SANs).
+    pub advertise: IpAddr,
+    pub endpoint_hosts: Vec<String>,
+    pub cluster_name: &'a str,
+}
+
+impl ControlPlane {
+    pub fn start(o: &Options) -> anyhow::Result<ControlPlane> {
+        let dir = o.dir.to_path_buf();
+        let logs = dir.join("logs");
+        std::fs::create_dir_all(&logs)?;
+        let hosts: Vec<&str> = o.endpoint_hosts.iter().map(String::as_str).collect();
+        let pki = pki::generate(
+            &dir.join("pki"),
+            SERVICE_IP.parse().expect("literal"),
+            o.advertise,
+            &hosts,
+        )?;
+        let apiserver_port = match o.apiserver_port {
+            0 => free_port()?,
+            p => p,
+        };
+        let endpoints = Endpoints {
+            apiserver_port,
+            etcd_port: free_port()?,
+        };
+        let server = format!("https://127.0.0.1:{apiserver_port}");
+        // kubeconfig.go: one file per component, each with its own client certificate.
+        for (file, user, orgs) in [
+            (
+                "admin.conf",
+                "kubernetes-admin",
+                &["kubeadm:cluster-admins"][..],
+            ),
+            (
+                "super-admin.conf",
+                "kubernetes-super-admin",
+                &["system:masters"][..],
+            ),
+            (
+                "controller-manager.conf",
+                "system:kube-controller-manager",
+                &[][..],
+            ),
+            ("scheduler.conf", "system:kube-scheduler", &[][..]),
+        ] {
+            let client = pki.ca.client(user, orgs)?;
+            pki::write_private(
+                &dir.join(file),
+                &pki::kubeconfig(o.cluster_name, &server, &pki.ca.pair.cert, user, &client),
+            )?;
+        }
+        let mut cp = ControlPlane {
+            dir,
+            pki,
+            endpoints,
+            procs: Vec::new(),
+        };
+        cp.spawn_etcd(o.binary)?;
+        cp.spawn_apiserver(o.binary, o.advertise)?;
+        cp.spawn_controllers(o.binary)?;
+        Ok(cp)
+    }
+
+    fn spawn(
+        &mut self,
+        binary: &Path,
+        name: &'static str,
+        args: Vec<String>,
+    ) -> anyhow::Result<()> {
+        let mut cmd = Command::new(binary);
+        cmd.arg(name).args(args);
+        let log = self.dir.join("logs").join(format!("{name}.log"));
+        self.procs.push(Proc::spawn(name, cmd, &log)?);
+        Ok(())
+    }
+
+    fn spawn_etcd(&mut self, binary: &Path) -> anyhow::Result<()> {
+        let client = format!("http://127.0.0.1:{}", self.endpoints.etcd_port);
+        let peer = format!("http://127.0.0.1:{}", free_port()?);
+        let data = self.dir.join("etcd");
+        self.spawn(
+            binary,
+            "etcd",
+            vec![
+                "--name=default".into(),
+                format!("--data-dir={}", data.display()),
+                format!("--listen-client-urls={client}"),
+                format!("--advertise-client-urls={client}"),
+                format!("--listen-peer-urls={peer}"),
+                format!("--initial-advertise-peer-urls={peer}"),
+                format!("--initial-cluster=default={peer}"),
+                // a test cluster's data dies with it; fsync only slows every write
+                "--unsafe-no-fsync=true".into(),
+                "--log-level=warn".into(),
+            ],
+        )
+    }
+
+    fn spawn_apiserver(&mut self, binary: &Path, advertise: IpAddr) -> anyhow::Result<()> {
+        let p = |f: &str| self.pki.path(f);
+        let args = vec![
+            format!("--advertise-address={advertise}"),
+            "--allow-privileged=true".into(),
+            "--authorization-mode=Node,RBAC".into(),
+            "--bind-address=127.0.0.1".into(),
+            format!("--client-ca-file={}", p("ca.crt")),
+            "--enable-admission-plugins=NodeRestriction".into(),
+            "--enable-bootstrap-token-auth=true".into(),
+            // webhook Services resolve to their endpoints: nothing here routes ClusterIPs
+            // (cmd/kube-apiserver/app/server.go buildServiceResolver)
+            "--enable-aggregator-routing=true".into(),
+            format!(
+                "--etcd-servers=http://127.0.0.1:{}",
+                self.endpoints.etcd_port
+            ),
+            format!(
+                "--kubelet-client-certificate={}",
+                p("apiserver-kubelet-client.crt")
+            ),
+            format!("--kubelet-client-key={}", p("apiserver-kubelet-client.key")),
+            "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname".into(),
+            format!("--proxy-client-cert-file={}", p("front-proxy-client.crt")),
+            format!("--proxy-client-key-file={}", p("front-proxy-client.key")),
+            "--requestheader-allowed-names=front-proxy-client".into(),
+            format!("--requestheader-client-ca-file={}", p("front-proxy-ca.crt")),
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
+            "--requestheader-group-headers=X-Remote-Group".into(),
+            "--requestheader-username-headers=X-Remote-User".into(),
+            format!("--secure-port={}", self.endpoints.apiserver_port),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", p("sa.pub")),
+            format!("--service-account-signing-key-file={}", p("sa.key")),
+            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+            format!("--tls-cert-file={}", p("apiserver.crt")),
+            format!("--tls-private-key-file={}", p("apiserver.key")),
+        ];
+        self.spawn(binary, "kube-apiserver", args)
+    }
+
+    fn spawn_controllers(&mut self, binary: &Path) -> anyhow::Result<()> {
+        let conf = |f: &str| self.dir.join(f).display().to_string();
+        let kcm = conf("controller-manager.conf");
+        let sched = conf("scheduler.conf");
+        let p = |f: &str| self.pki.path(f);
+        let args = vec![
+            "--allocate-node-cidrs=true".into(),
+            format!("--authentication-kubeconfig={kcm}"),
+            format!("--authorization-kubeconfig={kcm}"),
+            "--bind-address=127.0.0.1".into(),
+            format!("--client-ca-file={}", p("ca.crt")),
+            format!("--cluster-cidr={POD_CIDR}"),
+            "--cluster-name=kubernetes".into(),
+            format!("--cluster-signing-cert-file={}", p("ca.crt")),
+            format!("--cluster-signing-key-file={}", p("ca.key")),
+            "--controllers=*,bootstrapsigner,tokencleaner".into(),
+            format!("--kubeconfig={kcm}"),
+            "--leader-elect=true".into(),
+            format!("--requestheader-client-ca-file={}", p("front-proxy-ca.crt")),
+            format!("--root-ca-file={}", p("ca.crt")),
+            format!("--secure-port={}", free_port()?),
+            format!("--service-account-private-key-file={}", p("sa.key")),
+            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+            "--use-service-account-credentials=true".into(),
+        ];
+        self.spawn(binary, "kube-controller-manager", args)?;
+        let args = vec![
+            format!("--authentication-kubeconfig={sched}"),
+            format!("--authorization-kubeconfig={sched}"),
+            "--bind-address=127.0.0.1".into(),
+            format!("--kubeconfig={sched}"),
+            "--leader-elect=true".into(),
+            format!("--secure-port={}", free_port()?),
+        ];
+        self.spawn(binary, "kube-scheduler", args)
+    }
+
+    /// A component that has exited, with how, and the tail of its log.
+    pub fn failed(&self) -> Option<String> {
+        self.procs.iter().find_map(|p| {
+            let how = p.exit_status()?;
+            let log = self.dir.join("logs").join(format!("{}.log", p.name));
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(15).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            Some(format!(
+                "{} exited ({how}); last lines of {}:\n{}",
+                p.name,
+                log.display(),
+                tail.join("\n")
+            ))
+        })
+    }
+
+    pub fn pids(&self) -> Vec<(&'static str, u32)> {
+        self.procs.iter().map(|p| (p.name, p.pid)).collect()
+    }
+
+    /// Stops the components in the reverse order of their start.
+    pub fn stop(&mut self) {
+        for p in self.procs.iter_mut().rev() {
+            p.stop(Duration::from_secs(5));
+        }
+    }
+
+    pub fn server(&self) -> String {
+        format!("https://127.0.0.1:{}", self.endpoints.apiserver_port)
+    }
+
+    /// Fails when a component is found to have exited.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(why) = self.failed() {
+            bail!("{why}");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

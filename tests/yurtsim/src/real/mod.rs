@@ -1,0 +1,314 @@
+//! The real tier: yurtsim's nodes in front of a real Kubernetes control plane built from
+//! upstream's modules by `tests/real/build.sh` (docs/yurtsim.md#the-real-tier).
+//!
+//! - [`control_plane`]: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, each in
+//!   its own process, with kubeadm's flags and PKI ([`pki`]);
+//! - [`bootstrap`]: what `kubeadm init` creates in the cluster after the control plane is up;
+//! - [`nodes`]: the nodes' kubelets, registered and heartbeating as real kubelets do.
+
+pub mod bootstrap;
+pub mod control_plane;
+pub mod nodes;
+pub mod pki;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use tokio::sync::watch;
+
+use crate::layout::{NodeSeed, Role};
+use crate::sim::SimConfig;
+
+/// Which API server a cluster runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApiServerKind {
+    /// yurtsim's own API server and controllers, with its fault controls (the default).
+    #[default]
+    Sim,
+    /// etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from upstream's
+    /// modules (tests/real/build.sh).
+    Real,
+}
+
+/// The Kubernetes release `tests/real/build.sh` builds by default, the newest.
+pub const NEWEST_KUBERNETES: &str = "v1.37.2";
+
+/// Where `tests/real/build.sh` puts what it builds: `YURTSIM_REAL_DIR`, else `target/real` of
+/// this checkout.
+pub fn real_dir() -> PathBuf {
+    match std::env::var_os("YURTSIM_REAL_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/real"),
+    }
+}
+
+/// The build script, in this checkout.
+pub fn build_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../real/build.sh")
+}
+
+/// The Kubernetes versions built into [`real_dir`], oldest first.
+pub fn built_kubernetes_versions() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(real_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ver = name.strip_prefix("kubernetes-")?.to_string();
+            e.path().join("realcp").is_file().then_some(ver)
+        })
+        .collect();
+    v.sort_by_key(|s| crate::sim::kubernetes_minor(s));
+    v
+}
+
+/// The control-plane binary of `version`, or an error that names the build command.
+pub fn control_plane_binary(version: &str) -> anyhow::Result<PathBuf> {
+    let bin = real_dir()
+        .join(format!("kubernetes-{version}"))
+        .join("realcp");
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    let built = built_kubernetes_versions();
+    let have = if built.is_empty() {
+        "none is built yet".to_string()
+    } else {
+        format!("built: {}", built.join(", "))
+    };
+    bail!(
+        "no real control plane for Kubernetes {version} in {} ({have}); build it with `{} {version}` \
+         (the versions it knows: `{} --help`), or pass --kubernetes-version with a built one",
+        real_dir().display(),
+        build_script().display(),
+        build_script().display(),
+    )
+}
+
+/// Builds what `targets` name with `tests/real/build.sh`, once per machine at a time (a file
+/// lock), reusing what is built: tests call it before starting a real cluster, so the README's
+/// test command builds the real tier on first use.
+pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
+    let dir = real_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let lock = std::fs::File::create(dir.join(".build.lock"))?;
+    // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
+    if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) } != 0 {
+        bail!("cannot lock {}", dir.join(".build.lock").display());
+    }
+    let out = std::process::Command::new(build_script())
+        .args(targets)
+        .env("YURTSIM_REAL_DIR", &dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", build_script().display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} {} failed ({}):\n{}{}",
+            build_script().display(),
+            targets.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// A running real-tier cluster.
+pub struct RealCluster {
+    pub control_plane: control_plane::ControlPlane,
+    kubeconfig: PathBuf,
+    nodes: Vec<String>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl RealCluster {
+    /// Starts the control plane of `cfg.kubernetes_version`, seeds the nodes' roots with the
+    /// cluster's real certificates, and starts their kubelets. Returns once every node is
+    /// registered and the `default` ServiceAccount exists (pods can be created).
+    pub async fn start(cfg: &SimConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
+        let binary = control_plane_binary(&cfg.kubernetes_version)?;
+        let layout = cfg.layout;
+        let advertise = layout.node_ip(0);
+        let endpoint = layout.api_server(&advertise);
+        let endpoint_host = endpoint
+            .trim_start_matches("https://")
+            .rsplit_once(':')
+            .map(|(h, _)| h.to_string())
+            .unwrap_or_default();
+        let cluster_name = crate::sim::cluster_name(layout);
+        let dir = cfg.state_dir.join("control-plane");
+        let cp = tokio::task::block_in_place(|| {
+            control_plane::ControlPlane::start(&control_plane::Options {
+                binary: &binary,
+                dir: &dir,
+                apiserver_port: cfg.port,
+                advertise: advertise.parse()?,
+                endpoint_hosts: vec![endpoint_host],
+                cluster_name,
+            })
+        })?;
+        let kubeconfig = cfg.state_dir.join("kubeconfig");
+        pki::write_private(
+            &kubeconfig,
+            &std::fs::read_to_string(cp.dir.join("admin.conf"))?,
+        )?;
+        let (stop, stop_rx) = watch::channel(false);
+        let mut cluster = RealCluster {
+            control_plane: cp,
+            kubeconfig,
+            nodes: names.iter().map(|(n, _)| n.clone()).collect(),
+            stop,
+            tasks: Vec::new(),
+        };
+        let super_admin = client_from(&cluster.control_plane.dir.join("super-admin.conf")).await?;
+        wait_ready(
+            &cluster.control_plane,
+            &super_admin,
+            Duration::from_secs(120),
+        )
+        .await?;
+        bootstrap::kubeadm_init(
+            &super_admin,
+            &bootstrap::Init {
+                cluster_name,
+                endpoint: &endpoint,
+                ca_pem: &cluster.control_plane.pki.ca.pair.cert,
+                kubernetes_version: &cfg.kubernetes_version,
+            },
+        )
+        .await?;
+        let routes = nodes::Routes {
+            layout_endpoint: endpoint.clone(),
+            apiserver: cluster.control_plane.server(),
+        };
+        for (i, (name, role)) in names.iter().enumerate() {
+            let node = nodes::NodeSpec {
+                name: name.clone(),
+                role: *role,
+                ip: layout.node_ip(i),
+                root: cfg.state_dir.join("nodes").join(name),
+                layout,
+                kubernetes_version: cfg.kubernetes_version.clone(),
+            };
+            seed_node(
+                &node,
+                &endpoint,
+                cluster_name,
+                &cfg.seed,
+                &cluster.control_plane.pki,
+            )?;
+            cluster.tasks.push(tokio::spawn(nodes::run(
+                node,
+                routes.clone(),
+                cfg.heartbeat_interval,
+                stop_rx.clone(),
+            )));
+        }
+        let admin = client_from(&cluster.kubeconfig).await?;
+        bootstrap::mark_nodes(&admin, layout, names, Duration::from_secs(60), || {
+            cluster.control_plane.check()
+        })
+        .await?;
+        bootstrap::wait_default_service_account(&admin, Duration::from_secs(60)).await?;
+        Ok(cluster)
+    }
+
+    pub fn url(&self) -> String {
+        self.control_plane.server()
+    }
+
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    pub fn node_names(&self) -> &[String] {
+        &self.nodes
+    }
+
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+        tokio::task::block_in_place(|| self.control_plane.stop());
+    }
+}
+
+/// A client from a kubeconfig file, as kubectl would read it.
+pub async fn client_from(path: &Path) -> anyhow::Result<kube::Client> {
+    let kc = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Waits for `/readyz` (etcd, informers, RBAC bootstrap roles, priority and fairness), failing
+/// early with the log's tail when a component exits.
+async fn wait_ready(
+    cp: &control_plane::ControlPlane,
+    client: &kube::Client,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let start = Instant::now();
+    loop {
+        cp.check()?;
+        let req = http::Request::get("/readyz").body(Vec::new())?;
+        let last = match client.request_text(req).await {
+            Ok(body) if body.trim() == "ok" => return Ok(()),
+            Ok(body) => body,
+            Err(e) => e.to_string(),
+        };
+        if start.elapsed() > timeout {
+            bail!(
+                "kube-apiserver at {} was not ready within {timeout:?}: {last}; its log: {}",
+                cp.server(),
+                cp.dir.join("logs/kube-apiserver.log").display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Seeds the node's files as the sim does, then gives it the cluster's real CA and a client
+/// certificate for `system:node:NAME` (what TLS bootstrap would have left there).
+fn seed_node(
+    node: &nodes::NodeSpec,
+    endpoint: &str,
+    cluster_name: &str,
+    seed: &crate::layout::SeedOptions,
+    pki: &pki::ClusterPki,
+) -> anyhow::Result<()> {
+    let s = NodeSeed {
+        name: node.name.clone(),
+        role: node.role,
+        internal_ip: node.ip.clone(),
+        api_server: endpoint.to_string(),
+        kubernetes_version: node.kubernetes_version.clone(),
+        cluster_name: cluster_name.to_string(),
+    };
+    crate::layout::seed_node(&node.root, node.layout, &s, seed)
+        .with_context(|| format!("seeding node {} at {}", node.name, node.root.display()))?;
+    let client = pki
+        .ca
+        .client(&format!("system:node:{}", node.name), &["system:nodes"])?;
+    crate::layout::install_cluster_pki(
+        &node.root,
+        node.layout,
+        &s,
+        &pki.ca.pair.cert,
+        &format!("{}{}", client.cert, client.key),
+    )
+    .with_context(|| {
+        format!(
+            "installing the cluster's certificates on node {}",
+            node.name
+        )
+    })
+}

@@ -1,0 +1,257 @@
+//! yurtsim's nodes in front of a real kube-apiserver: each node's kubelet stand-in registers and
+//! heartbeats as a kubelet does, with the node's own identity and through the server its own
+//! kubelet kubeconfig names.
+//!
+//! What a kubelet does that is modelled here, from kubernetes/kubernetes@v1.37.2:
+//! - registration (pkg/kubelet/kubelet_node_status.go `registerWithAPIServer`,
+//!   `initialNode`): creates its Node as `system:node:NAME`, with the labels a kubelet may set
+//!   (plugin/pkg/admission/noderestriction/admission.go: `node-role.kubernetes.io/*` is not
+//!   among them; kubeadm's mark-control-plane phase adds it with admin credentials);
+//! - status (`setNodeStatus`, pkg/kubelet/nodestatus/setters.go): addresses, capacity and
+//!   allocatable (`pods` from `maxPods`, 110), node info, the four conditions, written through
+//!   `nodes/status`;
+//! - the node lease (pkg/kubelet/nodelease, k8s.io/component-helpers/apimachinery/lease
+//!   controller.go): `kube-node-lease/NAME`, owned by the Node, `leaseDurationSeconds` 40,
+//!   renewed every `nodeLeaseDurationSeconds / 4` = 10 s.
+//! The kubelet reads its server and credentials from `--kubeconfig` as its systemd unit gives it
+//! (kubelet_config.rs), so a node whose kubeconfig names an unreachable server stops renewing
+//! its lease, and the real node lifecycle controller marks it unreachable.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::layout::{Layout, Role};
+
+/// A node as the real tier runs it.
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    pub role: Role,
+    pub ip: String,
+    pub root: PathBuf,
+    pub layout: Layout,
+    pub kubernetes_version: String,
+}
+
+/// How the node reaches what its kubeconfig names: the layout's API endpoint is the real
+/// kube-apiserver on the host's loopback (the serving certificate carries the endpoint's name,
+/// so TLS is verified against the name the node uses).
+#[derive(Clone, Debug)]
+pub struct Routes {
+    pub layout_endpoint: String,
+    pub apiserver: String,
+}
+
+/// Labels a kubelet registers with (kubelet_node_status.go `initialNode`, and the `beta.`
+/// labels it still sets); everything else the layout puts on a node comes from kubeadm or the
+/// provider with admin credentials.
+pub fn kubelet_labels(labels: &[(String, String)]) -> Vec<(String, String)> {
+    labels
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "kubernetes.io/hostname"
+                    | "kubernetes.io/os"
+                    | "kubernetes.io/arch"
+                    | "beta.kubernetes.io/os"
+                    | "beta.kubernetes.io/arch"
+            )
+        })
+        .cloned()
+        .collect()
+}
+
+/// The kubelet's client, built from the kubeconfig its unit names, with file paths inside the
+/// node's root.
+pub async fn kubelet_client(node: &NodeSpec, routes: &Routes) -> anyhow::Result<kube::Client> {
+    let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
+        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
+    let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
+        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
+    let path = view
+        .kubeconfig
+        .filter(|p| !p.is_empty())
+        .context("the kubelet has no --kubeconfig")?;
+    let mut kc = Kubeconfig::read_from(in_root(&node.root, &path))
+        .with_context(|| format!("reading the kubelet's kubeconfig {path}"))?;
+    for a in &mut kc.auth_infos {
+        if let Some(auth) = a.auth_info.as_mut() {
+            for f in [&mut auth.client_certificate, &mut auth.client_key] {
+                if let Some(p) = f.as_mut() {
+                    *p = in_root(&node.root, p).display().to_string();
+                }
+            }
+        }
+    }
+    for c in &mut kc.clusters {
+        if let Some(cluster) = c.cluster.as_mut()
+            && let Some(p) = cluster.certificate_authority.as_mut()
+        {
+            *p = in_root(&node.root, p).display().to_string();
+        }
+    }
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .with_context(|| format!("the kubelet's kubeconfig {path}"))?;
+    let server = config.cluster_url.to_string();
+    if server.trim_end_matches('/') != routes.layout_endpoint.trim_end_matches('/') {
+        anyhow::bail!("dial {server}: no route to host");
+    }
+    config.tls_server_name = config.cluster_url.host().map(str::to_owned);
+    config.cluster_url = routes.apiserver.parse()?;
+    config.connect_timeout = Some(Duration::from_secs(5));
+    config.read_timeout = Some(Duration::from_secs(30));
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// A host path of the node, on disk: symlinks followed as inside a chroot at `root`.
+fn in_root(root: &Path, p: &str) -> PathBuf {
+    match crate::systemd::resolve_host_path(root, p) {
+        Ok(r) => r.disk,
+        Err(_) => root.join(p.trim_start_matches('/')),
+    }
+}
+
+fn node_object(node: &NodeSpec) -> anyhow::Result<Node> {
+    let labels: serde_json::Map<String, serde_json::Value> =
+        kubelet_labels(&node.layout.node_labels(&node.name, node.role))
+            .into_iter()
+            .map(|(k, v)| (k, v.into()))
+            .collect();
+    let mut spec = json!({});
+    if node.layout == Layout::Kind {
+        // kind runs the kubelet with --provider-id (kind pkg/cluster/internal/kubeadm/config.go)
+        spec["providerID"] = json!(format!("kind://docker/kind/{}", node.name));
+    }
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": labels,
+            "annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "spec": spec,
+    }))?)
+}
+
+fn node_status(node: &NodeSpec) -> serde_json::Value {
+    let now = crate::util::now();
+    let cond = |t: &str, s: &str, reason: &str, msg: &str| {
+        json!({"type": t, "status": s, "reason": reason, "message": msg,
+            "lastHeartbeatTime": now, "lastTransitionTime": now})
+    };
+    json!({"status": {
+        "addresses": [{"type": "InternalIP", "address": node.ip}, {"type": "Hostname", "address": node.name}],
+        "capacity": {"cpu": "4", "memory": "8148828Ki", "pods": "110", "ephemeral-storage": "102626232Ki"},
+        "allocatable": {"cpu": "4", "memory": "8046428Ki", "pods": "110", "ephemeral-storage": "94580335255"},
+        "conditions": [
+            cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            cond("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+            cond("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        ],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {"architecture": "amd64", "bootID": crate::util::new_uid(),
+            "containerRuntimeVersion": "containerd://2.0.3", "kernelVersion": "6.8.0-yurtsim",
+            "kubeProxyVersion": "", "kubeletVersion": node.kubernetes_version,
+            "machineID": format!("{:032x}", crate::util::fnv32a(node.name.as_bytes())),
+            "operatingSystem": "linux", "osImage": "Debian GNU/Linux 12 (bookworm)",
+            "systemUUID": crate::util::new_uid()},
+    }})
+}
+
+/// Registers the node (or finds it registered) and posts its status.
+pub async fn register(node: &NodeSpec, client: &kube::Client) -> anyhow::Result<()> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    match nodes
+        .create(&PostParams::default(), &node_object(node)?)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => return Err(e).with_context(|| format!("registering node {}", node.name)),
+    }
+    nodes
+        .patch_status(
+            &node.name,
+            &PatchParams::default(),
+            &Patch::Strategic(node_status(node)),
+        )
+        .await
+        .with_context(|| format!("posting the status of node {}", node.name))?;
+    Ok(())
+}
+
+/// Creates or renews the node's lease.
+pub async fn renew_lease(node: &NodeSpec, client: &kube::Client) -> anyhow::Result<()> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let now = crate::util::now_micro();
+    match leases.get_opt(&node.name).await? {
+        Some(mut lease) => {
+            let spec = lease.spec.get_or_insert_with(Default::default);
+            spec.renew_time = Some(serde_json::from_value(json!(now))?);
+            leases
+                .replace(&node.name, &PostParams::default(), &lease)
+                .await?;
+        }
+        None => {
+            let uid = Api::<Node>::all(client.clone())
+                .get(&node.name)
+                .await?
+                .metadata
+                .uid
+                .unwrap_or_default();
+            let lease: Lease = serde_json::from_value(json!({
+                "metadata": {"name": node.name, "namespace": "kube-node-lease",
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": uid}]},
+                "spec": {"holderIdentity": node.name, "leaseDurationSeconds": 40, "renewTime": now},
+            }))?;
+            leases.create(&PostParams::default(), &lease).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The kubelet's loop: register once, then renew the lease every `heartbeat`, rebuilding the
+/// client from the unit and kubeconfig after each failure (a restarted kubelet re-reads them).
+pub async fn run(
+    node: NodeSpec,
+    routes: Routes,
+    heartbeat: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut client: Option<kube::Client> = None;
+    let mut registered = false;
+    loop {
+        let step = async {
+            let c = match &client {
+                Some(c) => c.clone(),
+                None => kubelet_client(&node, &routes).await?,
+            };
+            if !registered {
+                register(&node, &c).await?;
+                registered = true;
+            }
+            renew_lease(&node, &c).await?;
+            anyhow::Ok(c)
+        };
+        match step.await {
+            Ok(c) => client = Some(c),
+            Err(e) => {
+                tracing::warn!(node = %node.name, "kubelet: {e:#}");
+                client = None;
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(heartbeat) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
