@@ -72,6 +72,10 @@ build_openyurt() {
 }
 
 need_go
+mkdir -p "$out"
+# one build at a time per cache directory (tests that start the real tier call this script too)
+exec 9>"$out/.build.lock"
+flock 9
 [ $# -gt 0 ] || set -- all
 for what in "$@"; do
   case $what in

@@ -940,24 +940,16 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
             continue;
         }
         let bytes = std::fs::read(dir.join(f)).unwrap_or_default();
-        let manifest: Value = match serde_saphyr::from_slice::<Value>(&bytes) {
-            Ok(v) if v["kind"] == json!("Pod") && v["metadata"]["name"].is_string() => v,
-            // The kubelet logs and skips files it cannot decode.
-            _ => continue,
+        // The kubelet logs and skips files it cannot decode.
+        let Some(StaticManifest {
+            pod_name,
+            namespace,
+            hash,
+            manifest,
+        }) = static_manifest(&bytes, &k.name, f)
+        else {
+            continue;
         };
-        let pod_name = format!(
-            "{}-{}",
-            manifest["metadata"]["name"].as_str().unwrap_or_default(),
-            k.name
-        );
-        let namespace = manifest["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or("default")
-            .to_string();
-        let hash = format!(
-            "{:08x}",
-            util::fnv32a(&[bytes.as_slice(), k.name.as_bytes(), f.as_bytes()].concat())
-        );
         if let Some(old) = st.statics.remove(f) {
             to_delete.push((old.namespace, old.pod_name));
         }
@@ -1007,24 +999,79 @@ fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
             }
             delete_mirror_pod(shared, &ns, &name);
         }
-        let node = shared.api.get_opt("", "nodes", "", &k.name);
-        let mut meta = manifest["metadata"].clone();
-        meta["name"] = json!(name);
-        meta["namespace"] = json!(ns);
-        meta["annotations"]["kubernetes.io/config.hash"] = json!(hash);
-        meta["annotations"]["kubernetes.io/config.mirror"] = json!(hash);
-        meta["annotations"]["kubernetes.io/config.seen"] = json!(util::now());
-        meta["annotations"]["kubernetes.io/config.source"] = json!("file");
-        meta["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Node", "name": k.name, "uid": node.map(|n| n["metadata"]["uid"].clone()).unwrap_or_default(), "controller": true}]);
-        let mut spec = manifest["spec"].clone();
-        spec["nodeName"] = json!(k.name);
-        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec});
+        let node_uid = shared
+            .api
+            .get_opt("", "nodes", "", &k.name)
+            .map(|n| n["metadata"]["uid"].clone())
+            .unwrap_or_default();
+        let m = StaticManifest {
+            pod_name: name.clone(),
+            namespace: ns.clone(),
+            hash,
+            manifest,
+        };
+        let pod = m.mirror_pod(&k.name, node_uid);
         match shared.api.create(&pods, &ns, pod, &ctx) {
             Ok(_) => mark_mirrored(k, &name),
             Err(e) => tracing::debug!(node = %k.name, pod = %name, "mirror pod not created: {e}"),
         }
     }
     refresh_static_status(shared, k);
+}
+
+/// A static pod manifest as the kubelet reads it from its static pod directory.
+pub(crate) struct StaticManifest {
+    /// `<name>-<node>`: the mirror pod's name.
+    pub pod_name: String,
+    pub namespace: String,
+    /// `kubernetes.io/config.hash`: changes with the file's bytes.
+    pub hash: String,
+    pub manifest: Value,
+}
+
+/// Parses the static pod file `file` of `node`; None for what the kubelet skips (not a Pod,
+/// no name, not YAML).
+pub(crate) fn static_manifest(bytes: &[u8], node: &str, file: &str) -> Option<StaticManifest> {
+    let manifest: Value = serde_saphyr::from_slice::<Value>(bytes).ok()?;
+    if manifest["kind"] != json!("Pod") || !manifest["metadata"]["name"].is_string() {
+        return None;
+    }
+    let pod_name = format!(
+        "{}-{node}",
+        manifest["metadata"]["name"].as_str().unwrap_or_default()
+    );
+    let namespace = manifest["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    let hash = format!(
+        "{:08x}",
+        util::fnv32a(&[bytes, node.as_bytes(), file.as_bytes()].concat())
+    );
+    Some(StaticManifest {
+        pod_name,
+        namespace,
+        hash,
+        manifest,
+    })
+}
+
+impl StaticManifest {
+    /// The mirror pod the kubelet creates for it (pkg/kubelet/pod/mirror_client.go
+    /// `CreateMirrorPod`: the config annotations, owned by the Node).
+    pub(crate) fn mirror_pod(&self, node: &str, node_uid: Value) -> Value {
+        let mut meta = self.manifest["metadata"].clone();
+        meta["name"] = json!(self.pod_name);
+        meta["namespace"] = json!(self.namespace);
+        meta["annotations"]["kubernetes.io/config.hash"] = json!(self.hash);
+        meta["annotations"]["kubernetes.io/config.mirror"] = json!(self.hash);
+        meta["annotations"]["kubernetes.io/config.seen"] = json!(util::now());
+        meta["annotations"]["kubernetes.io/config.source"] = json!("file");
+        meta["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid, "controller": true}]);
+        let mut spec = self.manifest["spec"].clone();
+        spec["nodeName"] = json!(node);
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    }
 }
 
 /// Mirror pods have no containers of their own to stop: they go at once.

@@ -224,6 +224,39 @@ fn bad_input_fails_with_a_clear_message() {
         "--control-planes must be between 1 and --nodes",
     );
     fails_with(&["--pod-ready-delay", "fast"], None, "not a duration");
+    fails_with(&["--apiserver", "k3s"], None, "sim, real");
+    // a control plane that is not built: the error names the build command
+    fails_with(
+        &["--apiserver", "real", "--kubernetes-version", "v1.30.0"],
+        None,
+        "no real control plane for Kubernetes v1.30.0",
+    );
+    fails_with(
+        &["--apiserver", "real", "--kubernetes-version", "v1.30.0"],
+        None,
+        "tests/real/build.sh v1.30.0",
+    );
+    // refused before anything is created
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let out = Command::new(BIN)
+        .args([
+            "up",
+            "--apiserver",
+            "real",
+            "--kubernetes-version",
+            "v1.30.0",
+            "--state-dir",
+        ])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !state.exists(),
+        "a refused start created {}",
+        state.display()
+    );
     fails_with(
         &["--exec", "yurtctl=/no/such/binary"],
         None,

@@ -218,3 +218,34 @@ pub async fn wait_default_service_account(
     }
     Ok(())
 }
+
+/// Waits until each control-plane node's kubelet has posted the mirror pod of its
+/// kube-controller-manager manifest, as on a cluster `kubeadm init` finished.
+pub async fn wait_control_plane_pods(
+    admin: &kube::Client,
+    control_planes: usize,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Pod;
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), "kube-system");
+    let lp = kube::api::ListParams::default().labels("component=kube-controller-manager");
+    let start = Instant::now();
+    loop {
+        let running = pods
+            .list(&lp)
+            .await?
+            .items
+            .iter()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .count();
+        if running >= control_planes {
+            return Ok(());
+        }
+        if start.elapsed() > timeout {
+            bail!(
+                "{running} of {control_planes} kube-controller-manager mirror pods running after {timeout:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

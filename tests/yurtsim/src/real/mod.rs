@@ -39,13 +39,19 @@ pub const NEWEST_KUBERNETES: &str = "v1.37.2";
 pub fn real_dir() -> PathBuf {
     match std::env::var_os("YURTSIM_REAL_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/real"),
+        _ => {
+            let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            std::fs::canonicalize(&checkout)
+                .unwrap_or(checkout)
+                .join("target/real")
+        }
     }
 }
 
 /// The build script, in this checkout.
 pub fn build_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../real/build.sh")
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../real/build.sh");
+    std::fs::canonicalize(&p).unwrap_or(p)
 }
 
 /// The Kubernetes versions built into [`real_dir`], oldest first.
@@ -87,20 +93,13 @@ pub fn control_plane_binary(version: &str) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// Builds what `targets` name with `tests/real/build.sh`, once per machine at a time (a file
-/// lock), reusing what is built: tests call it before starting a real cluster, so the README's
-/// test command builds the real tier on first use.
+/// Builds what `targets` name with `tests/real/build.sh` (one build at a time: the script locks
+/// the cache directory), reusing what is built: tests call it before starting a real cluster,
+/// so the README's test command builds the real tier on first use.
 pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
-    let dir = real_dir();
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let lock = std::fs::File::create(dir.join(".build.lock"))?;
-    // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
-    if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) } != 0 {
-        bail!("cannot lock {}", dir.join(".build.lock").display());
-    }
     let out = std::process::Command::new(build_script())
         .args(targets)
-        .env("YURTSIM_REAL_DIR", &dir)
+        .env("YURTSIM_REAL_DIR", real_dir())
         .stdin(std::process::Stdio::null())
         .output()
         .with_context(|| format!("cannot run {}", build_script().display()))?;
@@ -215,6 +214,8 @@ impl RealCluster {
         })
         .await?;
         bootstrap::wait_default_service_account(&admin, Duration::from_secs(60)).await?;
+        bootstrap::wait_control_plane_pods(&admin, cfg.control_planes, Duration::from_secs(60))
+            .await?;
         Ok(cluster)
     }
 

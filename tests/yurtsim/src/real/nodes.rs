@@ -13,6 +13,7 @@
 //! - the node lease (pkg/kubelet/nodelease, k8s.io/component-helpers/apimachinery/lease
 //!   controller.go): `kube-node-lease/NAME`, owned by the Node, `leaseDurationSeconds` 40,
 //!   renewed every `nodeLeaseDurationSeconds / 4` = 10 s.
+//!
 //! The kubelet reads its server and credentials from `--kubeconfig` as its systemd unit gives it
 //! (kubelet_config.rs), so a node whose kubeconfig names an unreachable server stops renewing
 //! its lease, and the real node lifecycle controller marks it unreachable.
@@ -22,8 +23,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 use tokio::sync::watch;
@@ -219,6 +220,121 @@ pub async fn renew_lease(node: &NodeSpec, client: &kube::Client) -> anyhow::Resu
     Ok(())
 }
 
+/// Mirror pods for the static pod manifests the kubelet's `--pod-manifest-path` (or
+/// `staticPodPath`) holds: created when missing, replaced when the file changed, deleted when
+/// the file is gone (pkg/kubelet/pod/mirror_client.go, pkg/kubelet/kubelet.go
+/// `syncPod`/`HandlePodCleanups`), with the status of running containers. The control-plane
+/// manifests stand for the processes the real tier runs.
+pub async fn sync_static_pods(node: &NodeSpec, client: &kube::Client) -> anyhow::Result<()> {
+    let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
+        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
+    let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
+        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
+    let mut manifests = Vec::new();
+    if let Some(dir) = view.static_pod_path.filter(|d| !d.is_empty()) {
+        let dir = in_root(&node.root, &dir);
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            if file.starts_with('.') || !e.metadata().is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            manifests.extend(crate::kubelet::static_manifest(&bytes, &node.name, &file));
+        }
+    }
+    let pods: Api<Pod> = Api::all(client.clone());
+    let on_node = pods
+        .list(&ListParams::default().fields(&format!("spec.nodeName={}", node.name)))
+        .await?
+        .items;
+    let mirror_hash = |p: &Pod| {
+        p.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("kubernetes.io/config.mirror"))
+            .cloned()
+    };
+    let now_gone = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    for p in &on_node {
+        let Some(hash) = mirror_hash(p) else { continue };
+        let name = p.metadata.name.clone().unwrap_or_default();
+        let ns = p.metadata.namespace.clone().unwrap_or_default();
+        if !manifests
+            .iter()
+            .any(|m| m.pod_name == name && m.namespace == ns && m.hash == hash)
+        {
+            Api::<Pod>::namespaced(client.clone(), &ns)
+                .delete(&name, &now_gone)
+                .await?;
+        }
+    }
+    let node_uid = Api::<Node>::all(client.clone())
+        .get(&node.name)
+        .await?
+        .metadata
+        .uid
+        .unwrap_or_default();
+    for m in &manifests {
+        let api: Api<Pod> = Api::namespaced(client.clone(), &m.namespace);
+        let current = on_node.iter().find(|p| {
+            p.metadata.name.as_deref() == Some(&m.pod_name)
+                && p.metadata.namespace.as_deref() == Some(&m.namespace)
+                && mirror_hash(p).as_deref() == Some(&m.hash)
+        });
+        let running = current
+            .is_some_and(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"));
+        if current.is_none() {
+            let pod: Pod = serde_json::from_value(m.mirror_pod(&node.name, json!(node_uid)))?;
+            match api.create(&PostParams::default(), &pod).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(e).with_context(|| format!("mirror pod {}", m.pod_name)),
+            }
+        }
+        if !running {
+            api.patch_status(
+                &m.pod_name,
+                &PatchParams::default(),
+                &Patch::Merge(running_status(node, &m.manifest)),
+            )
+            .await
+            .with_context(|| format!("status of mirror pod {}", m.pod_name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The status the kubelet posts for a pod whose containers all run and are ready
+/// (pkg/kubelet/kubelet_pods.go `generateAPIPodStatus`).
+fn running_status(node: &NodeSpec, manifest: &serde_json::Value) -> serde_json::Value {
+    let now = crate::util::now();
+    let containers: Vec<serde_json::Value> = manifest["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let image = c["image"].as_str().unwrap_or_default();
+            json!({"name": c["name"], "image": image, "imageID": format!("{image}@sha256:{:064x}", 0),
+                "containerID": format!("containerd://{}", crate::util::random_suffix(64)),
+                "ready": true, "started": true, "restartCount": 0,
+                "state": {"running": {"startedAt": now}}})
+        })
+        .collect();
+    let cond = |t: &str| json!({"type": t, "status": "True", "lastTransitionTime": now});
+    json!({"status": {
+        "phase": "Running",
+        "hostIP": node.ip, "hostIPs": [{"ip": node.ip}],
+        "podIP": node.ip, "podIPs": [{"ip": node.ip}],
+        "startTime": now,
+        "conditions": [cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"),
+            cond("ContainersReady"), cond("PodScheduled")],
+        "containerStatuses": containers,
+    }})
+}
+
 /// The kubelet's loop: register once, then renew the lease every `heartbeat`, rebuilding the
 /// client from the unit and kubeconfig after each failure (a restarted kubelet re-reads them).
 pub async fn run(
@@ -240,6 +356,7 @@ pub async fn run(
                 registered = true;
             }
             renew_lease(&node, &c).await?;
+            sync_static_pods(&node, &c).await?;
             anyhow::Ok(c)
         };
         match step.await {

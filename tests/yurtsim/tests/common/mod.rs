@@ -36,6 +36,27 @@ pub async fn start_with(
     TestCluster { sim, client, dir }
 }
 
+/// Starts the real tier: the control plane of Kubernetes `version`, built by
+/// tests/real/build.sh on first use (later runs reuse it), and the nodes' kubelets against it.
+pub async fn start_real(nodes: usize, layout: Layout, version: &str) -> TestCluster {
+    let v = version.to_string();
+    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[&v]))
+        .await
+        .expect("build task")
+        .expect("the real tier builds (tests/real/build.sh)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = SimConfig::new(dir.path().join("state"));
+    cfg.nodes = nodes;
+    cfg.layout = layout;
+    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+    cfg.kubernetes_version = version.to_string();
+    let sim = Sim::start(cfg)
+        .await
+        .expect("the real control plane starts");
+    let client = client_for(&sim).await;
+    TestCluster { sim, client, dir }
+}
+
 pub async fn client_for(sim: &Sim) -> Client {
     let kc = Kubeconfig::read_from(sim.kubeconfig_path()).expect("kubeconfig parses");
     let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())

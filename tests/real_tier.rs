@@ -1,0 +1,168 @@
+//! yurtctl against the real tier's kube-apiserver (tests/real, built on first use): the
+//! credentials kubectl users have, and what only a real API server can judge — every object
+//! a conversion writes passes its validation, admission and authorization (server-side dry
+//! run), for every profile.
+
+use std::path::Path;
+use std::process::Command;
+
+use yurtsim::{Layout, Sim, SimConfig};
+
+async fn real_cluster(dir: &Path, nodes: usize) -> Sim {
+    let version = yurtsim::real::NEWEST_KUBERNETES;
+    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[version]))
+        .await
+        .unwrap()
+        .expect("the real tier builds (tests/real/build.sh)");
+    let mut cfg = SimConfig::new(dir.join("state"));
+    cfg.nodes = nodes;
+    cfg.layout = Layout::Kubeadm;
+    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+    cfg.kubernetes_version = version.into();
+    Sim::start(cfg)
+        .await
+        .expect("the real control plane starts")
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The admin kubeconfig with its user replaced by `user` (YAML lines under `user:`).
+fn kubeconfig_with_user(admin: &Path, user: &str) -> String {
+    let text = std::fs::read_to_string(admin).unwrap();
+    let at = text
+        .find("    client-certificate-data:")
+        .expect("admin.conf layout");
+    format!("{}{user}", &text[..at])
+}
+
+/// Runs `yurtctl convert --dry-run=server` and returns (accepted, total) writes.
+fn server_dry_run(kubeconfig: &Path, profile: &str) -> (usize, usize) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args([
+            "convert",
+            "--dry-run=server",
+            "--profile",
+            profile,
+            // the profiles certify up to 1.34; this is the newest release
+            "--ignore-preflight-errors=KubernetesVersion",
+            "-y",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "yurtctl convert --dry-run=server:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("server dry run: "))
+        .unwrap_or_else(|| panic!("no server dry run summary in:\n{text}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (words[3].parse().unwrap(), words[5].parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yurtctl_authenticates_with_a_client_certificate_a_bearer_token_and_an_exec_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = real_cluster(dir.path(), 3).await;
+    let admin = sim.kubeconfig_path();
+
+    // a bearer token: a ServiceAccount bound to cluster-admin, its token from TokenRequest
+    kubectl(
+        &admin,
+        &["-n", "kube-system", "create", "serviceaccount", "ci-admin"],
+    );
+    kubectl(
+        &admin,
+        &[
+            "create",
+            "clusterrolebinding",
+            "ci-admin",
+            "--clusterrole=cluster-admin",
+            "--serviceaccount=kube-system:ci-admin",
+        ],
+    );
+    let token = kubectl(
+        &admin,
+        &["-n", "kube-system", "create", "token", "ci-admin"],
+    );
+    let token = token.trim();
+    let bearer = dir.path().join("bearer.conf");
+    std::fs::write(
+        &bearer,
+        kubeconfig_with_user(&admin, &format!("    token: {token}\n")),
+    )
+    .unwrap();
+
+    // an exec credential plugin handing out the same token (client.authentication.k8s.io/v1)
+    let plugin = dir.path().join("credential-plugin");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\nprintf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}' \"$CI_TOKEN\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exec = dir.path().join("exec.conf");
+    std::fs::write(
+        &exec,
+        kubeconfig_with_user(
+            &admin,
+            &format!(
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      env:\n      - name: CI_TOKEN\n        value: {token}\n      interactiveMode: Never\n",
+                plugin.display()
+            ),
+        ),
+    )
+    .unwrap();
+
+    for (what, kubeconfig) in [
+        ("client certificate", admin.clone()),
+        ("bearer token", bearer),
+        ("exec plugin", exec),
+    ] {
+        let (accepted, total) = server_dry_run(&kubeconfig, "openyurt-v1.7");
+        assert!(total > 50, "{what}: only {total} writes");
+        assert_eq!(
+            accepted, total,
+            "{what}: the real API server rejected writes"
+        );
+    }
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_profile_passes_the_real_api_servers_validation_and_admission() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = real_cluster(dir.path(), 3).await;
+    for profile in ["openyurt-v1.7", "openyurt-v1.6", "legacy-v0.6"] {
+        let (accepted, total) = server_dry_run(&sim.kubeconfig_path(), profile);
+        assert!(total > 10, "{profile}: only {total} writes");
+        assert_eq!(
+            accepted, total,
+            "{profile}: the real API server rejected writes"
+        );
+    }
+    sim.shutdown().await;
+}
