@@ -2120,6 +2120,54 @@ fn run(profile: &str, check: &str) {
     assert_conforms(profile, check, &findings);
 }
 
+/// The real OpenYurt v1.7.0 binary (tests/real, built on first use) that runs `image`, if any.
+fn real_v17_binary(image: &str) -> Option<std::path::PathBuf> {
+    let (repo, tag) = image.rsplit_once(':')?;
+    let name = repo.rsplit('/').next()?;
+    (tag == "v1.7.0" && matches!(name, "yurt-manager" | "yurthub" | "node-servant"))
+        .then(|| yurtsim::real::real_dir().join("openyurt-v1.7.0").join(name))
+}
+
+/// Runs `binary` with `args` and `--help`: its flag parser (cobra/pflag) rejects an unknown
+/// flag or a value of the wrong type before it looks at `--help`, and changes nothing.
+fn real_flag_parser_refusal(binary: &Path, args: &[String]) -> Option<String> {
+    let out = std::process::Command::new(binary)
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", binary.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (!out.status.success()).then(|| stderr.lines().next().unwrap_or_default().to_string())
+}
+
+#[test]
+fn v17_flags_are_accepted_by_the_real_binaries() {
+    yurtsim::real::ensure_built(&["openyurt-v1.7.0"]).expect("tests/real/build.sh openyurt");
+    let r = rendered("openyurt-v1.7");
+    let mut checked = BTreeSet::new();
+    let mut refusals = Vec::new();
+    for inv in invocations(&r.objects) {
+        let Some(binary) = real_v17_binary(&inv.image) else { continue };
+        let argv = inv.argv.as_ref().unwrap_or_else(|e| panic!("{}: {e}", inv.object));
+        if let Some(why) = real_flag_parser_refusal(&binary, &argv[1..]) {
+            refusals.push(format!("{}: {why}", inv.object));
+        }
+        checked.insert(binary.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    assert!(refusals.is_empty(), "the real binaries refuse: {refusals:#?}");
+    assert_eq!(
+        checked,
+        BTreeSet::from(["yurt-manager".to_owned(), "yurthub".to_owned()]),
+        "every v1.7 component the profile starts is checked"
+    );
+    // the same check refuses what the real parser refuses
+    let hub = real_v17_binary("openyurt/yurthub:v1.7.0").unwrap();
+    let why = real_flag_parser_refusal(&hub, &["--gc-frequency=often".into()]);
+    assert!(why.is_some_and(|w| w.contains("--gc-frequency")));
+    let why = real_flag_parser_refusal(&hub, &["--no-such-flag".into()]);
+    assert!(why.is_some_and(|w| w.contains("unknown flag")));
+}
+
 #[test]
 fn v17_flags_are_accepted_by_the_pinned_binaries() {
     run("openyurt-v1.7", "flags");
