@@ -2147,14 +2147,22 @@ fn v17_flags_are_accepted_by_the_real_binaries() {
     let mut checked = BTreeSet::new();
     let mut refusals = Vec::new();
     for inv in invocations(&r.objects) {
-        let Some(binary) = real_v17_binary(&inv.image) else { continue };
-        let argv = inv.argv.as_ref().unwrap_or_else(|e| panic!("{}: {e}", inv.object));
+        let Some(binary) = real_v17_binary(&inv.image) else {
+            continue;
+        };
+        let argv = inv
+            .argv
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e}", inv.object));
         if let Some(why) = real_flag_parser_refusal(&binary, &argv[1..]) {
             refusals.push(format!("{}: {why}", inv.object));
         }
         checked.insert(binary.file_name().unwrap().to_string_lossy().into_owned());
     }
-    assert!(refusals.is_empty(), "the real binaries refuse: {refusals:#?}");
+    assert!(
+        refusals.is_empty(),
+        "the real binaries refuse: {refusals:#?}"
+    );
     assert_eq!(
         checked,
         BTreeSet::from(["yurt-manager".to_owned(), "yurthub".to_owned()]),

@@ -9,7 +9,10 @@ use std::process::Command;
 use yurtsim::{Layout, Sim, SimConfig};
 
 async fn real_cluster(dir: &Path, nodes: usize) -> Sim {
-    let version = yurtsim::real::NEWEST_KUBERNETES;
+    real_cluster_of(dir, nodes, yurtsim::real::NEWEST_KUBERNETES).await
+}
+
+async fn real_cluster_of(dir: &Path, nodes: usize, version: &'static str) -> Sim {
     tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[version]))
         .await
         .unwrap()
@@ -50,21 +53,19 @@ fn kubeconfig_with_user(admin: &Path, user: &str) -> String {
 
 /// Runs `yurtctl convert --dry-run=server` and returns (accepted, total) writes.
 fn server_dry_run(kubeconfig: &Path, profile: &str) -> (usize, usize) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args([
-            "convert",
-            "--dry-run=server",
-            "--profile",
-            profile,
-            // the profiles certify up to 1.34; this is the newest release
-            "--ignore-preflight-errors=KubernetesVersion",
-            "-y",
-        ])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_yurtctl"));
+    cmd.arg("--kubeconfig").arg(kubeconfig).args([
+        "convert",
+        "--dry-run=server",
+        "--profile",
+        profile,
+        "-y",
+    ]);
+    if profile != "openyurt-v1.7" {
+        // the older profiles stop at 1.30 and 1.21; this is the newest release
+        cmd.arg("--ignore-preflight-errors=KubernetesVersion");
+    }
+    let out = cmd.env("NO_COLOR", "1").output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -165,4 +166,51 @@ async fn every_profile_passes_the_real_api_servers_validation_and_admission() {
         );
     }
     sim.shutdown().await;
+}
+
+/// `yurtctl convert --dry-run` with the default flags: (exit code, plan text).
+fn default_dry_run(kubeconfig: &Path) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["convert", "--dry-run"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_release_converts_by_default_with_a_warning_and_1_34_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let newest = real_cluster(&dir.path().join("newest"), 2).await;
+    let (code, text) = default_dry_run(&newest.kubeconfig_path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(
+            "warn   cluster                      [KubernetesVersion] Kubernetes v1.37.2 (1.37) is \
+             newer than OpenYurt v1.7.0 certifies (1.31-1.34)"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("ignored: --ignore-preflight-errors"),
+        "{text}"
+    );
+    newest.shutdown().await;
+
+    let certified = real_cluster_of(&dir.path().join("certified"), 2, "v1.34.4").await;
+    let (code, text) = default_dry_run(&certified.kubeconfig_path());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("Kubernetes v1.34.4 is supported by profile openyurt-v1.7"),
+        "{text}"
+    );
+    assert!(!text.contains("warn "), "{text}");
+    certified.shutdown().await;
 }

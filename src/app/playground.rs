@@ -212,7 +212,7 @@ fn sim_config(cmd: &PlaygroundCmd, profile: &Profile, state_dir: &Path, exe: &Pa
     let mut cfg = SimConfig::for_tests(state_dir);
     cfg.layout = layout(cmd.layout);
     cfg.yurtctl = Some(exe.to_path_buf());
-    cfg.kubernetes_version = format!("v1.{}.2", profile.kubernetes.max_minor);
+    cfg.kubernetes_version = format!("v1.{}.2", profile.certified_max_minor());
     cfg.heartbeat_interval = Duration::from_millis(300);
     // generous, so a busy machine does not make nodes flap NotReady mid-demo
     cfg.node_monitor_grace = Duration::from_secs(5);

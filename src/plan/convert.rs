@@ -235,11 +235,27 @@ pub fn plan_convert(
             ));
         }
     }
-    let (warnings, findings): (Vec<Finding>, Vec<Finding>) = findings
+    let (mut warnings, findings): (Vec<Finding>, Vec<Finding>) = findings
         .into_iter()
         .partition(|f| opts.ignore_preflight_errors.contains(&f.check));
     if !findings.is_empty() {
         return Err(PlanError::Preflight(findings));
+    }
+    if let Some(m) = server_minor(snap)
+        && profile.supports_minor(m)
+        && m > profile.certified_max_minor()
+    {
+        warnings.push(Finding::new(
+            Check::KubernetesVersion,
+            format!(
+                "Kubernetes {} (1.{m}) is newer than OpenYurt {} certifies (1.{}-1.{}); upstream \
+                 expects newer releases to work but has not verified them",
+                snap.server_version,
+                profile.openyurt_version,
+                profile.kubernetes.min_minor,
+                profile.certified_max_minor()
+            ),
+        ));
     }
     let kcm_done = |node: &str| {
         snap.journal
@@ -313,11 +329,19 @@ pub(super) fn steps(
                     ),
                 ));
             }
+            // a supported but uncertified version is a warning of its own, not an ignored error
+            let uncertified = server_minor(snap)
+                .is_some_and(|m| profile.supports_minor(m) && m > profile.certified_max_minor());
             for w in warnings {
+                let ignored = !(uncertified && w.check == Check::KubernetesVersion);
                 s.push(Step::new(
                     "warn",
                     "cluster",
-                    format!("{w} (ignored: --ignore-preflight-errors)"),
+                    if ignored {
+                        format!("{w} (ignored: --ignore-preflight-errors)")
+                    } else {
+                        w.to_string()
+                    },
                 ));
             }
             for n in nodes {

@@ -8,8 +8,8 @@ use super::*;
 #[test]
 fn preflight_reports_every_finding() {
     let mut s = three();
-    s.server_version = "v1.35.0".into();
-    s.server_minor = "35".into();
+    s.server_version = "v1.38.0".into();
+    s.server_minor = "38".into();
     let mut o = opts();
     o.edge_nodes = names(&["ghost"]);
     let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
@@ -22,7 +22,7 @@ fn preflight_reports_every_finding() {
     assert!(f[1].message.contains("ghost"), "{f:?}");
     let text = PlanError::Preflight(f).to_string();
     assert!(
-        text.contains("  - [KubernetesVersion] Kubernetes v1.35.0 (1.35) is not supported"),
+        text.contains("  - [KubernetesVersion] Kubernetes v1.38.0 (1.38) is not supported"),
         "{text}"
     );
     assert!(
@@ -32,10 +32,53 @@ fn preflight_reports_every_finding() {
 }
 
 #[test]
+fn releases_newer_than_upstream_certifies_convert_with_a_warning_naming_what_it_certifies() {
+    // (server minor, warning expected): the default profile converts 1.31-1.37 and upstream
+    // certifies 1.31-1.34
+    for (minor, warned) in [(31, false), (34, false), (35, true), (36, true), (37, true)] {
+        let mut s = three();
+        s.server_version = format!("v1.{minor}.2");
+        s.server_minor = minor.to_string();
+        let p = plan_convert(&s, &opts(), &profile())
+            .unwrap_or_else(|e| panic!("1.{minor} converts by default: {e}"));
+        let pre = p.phase(PREFLIGHT).unwrap();
+        if !warned {
+            assert!(p.warnings.is_empty(), "1.{minor}: {:?}", p.warnings);
+            assert!(
+                pre.steps[0]
+                    .detail
+                    .contains("is supported by profile openyurt-v1.7")
+            );
+            continue;
+        }
+        assert_eq!(p.warnings.len(), 1, "1.{minor}");
+        assert_eq!(p.warnings[0].check, Check::KubernetesVersion);
+        assert_eq!(
+            pre.steps[0].detail,
+            format!(
+                "[KubernetesVersion] Kubernetes v1.{minor}.2 (1.{minor}) is newer than OpenYurt \
+                 v1.7.0 certifies (1.31-1.34); upstream expects newer releases to work but has \
+                 not verified them"
+            ),
+            "a warning of its own, not an ignored error"
+        );
+        assert_eq!(pre.steps[0].action, "warn");
+    }
+    // outside what the profile knows, the refusal and its override stay
+    let mut s = three();
+    s.server_version = "v1.30.9".into();
+    s.server_minor = "30".into();
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &opts(), &profile()) else {
+        panic!("1.30 is refused")
+    };
+    assert!(f[0].message.contains("(1.31-1.37)"), "{f:?}");
+}
+
+#[test]
 fn an_ignored_version_check_is_a_warning_in_the_plan_and_the_other_checks_still_refuse() {
     let mut s = three();
-    s.server_version = "v1.35.0".into();
-    s.server_minor = "35".into();
+    s.server_version = "v1.38.0".into();
+    s.server_minor = "38".into();
     let mut o = opts();
     o.ignore_preflight_errors = [Check::KubernetesVersion].into();
     let p = plan_convert(&s, &o, &profile()).expect("the version finding is only a warning");
@@ -46,7 +89,7 @@ fn an_ignored_version_check_is_a_warning_in_the_plan_and_the_other_checks_still_
     assert!(
         pre.steps[0]
             .detail
-            .starts_with("[KubernetesVersion] Kubernetes v1.35.0 (1.35) is not supported"),
+            .starts_with("[KubernetesVersion] Kubernetes v1.38.0 (1.38) is not supported"),
         "{:?}",
         pre.steps[0]
     );

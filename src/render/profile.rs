@@ -40,6 +40,11 @@ pub struct Profile {
 pub struct KubernetesRange {
     pub min_minor: u32,
     pub max_minor: u32,
+    /// The newest minor the pinned OpenYurt release certifies, where the profile converts newer
+    /// ones too: those convert with a warning that names what upstream certifies. None: every
+    /// supported minor is certified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certified_max_minor: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -287,6 +292,11 @@ impl Profile {
         if self.kubernetes.min_minor > self.kubernetes.max_minor {
             return bad("kubernetes.minMinor is above maxMinor".into());
         }
+        if let Some(c) = self.kubernetes.certified_max_minor
+            && !(self.kubernetes.min_minor..=self.kubernetes.max_minor).contains(&c)
+        {
+            return bad("kubernetes.certifiedMaxMinor is outside minMinor..maxMinor".into());
+        }
         let mut ids = BTreeSet::new();
         for c in &self.components {
             if !ids.insert(c.id.as_str()) {
@@ -354,6 +364,13 @@ impl Profile {
     /// Whether the profile supports Kubernetes 1.`minor`.
     pub fn supports_minor(&self, minor: u32) -> bool {
         (self.kubernetes.min_minor..=self.kubernetes.max_minor).contains(&minor)
+    }
+
+    /// The newest minor upstream certifies (`certifiedMaxMinor`, else `maxMinor`).
+    pub fn certified_max_minor(&self) -> u32 {
+        self.kubernetes
+            .certified_max_minor
+            .unwrap_or(self.kubernetes.max_minor)
     }
 
     /// Components enabled by the given feature flags (flag-less components always are).
