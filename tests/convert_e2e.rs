@@ -289,12 +289,12 @@ async fn usage_errors_exit_2() {
 /// with `--ignore-preflight-errors` (any case, as kubeadm) the same run plans with a warning.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unsupported_kubernetes_version_is_refused_unless_the_check_is_ignored() {
-    let env = support::cluster(3, Layout::Kubeadm, "v1.35.0").await;
+    let env = support::cluster(3, Layout::Kubeadm, "v1.38.0").await;
     let refused = yurtctl(&env, &["--dry-run", "-y"]).await;
     assert_eq!(refused.code, 3, "{}", refused.stderr);
     assert!(
         refused.stderr.contains(
-            "[KubernetesVersion] Kubernetes v1.35.0 (1.35) is not supported by profile openyurt-v1.7 (1.31-1.34)"
+            "[KubernetesVersion] Kubernetes v1.38.0 (1.38) is not supported by profile openyurt-v1.7 (1.31-1.37)"
         ),
         "{}",
         refused.stderr
