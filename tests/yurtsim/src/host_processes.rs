@@ -100,7 +100,7 @@ fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
 
 /// Writes the stand-ins into `dir` unless there. Nodes start their first `hostPID` pods
 /// concurrently: one writer at a time.
-fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn write_stand_ins(dir: &Path) -> std::io::Result<()> {
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let stand_in = stand_in();

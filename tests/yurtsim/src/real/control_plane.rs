@@ -4,7 +4,8 @@
 //! `getAPIServerCommand`, `getControllerManagerCommand`, `getSchedulerCommand`; etcd as kwok
 //! runs it on loopback, kubernetes-sigs/kwok pkg/kwokctl/components/etcd.go).
 
-use std::net::{IpAddr, TcpListener};
+use std::net::IpAddr;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::pki::{self, ClusterPki};
+use crate::runtime::NodeNamespaces;
 
 /// The `kubernetes` Service's ClusterIP: the first address of kubeadm's default
 /// `--service-cluster-ip-range` 10.96.0.0/12.
@@ -33,7 +35,14 @@ struct Proc {
 }
 
 impl Proc {
-    fn spawn(name: &'static str, mut cmd: Command, log: &Path) -> anyhow::Result<Proc> {
+    /// Starts `cmd` from a thread that joined `netns` (the child's network is its forker's).
+    fn spawn(
+        name: &'static str,
+        mut cmd: Command,
+        log: &Path,
+        netns: &NodeNamespaces,
+    ) -> anyhow::Result<Proc> {
+        let net = netns.net_fd()?;
         let out = std::fs::File::create(log)
             .with_context(|| format!("cannot create {}", log.display()))?;
         cmd.stdin(Stdio::null())
@@ -56,6 +65,11 @@ impl Proc {
         let thread = std::thread::Builder::new()
             .name(format!("yurtsim-{name}"))
             .spawn(move || {
+                // SAFETY: setns on this thread only, with a namespace fd we own.
+                if unsafe { libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                    let _ = tx.send(Err(std::io::Error::last_os_error()));
+                    return;
+                }
                 let mut child: Child = match cmd.spawn() {
                     Ok(c) => c,
                     Err(e) => {
@@ -105,30 +119,29 @@ impl Proc {
     }
 }
 
-/// A port on 127.0.0.1 that nothing listens on right now.
-pub fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
-}
-
-/// What the running control plane is reachable at.
-pub struct Endpoints {
-    pub apiserver_port: u16,
-    pub etcd_port: u16,
-}
+/// etcd's client and peer ports on the control-plane node's loopback (kubeadm's).
+const ETCD_CLIENT_PORT: u16 = 2379;
+const ETCD_PEER_PORT: u16 = 2380;
 
 pub struct ControlPlane {
     pub dir: PathBuf,
     pub pki: ClusterPki,
-    pub endpoints: Endpoints,
+    /// The API server as the host reaches it (admin.conf's server).
+    host_server: String,
     procs: Vec<Proc>,
+    netns: std::sync::Arc<NodeNamespaces>,
 }
 
 /// Where the control plane's files go and what it serves.
 pub struct Options<'a> {
     pub binary: &'a Path,
     pub dir: &'a Path,
-    /// 0 picks a free port.
+    /// The control-plane node's network, where the components run (`hostNetwork` static pods).
+    pub netns: std::sync::Arc<NodeNamespaces>,
+    /// `--secure-port` in that network: 6443, minikube's 8443.
     pub apiserver_port: u16,
+    /// The port on the host's 127.0.0.1 that forwards to it.
+    pub host_port: u16,
     /// The control-plane node's address (`--advertise-address`) and the names the layout's
     /// nodes reach the API server by (its serving certificate's SANs).
     pub advertise: IpAddr,
@@ -148,48 +161,51 @@ impl ControlPlane {
             o.advertise,
             &hosts,
         )?;
-        let apiserver_port = match o.apiserver_port {
-            0 => free_port()?,
-            p => p,
-        };
-        let endpoints = Endpoints {
-            apiserver_port,
-            etcd_port: free_port()?,
-        };
-        let server = format!("https://127.0.0.1:{apiserver_port}");
-        // kubeconfig.go: one file per component, each with its own client certificate.
-        for (file, user, orgs) in [
+        // the user's kubeconfigs name the host's port, as kind's do; the components' name the
+        // node's address (kubeconfig.go: one file per component, its own client certificate)
+        let host_server = format!("https://127.0.0.1:{}", o.host_port);
+        let node_server = format!("https://{}:{}", o.advertise, o.apiserver_port);
+        for (file, user, orgs, server) in [
             (
                 "admin.conf",
                 "kubernetes-admin",
                 &["kubeadm:cluster-admins"][..],
+                &host_server,
             ),
             (
                 "super-admin.conf",
                 "kubernetes-super-admin",
                 &["system:masters"][..],
+                &host_server,
             ),
             (
                 "controller-manager.conf",
                 "system:kube-controller-manager",
                 &[][..],
+                &node_server,
             ),
-            ("scheduler.conf", "system:kube-scheduler", &[][..]),
+            (
+                "scheduler.conf",
+                "system:kube-scheduler",
+                &[][..],
+                &node_server,
+            ),
         ] {
             let client = pki.ca.client(user, orgs)?;
             pki::write_private(
                 &dir.join(file),
-                &pki::kubeconfig(o.cluster_name, &server, &pki.ca.pair.cert, user, &client),
+                &pki::kubeconfig(o.cluster_name, server, &pki.ca.pair.cert, user, &client),
             )?;
         }
         let mut cp = ControlPlane {
             dir,
             pki,
-            endpoints,
+            host_server,
             procs: Vec::new(),
+            netns: o.netns.clone(),
         };
         cp.spawn_etcd(o.binary)?;
-        cp.spawn_apiserver(o.binary, o.advertise)?;
+        cp.spawn_apiserver(o.binary, o.advertise, o.apiserver_port)?;
         cp.spawn_controllers(o.binary)?;
         Ok(cp)
     }
@@ -203,13 +219,13 @@ impl ControlPlane {
         let mut cmd = Command::new(binary);
         cmd.arg(name).args(args);
         let log = self.dir.join("logs").join(format!("{name}.log"));
-        self.procs.push(Proc::spawn(name, cmd, &log)?);
+        self.procs.push(Proc::spawn(name, cmd, &log, &self.netns)?);
         Ok(())
     }
 
     fn spawn_etcd(&mut self, binary: &Path) -> anyhow::Result<()> {
-        let client = format!("http://127.0.0.1:{}", self.endpoints.etcd_port);
-        let peer = format!("http://127.0.0.1:{}", free_port()?);
+        let client = format!("http://127.0.0.1:{ETCD_CLIENT_PORT}");
+        let peer = format!("http://127.0.0.1:{ETCD_PEER_PORT}");
         let data = self.dir.join("etcd");
         self.spawn(
             binary,
@@ -229,23 +245,24 @@ impl ControlPlane {
         )
     }
 
-    fn spawn_apiserver(&mut self, binary: &Path, advertise: IpAddr) -> anyhow::Result<()> {
+    fn spawn_apiserver(
+        &mut self,
+        binary: &Path,
+        advertise: IpAddr,
+        port: u16,
+    ) -> anyhow::Result<()> {
         let p = |f: &str| self.pki.path(f);
         let args = vec![
             format!("--advertise-address={advertise}"),
             "--allow-privileged=true".into(),
             "--authorization-mode=Node,RBAC".into(),
-            "--bind-address=127.0.0.1".into(),
             format!("--client-ca-file={}", p("ca.crt")),
             "--enable-admission-plugins=NodeRestriction".into(),
             "--enable-bootstrap-token-auth=true".into(),
             // webhook Services resolve to their endpoints: nothing here routes ClusterIPs
             // (cmd/kube-apiserver/app/server.go buildServiceResolver)
             "--enable-aggregator-routing=true".into(),
-            format!(
-                "--etcd-servers=http://127.0.0.1:{}",
-                self.endpoints.etcd_port
-            ),
+            format!("--etcd-servers=http://127.0.0.1:{ETCD_CLIENT_PORT}"),
             format!(
                 "--kubelet-client-certificate={}",
                 p("apiserver-kubelet-client.crt")
@@ -259,7 +276,7 @@ impl ControlPlane {
             "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
             "--requestheader-group-headers=X-Remote-Group".into(),
             "--requestheader-username-headers=X-Remote-User".into(),
-            format!("--secure-port={}", self.endpoints.apiserver_port),
+            format!("--secure-port={port}"),
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
             format!("--service-account-key-file={}", p("sa.pub")),
             format!("--service-account-signing-key-file={}", p("sa.key")),
@@ -290,7 +307,6 @@ impl ControlPlane {
             "--leader-elect=true".into(),
             format!("--requestheader-client-ca-file={}", p("front-proxy-ca.crt")),
             format!("--root-ca-file={}", p("ca.crt")),
-            format!("--secure-port={}", free_port()?),
             format!("--service-account-private-key-file={}", p("sa.key")),
             format!("--service-cluster-ip-range={SERVICE_CIDR}"),
             "--use-service-account-credentials=true".into(),
@@ -302,7 +318,6 @@ impl ControlPlane {
             "--bind-address=127.0.0.1".into(),
             format!("--kubeconfig={sched}"),
             "--leader-elect=true".into(),
-            format!("--secure-port={}", free_port()?),
         ];
         self.spawn(binary, "kube-scheduler", args)
     }
@@ -335,8 +350,9 @@ impl ControlPlane {
         }
     }
 
+    /// The API server as the host reaches it.
     pub fn server(&self) -> String {
-        format!("https://127.0.0.1:{}", self.endpoints.apiserver_port)
+        self.host_server.clone()
     }
 
     /// Fails when a component is found to have exited.

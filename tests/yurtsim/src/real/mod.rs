@@ -8,10 +8,13 @@
 
 pub mod bootstrap;
 pub mod control_plane;
+pub mod network;
 pub mod nodes;
 pub mod pki;
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -119,6 +122,8 @@ pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
 /// A running real-tier cluster.
 pub struct RealCluster {
     pub control_plane: control_plane::ControlPlane,
+    /// The nodes' networks; the control plane runs in the first node's.
+    pub network: Arc<network::ClusterNetwork>,
     kubeconfig: PathBuf,
     nodes: Vec<String>,
     stop: watch::Sender<bool>,
@@ -134,18 +139,44 @@ impl RealCluster {
         let layout = cfg.layout;
         let advertise = layout.node_ip(0);
         let endpoint = layout.api_server(&advertise);
-        let endpoint_host = endpoint
+        let (endpoint_host, apiserver_port) = endpoint
             .trim_start_matches("https://")
             .rsplit_once(':')
-            .map(|(h, _)| h.to_string())
-            .unwrap_or_default();
+            .map(|(h, p)| (h.to_string(), p.parse::<u16>()))
+            .context("the layout's API endpoint has no port")?;
+        let apiserver_port = apiserver_port?;
         let cluster_name = crate::sim::cluster_name(layout);
+        let addresses = names
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| Ok((n.clone(), layout.node_ip(i).parse()?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let host_bin = cfg.state_dir.join("sim/host-bin");
+        crate::host_processes::write_stand_ins(&host_bin)?;
+        let network = Arc::new(tokio::task::block_in_place(|| {
+            network::ClusterNetwork::create(&host_bin.join("systemd"), layout, &addresses)
+        })?);
+        let cp_ns = network
+            .node(&names[0].0)
+            .context("no control-plane node")?
+            .clone();
+        let (stop, stop_rx) = watch::channel(false);
+        // the host's port to the API server, as kind publishes it
+        let host_port = network::forward(
+            cfg.port,
+            cp_ns.clone(),
+            network::Target::new(Some(SocketAddr::from(([127, 0, 0, 1], apiserver_port)))),
+            stop_rx.clone(),
+        )
+        .await?;
         let dir = cfg.state_dir.join("control-plane");
         let cp = tokio::task::block_in_place(|| {
             control_plane::ControlPlane::start(&control_plane::Options {
                 binary: &binary,
                 dir: &dir,
-                apiserver_port: cfg.port,
+                netns: cp_ns,
+                apiserver_port,
+                host_port,
                 advertise: advertise.parse()?,
                 endpoint_hosts: vec![endpoint_host],
                 cluster_name,
@@ -156,13 +187,13 @@ impl RealCluster {
             &kubeconfig,
             &std::fs::read_to_string(cp.dir.join("admin.conf"))?,
         )?;
-        let (stop, stop_rx) = watch::channel(false);
         let mut cluster = RealCluster {
             control_plane: cp,
             kubeconfig,
             nodes: names.iter().map(|(n, _)| n.clone()).collect(),
             stop,
             tasks: Vec::new(),
+            network: network.clone(),
         };
         let super_admin = client_from(&cluster.control_plane.dir.join("super-admin.conf")).await?;
         wait_ready(
@@ -181,10 +212,6 @@ impl RealCluster {
             },
         )
         .await?;
-        let routes = nodes::Routes {
-            layout_endpoint: endpoint.clone(),
-            apiserver: cluster.control_plane.server(),
-        };
         for (i, (name, role)) in names.iter().enumerate() {
             let node = nodes::NodeSpec {
                 name: name.clone(),
@@ -201,9 +228,22 @@ impl RealCluster {
                 &cfg.seed,
                 &cluster.control_plane.pki,
             )?;
+            let target = network::Target::new(None);
+            let local_port = network::forward(
+                0,
+                network.node(name).context("node network")?.clone(),
+                target.clone(),
+                stop_rx.clone(),
+            )
+            .await?;
+            let net = nodes::NodeNet {
+                network: network.clone(),
+                target,
+                local_port,
+            };
             cluster.tasks.push(tokio::spawn(nodes::run(
                 node,
-                routes.clone(),
+                net,
                 cfg.heartbeat_interval,
                 stop_rx.clone(),
             )));

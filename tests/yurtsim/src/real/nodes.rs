@@ -15,10 +15,13 @@
 //!   renewed every `nodeLeaseDurationSeconds / 4` = 10 s.
 //!
 //! The kubelet reads its server and credentials from `--kubeconfig` as its systemd unit gives it
-//! (kubelet_config.rs), so a node whose kubeconfig names an unreachable server stops renewing
-//! its lease, and the real node lifecycle controller marks it unreachable.
+//! (kubelet_config.rs) and connects from inside its node's network (network.rs), so a node
+//! whose kubeconfig names a server it cannot reach stops renewing its lease, and the real node
+//! lifecycle controller marks it unreachable.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -29,6 +32,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::network::{ClusterNetwork, Target};
 use crate::layout::{Layout, Role};
 
 /// A node as the real tier runs it.
@@ -42,13 +46,14 @@ pub struct NodeSpec {
     pub kubernetes_version: String,
 }
 
-/// How the node reaches what its kubeconfig names: the layout's API endpoint is the real
-/// kube-apiserver on the host's loopback (the serving certificate carries the endpoint's name,
-/// so TLS is verified against the name the node uses).
-#[derive(Clone, Debug)]
-pub struct Routes {
-    pub layout_endpoint: String,
-    pub apiserver: String,
+/// How a node's kubelet reaches what its kubeconfig names: from inside the node's network
+/// (network.rs), through a port on the host's loopback that dials from there.
+#[derive(Clone)]
+pub struct NodeNet {
+    pub network: Arc<ClusterNetwork>,
+    pub target: Target,
+    /// The host port that forwards into the node's network.
+    pub local_port: u16,
 }
 
 /// Labels a kubelet registers with (kubelet_node_status.go `initialNode`, and the `beta.`
@@ -73,7 +78,7 @@ pub fn kubelet_labels(labels: &[(String, String)]) -> Vec<(String, String)> {
 
 /// The kubelet's client, built from the kubeconfig its unit names, with file paths inside the
 /// node's root.
-pub async fn kubelet_client(node: &NodeSpec, routes: &Routes) -> anyhow::Result<kube::Client> {
+pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<kube::Client> {
     let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
     let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
@@ -103,12 +108,15 @@ pub async fn kubelet_client(node: &NodeSpec, routes: &Routes) -> anyhow::Result<
     let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .with_context(|| format!("the kubelet's kubeconfig {path}"))?;
-    let server = config.cluster_url.to_string();
-    if server.trim_end_matches('/') != routes.layout_endpoint.trim_end_matches('/') {
-        anyhow::bail!("dial {server}: no route to host");
-    }
-    config.tls_server_name = config.cluster_url.host().map(str::to_owned);
-    config.cluster_url = routes.apiserver.parse()?;
+    let host = config.cluster_url.host().unwrap_or_default().to_string();
+    let port = config.cluster_url.port_u16().unwrap_or(443);
+    let ip = net
+        .network
+        .resolve(&host)
+        .with_context(|| format!("dial tcp: lookup {host}: no such host"))?;
+    net.target.set(SocketAddr::new(ip, port));
+    config.tls_server_name = Some(host);
+    config.cluster_url = format!("https://127.0.0.1:{}", net.local_port).parse()?;
     config.connect_timeout = Some(Duration::from_secs(5));
     config.read_timeout = Some(Duration::from_secs(30));
     Ok(kube::Client::try_from(config)?)
@@ -339,7 +347,7 @@ fn running_status(node: &NodeSpec, manifest: &serde_json::Value) -> serde_json::
 /// client from the unit and kubeconfig after each failure (a restarted kubelet re-reads them).
 pub async fn run(
     node: NodeSpec,
-    routes: Routes,
+    net: NodeNet,
     heartbeat: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -349,7 +357,7 @@ pub async fn run(
         let step = async {
             let c = match &client {
                 Some(c) => c.clone(),
-                None => kubelet_client(&node, &routes).await?,
+                None => kubelet_client(&node, &net).await?,
             };
             if !registered {
                 register(&node, &c).await?;

@@ -143,8 +143,8 @@ impl NodeNamespaces {
         Ok(HostProcess::new(child))
     }
 
-    #[cfg(test)]
-    pub(super) fn init_pid(&self) -> u32 {
+    /// The host PID of the namespaces' init (what `ip link … netns PID` takes).
+    pub fn init_pid(&self) -> u32 {
         self.init.id()
     }
 }
