@@ -311,3 +311,32 @@ async fn kind_converts_into_zone_pools_and_reverts_exactly() {
 async fn minikube_converts_into_zone_pools_and_reverts_exactly() {
     converts_and_reverts_exactly(Layout::Minikube).await;
 }
+
+/// YurtHub v1.7.0 also binds its multiplexer on the node's IP, port 10269: a node where another
+/// program holds it is refused at node preflight, naming the port, before anything changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_whose_multiplexer_port_is_taken_is_refused_before_anything_changes() {
+    let env = zoned_cluster(Layout::Kubeadm).await;
+    let before = trees(&env.sim);
+    let _holder = env
+        .sim
+        .node_listen("worker-1", ([0, 0, 0, 0], 10269).into())
+        .unwrap();
+    let run = convert(&env).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the node's IP:10269 already in use on this node; YurtHub needs them"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("worker-1"), "{}", run.stderr);
+    assert_same_trees(&before, &trees(&env.sim));
+    let labelled = nodes(&env)
+        .await
+        .iter()
+        .filter(|n| label(n, EDGE_LABEL).is_some())
+        .count();
+    assert_eq!(labelled, 0, "no node was labelled");
+    env.sim.shutdown().await;
+}

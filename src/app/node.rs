@@ -254,10 +254,20 @@ pub fn euid() -> Option<u32> {
 
 /// Whether `port` can be bound on this network namespace's loopback right now.
 pub fn port_free(port: u16) -> Result<bool, String> {
-    match TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+    bindable(Ipv4Addr::LOCALHOST, port)
+}
+
+/// Whether `port` can be bound on every address of this network namespace (0.0.0.0): false
+/// when anything holds it on any address, the node's IP included.
+pub fn port_free_everywhere(port: u16) -> Result<bool, String> {
+    bindable(Ipv4Addr::UNSPECIFIED, port)
+}
+
+fn bindable(ip: Ipv4Addr, port: u16) -> Result<bool, String> {
+    match TcpListener::bind((ip, port)) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Ok(false),
-        Err(e) => Err(format!("127.0.0.1:{port}: {e}")),
+        Err(e) => Err(format!("{ip}:{port}: {e}")),
     }
 }
 

@@ -14,6 +14,10 @@ pub enum NodeServantCommand {
     Preflight {
         #[command(flatten)]
         host: HostArgs,
+        /// A port YurtHub binds on the node's IP besides its loopback ports (v1.7's
+        /// multiplexer, 10269); checked free on every address of the node. Repeatable
+        #[arg(long = "yurthub-node-ip-port", value_name = "PORT")]
+        yurthub_node_ip_ports: Vec<u16>,
     },
     /// Install YurtHub as a static pod, wait until it is ready, then point the kubelet at it
     /// and restart the kubelet

@@ -136,6 +136,10 @@ pub struct ServiceHub {
     /// The endpoint the node servant waits on before redirecting the kubelet.
     #[serde(default = "default_ready_path")]
     pub ready_path: String,
+    /// Ports this YurtHub binds on the node's IP, beyond its loopback ones: node preflight
+    /// checks them free.
+    #[serde(default)]
+    pub node_ip_ports: Vec<u16>,
 }
 
 impl ServiceHub {
@@ -164,6 +168,14 @@ impl YurtHubDecl {
         match self {
             YurtHubDecl::YurtStaticSet(s) | YurtHubDecl::StaticPod(s) => s.credential,
             YurtHubDecl::Systemd(s) => s.credential,
+        }
+    }
+
+    /// Ports YurtHub binds on the node's IP (besides 127.0.0.1:10261, :10267 and :10268).
+    pub fn node_ip_ports(&self) -> &[u16] {
+        match self {
+            YurtHubDecl::YurtStaticSet(_) | YurtHubDecl::StaticPod(_) => &[],
+            YurtHubDecl::Systemd(s) => &s.node_ip_ports,
         }
     }
 

@@ -21,11 +21,19 @@ const BOOTSTRAP_MOUNT: &str = "/etc/yurtctl/bootstrap";
 const HUB_CONFIG_MOUNT: &str = "/etc/yurtctl/yurthub";
 const HUB_BINARY_MOUNT: &str = "/opt/yurtctl/yurthub";
 
-/// The `preflight/nodes` Jobs: one per node a node phase of this run converts.
-pub fn preflight_jobs(plan: &Plan, job_timeout: Duration) -> Vec<NodeJob> {
+/// The `preflight/nodes` Jobs: one per node a node phase of this run converts, checking also
+/// the ports the profile's YurtHub binds on the node's IP.
+pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> Vec<NodeJob> {
     if !plan.runs(plan::PREFLIGHT_NODES) {
         return Vec::new();
     }
+    let port_args: Vec<String> = profile
+        .yurthub
+        .node_ip_ports()
+        .iter()
+        .map(|p| format!("--yurthub-node-ip-port={p}"))
+        .collect();
+    let port_args: Vec<&str> = port_args.iter().map(String::as_str).collect();
     let jobs = plan
         .nodes
         .iter()
@@ -36,7 +44,7 @@ pub fn preflight_jobs(plan: &Plan, job_timeout: Duration) -> Vec<NodeJob> {
                 &n.name,
                 &plan.settings.servant_image,
                 "preflight",
-                &[],
+                &port_args,
                 job_timeout,
                 &[],
             )

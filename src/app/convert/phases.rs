@@ -85,10 +85,10 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
             id: plan::PREFLIGHT_NODES,
             changes: false,
             stops_itself: false,
-            work: |c| Work::when(!preflight_jobs(c.plan, c.opts.job_timeout).is_empty()),
+            work: |c| Work::when(!preflight_jobs(c.plan, c.profile, c.opts.job_timeout).is_empty()),
             run: node_preflight,
             dry_run: |c| {
-                let jobs = preflight_jobs(c.plan, c.opts.job_timeout);
+                let jobs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout);
                 dry_run::create_jobs(c.cluster, jobs, c.opts.job_timeout)
             },
         },
@@ -156,7 +156,7 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
 fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
         let phase = plan::PREFLIGHT_NODES;
-        let specs = preflight_jobs(c.plan, c.opts.job_timeout);
+        let specs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout);
         let outcomes = run_reported(
             c.cluster,
             phase,

@@ -182,7 +182,7 @@ impl ServantResult {
 
 fn host_of(cmd: &NodeServantCommand) -> (&'static str, &HostArgs) {
     match cmd {
-        NodeServantCommand::Preflight { host } => ("preflight", host),
+        NodeServantCommand::Preflight { host, .. } => ("preflight", host),
         NodeServantCommand::Convert(a) => ("convert", &a.host),
         NodeServantCommand::Revert { host, .. } => ("revert", host),
         NodeServantCommand::DisableNodelifecycle { host } => ("disable-nodelifecycle", host),
@@ -209,7 +209,10 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
     };
     tracing::debug!("node-servant {name} on host root {}", r.host_root);
     let res = match cmd {
-        NodeServantCommand::Preflight { host } => preflight(&mut r, &host.host_root),
+        NodeServantCommand::Preflight {
+            host,
+            yurthub_node_ip_ports,
+        } => preflight(&mut r, &host.host_root, &yurthub_node_ip_ports),
         NodeServantCommand::Convert(a) => convert(&mut r, &a, dry_run),
         NodeServantCommand::Revert {
             host,

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
+pub(super) fn preflight(r: &mut ServantResult, root: &Path, node_ip_ports: &[u16]) -> Result<()> {
     let report = plan(servant::preflight(root))?;
     let mut failed = Vec::new();
     let mut check = |name: &'static str, ok: bool, message: String| {
@@ -46,29 +46,35 @@ pub(super) fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
             "in the host's PID namespace; no kubelet process is running (convert and revert start it)".into(),
         ),
     }
+    // (address as shown, bind check) for each port YurtHub takes
+    let loopback = YURTHUB_PORTS.map(|p| (format!("127.0.0.1:{p}"), node::port_free(p)));
+    let node_ip = node_ip_ports
+        .iter()
+        .map(|p| (format!("the node's IP:{p}"), node::port_free_everywhere(*p)));
     let mut busy = Vec::new();
     let mut port_errors = Vec::new();
-    for p in YURTHUB_PORTS {
-        match node::port_free(p) {
+    for (at, free) in loopback.into_iter().chain(node_ip) {
+        match free {
             Ok(true) => {}
-            Ok(false) => busy.push(p.to_string()),
+            Ok(false) => busy.push(at),
             Err(e) => port_errors.push(e),
         }
+    }
+    let mut wanted = "127.0.0.1:10261, :10267 and :10268".to_string();
+    if !node_ip_ports.is_empty() {
+        let list: Vec<String> = node_ip_ports.iter().map(u16::to_string).collect();
+        wanted.push_str(&format!(", and port {} on every address", list.join(", ")));
     }
     if !port_errors.is_empty() {
         check("ports", false, port_errors.join("; "));
     } else if busy.is_empty() {
-        check(
-            "ports",
-            true,
-            "127.0.0.1:10261, :10267 and :10268 are free for YurtHub".into(),
-        );
+        check("ports", true, format!("{wanted} are free for YurtHub"));
     } else if report.converted {
         check(
             "ports",
             true,
             format!(
-                "127.0.0.1 port(s) {} in use, by the YurtHub of an earlier convert",
+                "{} in use, by the YurtHub of an earlier convert",
                 busy.join(", ")
             ),
         );
@@ -77,7 +83,7 @@ pub(super) fn preflight(r: &mut ServantResult, root: &Path) -> Result<()> {
             "ports",
             false,
             format!(
-                "127.0.0.1 port(s) {} already in use on this node; YurtHub needs them. Find the listener (ss -ltnp) and stop it",
+                "{} already in use on this node; YurtHub needs them. Find the listener (ss -ltnp) and stop it",
                 busy.join(", ")
             ),
         );

@@ -352,6 +352,22 @@ impl Sim {
         crate::kubelet::operator_kubelet(self.sim_only("Sim::node_kubelet"), node, start)
     }
 
+    /// A process on `node` listening on `addr` of the node's network (a port some other program
+    /// holds there), until the returned listener is dropped.
+    pub fn node_listen(
+        &self,
+        node: &str,
+        addr: std::net::SocketAddr,
+    ) -> anyhow::Result<std::net::TcpListener> {
+        let shared = self.sim_only("Sim::node_listen");
+        let k = shared
+            .kubelets
+            .get(node)
+            .ok_or_else(|| anyhow::anyhow!("no node {node}"))?;
+        let ns = crate::host_processes::node_namespaces(shared, &k)?;
+        Ok(ns.bind_tcp(addr)?)
+    }
+
     /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
     pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
         crate::kubelet::force_ready(
