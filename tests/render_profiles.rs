@@ -115,6 +115,7 @@ fn profile_declarations() {
         name: &'static str,
         openyurt: &'static str,
         k8s: (u32, u32),
+        certified_max: u32,
         disable_nodelifecycle: bool,
         mode: render::YurtHubMode,
         credential: render::YurtHubCredential,
@@ -126,7 +127,8 @@ fn profile_declarations() {
         Row {
             name: "openyurt-v1.7",
             openyurt: "v1.7.0",
-            k8s: (31, 34),
+            k8s: (31, 37),
+            certified_max: 34,
             disable_nodelifecycle: false,
             mode: render::YurtHubMode::Systemd,
             credential: render::YurtHubCredential::BootstrapFile,
@@ -138,6 +140,7 @@ fn profile_declarations() {
             name: "openyurt-v1.6",
             openyurt: "v1.6.1",
             k8s: (21, 30),
+            certified_max: 30,
             disable_nodelifecycle: false,
             mode: render::YurtHubMode::YurtStaticSet,
             credential: render::YurtHubCredential::BootstrapFile,
@@ -149,6 +152,7 @@ fn profile_declarations() {
             name: "legacy-v0.6",
             openyurt: "v0.6.1",
             k8s: (16, 21),
+            certified_max: 21,
             disable_nodelifecycle: true,
             mode: render::YurtHubMode::StaticPod,
             credential: render::YurtHubCredential::JoinToken,
@@ -161,6 +165,7 @@ fn profile_declarations() {
         let p = profile(r.name);
         assert_eq!(p.openyurt_version, r.openyurt, "{}", r.name);
         assert_eq!((p.kubernetes.min_minor, p.kubernetes.max_minor), r.k8s);
+        assert_eq!(p.certified_max_minor(), r.certified_max, "{}", r.name);
         assert!(p.supports_minor(r.k8s.0) && p.supports_minor(r.k8s.1));
         assert!(!p.supports_minor(r.k8s.0 - 1) && !p.supports_minor(r.k8s.1 + 1));
         assert_eq!(
