@@ -621,7 +621,13 @@ fn kubelet_config_yaml(layout: Layout, version: &str) -> String {
 }
 
 /// A kubeconfig as kubeadm writes it (alphabetical keys, `name@cluster` context).
-fn kubeconfig(cluster: &str, server: &str, ca_data: &str, user: &str, user_block: &str) -> String {
+pub(crate) fn kubeconfig(
+    cluster: &str,
+    server: &str,
+    ca_data: &str,
+    user: &str,
+    user_block: &str,
+) -> String {
     format!(
         "apiVersion: v1
 clusters:

@@ -193,29 +193,15 @@ pub fn generate(
 pub fn kubeconfig(cluster: &str, server: &str, ca_pem: &str, user: &str, client: &Pair) -> String {
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    format!(
-        "apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: {ca}
-    server: {server}
-  name: {cluster}
-contexts:
-- context:
-    cluster: {cluster}
-    user: {user}
-  name: {user}@{cluster}
-current-context: {user}@{cluster}
-kind: Config
-preferences: {{}}
-users:
-- name: {user}
-  user:
-    client-certificate-data: {cert}
-    client-key-data: {key}
-",
-        ca = b64(ca_pem),
-        cert = b64(&client.cert),
-        key = b64(&client.key),
+    crate::layout::kubeconfig(
+        cluster,
+        server,
+        &b64(ca_pem),
+        user,
+        &format!(
+            "    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64(&client.cert),
+            b64(&client.key)
+        ),
     )
 }
