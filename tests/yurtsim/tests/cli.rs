@@ -84,6 +84,44 @@ fn up_prints_one_ready_line_writes_a_kubeconfig_and_stops_on_sigterm() {
     stops_cleanly_on_sigterm(&mut r, Duration::from_secs(10));
 }
 
+/// `--apiserver real`: the same ready line (an https:// server), kubectl gets the real API
+/// server's nodes through the published port, and SIGTERM stops the control plane too: no
+/// process of the cluster is left.
+#[test]
+fn up_with_the_real_control_plane_serves_kubectl_and_leaves_no_process_on_sigterm() {
+    yurtsim::real::ensure_built(&[yurtsim::real::NEWEST_KUBERNETES])
+        .expect("tests/real/build.sh builds the control plane");
+    let mut r = up(&["--apiserver", "real", "--nodes", "2"]);
+    assert!(
+        r.ready_line.starts_with("ready https://127.0.0.1:") && r.ready_line.contains("nodes=2"),
+        "{}",
+        r.ready_line
+    );
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(r.state.join("kubeconfig"))
+        .args(["get", "nodes", "-o", "name"])
+        .output()
+        .expect("kubectl");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "node/control-plane-1\nnode/worker-1\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stops_cleanly_on_sigterm(&mut r, Duration::from_secs(20));
+    // every control-plane process names the state dir in its flags
+    let state = r.state.display().to_string();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&state))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:#?}");
+}
+
 /// Issue 18: once the control plane's kubelet has been silent past the node monitor grace (4 s
 /// in `yurtsim up`), the node is marked and the sim still stops on SIGTERM.
 #[test]
