@@ -21,6 +21,7 @@ use super::{Cluster, FIELD_MANAGER, LABEL_MANAGED_BY, MANAGED_BY};
 use crate::naming::revision::{
     CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror,
 };
+use crate::rollout::NodeResult;
 
 pub const CONFIGMAP_PREFIX: &str = "yurt-static-set-";
 const HISTORY_KEY: &str = "yurtctl.history";
@@ -49,8 +50,21 @@ pub struct RolloutProgress {
     /// The revision the rollout went to.
     pub target: String,
     pub strategy: String,
-    /// node → last result word (`upgraded`, `failed`, `timed-out`, `skipped-not-ready`, …).
-    pub nodes: BTreeMap<String, String>,
+    /// node → how it last ended, saved as the result's word.
+    #[serde(deserialize_with = "known_results")]
+    pub nodes: BTreeMap<String, NodeResult>,
+}
+
+/// The saved results this build knows; a word it does not (written by a newer yurtctl) is
+/// left out rather than making the whole store unreadable.
+fn known_results<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, NodeResult>, D::Error> {
+    let words = BTreeMap::<String, String>::deserialize(d)?;
+    Ok(words
+        .into_iter()
+        .filter_map(|(node, word)| Some((node, word.parse().ok()?)))
+        .collect())
 }
 
 /// The desired state of one static pod.
@@ -446,6 +460,21 @@ mod tests {
         }
         assert_eq!(s.history.len(), HISTORY_LIMIT);
         assert_eq!(s.history[0].hash, "h28");
+    }
+
+    #[test]
+    fn saved_progress_keeps_its_words_and_skips_unknown_ones() {
+        let saved = br#"{"target":"a","strategy":"ota","nodes":{"w1":"upgraded","w2":"timed-out","w3":"skipped-not-ready"}}"#;
+        let p: RolloutProgress = serde_json::from_slice(saved).unwrap();
+        assert_eq!(p.nodes["w2"], NodeResult::TimedOut);
+        assert_eq!(bytes(&p).0, saved.to_vec(), "written back byte for byte");
+        let newer =
+            br#"{"target":"a","strategy":"ota","nodes":{"w1":"upgraded","w2":"some-new-word"}}"#;
+        let p: RolloutProgress = serde_json::from_slice(newer).unwrap();
+        assert_eq!(
+            p.nodes.into_iter().collect::<Vec<_>>(),
+            [("w1".to_string(), NodeResult::Upgraded)]
+        );
     }
 
     #[test]

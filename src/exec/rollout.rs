@@ -24,9 +24,8 @@ use crate::cluster::{Cluster, ClusterError};
 use crate::exec::servant_job::{ServantVolume, servant_job};
 use crate::output::staticpod::RolloutNode;
 use crate::output::{Event, NodeStep, Reporter};
-use crate::plan::staticpod::skip_word;
 use crate::rollout::{
-    Action, Completion, FailKind, HaltReason, LogicalTime, NodeEvent, NodeInput, NodePhase,
+    Action, Completion, HaltReason, LogicalTime, NodeEvent, NodeInput, NodePhase, NodeResult,
     Options, Rollout,
 };
 
@@ -317,21 +316,18 @@ impl Drive<'_> {
                         }
                         Action::Skip(n, reason) => {
                             let _ = machine.apply(NodeEvent::Skipped(n.clone()));
-                            let word = skip_word(reason);
+                            let result = NodeResult::from(reason);
                             if planned.contains(&n) {
                                 report(&n, NodeStep::Skipped, reason.to_string(), Vec::new());
                             } else {
                                 note(format!("node {n}: {reason}"));
                             }
-                            set.progress.nodes.insert(n.clone(), word.into());
+                            set.progress.nodes.insert(n.clone(), result);
                             details.insert(
                                 n.clone(),
                                 RolloutNode {
-                                    name: n,
-                                    result: word.into(),
                                     message: reason.to_string(),
-                                    logs: None,
-                                    pod_state: None,
+                                    ..RolloutNode::new(&n, result)
                                 },
                             );
                             dirty = true;
@@ -443,13 +439,12 @@ impl Drive<'_> {
                         details.insert(
                             n.clone(),
                             RolloutNode {
-                                name: n.clone(),
-                                result: "failed".into(),
                                 message: format!(
                                     "the upgrade Job failed ({why}); the previous manifest was restored"
                                 ),
                                 logs: failure_logs(&r),
                                 pod_state: Some(pod_state(pods.get(&n))),
+                                ..RolloutNode::new(&n, NodeResult::Failed)
                             },
                         );
                         restoring += 1;
@@ -501,7 +496,7 @@ impl Drive<'_> {
                     });
                     let how = format!("upgraded in {:.1}s ({} Ready)", took.as_secs_f64(), p.pod);
                     report(&n, NodeStep::Succeeded, how, Vec::new());
-                    set.progress.nodes.insert(n.clone(), "upgraded".into());
+                    set.progress.nodes.insert(n.clone(), NodeResult::Upgraded);
                     dirty = true;
                 } else if deadlines[&n] <= Instant::now() {
                     deadlines.remove(&n);
@@ -518,17 +513,15 @@ impl Drive<'_> {
                     details.insert(
                         n.clone(),
                         RolloutNode {
-                            name: n.clone(),
-                            result: "timed-out".into(),
                             message: format!(
                                 "the new pod was not Ready on revision {target} within {}s; the previous manifest was restored",
                                 node_timeout.as_secs_f64()
                             ),
-                            logs: None,
                             pod_state: Some(pod_state(p)),
+                            ..RolloutNode::new(&n, NodeResult::TimedOut)
                         },
                     );
-                    set.progress.nodes.insert(n.clone(), "timed-out".into());
+                    set.progress.nodes.insert(n.clone(), NodeResult::TimedOut);
                     dirty = true;
                     restoring += 1;
                     tasks.push(restore(&n));
@@ -539,25 +532,13 @@ impl Drive<'_> {
         // Results in rollout order.
         let mut out = Vec::new();
         for (n, phase) in machine.nodes() {
-            let result = match phase {
-                NodePhase::Upgraded => "upgraded".to_string(),
-                NodePhase::Settling { .. } | NodePhase::InFlight => "in-progress".into(),
-                NodePhase::Pending => "pending".into(),
-                NodePhase::Failed(FailKind::Failed) => "failed".into(),
-                NodePhase::Failed(FailKind::TimedOut) => "timed-out".into(),
-                NodePhase::Regressed => "not-ready-after-upgrade".into(),
-                NodePhase::Skipped(r) => skip_word(r).into(),
-            };
-            if result != "pending" && result != "in-progress" {
-                set.progress.nodes.insert(n.to_string(), result.clone());
+            let result = NodeResult::of_phase(phase);
+            if result.is_final() {
+                set.progress.nodes.insert(n.to_string(), result);
             }
-            let d = details.remove(n).unwrap_or(RolloutNode {
-                name: n.to_string(),
-                result: String::new(),
-                message: String::new(),
-                logs: None,
-                pod_state: None,
-            });
+            let d = details
+                .remove(n)
+                .unwrap_or_else(|| RolloutNode::new(n, result));
             out.push(RolloutNode { result, ..d });
         }
         // After a lost lock the store belongs to the run that took it over.

@@ -1,17 +1,18 @@
 //! Results and tables of `yurtctl staticpod`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::{FailedNode, closing_lines};
+use crate::rollout::NodeResult;
 
 /// How one node ended in a rollout.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutNode {
     pub name: String,
-    /// `upgraded`, `already-updated`, `partitioned`, `skipped-not-ready`, `failed`,
-    /// `timed-out`, `not-ready-after-upgrade`, `pending`.
-    pub result: String,
+    pub result: NodeResult,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// The node Job's log tail, when it failed.
@@ -20,6 +21,19 @@ pub struct RolloutNode {
     /// The mirror pod's state when the node failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_state: Option<String>,
+}
+
+impl RolloutNode {
+    /// A node that ended with `result`, nothing more said about it yet.
+    pub fn new(name: &str, result: NodeResult) -> Self {
+        RolloutNode {
+            name: name.into(),
+            result,
+            message: String::new(),
+            logs: None,
+            pod_state: None,
+        }
+    }
 }
 
 /// `-o json` result of `staticpod upgrade|rollback|ota apply` (fields are only ever added).
@@ -58,28 +72,10 @@ impl RolloutResult {
         }
     }
 
-    pub fn count(&self, result: &str) -> usize {
+    pub fn count(&self, result: NodeResult) -> usize {
         self.nodes.iter().filter(|n| n.result == result).count()
     }
 }
-
-/// The order in which the closing summary counts node results (others after them).
-const RESULT_ORDER: [&str; 11] = [
-    "upgraded",
-    "already-updated",
-    "partitioned",
-    "skipped-not-ready",
-    "failed",
-    "timed-out",
-    "not-ready-after-upgrade",
-    "pending",
-    "in-progress",
-    "needs-upgrade",
-    "up-to-date",
-];
-
-/// Results the closing summary lists by node.
-const FAILED: [&str; 3] = ["failed", "timed-out", "not-ready-after-upgrade"];
 
 /// The closing summary on stderr, as convert's ([`crate::output::closing_lines`]): how many
 /// nodes ended how, every failed node with its reason and mirror pod, then the message. With
@@ -89,27 +85,22 @@ pub fn rollout_lines(r: &RolloutResult, wide: bool) -> Vec<String> {
     if wide {
         return rollout_table(r);
     }
-    let mut counts: Vec<(String, usize)> = Vec::new();
+    // NodeResult's order is the summary's
+    let mut by_result: BTreeMap<NodeResult, usize> = BTreeMap::new();
     for n in &r.nodes {
-        match counts.iter_mut().find(|(w, _)| *w == n.result) {
-            Some((_, c)) => *c += 1,
-            None => counts.push((n.result.clone(), 1)),
-        }
+        *by_result.entry(n.result).or_default() += 1;
     }
-    let rank = |w: &str| {
-        RESULT_ORDER
-            .iter()
-            .position(|x| *x == w)
-            .unwrap_or(usize::MAX)
-    };
-    counts.sort_by_key(|(w, _)| rank(w));
+    let counts: Vec<(String, usize)> = by_result
+        .into_iter()
+        .map(|(w, c)| (w.to_string(), c))
+        .collect();
     let failed: Vec<FailedNode<'_>> = r
         .nodes
         .iter()
-        .filter(|n| FAILED.contains(&n.result.as_str()))
+        .filter(|n| n.result.is_failure())
         .map(|n| FailedNode {
             name: &n.name,
-            result: n.result.clone(),
+            result: n.result.to_string(),
             message: &n.message,
             details: n
                 .pod_state
@@ -151,7 +142,7 @@ pub struct NodeStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_need_upgrade: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_result: Option<String>,
+    pub last_result: Option<NodeResult>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -244,7 +235,7 @@ pub fn status_lines(s: &StaticPodStatus, age: &str, wide: bool) -> Vec<String> {
                 n.ready,
                 n.revision.as_deref().unwrap_or("<none>"),
                 n.needs_upgrade,
-                n.last_result.as_deref().unwrap_or("-")
+                n.last_result.map_or("-", NodeResult::as_str)
             ));
         }
         if let Some(y) = &s.yurt_static_set {
@@ -272,9 +263,9 @@ mod tests {
 
     #[test]
     fn closing_summary_counts_by_result_and_lists_failed_nodes() {
-        let node = |name: &str, result: &str, pod: Option<&str>| RolloutNode {
+        let node = |name: &str, result: NodeResult, pod: Option<&str>| RolloutNode {
             name: name.into(),
-            result: result.into(),
+            result,
             message: format!("{result} message"),
             logs: pod.map(|_| "boom".into()),
             pod_state: pod.map(str::to_owned),
@@ -282,14 +273,20 @@ mod tests {
         let mut r = RolloutResult::new("nginx", "default", "advanced-rolling-update");
         r.message = "rollout stopped".into();
         r.nodes = (0..150)
-            .map(|i| node(&format!("w{i}"), "upgraded", None))
+            .map(|i| node(&format!("w{i}"), NodeResult::Upgraded, None))
             .collect();
-        r.nodes
-            .push(node("w-9", "timed-out", Some("nginx-w-9 phase=Pending")));
-        r.nodes.push(node("cp", "already-updated", None));
-        r.nodes.push(node("w-8", "pending", None));
-        r.nodes
-            .push(node("w-7", "failed", Some("nginx-w-7 phase=Running")));
+        r.nodes.push(node(
+            "w-9",
+            NodeResult::TimedOut,
+            Some("nginx-w-9 phase=Pending"),
+        ));
+        r.nodes.push(node("cp", NodeResult::AlreadyUpdated, None));
+        r.nodes.push(node("w-8", NodeResult::Pending, None));
+        r.nodes.push(node(
+            "w-7",
+            NodeResult::Failed,
+            Some("nginx-w-7 phase=Running"),
+        ));
         assert_eq!(
             rollout_lines(&r, false),
             vec![

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::rollout::{NodeInput, NodePhase, Options, Rollout, SkipReason};
+use crate::rollout::{NodeInput, NodePhase, NodeResult, Options, Rollout};
 
 pub use crate::naming::revision::{
     CONFIG_SOURCE, HASH_ANNOTATION, revision_hash, template_from_mirror,
@@ -211,7 +211,7 @@ pub struct PlannedNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedNode {
     pub name: String,
-    pub reason: String,
+    pub reason: NodeResult,
 }
 
 /// The `--dry-run` plan of a static-pod rollout (`kind: Plan`).
@@ -259,7 +259,7 @@ pub fn rollout_plan(
         .filter_map(|(n, p)| match p {
             NodePhase::Skipped(reason) => Some(SkippedNode {
                 name: n.to_string(),
-                reason: skip_word(reason).into(),
+                reason: reason.into(),
             }),
             _ => None,
         })
@@ -276,15 +276,6 @@ pub fn rollout_plan(
         after_canary: r.pending().saturating_sub(planned.len()),
         nodes: planned,
         skipped,
-    }
-}
-
-/// A stable word for a skip reason (JSON results, tables).
-pub fn skip_word(r: SkipReason) -> &'static str {
-    match r {
-        SkipReason::NotReady => "skipped-not-ready",
-        SkipReason::AlreadyUpdated => "already-updated",
-        SkipReason::Partitioned => "partitioned",
     }
 }
 
@@ -345,11 +336,11 @@ pub fn summary_lines(p: &RolloutPlan) -> Vec<String> {
         ));
     }
     out.extend(canary_line(p));
-    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut reasons: Vec<(NodeResult, Vec<&str>)> = Vec::new();
     for s in &p.skipped {
         match reasons.iter_mut().find(|(r, _)| *r == s.reason) {
             Some((_, names)) => names.push(&s.name),
-            None => reasons.push((&s.reason, vec![&s.name])),
+            None => reasons.push((s.reason, vec![&s.name])),
         }
     }
     for (reason, names) in reasons {

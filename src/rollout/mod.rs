@@ -7,7 +7,7 @@
 //! - [`budget`]: `--max-unavailable` / `--partition` (int or percent, OpenKruise rounding).
 //! - [`priority`]: `--priority LABEL=VALUE:WEIGHT` and the deterministic node order.
 //! - [`machine`]: the sliding-window state machine; [`vocabulary`]: its inputs, actions and
-//!   events.
+//!   events, and [`NodeResult`], the one spelling of how each node ended.
 //! - [`sim`]: a discrete-event simulator driving the machine in logical time.
 
 pub mod budget;
@@ -19,6 +19,6 @@ pub mod vocabulary;
 pub use budget::{BudgetFlag, BudgetParseError, IntOrPercent, MaxUnavailable, Partition};
 pub use machine::{
     Action, ApplyError, Completion, FailKind, HaltReason, LogicalTime, NodeEvent, NodeInput,
-    NodePhase, Options, Rollout, SkipReason, Summary,
+    NodePhase, NodeResult, Options, Rollout, SkipReason, Summary, UnknownNodeResult,
 };
 pub use priority::{Priority, PriorityParseError, PriorityTerm};

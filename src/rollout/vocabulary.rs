@@ -1,8 +1,10 @@
 //! The rollout machine's vocabulary: its inputs, the actions it proposes, the events that
-//! acknowledge them, and why nodes are skipped or a rollout halts.
+//! acknowledge them, why nodes are skipped or a rollout halts, and the word for how each node
+//! ended.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use super::budget::{MaxUnavailable, Partition};
@@ -218,5 +220,244 @@ impl NodePhase {
             NodePhase::Regressed => "not ready after its upgrade",
             NodePhase::Skipped(_) => "skipped",
         }
+    }
+}
+
+/// How a node ended a rollout (or stands in OTA): the word of `-o json` results, of the
+/// progress the revision store keeps and of `status -o wide`. These words are a documented
+/// contract; the order of the variants is the order the closing summary counts them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeResult {
+    Upgraded,
+    AlreadyUpdated,
+    Partitioned,
+    SkippedNotReady,
+    Failed,
+    TimedOut,
+    /// Upgraded by this run, then went NotReady.
+    NotReadyAfterUpgrade,
+    /// Not started: the run ended first.
+    Pending,
+    /// Upgrading or settling when the run ended.
+    InProgress,
+    /// OTA: marked `PodNeedUpgrade=True`.
+    NeedsUpgrade,
+    /// OTA: already on the target revision.
+    UpToDate,
+}
+
+impl NodeResult {
+    /// Every result, in declaration order.
+    pub const ALL: [NodeResult; 11] = [
+        NodeResult::Upgraded,
+        NodeResult::AlreadyUpdated,
+        NodeResult::Partitioned,
+        NodeResult::SkippedNotReady,
+        NodeResult::Failed,
+        NodeResult::TimedOut,
+        NodeResult::NotReadyAfterUpgrade,
+        NodeResult::Pending,
+        NodeResult::InProgress,
+        NodeResult::NeedsUpgrade,
+        NodeResult::UpToDate,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeResult::Upgraded => "upgraded",
+            NodeResult::AlreadyUpdated => "already-updated",
+            NodeResult::Partitioned => "partitioned",
+            NodeResult::SkippedNotReady => "skipped-not-ready",
+            NodeResult::Failed => "failed",
+            NodeResult::TimedOut => "timed-out",
+            NodeResult::NotReadyAfterUpgrade => "not-ready-after-upgrade",
+            NodeResult::Pending => "pending",
+            NodeResult::InProgress => "in-progress",
+            NodeResult::NeedsUpgrade => "needs-upgrade",
+            NodeResult::UpToDate => "up-to-date",
+        }
+    }
+
+    /// The results the closing summary lists node by node.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            NodeResult::Failed | NodeResult::TimedOut | NodeResult::NotReadyAfterUpgrade
+        )
+    }
+
+    /// Whether the node is done with for this run (what the progress records); pending and
+    /// in-progress nodes are left to the next run.
+    pub fn is_final(self) -> bool {
+        !matches!(self, NodeResult::Pending | NodeResult::InProgress)
+    }
+
+    /// Where the machine left the node.
+    pub fn of_phase(phase: NodePhase) -> Self {
+        match phase {
+            NodePhase::Upgraded => NodeResult::Upgraded,
+            NodePhase::Settling { .. } | NodePhase::InFlight => NodeResult::InProgress,
+            NodePhase::Pending => NodeResult::Pending,
+            NodePhase::Failed(FailKind::Failed) => NodeResult::Failed,
+            NodePhase::Failed(FailKind::TimedOut) => NodeResult::TimedOut,
+            NodePhase::Regressed => NodeResult::NotReadyAfterUpgrade,
+            NodePhase::Skipped(r) => r.into(),
+        }
+    }
+}
+
+impl From<SkipReason> for NodeResult {
+    fn from(r: SkipReason) -> Self {
+        match r {
+            SkipReason::NotReady => NodeResult::SkippedNotReady,
+            SkipReason::AlreadyUpdated => NodeResult::AlreadyUpdated,
+            SkipReason::Partitioned => NodeResult::Partitioned,
+        }
+    }
+}
+
+impl fmt::Display for NodeResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown node result {0:?}")]
+pub struct UnknownNodeResult(pub String);
+
+impl FromStr for NodeResult {
+    type Err = UnknownNodeResult;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        NodeResult::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| UnknownNodeResult(s.to_string()))
+    }
+}
+
+impl serde::Serialize for NodeResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for NodeResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_result_word_parses_back_to_its_result() {
+        for r in NodeResult::ALL {
+            assert_eq!(r.as_str().parse::<NodeResult>(), Ok(r), "{r:?}");
+            assert_eq!(r.to_string(), r.as_str());
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+            assert_eq!(serde_json::from_str::<NodeResult>(&json).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn the_words_are_the_documented_ones() {
+        // docs/commands/staticpod.md, the e2e tests and saved progress read these
+        let table = [
+            (NodeResult::Upgraded, "upgraded"),
+            (NodeResult::AlreadyUpdated, "already-updated"),
+            (NodeResult::Partitioned, "partitioned"),
+            (NodeResult::SkippedNotReady, "skipped-not-ready"),
+            (NodeResult::Failed, "failed"),
+            (NodeResult::TimedOut, "timed-out"),
+            (NodeResult::NotReadyAfterUpgrade, "not-ready-after-upgrade"),
+            (NodeResult::Pending, "pending"),
+            (NodeResult::InProgress, "in-progress"),
+            (NodeResult::NeedsUpgrade, "needs-upgrade"),
+            (NodeResult::UpToDate, "up-to-date"),
+        ];
+        assert_eq!(table.map(|(r, _)| r), NodeResult::ALL);
+        for (r, word) in table {
+            assert_eq!(r.as_str(), word);
+            assert_eq!(word.parse::<NodeResult>(), Ok(r));
+        }
+    }
+
+    #[test]
+    fn all_lists_every_result_once_in_declaration_order() {
+        // exhaustive: a new variant does not compile here until it is placed in ALL
+        let position = |r: NodeResult| match r {
+            NodeResult::Upgraded
+            | NodeResult::AlreadyUpdated
+            | NodeResult::Partitioned
+            | NodeResult::SkippedNotReady
+            | NodeResult::Failed
+            | NodeResult::TimedOut
+            | NodeResult::NotReadyAfterUpgrade
+            | NodeResult::Pending
+            | NodeResult::InProgress
+            | NodeResult::NeedsUpgrade
+            | NodeResult::UpToDate => NodeResult::ALL.iter().position(|x| *x == r),
+        };
+        for (i, r) in NodeResult::ALL.into_iter().enumerate() {
+            assert_eq!(position(r), Some(i));
+            assert_eq!(r as usize, i, "{r:?} out of declaration order");
+        }
+    }
+
+    #[test]
+    fn unknown_words_do_not_parse() {
+        for w in ["", "Upgraded", "timed out", "skipped", "upgrading"] {
+            assert_eq!(
+                w.parse::<NodeResult>(),
+                Err(UnknownNodeResult(w.to_string()))
+            );
+        }
+    }
+
+    #[test]
+    fn phases_and_skips_map_to_their_results() {
+        let t = LogicalTime(5);
+        let table = [
+            (NodePhase::Pending, NodeResult::Pending),
+            (NodePhase::InFlight, NodeResult::InProgress),
+            (NodePhase::Settling { ready_at: t }, NodeResult::InProgress),
+            (NodePhase::Upgraded, NodeResult::Upgraded),
+            (NodePhase::Failed(FailKind::Failed), NodeResult::Failed),
+            (NodePhase::Failed(FailKind::TimedOut), NodeResult::TimedOut),
+            (NodePhase::Regressed, NodeResult::NotReadyAfterUpgrade),
+            (
+                NodePhase::Skipped(SkipReason::NotReady),
+                NodeResult::SkippedNotReady,
+            ),
+            (
+                NodePhase::Skipped(SkipReason::AlreadyUpdated),
+                NodeResult::AlreadyUpdated,
+            ),
+            (
+                NodePhase::Skipped(SkipReason::Partitioned),
+                NodeResult::Partitioned,
+            ),
+        ];
+        for (phase, result) in table {
+            assert_eq!(NodeResult::of_phase(phase), result, "{phase:?}");
+        }
+        let failures: Vec<_> = NodeResult::ALL
+            .into_iter()
+            .filter(|r| r.is_failure())
+            .collect();
+        assert_eq!(
+            failures,
+            [
+                NodeResult::Failed,
+                NodeResult::TimedOut,
+                NodeResult::NotReadyAfterUpgrade
+            ]
+        );
     }
 }

@@ -18,6 +18,7 @@ use crate::exec::phases::{
 };
 use crate::exec::rollout::static_pod_job;
 use crate::output::{Event, Reporter};
+use crate::rollout::NodeResult;
 
 pub(super) const PUBLISH: &str = "publish";
 pub(super) const STORE: &str = "store";
@@ -226,7 +227,10 @@ fn nodes<'r>(r: &'r mut RolloutRun<'_>) -> PhaseFuture<'r> {
                 let target = r.set.current.hash.clone();
                 match mark_pods(r.ctx, &target).await {
                     Ok(nodes) => {
-                        let need = nodes.iter().filter(|n| n.result == "needs-upgrade").count();
+                        let need = nodes
+                            .iter()
+                            .filter(|n| n.result == NodeResult::NeedsUpgrade)
+                            .count();
                         let (ns, name) = (&r.ctx.ns, &r.ctx.name);
                         r.result.message = format!(
                             "OTA: {need} of {} node(s) marked PodNeedUpgrade=True; upgrade them with `yurtctl staticpod ota apply {name} -n {ns} --node NODE` or YurtHub's POST /openyurt.io/v1/namespaces/{ns}/pods/{name}-<node>/upgrade",
@@ -323,8 +327,8 @@ async fn drive(r: &mut RolloutRun<'_>) -> Result<(), ClusterError> {
     let result = &mut r.result;
     result.max_unavailable = outcome.budget;
     result.nodes = outcome.nodes;
-    let upgraded = result.count("upgraded") + result.count("already-updated");
-    let skipped = result.count("skipped-not-ready");
+    let upgraded = result.count(NodeResult::Upgraded) + result.count(NodeResult::AlreadyUpdated);
+    let skipped = result.count(NodeResult::SkippedNotReady);
     let total = result.nodes.len();
     let on = format!(
         "{upgraded} of {total} node(s) on revision {}",
@@ -378,12 +382,14 @@ pub(super) async fn mark_pods(
     for (node, m) in mirrors.by_node {
         let need = m.revision.as_deref() != Some(target);
         staticset::set_need_upgrade(&ctx.cluster, &ctx.ns, &m, need, false).await?;
+        let result = if need {
+            NodeResult::NeedsUpgrade
+        } else {
+            NodeResult::UpToDate
+        };
         out.push(RolloutNode {
-            name: node,
-            result: if need { "needs-upgrade" } else { "up-to-date" }.into(),
             message: format!("PodNeedUpgrade={}", if need { "True" } else { "False" }),
-            logs: None,
-            pod_state: None,
+            ..RolloutNode::new(&node, result)
         });
     }
     Ok(out)

@@ -33,7 +33,7 @@ pub(crate) fn status_of(ctx: &Context) -> StaticPodStatus {
             last_result: ctx
                 .set
                 .as_ref()
-                .and_then(|s| s.progress.nodes.get(node).cloned()),
+                .and_then(|s| s.progress.nodes.get(node).copied()),
         })
         .collect();
     let (total, ready, upgraded) = match &ctx.yss {
