@@ -102,8 +102,16 @@ struct HubModel {
     last_exit: Option<i32>,
 }
 
+/// Where a node's kubelet reads and writes the API: yurtsim's own store, or a real
+/// kube-apiserver as the node's identity (real/kubelet_api.rs).
+pub enum NodeApi {
+    Sim,
+    Real(Arc<crate::real::kubelet_api::KubeletApi>),
+}
+
 pub struct NodeKubelet {
     pub name: String,
+    pub(crate) api: NodeApi,
     pub root: PathBuf,
     pub role: Role,
     pub ip: String,
@@ -145,6 +153,20 @@ impl NodeKubelet {
         st.view.as_ref().map(|v| v.runtime_endpoint.clone())
     }
 
+    /// A core/v1 object as this node's kubelet reads it from its API server.
+    pub(crate) fn read(
+        &self,
+        shared: &Shared,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        match &self.api {
+            NodeApi::Sim => shared.api.get_opt("", resource, ns, name),
+            NodeApi::Real(api) => api.get(resource, ns, name).ok().map(Arc::new),
+        }
+    }
+
     /// Maps a host path of this node into the sim's file system, never leaving the node root.
     pub fn host_path(&self, p: &str) -> PathBuf {
         resolve_under(&self.root, p)
@@ -184,37 +206,59 @@ fn normalize_server(s: &str) -> String {
 
 /// Starts every node's kubelet; returns the background tasks.
 pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()>> {
-    {
-        let mut nodes = shared.kubelets.nodes.lock().unwrap();
-        for (i, (name, role)) in names.iter().enumerate() {
-            let root = shared.node_root(name);
-            let (flavor, sockets) = shared.cfg.layout.runtime_sockets();
-            let k = Arc::new(NodeKubelet {
-                cri: crate::cri::NodeRuntime::new(&root, flavor, sockets),
-                hub_filters: Mutex::new(None),
-                name: name.clone(),
-                root,
-                role: *role,
-                ip: shared.cfg.layout.node_ip(i),
-                state: Mutex::new(NodeState::default()),
-                namespaces: Mutex::new(None),
-                tools: Mutex::new(None),
-                processes: Mutex::new(None),
-                hub_ports: Mutex::new(None),
-                services: Mutex::new(Default::default()),
-            });
-            nodes.insert(name.clone(), k);
-        }
-    }
-    for k in shared.kubelets.all() {
-        daemon_reload(&k);
-        restart_kubelet(&shared, &k);
+    for (i, (name, role)) in names.iter().enumerate() {
+        add_node(
+            &shared,
+            name,
+            *role,
+            shared.cfg.layout.node_ip(i),
+            NodeApi::Sim,
+            None,
+        );
     }
     vec![
         tokio::spawn(pod_loop(shared.clone())),
         tokio::spawn(tick_loop(shared.clone())),
         tokio::spawn(heartbeat_loop(shared)),
     ]
+}
+
+/// Adds a node's kubelet, loads its unit and starts it (`namespaces`: the node's network
+/// and PID namespaces when they exist already).
+pub fn add_node(
+    shared: &Shared,
+    name: &str,
+    role: Role,
+    ip: String,
+    api: NodeApi,
+    namespaces: Option<Arc<NodeNamespaces>>,
+) -> Arc<NodeKubelet> {
+    let root = shared.node_root(name);
+    let (flavor, sockets) = shared.cfg.layout.runtime_sockets();
+    let k = Arc::new(NodeKubelet {
+        cri: crate::cri::NodeRuntime::new(&root, flavor, sockets),
+        hub_filters: Mutex::new(None),
+        name: name.to_string(),
+        api,
+        root,
+        role,
+        ip,
+        state: Mutex::new(NodeState::default()),
+        namespaces: Mutex::new(namespaces),
+        tools: Mutex::new(None),
+        processes: Mutex::new(None),
+        hub_ports: Mutex::new(None),
+        services: Mutex::new(Default::default()),
+    });
+    shared
+        .kubelets
+        .nodes
+        .lock()
+        .unwrap()
+        .insert(name.to_string(), k.clone());
+    daemon_reload(&k);
+    restart_kubelet(shared, &k);
+    k
 }
 
 fn daemon_reload(k: &NodeKubelet) {
@@ -245,6 +289,10 @@ fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
     }
     st.static_dir_sig = None;
     drop(st);
+    if let NodeApi::Real(api) = &k.api {
+        // a restarted kubelet reads its kubeconfig again
+        api.reset();
+    }
     annotate(shared, k);
     crate::host_processes::kubelet_changed(shared, k);
 }
@@ -260,6 +308,10 @@ fn unreachable_reason(shared: &Shared, k: &NodeKubelet, st: &NodeState) -> Optio
     let Some(view) = &st.view else {
         return Some("kubelet.service is not loaded".into());
     };
+    if matches!(k.api, NodeApi::Real(_)) {
+        // a real API server: whether it can be reached shows when the kubelet calls it
+        return None;
+    }
     let server = match &view.server {
         Ok(s) => normalize_server(s),
         Err(e) => return Some(e.clone()),
@@ -501,7 +553,8 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
         format!("{ANNOTATION_PREFIX}kubelet-args"): view.map(|v| v.argv.join(" ")).unwrap_or_default(),
         format!("{ANNOTATION_PREFIX}kubelet-error"): reason.unwrap_or_default(),
     });
-    if st.annotated.as_ref() == Some(&ann) {
+    // yurtsim's own record for its tests; a real API server gets what a kubelet writes only
+    if st.annotated.as_ref() == Some(&ann) || matches!(k.api, NodeApi::Real(_)) {
         return;
     }
     drop(st);
@@ -784,7 +837,9 @@ async fn heartbeat_loop(shared: Arc<Shared>) {
 }
 
 /// Static pods, tool calls (systemctl), and node status changes that follow from them.
-async fn tick_loop(shared: Arc<Shared>) {
+/// The kubelets' periodic work: the node's tool calls (`systemctl`, `crictl`), its systemd
+/// services, and its static pods.
+pub(crate) async fn tick_loop(shared: Arc<Shared>) {
     let mut stop = shared.shutting_down();
     let n = shared.kubelets.names().len().max(1);
     let period = shared.cfg.static_pod_poll * (n as u32).div_ceil(500).max(1);
@@ -792,7 +847,10 @@ async fn tick_loop(shared: Arc<Shared>) {
         for k in shared.kubelets.all() {
             process_tool_calls(&shared, &k);
             crate::services::tick(&shared, &k);
-            sync_static_pods(&shared, &k);
+            // in front of a real API server, real/nodes.rs keeps the mirror pods
+            if matches!(k.api, NodeApi::Sim) {
+                sync_static_pods(&shared, &k);
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
@@ -1587,22 +1645,25 @@ async fn pod_loop(shared: Arc<Shared>) {
             continue;
         }
         if ev.typ == EventType::Deleted {
-            let uid = ev.obj["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if let Some(k) = ev.obj["spec"]["nodeName"]
-                .as_str()
-                .and_then(|n| shared.kubelets.get(n))
-            {
-                if let Some(run) = k.state.lock().unwrap().pods.remove(&uid) {
-                    let _ = run.stop.send(true);
-                }
-                k.cri.remove_pod(&uid);
-            }
+            pod_gone(&shared, &ev.obj);
             continue;
         }
         consider_pod(&shared, &ev.obj);
+    }
+}
+
+/// A pod bound to a node was deleted from the API: its containers stop and the runtime
+/// forgets its sandbox.
+pub(crate) fn pod_gone(shared: &Shared, p: &Value) {
+    let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
+    if let Some(k) = p["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| shared.kubelets.get(n))
+    {
+        if let Some(run) = k.state.lock().unwrap().pods.remove(uid) {
+            let _ = run.stop.send(true);
+        }
+        k.cri.remove_pod(uid);
     }
 }
 
@@ -1610,7 +1671,33 @@ fn is_mirror(p: &Value) -> bool {
     p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string()
 }
 
-fn consider_pod(shared: &Arc<Shared>, p: &Value) {
+/// The node's pods that a fresh list of its API server no longer has (deleted while the watch
+/// was down) stop, as if their deletion had been seen.
+pub(crate) fn forget_pods_except(
+    shared: &Shared,
+    k: &NodeKubelet,
+    listed: &std::collections::HashSet<String>,
+) {
+    let gone: Vec<String> = k
+        .state
+        .lock()
+        .unwrap()
+        .pods
+        .keys()
+        .filter(|uid| !listed.contains(*uid))
+        .cloned()
+        .collect();
+    for uid in gone {
+        pod_gone(
+            shared,
+            &json!({"metadata": {"uid": uid}, "spec": {"nodeName": k.name}}),
+        );
+    }
+}
+
+/// A pod bound to a node was added or changed: its kubelet starts it, or stops it and
+/// confirms its deletion.
+pub(crate) fn consider_pod(shared: &Arc<Shared>, p: &Value) {
     if is_mirror(p) {
         return;
     }
@@ -1678,8 +1765,12 @@ fn kubelet_copy(p: &Value) -> Value {
 
 fn finalize_deletion(shared: &Shared, p: &Value) {
     let (ns, name) = crate::store::key_of(p);
-    let pods = shared.api.info("", "pods");
     let uid = p["metadata"]["uid"].as_str().map(str::to_string);
+    if let Some(api) = real_api_of(shared, p) {
+        let _ = api.delete_pod(&ns, &name, uid.as_deref());
+        return;
+    }
+    let pods = shared.api.info("", "pods");
     let _ = shared.api.delete(
         &pods,
         &ns,
@@ -1855,8 +1946,8 @@ fn field_ref(k: &NodeKubelet, p: &Value, path: &str) -> String {
     }
 }
 
-fn key_ref(shared: &Shared, ns: &str, kind: &str, r: &Value) -> Option<String> {
-    let obj = shared.api.get_opt("", kind, ns, r["name"].as_str()?)?;
+fn key_ref(shared: &Shared, k: &NodeKubelet, ns: &str, kind: &str, r: &Value) -> Option<String> {
+    let obj = k.read(shared, kind, ns, r["name"].as_str()?)?;
     let key = r["key"].as_str()?;
     if kind == "secrets" {
         use base64::Engine;
@@ -1907,11 +1998,16 @@ fn container_env_with(
         ("HOME".into(), "/root".into()),
     ];
     // The Services as this kubelet sees them now (directly, or filtered by YurtHub).
-    let services = shared
-        .api
-        .list(&shared.api.info("", "services"), &Filter::default())
-        .0;
-    let services: Vec<Value> = services.iter().map(|s| (**s).clone()).collect();
+    let services: Vec<Value> = match &k.api {
+        NodeApi::Sim => shared
+            .api
+            .list(&shared.api.info("", "services"), &Filter::default())
+            .0
+            .iter()
+            .map(|s| (**s).clone())
+            .collect(),
+        NodeApi::Real(api) => api.list("services").unwrap_or_default(),
+    };
     let links = p["spec"]["enableServiceLinks"] != json!(false);
     env.extend(crate::cri::env::service_env(&services, ns, links, &view));
     let app_container = p["spec"]["containers"]
@@ -1925,7 +2021,7 @@ fn container_env_with(
         let prefix = from["prefix"].as_str().unwrap_or("");
         for (kind, field) in [("configmaps", "configMapRef"), ("secrets", "secretRef")] {
             if let Some(name) = from[field]["name"].as_str()
-                && let Some(obj) = shared.api.get_opt("", kind, ns, name)
+                && let Some(obj) = k.read(shared, kind, ns, name)
             {
                 for (key, v) in obj["data"].as_object().into_iter().flatten() {
                     let val = if kind == "secrets" {
@@ -1951,10 +2047,16 @@ fn container_env_with(
         } else if let Some(f) = e["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
             field_ref(k, p, f)
         } else if e["valueFrom"]["configMapKeyRef"].is_object() {
-            key_ref(shared, ns, "configmaps", &e["valueFrom"]["configMapKeyRef"])
-                .unwrap_or_default()
+            key_ref(
+                shared,
+                k,
+                ns,
+                "configmaps",
+                &e["valueFrom"]["configMapKeyRef"],
+            )
+            .unwrap_or_default()
         } else if e["valueFrom"]["secretKeyRef"].is_object() {
-            key_ref(shared, ns, "secrets", &e["valueFrom"]["secretKeyRef"]).unwrap_or_default()
+            key_ref(shared, k, ns, "secrets", &e["valueFrom"]["secretKeyRef"]).unwrap_or_default()
         } else {
             String::new()
         };
@@ -2042,7 +2144,7 @@ fn prepare_volumes(
                 .as_str()
                 .or(src["secretName"].as_str())
                 .unwrap_or_default();
-            let Some(obj) = shared.api.get_opt("", kind, ns, obj_name) else {
+            let Some(obj) = k.read(shared, kind, ns, obj_name) else {
                 if src["optional"] == json!(true) {
                     return Ok(());
                 }
@@ -2108,15 +2210,26 @@ fn prepare_volumes(
                             .as_u64()
                             .unwrap_or(3607),
                     );
-                    let token = shared
-                        .tokens
-                        .issue(shared, &pod_ns, sa, Some((&pod_ns, &pod_name)), ttl)
-                        .ok_or_else(|| {
-                            format!(
-                                "MountVolume.SetUp failed for volume \"{}\" : failed to fetch token: serviceaccounts \"{sa}\" not found",
-                                v["name"].as_str().unwrap_or("")
+                    let failed = |why: String| {
+                        format!(
+                            "MountVolume.SetUp failed for volume \"{}\" : failed to fetch token: {why}",
+                            v["name"].as_str().unwrap_or("")
+                        )
+                    };
+                    let token = match &k.api {
+                        NodeApi::Sim => shared
+                            .tokens
+                            .issue(shared, &pod_ns, sa, Some((&pod_ns, &pod_name)), ttl)
+                            .ok_or_else(|| failed(format!("serviceaccounts \"{sa}\" not found")))?,
+                        NodeApi::Real(api) => api
+                            .pod_token(
+                                p,
+                                sa,
+                                s["serviceAccountToken"]["audience"].as_str(),
+                                ttl.as_secs(),
                             )
-                        })?;
+                            .map_err(|e| failed(e.message))?,
+                    };
                     write(path, token.as_bytes())?;
                 } else if s["configMap"].is_object() {
                     source("configmaps", &s["configMap"])?;
@@ -2148,10 +2261,20 @@ fn prepare_volumes(
 /// The pod object as stored now, when it is still the same pod (same uid).
 pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
     let (ns, name) = crate::store::key_of(p);
-    shared
-        .api
-        .get_opt("", "pods", &ns, &name)
-        .filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"])
+    let cur = match real_api_of(shared, p) {
+        Some(api) => api.get("pods", &ns, &name).ok().map(Arc::new),
+        None => shared.api.get_opt("", "pods", &ns, &name),
+    };
+    cur.filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"])
+}
+
+/// The real API server the kubelet of the pod's node talks to, if its node is in front of one.
+fn real_api_of(shared: &Shared, p: &Value) -> Option<Arc<crate::real::kubelet_api::KubeletApi>> {
+    let k = shared.kubelets.get(p["spec"]["nodeName"].as_str()?)?;
+    match &k.api {
+        NodeApi::Real(api) => Some(api.clone()),
+        NodeApi::Sim => None,
+    }
 }
 
 /// Why the kubelet of `node` cannot post anything now (stopped, or no way to its API
@@ -2174,33 +2297,42 @@ pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiRe
         return Err(crate::error::ApiError::new(503, "ServiceUnavailable", why));
     }
     let (ns, name) = crate::store::key_of(p);
-    let pods = shared.api.info("", "pods");
     let uid = p["metadata"]["uid"].clone();
-    shared
-        .api
-        .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
-            if o["metadata"]["uid"] != uid {
-                return false;
-            }
-            let mut st = status.clone();
-            // Init containers that completed keep their statuses once the app containers run.
-            if st["initContainerStatuses"].is_null()
-                && o["status"]["initContainerStatuses"].is_array()
+    let update = |o: &mut Value| {
+        if o["metadata"]["uid"] != uid {
+            return false;
+        }
+        let mut st = status.clone();
+        // Init containers that completed keep their statuses once the app containers run.
+        if st["initContainerStatuses"].is_null() && o["status"]["initContainerStatuses"].is_array()
+        {
+            st["initContainerStatuses"] = o["status"]["initContainerStatuses"].clone();
+        }
+        // Keep conditions others own (e.g. PodNeedUpgrade).
+        for c in o["status"]["conditions"].as_array().into_iter().flatten() {
+            if let Some(list) = st["conditions"].as_array_mut()
+                && !list.iter().any(|x| x["type"] == c["type"])
             {
-                st["initContainerStatuses"] = o["status"]["initContainerStatuses"].clone();
+                list.push(c.clone());
             }
-            // Keep conditions others own (e.g. PodNeedUpgrade).
-            for c in o["status"]["conditions"].as_array().into_iter().flatten() {
-                if let Some(list) = st["conditions"].as_array_mut()
-                    && !list.iter().any(|x| x["type"] == c["type"])
-                {
-                    list.push(c.clone());
-                }
-            }
-            o["status"] = st;
-            true
-        })
-        .map(|_| ())
+        }
+        o["status"] = st;
+        true
+    };
+    match real_api_of(shared, p) {
+        Some(api) => api.modify("pods", &ns, &name, Some("status"), &update),
+        None => shared
+            .api
+            .modify(
+                &shared.api.info("", "pods"),
+                &ns,
+                &name,
+                Some("status"),
+                "kubelet",
+                &update,
+            )
+            .map(|_| ()),
+    }
 }
 
 /// A container the runtime could not start: its log says why and the pod gets containerd's
@@ -2219,6 +2351,10 @@ pub(crate) fn start_failed(shared: &Shared, p: &Value, log: &Path, msg: &str) {
 }
 
 pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
+    if let Some(api) = real_api_of(shared, p) {
+        api.event(p, "Pod", typ, reason, msg);
+        return;
+    }
     crate::controllers::emit_event(
         shared,
         p,
@@ -2236,15 +2372,8 @@ async fn run_pod(
     p: Value,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (ns, name) = crate::store::key_of(&p);
-    let uid = p["metadata"]["uid"].clone();
-    let outcome = run_pod_inner(&shared, &k, p, &mut stop).await;
-    let current = || {
-        shared
-            .api
-            .get_opt("", "pods", &ns, &name)
-            .filter(|c| c["metadata"]["uid"] == uid)
-    };
+    let outcome = run_pod_inner(&shared, &k, p.clone(), &mut stop).await;
+    let current = || current_pod(&shared, &p);
     let Some(cur) = current() else { return };
     match outcome {
         PodEnd::Exited(code, reason) => {

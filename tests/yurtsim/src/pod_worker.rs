@@ -385,11 +385,7 @@ fn write_status(
     if last == Some(&sig) {
         return Some(sig);
     }
-    let (ns, name) = crate::store::key_of(p);
-    let cur = shared
-        .api
-        .get_opt("", "pods", &ns, &name)
-        .filter(|c| c["metadata"]["uid"] == p["metadata"]["uid"]);
+    let cur = crate::kubelet::current_pod(shared, p);
     let pod = cur.as_deref().unwrap_or(p);
     let mut status = pod_status(
         k,

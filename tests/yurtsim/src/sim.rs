@@ -269,7 +269,7 @@ impl Sim {
         let names = cfg
             .layout
             .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
-        let real = crate::real::RealCluster::start(&cfg, &names).await?;
+        let mut real = crate::real::RealCluster::start(&cfg, &names).await?;
         let addr = real.url().trim_start_matches("https://").parse()?;
         let (stop, shutdown) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -286,6 +286,13 @@ impl Sim {
             self_ref: std::sync::OnceLock::new(),
             cfg,
         });
+        let _ = shared.self_ref.set(Arc::downgrade(&shared));
+        if let Err(e) = real.start_nodes(&shared).await {
+            let _ = stop.send(true);
+            crate::kubelet::stop_all(&shared).await;
+            real.shutdown().await;
+            return Err(e);
+        }
         Ok(Sim {
             shared,
             stop,
@@ -422,6 +429,7 @@ impl Sim {
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         if let Some(real) = self.real {
+            crate::kubelet::stop_all(&self.shared).await;
             real.shutdown().await;
             return;
         }

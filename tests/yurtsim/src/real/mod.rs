@@ -8,6 +8,7 @@
 
 pub mod bootstrap;
 pub mod control_plane;
+pub mod kubelet_api;
 pub mod network;
 pub mod nodes;
 pub mod pki;
@@ -125,15 +126,15 @@ pub struct RealCluster {
     /// The nodes' networks; the control plane runs in the first node's.
     pub network: Arc<network::ClusterNetwork>,
     kubeconfig: PathBuf,
-    nodes: Vec<String>,
+    nodes: Vec<(String, Role)>,
+    endpoint: String,
     stop: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl RealCluster {
-    /// Starts the control plane of `cfg.kubernetes_version`, seeds the nodes' roots with the
-    /// cluster's real certificates, and starts their kubelets. Returns once every node is
-    /// registered and the `default` ServiceAccount exists (pods can be created).
+    /// Starts the control plane of `cfg.kubernetes_version` in the first node's network and
+    /// creates what `kubeadm init` does; [`RealCluster::start_nodes`] then starts the nodes.
     pub async fn start(cfg: &SimConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
         let binary = control_plane_binary(&cfg.kubernetes_version)?;
         let layout = cfg.layout;
@@ -187,10 +188,11 @@ impl RealCluster {
             &kubeconfig,
             &std::fs::read_to_string(cp.dir.join("admin.conf"))?,
         )?;
-        let mut cluster = RealCluster {
+        let cluster = RealCluster {
             control_plane: cp,
             kubeconfig,
-            nodes: names.iter().map(|(n, _)| n.clone()).collect(),
+            nodes: names.to_vec(),
+            endpoint: endpoint.clone(),
             stop,
             tasks: Vec::new(),
             network: network.clone(),
@@ -212,7 +214,19 @@ impl RealCluster {
             },
         )
         .await?;
-        for (i, (name, role)) in names.iter().enumerate() {
+        Ok(cluster)
+    }
+
+    /// Seeds the nodes' roots with the cluster's real certificates and starts their kubelets
+    /// in `shared` (each from inside its node's network, as its node's identity). Returns once
+    /// every node is registered and marked as kubeadm marks it, the `default` ServiceAccount
+    /// exists (pods can be created) and the control plane's mirror pods run.
+    pub async fn start_nodes(&mut self, shared: &Arc<crate::sim::Shared>) -> anyhow::Result<()> {
+        let cfg = &shared.cfg;
+        let layout = cfg.layout;
+        let cluster_name = crate::sim::cluster_name(layout);
+        let stop_rx = self.stop.subscribe();
+        for (i, (name, role)) in self.nodes.iter().enumerate() {
             let node = nodes::NodeSpec {
                 name: name.clone(),
                 role: *role,
@@ -223,40 +237,53 @@ impl RealCluster {
             };
             seed_node(
                 &node,
-                &endpoint,
+                &self.endpoint,
                 cluster_name,
                 &cfg.seed,
-                &cluster.control_plane.pki,
+                &self.control_plane.pki,
             )?;
+            let namespaces = self.network.node(name).context("node network")?.clone();
             let target = network::Target::new(None);
-            let local_port = network::forward(
-                0,
-                network.node(name).context("node network")?.clone(),
-                target.clone(),
-                stop_rx.clone(),
-            )
-            .await?;
+            let local_port =
+                network::forward(0, namespaces.clone(), target.clone(), stop_rx.clone()).await?;
             let net = nodes::NodeNet {
-                network: network.clone(),
+                network: self.network.clone(),
                 target,
                 local_port,
             };
-            cluster.tasks.push(tokio::spawn(nodes::run(
-                node,
-                net,
+            let api = kubelet_api::KubeletApi::new(node, net, tokio::runtime::Handle::current());
+            let k = crate::kubelet::add_node(
+                shared,
+                name,
+                *role,
+                layout.node_ip(i),
+                crate::kubelet::NodeApi::Real(api.clone()),
+                Some(namespaces),
+            );
+            self.tasks.push(tokio::spawn(nodes::run(
+                k.clone(),
+                api.clone(),
                 cfg.heartbeat_interval,
                 stop_rx.clone(),
             )));
+            self.tasks.push(tokio::spawn(nodes::watch_pods(
+                shared.clone(),
+                k,
+                api,
+                stop_rx.clone(),
+            )));
         }
-        let admin = client_from(&cluster.kubeconfig).await?;
-        bootstrap::mark_nodes(&admin, layout, names, Duration::from_secs(60), || {
-            cluster.control_plane.check()
+        self.tasks
+            .push(tokio::spawn(crate::kubelet::tick_loop(shared.clone())));
+        let admin = client_from(&self.kubeconfig).await?;
+        bootstrap::mark_nodes(&admin, layout, &self.nodes, Duration::from_secs(60), || {
+            self.control_plane.check()
         })
         .await?;
         bootstrap::wait_default_service_account(&admin, Duration::from_secs(60)).await?;
         bootstrap::wait_control_plane_pods(&admin, cfg.control_planes, Duration::from_secs(60))
             .await?;
-        Ok(cluster)
+        Ok(())
     }
 
     pub fn url(&self) -> String {
@@ -267,8 +294,8 @@ impl RealCluster {
         &self.kubeconfig
     }
 
-    pub fn node_names(&self) -> &[String] {
-        &self.nodes
+    pub fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|(n, _)| n.clone()).collect()
     }
 
     pub async fn shutdown(mut self) {

@@ -19,6 +19,7 @@
 //! whose kubeconfig names a server it cannot reach stops renewing its lease, and the real node
 //! lifecycle controller marks it unreachable.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,13 +28,16 @@ use std::time::Duration;
 use anyhow::Context;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::kubelet_api::KubeletApi;
 use super::network::{ClusterNetwork, Target};
+use crate::kubelet::NodeKubelet;
 use crate::layout::{Layout, Role};
+use crate::sim::Shared;
 
 /// A node as the real tier runs it.
 #[derive(Clone, Debug)]
@@ -343,40 +347,90 @@ fn running_status(node: &NodeSpec, manifest: &serde_json::Value) -> serde_json::
     }})
 }
 
-/// The kubelet's loop: register once, then renew the lease every `heartbeat`, rebuilding the
-/// client from the unit and kubeconfig after each failure (a restarted kubelet re-reads them).
+/// The kubelet's loop: register once, then renew the lease every `heartbeat` while
+/// kubelet.service runs; a failed step drops the client, so the next one reads the unit and
+/// kubeconfig again.
 pub async fn run(
-    node: NodeSpec,
-    net: NodeNet,
+    k: Arc<NodeKubelet>,
+    api: Arc<KubeletApi>,
     heartbeat: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut client: Option<kube::Client> = None;
+    let node = &api.node;
     let mut registered = false;
     loop {
-        let step = async {
-            let c = match &client {
-                Some(c) => c.clone(),
-                None => kubelet_client(&node, &net).await?,
+        if k.active() {
+            let step = async {
+                let c = api.client().await?;
+                if !registered {
+                    register(node, &c).await?;
+                    registered = true;
+                }
+                renew_lease(node, &c).await?;
+                sync_static_pods(node, &c).await?;
+                anyhow::Ok(())
             };
-            if !registered {
-                register(&node, &c).await?;
-                registered = true;
-            }
-            renew_lease(&node, &c).await?;
-            sync_static_pods(&node, &c).await?;
-            anyhow::Ok(c)
-        };
-        match step.await {
-            Ok(c) => client = Some(c),
-            Err(e) => {
+            if let Err(e) = step.await {
                 tracing::warn!(node = %node.name, "kubelet: {e:#}");
-                client = None;
+                api.reset();
             }
         }
         tokio::select! {
             _ = tokio::time::sleep(heartbeat) => {}
             _ = stop.changed() => return,
+        }
+    }
+}
+
+/// The pods bound to the node, watched as the kubelet's config source does
+/// (pkg/kubelet/config/apiserver.go: `spec.nodeName=NAME`), handed to the kubelet as they
+/// come and go. The watch starts again with a new client after a kubelet restart.
+pub async fn watch_pods(
+    shared: Arc<Shared>,
+    k: Arc<NodeKubelet>,
+    api: Arc<KubeletApi>,
+    mut stop: watch::Receiver<bool>,
+) {
+    use futures::StreamExt;
+    use kube::runtime::WatchStreamExt;
+    use kube::runtime::watcher::{self, Event};
+    let pod_resource = kube::api::ApiResource::erase::<Pod>(&());
+    loop {
+        let mut generations = api.generations();
+        let client = match api.client().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!(node = %k.name, "pod watch: {e:#}");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                    _ = stop.changed() => return,
+                }
+            }
+        };
+        let pods: Api<DynamicObject> = Api::all_with(client, &pod_resource);
+        let config = watcher::Config::default().fields(&format!("spec.nodeName={}", k.name));
+        let mut events = watcher::watcher(pods, config).default_backoff().boxed();
+        let mut listed = HashSet::new();
+        loop {
+            let ev = tokio::select! {
+                ev = events.next() => ev,
+                _ = generations.changed() => break,
+                _ = stop.changed() => return,
+            };
+            let Some(ev) = ev else { break };
+            let pod = |o: DynamicObject| serde_json::to_value(o).unwrap_or_default();
+            match ev {
+                Ok(Event::Init) => listed.clear(),
+                Ok(Event::InitApply(o)) => {
+                    let p = pod(o);
+                    listed.extend(p["metadata"]["uid"].as_str().map(str::to_string));
+                    crate::kubelet::consider_pod(&shared, &p);
+                }
+                Ok(Event::InitDone) => crate::kubelet::forget_pods_except(&shared, &k, &listed),
+                Ok(Event::Apply(o)) => crate::kubelet::consider_pod(&shared, &pod(o)),
+                Ok(Event::Delete(o)) => crate::kubelet::pod_gone(&shared, &pod(o)),
+                Err(e) => tracing::debug!(node = %k.name, "pod watch: {e}"),
+            }
         }
     }
 }
