@@ -1,5 +1,6 @@
 // Command realcp is the real Kubernetes control plane of yurtsim's real tier: one multi-call
-// binary holding etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from
+// binary holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the nodes'
+// kube-proxy, built from
 // upstream's own modules. Each component runs in its own process (the first argument picks it):
 // the command entry points cannot share a process, because
 // k8s.io/apiserver/pkg/server/signal.go SetupSignalContext panics when called twice.
@@ -14,10 +15,11 @@ import (
 	"k8s.io/component-base/version"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 
-const usage = "usage: realcp etcd|kube-apiserver|kube-controller-manager|kube-scheduler|version [FLAGS...]"
+const usage = "usage: realcp etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kube-proxy|version [FLAGS...]"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -39,6 +41,10 @@ func main() {
 		os.Exit(cli.Run(cmd))
 	case "kube-scheduler":
 		cmd := scheduler.NewSchedulerCommand()
+		cmd.SetArgs(args)
+		os.Exit(cli.Run(cmd))
+	case "kube-proxy":
+		cmd := proxy.NewProxyCommand()
 		cmd.SetArgs(args)
 		os.Exit(cli.Run(cmd))
 	case "version":

@@ -229,13 +229,19 @@ pub(crate) fn start(
                 }
             }
             let net_holder;
+            let sandbox;
             let network = if p["spec"]["hostNetwork"] == json!(true) {
                 net_holder = crate::host_processes::node_namespaces(shared, k).map_err(|e| {
                     format!("yurtsim: cannot create the node network namespace: {e}")
                 })?;
                 Network::Node(&net_holder)
             } else {
-                Network::Isolated
+                sandbox = k.pod_sandbox(p["metadata"]["uid"].as_str().unwrap_or_default())?;
+                match &sandbox {
+                    // the pod's containers share its sandbox's network
+                    Some(s) => Network::Node(&s.namespaces),
+                    None => Network::Isolated,
+                }
             };
             let pids_holder;
             let pid = if p["spec"]["hostPID"] == json!(true) {

@@ -124,6 +124,8 @@ pub struct NodeKubelet {
     /// Which YurtHub process holds the hub's ports on this node (one listener per address:
     /// a second hub's bind fails with EADDRINUSE).
     pub(crate) hub_ports: Mutex<Option<u64>>,
+    /// Pods' network sandboxes by pod uid, on a real tier's pod network (real/pod_network.rs).
+    sandboxes: Mutex<HashMap<String, Arc<crate::real::pod_network::PodSandbox>>>,
     /// systemd services other than the kubelet (services.rs).
     pub(crate) services: Mutex<crate::services::Services>,
     /// The container runtime behind the node's CRI socket.
@@ -165,6 +167,28 @@ impl NodeKubelet {
             NodeApi::Sim => shared.api.get_opt("", resource, ns, name),
             NodeApi::Real(api) => api.get(resource, ns, name).ok().map(Arc::new),
         }
+    }
+
+    /// The pod's network sandbox on a real tier's pod network, made on first use; None where
+    /// pods get an isolated network of their own (the sim's).
+    pub(crate) fn pod_sandbox(
+        &self,
+        uid: &str,
+    ) -> Result<Option<Arc<crate::real::pod_network::PodSandbox>>, String> {
+        let NodeApi::Real(api) = &self.api else {
+            return Ok(None);
+        };
+        let mut sandboxes = self.sandboxes.lock().unwrap();
+        if let Some(s) = sandboxes.get(uid) {
+            return Ok(Some(s.clone()));
+        }
+        let s = Arc::new(
+            api.pod_network
+                .sandbox()
+                .map_err(|e| format!("failed to set up the pod's network: {e:#}"))?,
+        );
+        sandboxes.insert(uid.to_string(), s.clone());
+        Ok(Some(s))
     }
 
     /// Maps a host path of this node into the sim's file system, never leaving the node root.
@@ -245,6 +269,7 @@ pub fn add_node(
         ip,
         state: Mutex::new(NodeState::default()),
         namespaces: Mutex::new(namespaces),
+        sandboxes: Mutex::new(HashMap::new()),
         tools: Mutex::new(None),
         processes: Mutex::new(None),
         hub_ports: Mutex::new(None),
@@ -1393,8 +1418,13 @@ pub(crate) fn pod_status(
         }
     }
     let host_network = pod["spec"]["hostNetwork"] == json!(true);
+    let sandbox_ip = pod["metadata"]["uid"]
+        .as_str()
+        .and_then(|uid| k.sandboxes.lock().unwrap().get(uid).map(|s| s.ip));
     let pod_ip = if host_network {
         k.ip.clone()
+    } else if let Some(ip) = sandbox_ip {
+        ip.to_string()
     } else {
         format!(
             "10.244.{}.{}",
@@ -1664,6 +1694,7 @@ pub(crate) fn pod_gone(shared: &Shared, p: &Value) {
             let _ = run.stop.send(true);
         }
         k.cri.remove_pod(uid);
+        k.sandboxes.lock().unwrap().remove(uid);
     }
 }
 

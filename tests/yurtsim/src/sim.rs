@@ -326,6 +326,11 @@ impl Sim {
         }
     }
 
+    /// The directory the cluster keeps its files in (`--state-dir`).
+    pub fn state_dir(&self) -> &Path {
+        &self.shared.cfg.state_dir
+    }
+
     pub fn kubeconfig_path(&self) -> PathBuf {
         self.shared.cfg.state_dir.join("kubeconfig")
     }

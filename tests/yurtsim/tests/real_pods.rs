@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use serde_json::json;
 use yurtsim::Layout;
@@ -18,7 +18,7 @@ const NEWEST: &str = yurtsim::real::NEWEST_KUBERNETES;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_tier_nodes_run_jobs_and_pods_with_their_own_identity() {
-    let c = common::start_real(2, Layout::Kubeadm, NEWEST).await;
+    let c = common::start_real(3, Layout::Kubeadm, NEWEST).await;
     let ns = "default";
     let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), ns);
     cms.create(
@@ -77,7 +77,11 @@ async fn real_tier_nodes_run_jobs_and_pods_with_their_own_identity() {
     assert_eq!(reader.len(), 1, "{reader:?}");
     let pod = &reader[0];
     let spec = pod.spec.as_ref().unwrap();
-    assert_eq!(spec.node_name.as_deref(), Some("worker-1"));
+    let node = spec.node_name.clone().unwrap();
+    assert!(
+        node.starts_with("worker-"),
+        "the control plane is tainted: {node}"
+    );
     let status = pod.status.as_ref().unwrap();
     assert_eq!(status.phase.as_deref(), Some("Succeeded"));
     let term = status.container_statuses.as_ref().unwrap()[0]
@@ -89,7 +93,7 @@ async fn real_tier_nodes_run_jobs_and_pods_with_their_own_identity() {
         .expect("terminated state");
     assert_eq!(term.exit_code, 0);
 
-    let out = c.sim.node_root("worker-1").join("tmp/reader");
+    let out = c.sim.node_root(&node).join("tmp/reader");
     assert_eq!(std::fs::read_to_string(out.join("word")).unwrap(), "hello");
     // the token is the real API server's, bound to the pod the kubelet asked it for
     let token = std::fs::read_to_string(out.join("token")).unwrap();
@@ -142,7 +146,19 @@ async fn real_tier_nodes_run_jobs_and_pods_with_their_own_identity() {
         st.host_ip.as_deref(),
         Some(Layout::Kubeadm.node_ip(1).as_str())
     );
-    assert!(st.pod_ip.is_some(), "{st:?}");
+    // an address of the range kube-controller-manager gave worker-1
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(c.client.clone());
+    let range = nodes
+        .get("worker-1")
+        .await
+        .unwrap()
+        .spec
+        .unwrap()
+        .pod_cidr
+        .unwrap();
+    let prefix = range.rsplit_once('.').unwrap().0;
+    let ip = st.pod_ip.clone().unwrap();
+    assert!(ip.starts_with(&format!("{prefix}.")), "{ip} in {range}");
     pods.delete("sleeper", &DeleteParams::default())
         .await
         .unwrap();
@@ -152,5 +168,91 @@ async fn real_tier_nodes_run_jobs_and_pods_with_their_own_identity() {
     })
     .await;
 
+    c.sim.shutdown().await;
+}
+
+/// Pods reach each other across nodes, Services through the real kube-proxy (nftables), and
+/// the API server through the `kubernetes` Service, as in-cluster clients do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tier_pods_reach_pods_on_other_nodes_and_services() {
+    let c = common::start_real(3, Layout::Kind, NEWEST).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    pods.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "web", "labels": {"app": "web"}},
+            "spec": {"nodeName": "kind-worker",
+                "containers": [{"name": "main", "image": "busybox",
+                    "command": ["python3", "-m", "http.server", "8080"]}]}
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let services: Api<Service> = Api::namespaced(c.client.clone(), "default");
+    let svc = services
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "web"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cluster_ip = svc.spec.unwrap().cluster_ip.unwrap();
+    let web_ip = common::eventually(Duration::from_secs(60), "web Running", || {
+        let pods = pods.clone();
+        async move {
+            let st = pods.get("web").await.ok()?.status?;
+            (st.phase.as_deref() == Some("Running")).then_some(st.pod_ip?)
+        }
+    })
+    .await;
+    // kube-proxy and the server inside the pod take a moment: each URL is tried for 10 s
+    let script = format!(
+        r#"import ssl, sys, time, urllib.request
+ctx = ssl._create_unverified_context()
+for what, url in [("pod", "http://{web_ip}:8080/"), ("service", "http://{cluster_ip}/"), ("kubernetes", "https://10.96.0.1/version")]:
+    for attempt in range(50):
+        try:
+            print(what, urllib.request.urlopen(url, context=ctx, timeout=2).status)
+            break
+        except Exception as e:
+            if attempt == 49:
+                sys.exit(f"{{what}} {{url}}: {{e}}")
+            time.sleep(0.2)
+"#
+    );
+    pods.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "client"},
+            "spec": {"nodeName": "kind-worker2", "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox",
+                    "command": ["python3", "-c", script]}]}
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let phase = common::eventually(Duration::from_secs(60), "client ended", || {
+        let pods = pods.clone();
+        async move {
+            let phase = pods.get("client").await.ok()?.status?.phase?;
+            matches!(phase.as_str(), "Succeeded" | "Failed").then_some(phase)
+        }
+    })
+    .await;
+    let uid = pods.get("client").await.unwrap().metadata.uid.unwrap();
+    let log = std::fs::read_to_string(
+        c.sim
+            .state_dir()
+            .join(format!("sim/pods/default_client_{uid}/main.log")),
+    )
+    .unwrap_or_default();
+    assert_eq!(phase, "Succeeded", "{log}");
+    assert_eq!(log, "pod 200\nservice 200\nkubernetes 200\n");
     c.sim.shutdown().await;
 }

@@ -28,7 +28,7 @@ pub const POD_CIDR: &str = "10.244.0.0/16";
 /// `PR_SET_PDEATHSIG`, which fires when the thread that forked it ends, so the thread lives
 /// exactly as long as the process is wanted.
 struct Proc {
-    name: &'static str,
+    name: String,
     pid: u32,
     exited: Arc<Mutex<Option<String>>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -37,7 +37,7 @@ struct Proc {
 impl Proc {
     /// Starts `cmd` from a thread that joined `netns` (the child's network is its forker's).
     fn spawn(
-        name: &'static str,
+        name: String,
         mut cmd: Command,
         log: &Path,
         netns: &NodeNamespaces,
@@ -128,6 +128,8 @@ pub struct ControlPlane {
     pub pki: ClusterPki,
     /// The API server as the host reaches it (admin.conf's server).
     host_server: String,
+    /// The API server as the nodes reach it (the control plane's address).
+    node_server: String,
     procs: Vec<Proc>,
     netns: std::sync::Arc<NodeNamespaces>,
 }
@@ -201,6 +203,7 @@ impl ControlPlane {
             dir,
             pki,
             host_server,
+            node_server,
             procs: Vec::new(),
             netns: o.netns.clone(),
         };
@@ -219,7 +222,48 @@ impl ControlPlane {
         let mut cmd = Command::new(binary);
         cmd.arg(name).args(args);
         let log = self.dir.join("logs").join(format!("{name}.log"));
-        self.procs.push(Proc::spawn(name, cmd, &log, &self.netns)?);
+        self.procs
+            .push(Proc::spawn(name.to_string(), cmd, &log, &self.netns)?);
+        Ok(())
+    }
+
+    /// Starts kube-proxy for `node` in the node's network, as kubeadm's kube-proxy DaemonSet
+    /// runs it there (`hostNetwork`), with kubeadm's configuration
+    /// (cmd/kubeadm/app/componentconfigs/kubeproxy.go: `clusterCIDR` from the pod subnet) and
+    /// kind's (pkg/cluster/internal/kubeadm/config.go: `conntrack.maxPerCore: 0`, a node in a
+    /// container leaves the host's conntrack table alone), in nftables mode. Its identity is
+    /// `system:kube-proxy`, which the bootstrap policy binds to `system:node-proxier`; the
+    /// server is the control plane's address (the node's resolver is the host's).
+    pub fn start_kube_proxy(
+        &mut self,
+        binary: &Path,
+        node: &str,
+        netns: &NodeNamespaces,
+    ) -> anyhow::Result<()> {
+        let client = self.pki.ca.client("system:kube-proxy", &[])?;
+        let kubeconfig = self.dir.join(format!("kube-proxy-{node}.conf"));
+        pki::write_private(
+            &kubeconfig,
+            &pki::kubeconfig(
+                "kubernetes",
+                &self.node_server,
+                &self.pki.ca.pair.cert,
+                "system:kube-proxy",
+                &client,
+            ),
+        )?;
+        let mut cmd = Command::new(binary);
+        cmd.arg("kube-proxy").args([
+            format!("--kubeconfig={}", kubeconfig.display()),
+            format!("--hostname-override={node}"),
+            "--proxy-mode=nftables".into(),
+            format!("--cluster-cidr={POD_CIDR}"),
+            "--conntrack-max-per-core=0".into(),
+            "--v=2".into(),
+        ]);
+        let name = format!("kube-proxy-{node}");
+        let log = self.dir.join("logs").join(format!("{name}.log"));
+        self.procs.push(Proc::spawn(name, cmd, &log, netns)?);
         Ok(())
     }
 
@@ -339,8 +383,11 @@ impl ControlPlane {
         })
     }
 
-    pub fn pids(&self) -> Vec<(&'static str, u32)> {
-        self.procs.iter().map(|p| (p.name, p.pid)).collect()
+    pub fn pids(&self) -> Vec<(&str, u32)> {
+        self.procs
+            .iter()
+            .map(|p| (p.name.as_str(), p.pid))
+            .collect()
     }
 
     /// Stops the components in the reverse order of their start.

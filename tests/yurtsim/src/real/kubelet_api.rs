@@ -25,6 +25,8 @@ use crate::error::{ApiError, ApiResult};
 /// the kubelet restarts (it re-reads its kubeconfig then) or a request cannot get through.
 pub struct KubeletApi {
     pub node: NodeSpec,
+    /// The node's end of the pod network (pod_network.rs).
+    pub pod_network: super::pod_network::PodNetwork,
     net: NodeNet,
     client: Mutex<Option<kube::Client>>,
     /// Bumped each time the client is dropped: watches started with an older client restart.
@@ -33,9 +35,15 @@ pub struct KubeletApi {
 }
 
 impl KubeletApi {
-    pub fn new(node: NodeSpec, net: NodeNet, runtime: tokio::runtime::Handle) -> Arc<KubeletApi> {
+    pub fn new(
+        node: NodeSpec,
+        net: NodeNet,
+        pod_network: super::pod_network::PodNetwork,
+        runtime: tokio::runtime::Handle,
+    ) -> Arc<KubeletApi> {
         Arc::new(KubeletApi {
             node,
+            pod_network,
             net,
             client: Mutex::new(None),
             generation: watch::channel(0).0,

@@ -12,6 +12,7 @@ pub mod kubelet_api;
 pub mod network;
 pub mod nodes;
 pub mod pki;
+pub mod pod_network;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -137,6 +138,20 @@ impl RealCluster {
     /// creates what `kubeadm init` does; [`RealCluster::start_nodes`] then starts the nodes.
     pub async fn start(cfg: &SimConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
         let binary = control_plane_binary(&cfg.kubernetes_version)?;
+        for (tool, package, why) in [
+            ("ip", "iproute2", "wires the nodes' and pods' networks"),
+            (
+                "nft",
+                "nftables",
+                "is what kube-proxy writes each node's Service rules with",
+            ),
+        ] {
+            if !on_path(tool) {
+                bail!(
+                    "the real tier needs `{tool}` on PATH: it {why}; install it (Debian: apt-get install {package})"
+                );
+            }
+        }
         let layout = cfg.layout;
         let advertise = layout.node_ip(0);
         let endpoint = layout.api_server(&advertise);
@@ -226,6 +241,8 @@ impl RealCluster {
         let layout = cfg.layout;
         let cluster_name = crate::sim::cluster_name(layout);
         let stop_rx = self.stop.subscribe();
+        let host_bin = cfg.state_dir.join("sim/host-bin");
+        let mut apis = Vec::new();
         for (i, (name, role)) in self.nodes.iter().enumerate() {
             let node = nodes::NodeSpec {
                 name: name.clone(),
@@ -251,7 +268,14 @@ impl RealCluster {
                 target,
                 local_port,
             };
-            let api = kubelet_api::KubeletApi::new(node, net, tokio::runtime::Handle::current());
+            let pod_network =
+                pod_network::PodNetwork::new(namespaces.clone(), host_bin.join("systemd"));
+            let api = kubelet_api::KubeletApi::new(
+                node,
+                net,
+                pod_network,
+                tokio::runtime::Handle::current(),
+            );
             let k = crate::kubelet::add_node(
                 shared,
                 name,
@@ -269,9 +293,10 @@ impl RealCluster {
             self.tasks.push(tokio::spawn(nodes::watch_pods(
                 shared.clone(),
                 k,
-                api,
+                api.clone(),
                 stop_rx.clone(),
             )));
+            apis.push(api);
         }
         self.tasks
             .push(tokio::spawn(crate::kubelet::tick_loop(shared.clone())));
@@ -280,9 +305,84 @@ impl RealCluster {
             self.control_plane.check()
         })
         .await?;
+        self.start_pod_network(&admin, apis, Duration::from_secs(60))
+            .await?;
+        let binary = control_plane_binary(&cfg.kubernetes_version)?;
+        for (name, _) in &self.nodes {
+            let netns = self.network.node(name).context("node network")?.clone();
+            tokio::task::block_in_place(|| {
+                self.control_plane.start_kube_proxy(&binary, name, &netns)
+            })?;
+        }
         bootstrap::wait_default_service_account(&admin, Duration::from_secs(60)).await?;
         bootstrap::wait_control_plane_pods(&admin, cfg.control_planes, Duration::from_secs(60))
             .await?;
+        Ok(())
+    }
+
+    /// Waits for kube-controller-manager to give every node its pod range, then keeps the
+    /// nodes' routes to each other's ranges as kindnetd does (pod_network.rs).
+    async fn start_pod_network(
+        &mut self,
+        admin: &kube::Client,
+        apis: Vec<Arc<kubelet_api::KubeletApi>>,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let start = Instant::now();
+        loop {
+            let ranges = node_ranges(admin).await?;
+            if apis
+                .iter()
+                .all(|a| ranges.iter().any(|(n, _, _)| *n == a.node.name))
+            {
+                break;
+            }
+            self.control_plane.check()?;
+            if start.elapsed() > timeout {
+                bail!(
+                    "kube-controller-manager gave no podCIDR to every node within {timeout:?} (it has: {ranges:?})"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let admin = admin.clone();
+        let mut stop = self.stop.subscribe();
+        let network = self.network.clone();
+        let sync = move |ranges: &[(String, std::net::Ipv4Addr, String)]| -> anyhow::Result<()> {
+            for api in &apis {
+                let me = &api.node.name;
+                if let Some((_, _, cidr)) = ranges.iter().find(|(n, _, _)| n == me) {
+                    api.pod_network.set_cidr(cidr)?;
+                }
+                let others: Vec<_> = ranges
+                    .iter()
+                    .filter(|(n, _, _)| n != me)
+                    .map(|(_, ip, cidr)| (*ip, cidr.clone()))
+                    .collect();
+                let ns = network.node(me).context("node network")?;
+                pod_network::sync_routes(ns, &others)
+                    .with_context(|| format!("node {me}'s routes to the other nodes' pods"))?;
+            }
+            Ok(())
+        };
+        let ranges = node_ranges(&admin).await?;
+        tokio::task::block_in_place(|| sync(&ranges))?;
+        self.tasks.push(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+                    _ = stop.changed() => return,
+                }
+                match node_ranges(&admin).await {
+                    Ok(r) => {
+                        if let Err(e) = tokio::task::block_in_place(|| sync(&r)) {
+                            tracing::warn!("pod network: {e:#}");
+                        }
+                    }
+                    Err(e) => tracing::debug!("pod network: {e:#}"),
+                }
+            }
+        }));
         Ok(())
     }
 
@@ -378,5 +478,41 @@ fn seed_node(
             "installing the cluster's certificates on node {}",
             node.name
         )
+    })
+}
+
+/// Each node with a pod range: (name, InternalIP, podCIDR).
+async fn node_ranges(
+    admin: &kube::Client,
+) -> anyhow::Result<Vec<(String, std::net::Ipv4Addr, String)>> {
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(admin.clone());
+    let list = nodes.list(&Default::default()).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|n| {
+            let name = n.metadata.name?;
+            let cidr = n.spec?.pod_cidr?;
+            let ip = n
+                .status?
+                .addresses?
+                .into_iter()
+                .find(|a| a.type_ == "InternalIP")?
+                .address
+                .parse()
+                .ok()?;
+            Some((name, ip, cidr))
+        })
+        .collect())
+}
+
+/// Whether `tool` is an executable file in a directory of `PATH`.
+fn on_path(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            std::fs::metadata(d.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
     })
 }

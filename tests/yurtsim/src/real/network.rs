@@ -33,7 +33,7 @@ fn prefix_len(layout: Layout) -> u8 {
 }
 
 /// Runs `ip -batch -` with `commands` inside `ns`.
-fn ip_batch(ns: &NodeNamespaces, commands: String) -> anyhow::Result<()> {
+pub(super) fn ip_batch(ns: &NodeNamespaces, commands: String) -> anyhow::Result<()> {
     let out = ns.run_in(move || {
         use std::io::Write;
         let mut child = std::process::Command::new("ip")
