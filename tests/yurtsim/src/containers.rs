@@ -69,7 +69,7 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
             .and_then(|f| f.model.as_ref())
             .and_then(|(c, v)| crate::models::for_binary(c, v))
         {
-            return Program::Model(model, rest);
+            return model_program(shared, model, rest, Some(fs));
         }
         // `sh -c "<modelled binary> ARGS"` (yurt-manager's upgrade worker): the shell execs
         // the image's binary, so its model runs with the line's words
@@ -80,7 +80,7 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
                 .and_then(|f| f.model.as_ref())
                 .and_then(|(c, v)| crate::models::for_binary(c, v))
         {
-            return Program::Model(model, args);
+            return model_program(shared, model, args, Some(fs));
         }
         if entrypoint {
             return Program::Simulated;
@@ -90,7 +90,7 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
         if !entrypoint {
             argv.remove(0);
         }
-        return Program::Model(model, argv);
+        return model_program(shared, model, argv, None);
     }
     if entrypoint {
         // The image's own entrypoint: the sim has no images, so it stands in for the container.
@@ -124,6 +124,28 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
         (false, "Always") => Program::Simulated,
         (false, _) => Program::StartError(format!(
             "exec: \"{prog}\": executable file not found in $PATH"
+        )),
+    }
+}
+
+/// A binary the sim models: its model in the sim tier; in the real tier the real binary that
+/// `tests/real/build.sh` built from upstream's module, whose API is the real one, or a start
+/// error naming why there is none (the sim's models serve only the sim's own API server).
+fn model_program(
+    shared: &Shared,
+    model: crate::models::Model,
+    args: Vec<String>,
+    fs: Option<&images::Image>,
+) -> Program {
+    if shared.cfg.apiserver != crate::real::ApiServerKind::Real {
+        return Program::Model(model, args);
+    }
+    let (component, version) = (&model.facts.component, &model.facts.version);
+    match crate::real::openyurt_binary(component, version) {
+        Some(bin) => Program::Process(bin.display().to_string(), args, fs.cloned()),
+        None => Program::StartError(format!(
+            "yurtsim's real tier has no real {component} {version}: {}",
+            crate::real::openyurt_missing_reason(version)
         )),
     }
 }

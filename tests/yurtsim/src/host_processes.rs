@@ -98,6 +98,13 @@ fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// The init stand-in that holds a namespace's processes.
+pub(crate) fn init_path(shared: &Shared) -> PathBuf {
+    stand_ins(shared)
+        .unwrap_or_else(|_| state_dir_of(shared, &["host-bin"]))
+        .join("systemd")
+}
+
 /// Writes the stand-ins into `dir` unless there. Nodes start their first `hostPID` pods
 /// concurrently: one writer at a time.
 pub(crate) fn write_stand_ins(dir: &Path) -> std::io::Result<()> {

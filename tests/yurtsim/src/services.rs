@@ -570,6 +570,55 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
         );
         return exited(k, u, s, 1, "FAILURE", true);
     };
+    if shared.cfg.apiserver == crate::real::ApiServerKind::Real {
+        let (c, v) = (&model.facts.component, &model.facts.version);
+        let started = match crate::real::openyurt_binary(c, v) {
+            Some(bin) => {
+                if model.component == crate::models::Component::YurtHub {
+                    let name = flag_value(&argv[1..], "--dummy-if-name").unwrap_or("hub-dummy0");
+                    let enabled = flag_value(&argv[1..], "--enable-dummy-if") != Some("false");
+                    if enabled
+                        && let Err(e) = crate::host_processes::node_namespaces(shared, k)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|ns| {
+                                crate::real::network::dummy_link_stand_in(
+                                    &ns,
+                                    &crate::host_processes::init_path(shared),
+                                    name,
+                                )
+                            })
+                    {
+                        journal(
+                            k,
+                            u,
+                            &format!("yurtsim: the stand-in for link {name}: {e:#}"),
+                        );
+                    }
+                }
+                real_process(shared, k, u, &bin, &argv[1..])
+            }
+            None => Err(format!(
+                "yurtsim's real tier has no real {c} {v}: {}",
+                crate::real::openyurt_missing_reason(v)
+            )),
+        };
+        match started {
+            Ok(run) => {
+                s.state = State::Active;
+                s.component = Some(model.component);
+                s.main = Some(run);
+            }
+            Err(e) => {
+                journal(
+                    k,
+                    u,
+                    &format!("{u}: Failed at step EXEC spawning {prog}: {e}"),
+                );
+                exited(k, u, s, 203, "EXEC", true);
+            }
+        }
+        return;
+    }
     s.state = State::Active;
     s.component = Some(model.component);
     s.main = Some(crate::models::start(
@@ -587,6 +636,77 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
             mounts: vec![],
         },
     ));
+}
+
+/// The value of `--flag=V` or `--flag V` in `args`.
+fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix(flag)? {
+            "" => args.get(i + 1).map(String::as_str),
+            v => v.strip_prefix('='),
+        })
+}
+
+/// The node's state directories a service process sees at their paths: the sim's nodes have
+/// no root of their own to run in, so these are bound over the machine's (the rest of the
+/// file system is the machine's, as for containers).
+const NODE_STATE_DIRS: &[&str] = &["/var/lib", "/etc/kubernetes"];
+
+/// Starts a real binary as the service's main process: in the node's network and PID
+/// namespaces, with the node's name as hostname and its state directories at their paths.
+fn real_process(
+    shared: &Shared,
+    k: &NodeKubelet,
+    u: &str,
+    bin: &Path,
+    args: &[String],
+) -> Result<crate::models::Run, String> {
+    let net = crate::host_processes::node_namespaces(shared, k).map_err(|e| e.to_string())?;
+    let pids = crate::host_processes::node_pids(shared, k).map_err(|e| e.to_string())?;
+    let mounts = NODE_STATE_DIRS
+        .iter()
+        .map(|d| {
+            let source = k.host_path(d);
+            std::fs::create_dir_all(&source).map(|_| crate::runtime::Mount {
+                source,
+                target: PathBuf::from(d),
+                read_only: false,
+            })
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| e.to_string())?;
+    let spec = crate::runtime::ContainerSpec {
+        program: bin.display().to_string(),
+        args: args.to_vec(),
+        env: vec![(
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        )],
+        working_dir: None,
+        hostname: k.name.clone(),
+        network: crate::runtime::Network::Node(&net),
+        pid: crate::runtime::Pid::Node(&pids),
+        mounts,
+        log_path: log_path(k, u),
+    };
+    let mut running =
+        tokio::task::block_in_place(|| crate::runtime::spawn(spec)).map_err(|e| e.to_string())?;
+    let (exited_tx, exited) = tokio::sync::watch::channel(None);
+    let exit = tokio::spawn(async move {
+        // aborting this task drops `running`, which kills the process
+        let code = running.wait().await.map(|e| e.exit_code).unwrap_or(128);
+        let _ = exited_tx.send(Some(code));
+        code
+    });
+    let (_, ready) = tokio::sync::watch::channel(true);
+    let (_, serving) = tokio::sync::watch::channel(true);
+    Ok(crate::models::Run {
+        exit,
+        exited,
+        ready,
+        serving,
+    })
 }
 
 /// The main process ended with `code`: systemd's messages, then failed / inactive, or a

@@ -121,6 +121,31 @@ pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The OpenYurt releases `tests/real/build.sh` builds real binaries of.
+pub const OPENYURT_BUILT: &[&str] = &["v1.7.0"];
+
+/// The real binary of OpenYurt `component` at `version`, when it is built.
+pub fn openyurt_binary(component: &str, version: &str) -> Option<PathBuf> {
+    let bin = real_dir()
+        .join(format!("openyurt-{version}"))
+        .join(component);
+    bin.is_file().then_some(bin)
+}
+
+/// Why there is no real binary of an OpenYurt `version`.
+pub fn openyurt_missing_reason(version: &str) -> String {
+    if OPENYURT_BUILT.contains(&version) {
+        format!(
+            "build it with `{} openyurt-{version}`",
+            build_script().display()
+        )
+    } else {
+        format!(
+            "the Go module proxy does not serve github.com/openyurtio/openyurt {version} (docs/yurtsim.md#the-real-tier); only the sim tier runs its model"
+        )
+    }
+}
+
 /// A running real-tier cluster.
 pub struct RealCluster {
     pub control_plane: control_plane::ControlPlane,

@@ -32,6 +32,18 @@ fn prefix_len(layout: Layout) -> u8 {
     }
 }
 
+/// The network's gateway, which each node's default route goes through, as docker's network
+/// gives kind's and minikube's nodes one (the network's first address; the layouts number
+/// their nodes from .2). kubeadm's nodes are numbered from 10.0.0.1, so its gateway is the
+/// range's last address.
+fn gateway(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Kind => "172.18.0.1",
+        Layout::Minikube => "192.168.49.1",
+        Layout::Kubeadm | Layout::KubeadmUsr => "10.255.255.254",
+    }
+}
+
 /// Runs `ip -batch -` with `commands` inside `ns`.
 pub(super) fn ip_batch(ns: &NodeNamespaces, commands: String) -> anyhow::Result<()> {
     let out = ns.run_in(move || {
@@ -76,7 +88,11 @@ impl ClusterNetwork {
             nodes: Vec::new(),
             layout,
         };
-        let mut on_switch = String::from("link add br0 type bridge\nlink set br0 up\n");
+        let gw = gateway(layout);
+        let mut on_switch = format!(
+            "link add br0 type bridge\nlink set br0 up\naddr add {gw}/{} dev br0\n",
+            prefix_len(layout)
+        );
         for (i, (name, ip)) in nodes.iter().enumerate() {
             let ns = Arc::new(
                 NodeNamespaces::create(init)
@@ -94,7 +110,7 @@ impl ClusterNetwork {
             ip_batch(
                 ns,
                 format!(
-                    "addr add {ip}/{} dev eth0\nlink set eth0 up\n",
+                    "addr add {ip}/{} dev eth0\nlink set eth0 up\nroute add default via {gw}\n",
                     prefix_len(layout)
                 ),
             )
@@ -189,4 +205,40 @@ pub async fn forward(
         }
     });
     Ok(port)
+}
+
+/// Whether this machine's kernel makes `dummy` links (CONFIG_DUMMY); asked once, in a
+/// namespace of its own.
+fn kernel_has_dummy(init: &Path) -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        NodeNamespaces::create(init)
+            .ok()
+            .is_some_and(|ns| ip_batch(&ns, "link add probe0 type dummy\n".into()).is_ok())
+    })
+}
+
+/// Makes `name` exist in `ns` for a YurtHub about to start, when the kernel has no `dummy`
+/// link type to create it with (this machine's has none; a node's has). YurtHub v1.7.0 takes a
+/// link of that name as it finds it and only sets its address
+/// (openyurtio/openyurt@v1.7.0 pkg/yurthub/network/dummyif_linux.go `EnsureDummyInterface`),
+/// so a portless bridge stands in: local addresses work on it as on a dummy link. YurtHub
+/// deletes the link when it exits (network.go), as it would a dummy one.
+pub fn dummy_link_stand_in(ns: &NodeNamespaces, init: &Path, name: &str) -> anyhow::Result<()> {
+    if kernel_has_dummy(init) {
+        return Ok(());
+    }
+    let exists = ns
+        .run_in({
+            let path = format!("/sys/class/net/{name}");
+            move || Path::new(&path).exists()
+        })
+        .unwrap_or(false);
+    if exists {
+        return Ok(());
+    }
+    ip_batch(
+        ns,
+        format!("link add {name} type bridge\nlink set {name} up\n"),
+    )
 }

@@ -113,14 +113,28 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
         .await
         .with_context(|| format!("the kubelet's kubeconfig {path}"))?;
     let host = config.cluster_url.host().unwrap_or_default().to_string();
-    let port = config.cluster_url.port_u16().unwrap_or(443);
+    let port = config.cluster_url.port_u16().unwrap_or(
+        if config.cluster_url.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        },
+    );
     let ip = net
         .network
         .resolve(&host)
         .with_context(|| format!("dial tcp: lookup {host}: no such host"))?;
     net.target.set(SocketAddr::new(ip, port));
-    config.tls_server_name = Some(host);
-    config.cluster_url = format!("https://127.0.0.1:{}", net.local_port).parse()?;
+    // the scheme stays the kubeconfig's: YurtHub's proxy for the kubelet is plain HTTP
+    let scheme = config
+        .cluster_url
+        .scheme_str()
+        .unwrap_or("https")
+        .to_string();
+    if scheme == "https" {
+        config.tls_server_name = Some(host);
+    }
+    config.cluster_url = format!("{scheme}://127.0.0.1:{}", net.local_port).parse()?;
     config.connect_timeout = Some(Duration::from_secs(5));
     config.read_timeout = Some(Duration::from_secs(30));
     Ok(kube::Client::try_from(config)?)
