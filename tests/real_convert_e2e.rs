@@ -1,0 +1,228 @@
+//! `yurtctl convert`, `status` and `revert` on the real tier: the real control plane, with
+//! OpenYurt v1.7.0's own yurt-manager (as its Deployment's pod) and YurtHub (as the systemd
+//! service the servant installs) built from upstream's module (tests/real, built on first use).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use yurtsim::{Layout, Sim, SimConfig};
+
+fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs (Debian's kubernetes-client; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    serde_json::from_str(&kubectl(kubeconfig, &a)).unwrap()
+}
+
+/// The server the node's kubelet uses now, from the kubeconfig its unit gives it.
+fn kubelet_server(root: &Path) -> String {
+    let unit = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
+    let view = yurtsim::kubelet_config::kubelet_view(root, &unit).unwrap();
+    view.server.unwrap()
+}
+
+fn ready_nodes(kubeconfig: &Path) -> Vec<String> {
+    json(kubeconfig, &["get", "nodes"])["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| {
+            n["status"]["conditions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+        .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub() {
+    let v = yurtsim::real::NEWEST_KUBERNETES;
+    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[v, "openyurt-v1.7.0"]))
+        .await
+        .unwrap()
+        .expect("the real tier builds (tests/real/build.sh)");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = SimConfig::new(dir.path().join("state"));
+    cfg.nodes = 3;
+    cfg.layout = Layout::Kubeadm;
+    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+    cfg.kubernetes_version = v.into();
+    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
+    let sim = Sim::start(cfg)
+        .await
+        .expect("the real control plane starts");
+    let kc = sim.kubeconfig_path();
+    let nodes = ["control-plane-1", "worker-1", "worker-2"];
+
+    let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["convert", "-y"]));
+    assert!(ok, "yurtctl convert -y:\n{out}");
+    assert!(out.contains("converted 3 node(s)"), "{out}");
+
+    // yurt-manager v1.7.0 runs, and the API server calls its webhooks: a NodePool created
+    // with an empty spec gets their defaults
+    let deploy = json(
+        &kc,
+        &["-n", "kube-system", "get", "deployment", "yurt-manager"],
+    );
+    assert_eq!(deploy["status"]["availableReplicas"], 1, "{deploy}");
+    let pool = tokio::task::block_in_place(|| {
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["create", "-o", "json", "-f", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {}}"#)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl create NodePool: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    });
+    assert_eq!(pool["spec"]["type"], "Edge", "{pool}");
+    assert_eq!(pool["spec"]["leaderElectionStrategy"], "random", "{pool}");
+    assert_eq!(
+        pool["metadata"]["labels"]["nodepool.openyurt.io/type"], "edge",
+        "{pool}"
+    );
+    kubectl(&kc, &["delete", "nodepool", "hangzhou"]);
+
+    // each YurtHub's client certificate: signed by kube-controller-manager, approved by
+    // yurt-manager
+    let csrs = json(&kc, &["get", "csr"]);
+    let hub_csrs: Vec<&serde_json::Value> = csrs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["spec"]["signerName"] == "kubernetes.io/kube-apiserver-client")
+        .collect();
+    assert_eq!(hub_csrs.len(), 3, "{csrs}");
+    for c in &hub_csrs {
+        let approved = c["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["type"] == "Approved")
+            .unwrap_or_else(|| panic!("not approved: {c}"));
+        assert!(
+            approved["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_lowercase()
+                .contains("yurt"),
+            "approved by yurt-manager: {approved}"
+        );
+        assert!(c["status"]["certificate"].is_string(), "issued: {c}");
+    }
+
+    // every kubelet reaches the API server through YurtHub, and its node stays Ready for two
+    // lease periods (40 s each)
+    for n in nodes {
+        assert_eq!(
+            kubelet_server(&sim.node_root(n)),
+            "http://127.0.0.1:10261",
+            "node {n}"
+        );
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(80) {
+        assert_eq!(ready_nodes(&kc), nodes, "after {:?}", start.elapsed());
+        for n in nodes {
+            let lease = json(&kc, &["-n", "kube-node-lease", "get", "lease", n]);
+            let renewed = lease["spec"]["renewTime"].as_str().unwrap().to_string();
+            let age = chrono_age(&renewed);
+            assert!(
+                age < Duration::from_secs(40),
+                "{n}'s lease renewed {age:?} ago"
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+
+    let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["status"]));
+    assert!(ok, "yurtctl status:\n{out}");
+    for n in nodes {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(n))
+            .unwrap_or_else(|| panic!("{n} in:\n{out}"));
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(&cols[3..6], ["yes", "service", "yes"], "{line}");
+    }
+
+    let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["revert", "-y"]));
+    assert!(ok, "yurtctl revert -y:\n{out}");
+    assert!(out.contains("reverted 3 node(s)"), "{out}");
+    for n in nodes {
+        assert_eq!(
+            kubelet_server(&sim.node_root(n)),
+            "https://10.0.0.1:6443",
+            "node {n}"
+        );
+    }
+    assert_eq!(ready_nodes(&kc), nodes);
+    let crds = kubectl(&kc, &["get", "crd", "-o", "name"]);
+    assert!(!crds.contains("openyurt.io"), "{crds}");
+    let deploys = kubectl(&kc, &["get", "deployments", "-A", "-o", "name"]);
+    assert!(!deploys.contains("yurt-manager"), "{deploys}");
+    sim.shutdown().await;
+}
+
+/// How long ago an RFC 3339 time with microseconds (a Lease's renewTime) was.
+fn chrono_age(t: &str) -> Duration {
+    let out = Command::new("date")
+        .args(["-u", "-d", t, "+%s.%N"])
+        .output()
+        .unwrap();
+    let then: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    Duration::from_secs_f64((now - then).max(0.0))
+}
