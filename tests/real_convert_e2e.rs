@@ -91,6 +91,9 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["convert", "-y"]));
     assert!(ok, "yurtctl convert -y:\n{out}");
     assert!(out.contains("converted 3 node(s)"), "{out}");
+    // the real Job controller counts a pod in status.succeeded after it marks the Job
+    // succeeded: convert still leaves none of its Jobs or their pods behind
+    assert_eq!(yurtctl_leftovers(&kc), Vec::<String>::new());
 
     // yurt-manager v1.7.0 runs, and the API server calls its webhooks: a NodePool created
     // with an empty spec gets their defaults
@@ -210,7 +213,33 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     assert!(!crds.contains("openyurt.io"), "{crds}");
     let deploys = kubectl(&kc, &["get", "deployments", "-A", "-o", "name"]);
     assert!(!deploys.contains("yurt-manager"), "{deploys}");
+    assert_eq!(yurtctl_leftovers(&kc), Vec::<String>::new());
+    // yurt-manager's pod ends with its Deployment (the real garbage collector)
+    let start = Instant::now();
+    loop {
+        let pods = kubectl(&kc, &["-n", "kube-system", "get", "pods", "-o", "name"]);
+        if !pods.contains("yurt-manager") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{pods}");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
     sim.shutdown().await;
+}
+
+/// yurtctl's Jobs and their pods still in the cluster.
+fn yurtctl_leftovers(kubeconfig: &Path) -> Vec<String> {
+    let mut left = Vec::new();
+    for kind in ["jobs", "pods"] {
+        let list = json(kubeconfig, &["get", kind, "-A"]);
+        for o in list["items"].as_array().unwrap() {
+            let name = o["metadata"]["name"].as_str().unwrap();
+            if name.starts_with("yurtctl-") {
+                left.push(format!("{kind}/{name}"));
+            }
+        }
+    }
+    left
 }
 
 /// How long ago an RFC 3339 time with microseconds (a Lease's renewTime) was.

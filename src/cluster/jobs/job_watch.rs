@@ -98,6 +98,26 @@ impl Registry {
             .is_some_and(|u| u == uid)
     }
 
+    /// How many Jobs the watch last saw succeeded that no sweep has deleted yet.
+    pub(super) fn succeeded_present(&self) -> usize {
+        let swept = self
+            .succeeded_then_deleted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        self.map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(name, tx)| {
+                tx.borrow().as_ref().is_some_and(|j| {
+                    matches!(finished(j), Some(Finished::Succeeded))
+                        && swept.get(*name).is_none_or(|uid| uid != uid_of(j))
+                })
+            })
+            .count()
+    }
+
     pub(super) fn names(&self) -> Vec<String> {
         self.map
             .lock()

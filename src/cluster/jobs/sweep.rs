@@ -4,6 +4,8 @@ use super::*;
 
 /// How long succeeded Jobs wait to be deleted together.
 pub(super) const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// How many sweeps a runner's end makes at most (a quarter of SWEEP_EVERY apart).
+pub(super) const FINISH_SWEEPS: usize = 12;
 
 /// Succeeded Jobs are deleted in batches, one `deletecollection` (the runner's actions, field
 /// selector `status.successful=1`, background propagation so their pods go too) a second
