@@ -9,3 +9,4 @@ pub mod node_jobs;
 pub mod phases;
 pub mod rollout;
 pub mod servant_job;
+pub mod stop;

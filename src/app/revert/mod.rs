@@ -43,9 +43,7 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
     let force = cmd.run.force_unlock;
     let planner = |s: &crate::cluster::snapshot::ClusterSnapshot| profile_and_plan(s, &opts);
-    let decide = async |lost, running: &std::cell::Cell<bool>| {
-        decide_and_run(g, &cluster, &opts, lost, rep, running).await
-    };
+    let decide = async |lost| decide_and_run(g, &cluster, &opts, lost, rep).await;
     run_under_lock(&cluster, wanted, force, rep, "revert", planner, decide).await
 }
 
@@ -56,7 +54,6 @@ async fn decide_and_run(
     opts: &RevertOptions,
     lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
     rep: &dyn Reporter,
-    running: &std::cell::Cell<bool>,
 ) -> Exit {
     let (profile, plan, planned_journal) = {
         let snap = match snapshot_to_decide(g, cluster).await {
@@ -137,7 +134,6 @@ async fn decide_and_run(
     if let Err(exit) = confirm(g, "Revert this cluster?") {
         return exit;
     }
-    running.set(true);
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = std::mem::replace(&mut run.result, RevertResult::new(&plan.profile));
     let mut exit = match stopped(&ended, "revert") {
