@@ -28,7 +28,7 @@ fn ignore_job_event(_: JobEvent) {}
 enum Wake {
     Msg(Msg),
     /// A deadline, the machine's wake-up or a due save (the loop checks all of them), or the
-    /// watches' channel closed.
+    /// watches' channel closing.
     Timer,
     /// A stop (Ctrl-C, SIGTERM) or a lost lock.
     Stop(End),
@@ -140,6 +140,8 @@ impl<'d> Driver<'d> {
         // the runner handles stops around this phase; the drive ends on one in its own state
         let stop = crate::exec::stop::asked();
         tokio::pin!(stop);
+        // the watches' channel, until both watch tasks end (then it would wake every pass)
+        let mut watching = true;
         loop {
             if self.end.is_none() {
                 self.act()?;
@@ -150,7 +152,13 @@ impl<'d> Driver<'d> {
             self.save_in_background();
             let timer = self.next_timer();
             let wake = tokio::select! {
-                m = self.rx.recv() => m.map_or(Wake::Timer, Wake::Msg),
+                m = self.rx.recv(), if watching => match m {
+                    Some(m) => Wake::Msg(m),
+                    None => {
+                        watching = false;
+                        Wake::Timer
+                    }
+                },
                 Some(m) = self.tasks.next(), if !self.tasks.is_empty() => Wake::Msg(m),
                 _ = sleep_until(timer) => Wake::Timer,
                 () = &mut stop => {
