@@ -446,7 +446,7 @@ pub(super) fn steps(
                                  (timeout {}s, {} at a time)",
                                 profile.yurthub.config_map(role.working_mode()),
                                 opts.job_timeout.as_secs(),
-                                opts.concurrency.max(1)
+                                opts.concurrency
                             ),
                         ),
                         Step::new(

@@ -53,7 +53,7 @@ pub(super) fn three() -> ClusterSnapshot {
 pub(super) fn opts() -> ConvertOptions {
     ConvertOptions {
         profile: Profile::DEFAULT.into(),
-        concurrency: 10,
+        concurrency: Concurrency::new(10).unwrap(),
         job_timeout: Duration::from_secs(300),
         token_ttl: Duration::from_secs(6 * 3600),
         ..Default::default()
@@ -561,7 +561,7 @@ fn the_journal_records_the_servant_image_the_run_used_and_reads_its_options_back
     )
     .unwrap();
     let back = ConvertOptions::from_journal(&older).expect("readable");
-    assert_eq!((back.servant_image, back.concurrency), (None, 5));
+    assert_eq!((back.servant_image, back.concurrency.get()), (None, 5));
     // a record this yurtctl cannot read is not guessed at
     let bad: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(r#"{"jobTimeout": "ten minutes"}"#).unwrap();

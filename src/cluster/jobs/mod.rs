@@ -27,7 +27,9 @@ use tokio::time::Instant;
 
 use super::apply::delete_with;
 use super::error::{ClusterError, error_chain, kube_code};
-use super::{ANNOTATION_NODE, Cluster, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY};
+use super::{
+    ANNOTATION_NODE, Cluster, Concurrency, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY,
+};
 pub use crate::naming::{MAX_NAME, job_name, label_value};
 
 mod job_watch;
@@ -224,8 +226,8 @@ pub fn share_templates(specs: impl IntoIterator<Item = NodeJob>) -> Vec<NodeJob>
 /// Options of one [`run_jobs`] call.
 #[derive(Clone, Debug)]
 pub struct RunJobsOptions {
-    /// Jobs in flight at once (the sliding window); at least 1.
-    pub concurrency: usize,
+    /// Jobs in flight at once (the sliding window).
+    pub concurrency: Concurrency,
     /// Time allowed per Job from its creation (or adoption) to its end.
     pub per_job_timeout: Duration,
     /// Lines of pod log kept for a failed or timed-out Job.
@@ -237,7 +239,7 @@ pub struct RunJobsOptions {
 impl Default for RunJobsOptions {
     fn default() -> Self {
         RunJobsOptions {
-            concurrency: 10,
+            concurrency: Concurrency::new(10).expect("not 0"),
             per_job_timeout: Duration::from_secs(300),
             log_tail_lines: 20,
             init_timeout: Duration::from_secs(30),
