@@ -178,7 +178,9 @@ pub fn servant_exit(e: &NodeServantError) -> Exit {
             source: HostCommandError::Timeout { .. },
             ..
         } => Exit::Timeout,
-        E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
+        E::Apply { .. } | E::Host { .. } | E::Verify(_) | E::AfterChanges { .. } => {
+            Exit::Unexpected
+        }
     }
 }
 
