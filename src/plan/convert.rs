@@ -433,7 +433,9 @@ pub(super) fn steps(
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = Role::of_phase(id);
+            let Some(role) = Role::of_phase(id) else {
+                return Vec::new();
+            };
             converting()
                 .filter(|n| n.role == role)
                 .flat_map(|n| {

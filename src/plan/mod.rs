@@ -96,12 +96,13 @@ impl Role {
         if edge { Role::Edge } else { Role::Cloud }
     }
 
-    /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about.
-    pub fn of_phase(id: &str) -> Role {
-        if id == NODES_EDGE {
-            Role::Edge
-        } else {
-            Role::Cloud
+    /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about; None for any other
+    /// phase (`kcm` runs Jobs too, on nodes of either role).
+    pub fn of_phase(id: &str) -> Option<Role> {
+        match id {
+            NODES_EDGE => Some(Role::Edge),
+            NODES_CLOUD => Some(Role::Cloud),
+            _ => None,
         }
     }
 

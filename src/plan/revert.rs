@@ -345,7 +345,9 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = Role::of_phase(id);
+            let Some(role) = Role::of_phase(id) else {
+                return Vec::new();
+            };
             reverting()
                 .filter(|n| n.role == role)
                 .map(|n| {

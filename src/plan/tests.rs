@@ -567,3 +567,12 @@ fn the_journal_records_the_servant_image_the_run_used_and_reads_its_options_back
         serde_json::from_str(r#"{"jobTimeout": "ten minutes"}"#).unwrap();
     assert_eq!(ConvertOptions::from_journal(&bad), None);
 }
+
+#[test]
+fn only_node_phases_have_a_role() {
+    assert_eq!(Role::of_phase(NODES_EDGE), Some(Role::Edge));
+    assert_eq!(Role::of_phase(NODES_CLOUD), Some(Role::Cloud));
+    for other in [KCM, VERIFY, PREFLIGHT, "nodes/other"] {
+        assert_eq!(Role::of_phase(other), None, "{other}");
+    }
+}
