@@ -1,4 +1,5 @@
-//! What convert shows on stderr in each surrounding (design §6): bars under a terminal
+//! What convert shows on stderr in each surrounding
+//! (docs/architecture.md#progress-and-output): bars under a terminal
 //! (`script` gives it a pseudo-terminal), plain lines with no control characters in a pipe,
 //! no colours with NO_COLOR / --no-color, and a refusal instead of a prompt without a terminal.
 //! Each test converts its own small simulated cluster.

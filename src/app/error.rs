@@ -86,7 +86,7 @@ impl CommandError {
         }
     }
 
-    /// The exit code (design §6, docs/exit-codes.md): the one mapping from errors to codes.
+    /// The exit code (docs/exit-codes.md): the one mapping from errors to codes.
     pub fn exit(&self) -> Exit {
         use CommandError as E;
         match self {

@@ -1,4 +1,5 @@
-//! The only code that talks to the Kubernetes API (design §2, §3).
+//! The only code that talks to the Kubernetes API
+//! (docs/architecture.md#talking-to-the-cluster-and-to-nodes).
 //!
 //! - [`client`]: kubeconfig precedence, user agent, client-side rate limit, [`Cluster`].
 //! - [`apply`]: server-side apply of dynamic objects, delete, create-or-get.

@@ -1,5 +1,5 @@
-//! Phases as data, one runner (kubeadm's workflow, design §2). A command is a table of
-//! [`PhaseDef`]s in run order; [`run`] walks it for the real run and [`dry_run`] for
+//! Phases as data, one runner (kubeadm's workflow; docs/architecture.md#layers). A command is a
+//! table of [`PhaseDef`]s in run order; [`run`] walks it for the real run and [`dry_run`] for
 //! `--dry-run=server`, so a phase added to the table is in both, in the same place.
 //!
 //! The runner checks `--skip-phases`, reports started/skipped/done, stops at Ctrl-C or when

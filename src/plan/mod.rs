@@ -1,6 +1,6 @@
-//! The planner (design §2): PURE functions from a cluster snapshot and the user's options to a
-//! [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the executor
-//! (`app::convert`) runs it. Nothing here talks to the API or prints.
+//! The planner (docs/architecture.md#layers): PURE functions from a cluster snapshot and the user's
+//! options to a [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the
+//! executor (`app::convert`) runs it. Nothing here talks to the API or prints.
 
 pub mod staticpod;
 

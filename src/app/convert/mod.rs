@@ -1,8 +1,8 @@
 //! `yurtctl convert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
-//! result (design §2). Execution is the phase table of [`phases`] run by `exec::phases`: lock
-//! → node preflight Jobs → label nodes → components → kube-controller-manager → node Jobs
-//! (edge, then cloud) → verify, with the journal written as the run goes and the lock
-//! released at the end whatever happened.
+//! result (docs/architecture.md#data-flow-of-yurtctl-convert). Execution is the phase table of
+//! [`phases`] run by `exec::phases`: lock → node preflight Jobs → label nodes → components →
+//! kube-controller-manager → node Jobs (edge, then cloud) → verify, with the journal written
+//! as the run goes and the lock released at the end whatever happened.
 
 mod components;
 pub mod jobs;

@@ -1,4 +1,4 @@
-//! The node Job runner (design §3, §7).
+//! The node Job runner (docs/architecture.md#talking-to-the-cluster-and-to-nodes).
 //!
 //! One Job per node, named `yurtctl-<action>-<node>` (shortened with a stable hash to 63
 //! characters), run with a sliding window of `concurrency`: the next Job is created as soon as
@@ -158,7 +158,8 @@ pub const JOB_TOLERATED_TAINTS: &[&str] = &[
     "node.kubernetes.io/unreachable",
 ];
 
-/// The least-privilege defaults every node Job gets, whatever its caller wrote (design §3): no
+/// The least-privilege defaults every node Job gets, whatever its caller wrote
+/// (docs/architecture.md#talking-to-the-cluster-and-to-nodes): no
 /// service-account token (the servant never calls the API), no service links in the
 /// environment, the tolerations of [`JOB_TOLERATED_TAINTS`] (no blanket `operator: Exists`),
 /// and [`JOB_CPU_REQUEST`]… resources on containers that set none.
