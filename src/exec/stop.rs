@@ -41,20 +41,19 @@ pub fn listen(on_signal: fn()) {
             else {
                 return;
             };
-            rt.block_on(async {
-                while signal().await {
-                    on_signal();
-                    latch().send_modify(|n| *n += 1);
-                    if !handled() {
-                        std::process::exit(Exit::Interrupted.code().into());
-                    }
+            rt.block_on(on_each_signal(|| {
+                on_signal();
+                latch().send_modify(|n| *n += 1);
+                if !handled() {
+                    std::process::exit(Exit::Interrupted.code().into());
                 }
-            });
+            }));
         });
 }
 
-/// The next SIGINT or SIGTERM; false when they cannot be listened for.
-async fn signal() -> bool {
+/// Calls `f` on each SIGINT or SIGTERM, listened for from the start (a signal between two is
+/// not missed); returns only when they cannot be listened for.
+async fn on_each_signal(f: impl Fn()) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -62,16 +61,19 @@ async fn signal() -> bool {
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
         ) else {
-            return false;
+            return;
         };
-        tokio::select! {
-            s = int.recv() => s.is_some(),
-            s = term.recv() => s.is_some(),
+        loop {
+            tokio::select! {
+                Some(()) = int.recv() => f(),
+                Some(()) = term.recv() => f(),
+                else => return,
+            }
         }
     }
     #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.is_ok()
+    while tokio::signal::ctrl_c().await.is_ok() {
+        f();
     }
 }
 
