@@ -1,6 +1,7 @@
-//! Exit codes (design §6): the one place where errors become process exit statuses.
+//! The exit codes themselves (docs/exit-codes.md), a leaf: which error means which code is
+//! decided in `app/error.rs` alone.
 
-/// A process exit status with a meaning (design §6).
+/// A process exit status with a meaning (docs/exit-codes.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Exit {

@@ -1,4 +1,4 @@
-//! The import graph of `src/` (design §2, docs/architecture.md): every `crate::<layer>` path
+//! The import graph of `src/` (docs/architecture.md#layers): every `crate::<layer>` path
 //! in every file is an arrow from the file's layer to that layer. The layers are ranked; an
 //! arrow may only point down, so there is no import loop. Only `cluster/` talks to the
 //! Kubernetes API. Print the graph with

@@ -105,7 +105,7 @@ fn by_node(results: &[NodeJobResult]) -> HashMap<String, &NodeJobResult> {
 
 fn opts(concurrency: usize, timeout: Duration) -> RunJobsOptions {
     RunJobsOptions {
-        concurrency,
+        concurrency: yurtctl::cluster::Concurrency::new(concurrency).expect("at least 1"),
         per_job_timeout: timeout,
         ..Default::default()
     }

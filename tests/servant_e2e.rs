@@ -103,7 +103,8 @@ fn manifest_key(image: &str) -> String {
     image.replace(['/', ':'], "-") + ".yaml"
 }
 
-/// A node Job as convert/revert launch them (design §3): pinned, privileged, hostPID,
+/// A node Job as convert/revert launch them
+/// (docs/architecture.md#talking-to-the-cluster-and-to-nodes): pinned, privileged, hostPID,
 /// hostNetwork, host `/` at /host, no service-account token, no retries.
 fn servant_job(name: &str, node: &str, args: &[&str]) -> Job {
     let mut command = vec!["yurtctl", "node-servant"];

@@ -17,6 +17,12 @@ async fn nginx_on(workers: usize) -> support::SimEnv {
         cfg.pod_ready_delay = Duration::from_millis(100);
     })
     .await;
+    install_nginx(&env, workers).await;
+    env
+}
+
+/// Static pod `nginx` (nginx:1.19.1) on every worker of `env`'s `workers`, all of them Ready.
+async fn install_nginx(env: &support::SimEnv, workers: usize) {
     let names: Vec<String> = env
         .sim
         .node_names()
@@ -39,7 +45,6 @@ async fn nginx_on(workers: usize) -> support::SimEnv {
     })
     .await
     .expect("every worker runs nginx Ready");
-    env
 }
 
 fn ready_count(status_json: &str) -> usize {
@@ -179,5 +184,86 @@ async fn plain_mode_prints_a_line_per_node_event_and_periodic_counts() {
     insta::with_settings!({filters => vec![(r"in \d+\.\ds", "in [elapsed]")]}, {
         insta::assert_snapshot!("staticpod_plain_progress", without_counts);
     });
+    env.sim.shutdown().await;
+}
+
+/// Ctrl-C on a terminal while `staticpod upgrade` settles a YurtStaticSet after its last
+/// node (the user's strategy going back): the settle finishes, the lock is released, and the
+/// run exits 130; the next run is not refused for a held lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_settle_finishes_it_and_releases_the_lock() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+    use yurtsim::faults::RequestFault;
+    // nginx on three workers, handed to yurt-manager: a YurtStaticSet manages it
+    let env = support::start_sim(4, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.30.2".into();
+    })
+    .await;
+    let sim = &env.sim;
+    let convert = [
+        "convert",
+        "-y",
+        "--profile",
+        "openyurt-v1.6",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+    ];
+    let converted = support::yurtctl(sim, &convert).await;
+    assert_eq!(converted.code, 0, "{}", converted.stderr);
+    install_nginx(&env, 3).await;
+    let adopt = support::yurtctl(sim, &["staticpod", "adopt", "nginx", "-y"]).await;
+    assert_eq!(adopt.code, 0, "{}", adopt.stderr);
+
+    // the set's update that gives the strategy back takes 3 s; Ctrl-C once it is under way
+    let updates = || {
+        sim.metrics()
+            .count("update", "yurtstaticsets.apps.openyurt.io")
+    };
+    let mut delayed_from = None;
+    let mut pressed = false;
+    let upgrade =
+        "staticpod upgrade nginx --image nginx:1.19.2 --strategy advanced-rolling-update -y";
+    let (code, text) =
+        support::terminal::ctrl_c_in_terminal(sim, upgrade, |text| match delayed_from {
+            None if text.contains("[nodes]") => {
+                sim.faults().add(RequestFault {
+                    delay_ms: 3000,
+                    ..RequestFault::fail("update", "yurtstaticsets", 10, 0)
+                });
+                delayed_from = Some(updates());
+                false
+            }
+            Some(before) if !pressed => {
+                pressed = text.contains("[nodes] done") && updates() > before;
+                pressed
+            }
+            _ => false,
+        })
+        .await;
+    let client = support::kube_client(sim).await;
+    let lease = Api::<Lease>::namespaced(client.clone(), "default")
+        .get_opt("yurtctl-staticpod-nginx")
+        .await
+        .unwrap();
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
+        "yurtstaticsets",
+    );
+    let set = Api::<DynamicObject>::namespaced_with(client.clone(), "default", &ar)
+        .get("nginx")
+        .await
+        .unwrap();
+    sim.faults().clear();
+    assert!(pressed);
+    assert_eq!(code, 130, "interrupted:\n{text}");
+    assert!(lease.is_none(), "the lock is released: {lease:?}");
+    assert_eq!(
+        set.data["spec"]["upgradeStrategy"]["type"], "AdvancedRollingUpdate",
+        "the settle finished: the user's strategy is back"
+    );
+    let again: Vec<&str> = upgrade.split(' ').collect();
+    let again = support::yurtctl(sim, &again).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
     env.sim.shutdown().await;
 }

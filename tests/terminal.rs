@@ -1,4 +1,5 @@
-//! What convert shows on stderr in each surrounding (design §6): bars under a terminal
+//! What convert shows on stderr in each surrounding
+//! (docs/architecture.md#progress-and-output): bars under a terminal
 //! (`script` gives it a pseudo-terminal), plain lines with no control characters in a pipe,
 //! no colours with NO_COLOR / --no-color, and a refusal instead of a prompt without a terminal.
 //! Each test converts its own small simulated cluster.
@@ -272,4 +273,71 @@ async fn plain_mode_prints_a_line_per_event_and_periodic_counts() {
     ]}, {
         insta::assert_snapshot!("convert_plain_progress", without_counts);
     });
+}
+
+/// A second Ctrl-C on a terminal while convert saves its journal after the first stopped it:
+/// the save finishes, the lock is released, and the run exits 130; the next run resumes
+/// without finding the lock held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_the_final_journal_save_saves_it_and_releases_the_lock() {
+    use std::time::{Duration, Instant};
+
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::api::Api;
+    use yurtsim::faults::RequestFault;
+    const DELAY: Duration = Duration::from_secs(3);
+    let env = sim().await;
+    let sim = &env.sim;
+    let client = support::kube_client(sim).await;
+    // from the components on every journal write takes 3 s; a Ctrl-C while one is on its way
+    // stops the run with records still to save, and the final save begins at once; the second
+    // Ctrl-C comes while it is under way
+    let written = || sim.metrics().configmap_bytes("yurtctl", "yurtctl-state");
+    let mut delayed_from = None;
+    let mut first = None;
+    let mut pressed = 0;
+    let (code, text) = support::terminal::ctrl_c_in_terminal(sim, "convert -y", |text| {
+        if delayed_from.is_none() && text.contains("[components] done") {
+            sim.faults().add(RequestFault {
+                delay_ms: DELAY.as_millis() as u64,
+                ..RequestFault::fail("write", "configmaps", 100, 0)
+            });
+            delayed_from = Some(written());
+        }
+        let press = match (delayed_from, first) {
+            (Some(before), None) => written() > before,
+            (_, Some(t)) => pressed == 1 && Instant::elapsed(&t) > Duration::from_millis(500),
+            _ => false,
+        };
+        if press {
+            pressed += 1;
+            first.get_or_insert_with(Instant::now);
+        }
+        press
+    })
+    .await;
+    let journal = support::journal_state(&client).await;
+    let lease = Api::<Lease>::namespaced(client.clone(), "kube-system")
+        .get_opt("yurtctl-lock")
+        .await
+        .unwrap();
+    // a write still on its way would land by now
+    tokio::time::sleep(DELAY + Duration::from_millis(500)).await;
+    let later = support::journal_state(&client).await;
+    sim.faults().clear();
+    assert_eq!(code, 130, "interrupted:\n{text}");
+    assert!(lease.is_none(), "the lock is released: {lease:?}");
+    assert_eq!(pressed, 2, "the save took the second Ctrl-C in its stride");
+    let journal = journal.expect("the journal is saved");
+    assert!(
+        journal["nodes"]["worker-1"]["nodes/edge"]["state"].is_string(),
+        "the journal records where the edge nodes are: {journal}"
+    );
+    assert_eq!(
+        Some(journal),
+        later,
+        "the save was done before the run ended"
+    );
+    let again = piped(&env, &["convert", "-y"], &[]).await;
+    assert_eq!(again.code, 0, "the re-run resumes:\n{}", again.stderr);
 }

@@ -89,8 +89,8 @@ async fn look_then_lock<P>(
 }
 
 /// A convert or revert from its read-only look to the end: [`look_then_lock`], then `decide`
-/// under the lock (told when it is lost; a Ctrl-C before its phase runner starts releases the
-/// lock, see `exec::lock::interruptible`), then the lock released.
+/// under the lock (told when it is lost) in the lock's section (`exec::lock::run_section`:
+/// a stop before its phase runner starts drops it, the lock is released whatever happened).
 #[allow(clippy::too_many_arguments)]
 pub async fn run_under_lock<P>(
     cluster: &Cluster,
@@ -99,20 +99,40 @@ pub async fn run_under_lock<P>(
     rep: &dyn Reporter,
     command: &str,
     plan: impl FnOnce(&ClusterSnapshot) -> Result<P, PlanError>,
-    decide: impl AsyncFnOnce(
-        Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
-        &std::cell::Cell<bool>,
-    ) -> Exit,
+    decide: impl AsyncFnOnce(Option<tokio::sync::watch::Receiver<Option<ClusterError>>>) -> Exit,
 ) -> Exit {
     let lock = match look_then_lock(cluster, wanted, force_unlock, rep, command, plan).await {
         Ok(l) => l,
         Err(exit) => return exit,
     };
     let lock_lost = lock.as_ref().map(crate::exec::lock::Held::lost);
-    let running = std::cell::Cell::new(false);
-    let exit = crate::exec::lock::interruptible(&running, decide(lock_lost, &running)).await;
-    crate::exec::lock::release_for_run(lock).await;
-    exit
+    let section = crate::exec::lock::run_section(lock, rep, decide(lock_lost)).await;
+    section_exit(section, command)
+}
+
+/// The exit of a command's section under its lock. A stop before the run changed anything
+/// says so; one that came while the run was ending (saving its journal, settling) still makes
+/// it an interrupted run, once that end is done and the lock released.
+pub fn section_exit(section: crate::exec::lock::Section, command: &str) -> Exit {
+    use crate::exec::lock::Section;
+    match section {
+        Section::StoppedBeforeChanges => {
+            CommandError::Interrupted("\ninterrupted; nothing was changed".into()).report()
+        }
+        // the runner said so when it stopped
+        Section::Ran {
+            exit: exit @ Exit::Interrupted,
+            ..
+        }
+        | Section::Ran {
+            exit,
+            stopped: false,
+        } => exit,
+        Section::Ran { stopped: true, .. } => CommandError::Interrupted(format!(
+            "interrupted; the run's progress is saved and its lock released: re-run {command} to resume"
+        ))
+        .report(),
+    }
 }
 
 /// A refusal from the read-only look a locked run takes before its lock: while another run

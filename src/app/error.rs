@@ -86,7 +86,7 @@ impl CommandError {
         }
     }
 
-    /// The exit code (design §6, docs/exit-codes.md): the one mapping from errors to codes.
+    /// The exit code (docs/exit-codes.md): the one mapping from errors to codes.
     pub fn exit(&self) -> Exit {
         use CommandError as E;
         match self {
@@ -178,7 +178,9 @@ pub fn servant_exit(e: &NodeServantError) -> Exit {
             source: HostCommandError::Timeout { .. },
             ..
         } => Exit::Timeout,
-        E::Apply { .. } | E::Host { .. } | E::Verify(_) => Exit::Unexpected,
+        E::Apply { .. } | E::Host { .. } | E::Verify(_) | E::AfterChanges { .. } => {
+            Exit::Unexpected
+        }
     }
 }
 

@@ -46,8 +46,14 @@ pub fn run(cli: Cli) -> Exit {
     crate::output::terminal::apply_color_choice(crate::output::terminal::colors_allowed(
         cli.global.no_color,
     ));
-    if std::io::stderr().is_terminal() {
-        crate::output::terminal::restore_cursor_on_interrupt();
+    // a node's servant keeps the default signal handling: its Job's end is its stop
+    if !matches!(cli.command, Command::NodeServant { .. }) {
+        let on_stop = if std::io::stderr().is_terminal() {
+            crate::output::terminal::show_cursor
+        } else {
+            || {}
+        };
+        crate::exec::stop::listen(on_stop);
     }
     match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),

@@ -169,7 +169,7 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     ));
 
     // from here on Ctrl-C ends the tour where it is and still shuts the cluster down
-    let _handled = crate::output::terminal::handles_interrupt();
+    let _handling = crate::exec::stop::handling();
     let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         interrupted().await;
@@ -309,9 +309,7 @@ async fn tour(
 }
 
 async fn interrupted() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
+    crate::exec::stop::asked().await;
 }
 
 /// The global flags a step inherits from the playground's own command line.

@@ -51,7 +51,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Flags every command accepts (kubectl-style, design §1).
+/// Flags every command accepts (kubectl-style; docs/architecture.md#layers).
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
@@ -157,11 +157,11 @@ impl DryRun {
 pub enum Command {
     /// Convert this Kubernetes cluster into an OpenYurt cluster
     ///
-    /// Phases (ids for --skip-phases, in order): lock, preflight, preflight/nodes,
-    /// label-nodes, components, kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes, the
-    /// others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
-    /// success does nothing ("already converted"); after a failure it converts the nodes
-    /// still left.
+    /// Phases (ids for --skip-phases, in order): lock, preflight, preflight/nodes, label-nodes,
+    /// components, kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes,
+    /// the others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
+    /// success does nothing ("already converted"); after a failure it converts the nodes still
+    /// left.
     Convert(Box<ConvertCmd>),
     /// Turn an OpenYurt cluster made by convert back into the original cluster
     ///

@@ -4,8 +4,10 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::cluster::Concurrency;
+
 use super::duration::parse_duration;
-use super::values::{node_name, positive};
+use super::values::{concurrency, node_name};
 
 /// `--skip-phases` help, listing the phase ids in run order.
 fn skip_phases_help() -> String {
@@ -31,8 +33,8 @@ fn phase_id(s: &str) -> Result<String, String> {
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {
     /// Node Jobs running at once
-    #[arg(long, value_name = "N", default_value = "10", value_parser = positive)]
-    pub concurrency: usize,
+    #[arg(long, value_name = "N", default_value = "10", value_parser = concurrency)]
+    pub concurrency: Concurrency,
 
     /// Time allowed for each node's Job
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]

@@ -1,6 +1,7 @@
 //! Value parsers shared by the subcommands (validation at the edge: a bad value is a usage
 //! error naming the value and saying what is valid, before any API call). PURE.
 
+use crate::cluster::Concurrency;
 use crate::selector::{Selector, is_dns1123_label, is_dns1123_subdomain};
 
 /// A node name: a DNS-1123 subdomain (lower-case alphanumerics, `-` and `.`, at most 253
@@ -30,6 +31,12 @@ pub fn positive(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("{s:?} is not a positive integer")),
     }
+}
+
+/// `--concurrency`: a positive integer, checked once here into a type that cannot be 0.
+pub fn concurrency(s: &str) -> Result<Concurrency, String> {
+    positive(s)
+        .and_then(|n| Concurrency::new(n).ok_or_else(|| format!("{s:?} is not a positive integer")))
 }
 
 /// `--qps`: requests per second, a finite number of at least 0 (0 turns the limit off).

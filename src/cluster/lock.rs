@@ -1,4 +1,5 @@
-//! Run locks: Lease `kube-system/yurtctl-lock` for convert/revert (design §3), and one Lease
+//! Run locks: Lease `kube-system/yurtctl-lock` for convert/revert
+//! (docs/architecture.md#state-in-the-cluster), and one Lease
 //! per static pod for its rollouts (`LockOptions::name`).
 //!
 //! Acquire creates the Lease, or takes it over when its holder stopped renewing. Every write

@@ -1,4 +1,5 @@
-//! The only code that talks to the Kubernetes API (design §2, §3).
+//! The only code that talks to the Kubernetes API
+//! (docs/architecture.md#talking-to-the-cluster-and-to-nodes).
 //!
 //! - [`client`]: kubeconfig precedence, user agent, client-side rate limit, [`Cluster`].
 //! - [`apply`]: server-side apply of dynamic objects, delete, create-or-get.
@@ -33,10 +34,12 @@ pub mod watch;
 pub mod yurtstaticset;
 
 use std::future::Future;
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::version::Info;
 use kube::Client;
+use serde::{Deserialize, Serialize};
 
 pub use client::{ClientOptions, DEFAULT_BURST, DEFAULT_QPS, RateLimiter, connect};
 pub use error::{ClusterError, FieldConflict};
@@ -189,12 +192,46 @@ impl Cluster {
     }
 }
 
+/// How many requests or node Jobs run at once: at least 1 by its type, so nothing clamps it.
+/// `--concurrency` is checked once, at the CLI edge; 1 unless given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Concurrency(NonZeroUsize);
+
+impl Concurrency {
+    pub const ONE: Concurrency = Concurrency(NonZeroUsize::MIN);
+
+    /// None for 0.
+    pub const fn new(n: usize) -> Option<Concurrency> {
+        match NonZeroUsize::new(n) {
+            Some(n) => Some(Concurrency(n)),
+            None => None,
+        }
+    }
+
+    pub const fn get(self) -> usize {
+        self.0.get()
+    }
+}
+
+impl Default for Concurrency {
+    fn default() -> Self {
+        Concurrency::ONE
+    }
+}
+
+impl std::fmt::Display for Concurrency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// Per-node API work (labels, annotations, patches) at most `concurrency` requests at once,
 /// each still under the run's rate limit: one at a time, 1,000 nodes took 19 s of round trips.
 /// Stops starting new ones at the first error and returns it.
 pub async fn each_concurrently<T, Fut>(
     items: impl IntoIterator<Item = T>,
-    concurrency: usize,
+    concurrency: Concurrency,
     f: impl FnMut(T) -> Fut,
 ) -> Result<(), ClusterError>
 where
@@ -203,7 +240,7 @@ where
     use futures::{StreamExt, TryStreamExt};
     futures::stream::iter(items)
         .map(f)
-        .buffer_unordered(concurrency.max(1))
+        .buffer_unordered(concurrency.get())
         .try_collect()
         .await
 }
@@ -212,7 +249,7 @@ where
 /// runs report each write).
 pub async fn map_concurrently<T, R, Fut>(
     items: impl IntoIterator<Item = T>,
-    concurrency: usize,
+    concurrency: Concurrency,
     f: impl FnMut(T) -> Fut,
 ) -> Vec<R>
 where
@@ -221,7 +258,7 @@ where
     use futures::StreamExt;
     futures::stream::iter(items)
         .map(f)
-        .buffered(concurrency.max(1))
+        .buffered(concurrency.get())
         .collect()
         .await
 }

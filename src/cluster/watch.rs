@@ -1,7 +1,8 @@
-//! Watches as streams of what the caller needs (design §3: one watch per kind, never a poll
-//! per object). Each is kube-runtime's watcher (list, then watch from its resourceVersion;
-//! re-listed after a 410 or a dropped connection, with its default back-off), its objects
-//! turned into domain values here so that nothing above `cluster/` touches kube's API types.
+//! Watches as streams of what the caller needs (one watch per kind, never a poll per object:
+//! docs/architecture.md#talking-to-the-cluster-and-to-nodes). Each is kube-runtime's watcher (list,
+//! then watch from its resourceVersion; re-listed after a 410 or a dropped connection, with its
+//! default back-off), its objects turned into domain values here so that nothing above `cluster/`
+//! touches kube's API types.
 
 use futures::StreamExt;
 use futures::stream::BoxStream;

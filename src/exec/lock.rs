@@ -1,12 +1,17 @@
 //! The one lock sequence of every mutating command: `--force-unlock` (if asked) → take the
-//! Lease → read the cluster and decide → run (the runner stops when the lock is lost) →
-//! release, whatever happened. Dry runs take no lock.
+//! Lease → read the cluster and decide → run (the runner stops when the lock is lost or a stop
+//! is asked for) → release, whatever happened ([`run_section`]). Dry runs take no lock.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
 
 use tokio::sync::watch;
 
 use crate::cluster::lock::{self, LockGuard, LockOptions};
 use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::{self, Write};
+use crate::exec::stop;
 use crate::exit::Exit;
 use crate::output::{Event, Reporter};
 
@@ -99,41 +104,64 @@ pub async fn take_for_run(
     Ok(Some(held))
 }
 
-/// Runs `work` (a command's part under its lock) so that a Ctrl-C before its phase runner
-/// starts (while it reads the cluster, plans or asks) ends it with exit 130 and "nothing was
-/// changed", and the caller still releases the lock; once `running` is set, the runner's own
-/// handling (journal, resume) takes over.
-pub async fn interruptible<F: std::future::Future<Output = Exit>>(
-    running: &std::cell::Cell<bool>,
+/// How a command's part under its lock ended ([`run_section`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// It ran to its end; `stopped`: a stop was asked for on the way (the run then ended at
+    /// its next safe point, its journal or progress saved).
+    Ran { exit: Exit, stopped: bool },
+    /// A stop came before it began to change the cluster (while it read, planned or asked):
+    /// it was dropped there, and nothing was changed.
+    StoppedBeforeChanges,
+}
+
+tokio::task_local! {
+    /// Set once the section's work begins to change the cluster.
+    static CHANGING: Rc<Cell<bool>>;
+}
+
+/// The work of a section is about to change the cluster (the phase runner starts): from now
+/// on a stop no longer drops it; it ends the run at its next safe point instead.
+pub fn changes_begin() {
+    let _ = CHANGING.try_with(|c| c.set(true));
+}
+
+/// Runs `work` (a command's part under the lock `held`, or under none) and then releases the
+/// lock, whatever happened: a stop (Ctrl-C, SIGTERM) before [`changes_begin`] drops the work;
+/// one after it is the phase runner's, and the work ends with its journal or progress saved
+/// before the lock goes. A failed release is a warning note.
+pub async fn run_section<F: Future<Output = Exit>>(
+    held: Option<Held>,
+    rep: &dyn Reporter,
     work: F,
-) -> Exit {
-    let _handled = crate::output::terminal::handles_interrupt();
-    let before_run = async {
-        loop {
-            if tokio::signal::ctrl_c().await.is_err() {
-                return std::future::pending().await;
-            }
-            if !running.get() {
-                return;
+) -> Section {
+    let _handling = stop::handling();
+    let changing = Rc::new(Cell::new(false));
+    let before_changes = {
+        let changing = changing.clone();
+        async move {
+            stop::asked().await;
+            if changing.get() {
+                std::future::pending::<()>().await;
             }
         }
     };
-    tokio::select! {
-        exit = work => exit,
-        () = before_run => {
-            eprintln!("\ninterrupted; nothing was changed");
-            Exit::Interrupted
-        }
-    }
-}
-
-/// Gives a run's lock back at its end; a failure is a warning line.
-pub async fn release_for_run(held: Option<Held>) {
+    let section = tokio::select! {
+        exit = CHANGING.scope(changing, work) => Section::Ran {
+            exit,
+            stopped: stop::requested(),
+        },
+        () = before_changes => Section::StoppedBeforeChanges,
+    };
     if let Some(held) = held
         && let Some(w) = held.release().await
     {
-        eprintln!("warning: {w}");
+        rep.event(Event::Note {
+            phase: LOCK_PHASE,
+            message: format!("warning: {w}"),
+        });
     }
+    section
 }
 
 /// `--dry-run=server` of taking the run lock: the Lease created (or a stale one taken over).

@@ -9,7 +9,7 @@ use crate::cluster::jobs::{
     JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
 };
 use crate::cluster::journal::{Journal, JournalError, JournalStore};
-use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::cluster::{Cluster, ClusterError, Concurrency, SYSTEM_NAMESPACE};
 use crate::output::{Event, NodeOutcome, NodeResult, Reporter, failure_summary};
 
 /// Journals a node's end: `None` on success, `Some(error)` when it failed.
@@ -32,7 +32,7 @@ pub async fn run_journaled(
     cluster: &Cluster,
     phase: &'static str,
     specs: Vec<NodeJob>,
-    concurrency: usize,
+    concurrency: Concurrency,
     job_timeout: Duration,
     rep: &dyn Reporter,
     journal: &mut Journal,
@@ -141,7 +141,7 @@ pub async fn run_reported(
     cluster: &Cluster,
     phase: &'static str,
     specs: Vec<NodeJob>,
-    concurrency: usize,
+    concurrency: Concurrency,
     job_timeout: Duration,
     rep: &dyn Reporter,
 ) -> Result<Vec<NodeJobResult>, ClusterError> {
@@ -156,9 +156,9 @@ pub async fn run_reported(
     .await
 }
 
-fn run_options(concurrency: usize, job_timeout: Duration) -> RunJobsOptions {
+fn run_options(concurrency: Concurrency, job_timeout: Duration) -> RunJobsOptions {
     RunJobsOptions {
-        concurrency: concurrency.max(1),
+        concurrency,
         per_job_timeout: job_timeout,
         ..Default::default()
     }

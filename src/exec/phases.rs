@@ -1,5 +1,5 @@
-//! Phases as data, one runner (kubeadm's workflow, design §2). A command is a table of
-//! [`PhaseDef`]s in run order; [`run`] walks it for the real run and [`dry_run`] for
+//! Phases as data, one runner (kubeadm's workflow; docs/architecture.md#layers). A command is a
+//! table of [`PhaseDef`]s in run order; [`run`] walks it for the real run and [`dry_run`] for
 //! `--dry-run=server`, so a phase added to the table is in both, in the same place.
 //!
 //! The runner checks `--skip-phases`, reports started/skipped/done, stops at Ctrl-C or when
@@ -64,7 +64,7 @@ pub struct PhaseDef<C> {
     pub id: &'static str,
     /// Whether it changes the cluster: the command journals before the first such phase.
     pub changes: bool,
-    /// Whether it watches Ctrl-C and the lock itself (the rollout driver), so that it ends in
+    /// Whether it watches stops and the lock itself (the rollout driver), so that it ends in
     /// a state of its own (results, progress recorded) instead of being dropped by the runner.
     pub stops_itself: bool,
     /// Whether there is anything to do in this run.
@@ -104,7 +104,7 @@ pub enum Ended {
         phase: &'static str,
         stop: Stop,
     },
-    /// Ctrl-C; `changed`: a phase that changes the cluster had started.
+    /// A stop (Ctrl-C, SIGTERM); `changed`: a phase that changes the cluster had started.
     Interrupted {
         phase: &'static str,
         changed: bool,
@@ -114,7 +114,8 @@ pub enum Ended {
 
 /// Runs `table` in order on `ctx`.
 pub async fn run<C: RunContext>(table: &[PhaseDef<C>], ctx: &mut C) -> Ended {
-    let _handled = crate::output::terminal::handles_interrupt();
+    let _handling = crate::exec::stop::handling();
+    crate::exec::lock::changes_begin();
     let mut changed = false;
     for def in table {
         if !ctx.runs(def.id) {
@@ -167,7 +168,7 @@ pub async fn run<C: RunContext>(table: &[PhaseDef<C>], ctx: &mut C) -> Ended {
         } else {
             tokio::select! {
                 r = (def.run)(ctx) => r,
-                _ = tokio::signal::ctrl_c() => {
+                () = crate::exec::stop::asked() => {
                     return Ended::Interrupted { phase: def.id, changed };
                 }
                 e = lost => return Ended::LockLost(e),

@@ -197,7 +197,7 @@ impl Drive<'_> {
             &self.set.namespace,
             &[up.as_str(), restore.as_str()],
             RunJobsOptions {
-                concurrency: 1,
+                concurrency: crate::cluster::Concurrency::ONE,
                 per_job_timeout: self.node_timeout,
                 ..Default::default()
             },

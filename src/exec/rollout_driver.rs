@@ -28,9 +28,9 @@ fn ignore_job_event(_: JobEvent) {}
 enum Wake {
     Msg(Msg),
     /// A deadline, the machine's wake-up or a due save (the loop checks all of them), or the
-    /// watches' channel closed.
+    /// watches' channel closing.
     Timer,
-    /// Ctrl-C or a lost lock.
+    /// A stop (Ctrl-C, SIGTERM) or a lost lock.
     Stop(End),
 }
 
@@ -137,11 +137,11 @@ impl<'d> Driver<'d> {
     }
 
     pub(super) async fn run(mut self) -> Result<DriveOutcome, ClusterError> {
-        // Ctrl-C is ours to handle (on a terminal the cursor guard would otherwise exit 130
-        // before the progress is saved).
-        let _handled = crate::output::terminal::handles_interrupt();
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
+        // the runner handles stops around this phase; the drive ends on one in its own state
+        let stop = crate::exec::stop::asked();
+        tokio::pin!(stop);
+        // the watches' channel, until both watch tasks end (then it would wake every pass)
+        let mut watching = true;
         loop {
             if self.end.is_none() {
                 self.act()?;
@@ -152,10 +152,19 @@ impl<'d> Driver<'d> {
             self.save_in_background();
             let timer = self.next_timer();
             let wake = tokio::select! {
-                m = self.rx.recv() => m.map_or(Wake::Timer, Wake::Msg),
+                m = self.rx.recv(), if watching => match m {
+                    Some(m) => Wake::Msg(m),
+                    None => {
+                        watching = false;
+                        Wake::Timer
+                    }
+                },
                 Some(m) = self.tasks.next(), if !self.tasks.is_empty() => Wake::Msg(m),
                 _ = sleep_until(timer) => Wake::Timer,
-                _ = &mut ctrl_c => Wake::Stop(End::Interrupted),
+                () = &mut stop => {
+                    crate::exec::stop::acted_on();
+                    Wake::Stop(End::Interrupted)
+                }
                 e = lock_lost_of(&mut self.lock_lost) => Wake::Stop(End::LockLost(e)),
             };
             self.wake = None;

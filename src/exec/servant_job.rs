@@ -1,4 +1,5 @@
-//! The node Job that runs one `yurtctl node-servant` subcommand on one node (design §3):
+//! The node Job that runs one `yurtctl node-servant` subcommand on one node
+//! (docs/architecture.md#talking-to-the-cluster-and-to-nodes):
 //! pinned by the runner, privileged, hostPID, hostNetwork, host `/` at /host, no
 //! service-account token, a deadline. Convert, revert, the kcm phases and the staticpod
 //! rollout all build theirs here.

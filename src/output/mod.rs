@@ -1,6 +1,7 @@
-//! Reporters and result printers (design §2, §6): progress goes to stderr (bars on a terminal,
-//! see `tty`, or one plain line per event with periodic counts, see `plain`;
-//! `terminal::resolve` decides); results go to stdout (`-o json`). Only `app/` calls these.
+//! Reporters and result printers (docs/architecture.md#progress-and-output): progress goes to
+//! stderr (bars on a terminal, see `tty`, or one plain line per event with periodic counts, see
+//! `plain`; `terminal::resolve` decides); results go to stdout (`-o json`). Only `app/` calls
+//! these.
 
 use std::io::Write;
 

@@ -1,8 +1,6 @@
 //! Terminal decisions made once per run: which reporter shows progress, whether colours are on,
 //! and the cursor restored when the user presses Ctrl-C.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 /// How progress reaches stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Display {
@@ -86,49 +84,10 @@ pub fn apply_color_choice(allowed: bool) {
     }
 }
 
-static COMMAND_HANDLES_INTERRUPT: AtomicBool = AtomicBool::new(false);
-static GUARD_INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// On a terminal, Ctrl-C must not leave the cursor hidden (a prompt or a bar may have hidden
-/// it). Installs a listener that shows the cursor again and, unless the running command
-/// handles the interrupt itself ([`handles_interrupt`]), exits 130.
-pub fn restore_cursor_on_interrupt() {
-    if GUARD_INSTALLED.swap(true, Ordering::SeqCst) {
-        return;
-    }
-    let _ = std::thread::Builder::new()
-        .name("interrupt-guard".into())
-        .spawn(|| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async {
-                while tokio::signal::ctrl_c().await.is_ok() {
-                    let _ = console::Term::stderr().show_cursor();
-                    if !COMMAND_HANDLES_INTERRUPT.load(Ordering::SeqCst) {
-                        std::process::exit(crate::exit::Exit::Interrupted.code().into());
-                    }
-                }
-            });
-        });
-}
-
-/// Held while a command reacts to Ctrl-C itself (stops, journals, exits 130): the guard then
-/// only restores the cursor.
-pub struct InterruptHandled(());
-
-pub fn handles_interrupt() -> InterruptHandled {
-    COMMAND_HANDLES_INTERRUPT.store(true, Ordering::SeqCst);
-    InterruptHandled(())
-}
-
-impl Drop for InterruptHandled {
-    fn drop(&mut self) {
-        COMMAND_HANDLES_INTERRUPT.store(false, Ordering::SeqCst);
-    }
+/// On a terminal a stop (Ctrl-C) must not leave the cursor hidden: a prompt or a bar may have
+/// hidden it. Called on each stop (`exec::stop::listen`), before the run ends its own way.
+pub fn show_cursor() {
+    let _ = console::Term::stderr().show_cursor();
 }
 
 #[cfg(test)]

@@ -433,7 +433,9 @@ pub(super) fn steps(
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = Role::of_phase(id);
+            let Some(role) = Role::of_phase(id) else {
+                return Vec::new();
+            };
             converting()
                 .filter(|n| n.role == role)
                 .flat_map(|n| {
@@ -446,7 +448,7 @@ pub(super) fn steps(
                                  (timeout {}s, {} at a time)",
                                 profile.yurthub.config_map(role.working_mode()),
                                 opts.job_timeout.as_secs(),
-                                opts.concurrency.max(1)
+                                opts.concurrency
                             ),
                         ),
                         Step::new(

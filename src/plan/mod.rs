@@ -1,6 +1,6 @@
-//! The planner (design §2): PURE functions from a cluster snapshot and the user's options to a
-//! [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the executor
-//! (`app::convert`) runs it. Nothing here talks to the API or prints.
+//! The planner (docs/architecture.md#layers): PURE functions from a cluster snapshot and the user's
+//! options to a [`Plan`] of phases with stable ids. `--dry-run=client` prints exactly this; the
+//! executor (`app::convert`) runs it. Nothing here talks to the API or prints.
 
 pub mod staticpod;
 
@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::Concurrency;
 use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
@@ -95,12 +96,13 @@ impl Role {
         if edge { Role::Edge } else { Role::Cloud }
     }
 
-    /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about.
-    pub fn of_phase(id: &str) -> Role {
-        if id == NODES_EDGE {
-            Role::Edge
-        } else {
-            Role::Cloud
+    /// The role a node phase (`nodes/edge`, `nodes/cloud`) is about; None for any other
+    /// phase (`kcm` runs Jobs too, on nodes of either role).
+    pub fn of_phase(id: &str) -> Option<Role> {
+        match id {
+            NODES_EDGE => Some(Role::Edge),
+            NODES_CLOUD => Some(Role::Cloud),
+            _ => None,
         }
     }
 

@@ -15,7 +15,7 @@ pub struct ConvertOptions {
     pub all_edge: bool,
     pub profile: String,
     pub servant_image: Option<String>,
-    pub concurrency: usize,
+    pub concurrency: Concurrency,
     #[serde(serialize_with = "ser_duration", deserialize_with = "de_duration")]
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,

@@ -16,6 +16,7 @@ use super::{
     COMPONENTS, CONVERT_ACTION, Check, Finding, KCM, LABEL_NODES, LOCK, NODES_CLOUD, NODES_EDGE,
     PREFLIGHT, Phase, PlanError, Role, Step, VERIFY,
 };
+use crate::cluster::Concurrency;
 use crate::cluster::journal::{JOURNAL_NAME, ObjectRef, PhaseState};
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::render::Profile;
@@ -51,7 +52,7 @@ pub const REVERTED: &str = "revert";
 pub struct RevertOptions {
     /// Only these nodes (empty: all, and the components too).
     pub nodes: Vec<String>,
-    pub concurrency: usize,
+    pub concurrency: Concurrency,
     #[serde(serialize_with = "super::ser_duration")]
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,
@@ -344,7 +345,9 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
             })
             .collect(),
         NODES_EDGE | NODES_CLOUD => {
-            let role = Role::of_phase(id);
+            let Some(role) = Role::of_phase(id) else {
+                return Vec::new();
+            };
             reverting()
                 .filter(|n| n.role == role)
                 .map(|n| {
@@ -354,7 +357,7 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
                         format!(
                             "node-servant revert (timeout {}s, {} at a time)",
                             opts.job_timeout.as_secs(),
-                            opts.concurrency.max(1)
+                            opts.concurrency
                         ),
                     )
                 })

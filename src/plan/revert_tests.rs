@@ -48,7 +48,7 @@ fn snap(nodes: Vec<NodeInfo>, journal: Option<Journal>) -> ClusterSnapshot {
 
 fn opts() -> RevertOptions {
     RevertOptions {
-        concurrency: 10,
+        concurrency: Concurrency::new(10).unwrap(),
         job_timeout: Duration::from_secs(300),
         ..Default::default()
     }

@@ -53,7 +53,7 @@ pub(super) fn three() -> ClusterSnapshot {
 pub(super) fn opts() -> ConvertOptions {
     ConvertOptions {
         profile: Profile::DEFAULT.into(),
-        concurrency: 10,
+        concurrency: Concurrency::new(10).unwrap(),
         job_timeout: Duration::from_secs(300),
         token_ttl: Duration::from_secs(6 * 3600),
         ..Default::default()
@@ -561,9 +561,18 @@ fn the_journal_records_the_servant_image_the_run_used_and_reads_its_options_back
     )
     .unwrap();
     let back = ConvertOptions::from_journal(&older).expect("readable");
-    assert_eq!((back.servant_image, back.concurrency), (None, 5));
+    assert_eq!((back.servant_image, back.concurrency.get()), (None, 5));
     // a record this yurtctl cannot read is not guessed at
     let bad: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(r#"{"jobTimeout": "ten minutes"}"#).unwrap();
     assert_eq!(ConvertOptions::from_journal(&bad), None);
+}
+
+#[test]
+fn only_node_phases_have_a_role() {
+    assert_eq!(Role::of_phase(NODES_EDGE), Some(Role::Edge));
+    assert_eq!(Role::of_phase(NODES_CLOUD), Some(Role::Cloud));
+    for other in [KCM, VERIFY, PREFLIGHT, "nodes/other"] {
+        assert_eq!(Role::of_phase(other), None, "{other}");
+    }
 }

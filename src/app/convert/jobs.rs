@@ -52,7 +52,8 @@ pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> 
     crate::cluster::jobs::share_templates(jobs)
 }
 
-/// The node Job running `yurtctl node-servant convert` (design §3): pinned by the runner,
+/// The node Job running `yurtctl node-servant convert`
+/// (docs/architecture.md#talking-to-the-cluster-and-to-nodes): pinned by the runner,
 /// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; YurtHub's
 /// files from the profile's ConfigMap for the node's working mode, the credential from the
 /// bootstrap Secret (volumes, never arguments or environment variables). With YurtHub as a

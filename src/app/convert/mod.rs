@@ -1,8 +1,8 @@
 //! `yurtctl convert`: context → snapshot → plan → (dry-run: print) → confirm → execute →
-//! result (design §2). Execution is the phase table of [`phases`] run by `exec::phases`: lock
-//! → node preflight Jobs → label nodes → components → kube-controller-manager → node Jobs
-//! (edge, then cloud) → verify, with the journal written as the run goes and the lock
-//! released at the end whatever happened.
+//! result (docs/architecture.md#data-flow-of-yurtctl-convert). Execution is the phase table of
+//! [`phases`] run by `exec::phases`: lock → node preflight Jobs → label nodes → components →
+//! kube-controller-manager → node Jobs (edge, then cloud) → verify, with the journal written
+//! as the run goes and the lock released at the end whatever happened.
 
 mod components;
 pub mod jobs;
@@ -55,9 +55,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     let force = cmd.run.force_unlock;
     let planner =
         |s: &crate::cluster::snapshot::ClusterSnapshot| plan::plan_convert(s, &opts, &profile);
-    let decide = async |lost, running: &std::cell::Cell<bool>| {
-        decide_and_run(g, &cluster, &opts, &profile, lost, rep, running).await
-    };
+    let decide = async |lost| decide_and_run(g, &cluster, &opts, &profile, lost, rep).await;
     run_under_lock(&cluster, wanted, force, rep, "convert", planner, decide).await
 }
 
@@ -69,7 +67,6 @@ async fn decide_and_run(
     profile: &Profile,
     lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
     rep: &dyn Reporter,
-    running: &std::cell::Cell<bool>,
 ) -> Exit {
     let (plan, journal) = {
         let snap = match snapshot_to_decide(g, cluster).await {
@@ -163,7 +160,6 @@ async fn decide_and_run(
         return exit;
     }
 
-    running.set(true);
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = ConvertResult::new(&plan.profile);
     let exit = match stopped(&ended, "convert") {

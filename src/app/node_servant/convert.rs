@@ -162,11 +162,12 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
     r.kubelet_kubeconfig = after;
 
     // 4. the containers the kubelet started before it used YurtHub, started again
-    let pending = plan(OperationRecord::load(
-        &plan(HostFs::new(root))?,
-        CONVERT_OPERATION,
-    ))?
-    .is_some_and(|rec| servant::plan::workloads_restart_pending(&rec));
+    let redirected = format!(
+        "the kubelet already runs on {OPENYURT_KUBECONFIG} through YurtHub; fix the cause and re-run convert"
+    );
+    let fs = after_changes(HostFs::new(root), &redirected)?;
+    let pending = after_changes(OperationRecord::load(&fs, CONVERT_OPERATION), &redirected)?
+        .is_some_and(|rec| servant::plan::workloads_restart_pending(&rec));
     if pending && !a.skip_workload_restart {
         restart_workloads(
             r,
@@ -178,7 +179,10 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
         apply(
             r,
             root,
-            &plan(servant::plan::workloads_restarted(root))?,
+            &after_changes(
+                servant::plan::workloads_restarted(root),
+                "the workload containers were restarted; re-run convert to record it",
+            )?,
             "The workload containers were restarted; re-run convert to record it",
         )?;
     }

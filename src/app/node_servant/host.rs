@@ -146,9 +146,13 @@ pub(super) fn restart_workloads(
     timeout: Duration,
     how: &str,
 ) -> Result<()> {
-    let fs = plan(HostFs::new(root))?;
-    let argv = plan(servant::kubelet::effective_argv(&fs))?;
-    let endpoint = plan(servant::runtime::cri_endpoint(&fs, &argv))?;
+    // the kubelet was restarted before this: a failure leaves the node changed
+    let left = format!(
+        "the kubelet already reaches the API server {how} and no container was restarted; fix the cause and re-run, or delete the node's pods yourself so they are recreated"
+    );
+    let fs = after_changes(HostFs::new(root), &left)?;
+    let argv = after_changes(servant::kubelet::effective_argv(&fs), &left)?;
+    let endpoint = after_changes(servant::runtime::cri_endpoint(&fs, &argv), &left)?;
     // without its own pod's UID the servant could stop itself
     let own_pod_uid = std::env::var("POD_UID")
         .ok()
@@ -160,7 +164,7 @@ pub(super) fn restart_workloads(
         })?;
     let keep = &KeepPods {
         own_pod_uid,
-        pods: plan(servant::runtime::static_pods(&fs, &argv, node))?,
+        pods: after_changes(servant::runtime::static_pods(&fs, &argv, node), &left)?,
     };
     let failed = |what: String| {
         move |source| NodeServantError::Host {
@@ -174,7 +178,7 @@ pub(super) fn restart_workloads(
     let ps = node::host_crictl(&endpoint, &["ps", "-o", "json"], timeout)
         .map_err(failed(format!("listing the node's containers (`{shown}`)")))?;
     r.host_commands.push(shown);
-    let containers = plan(servant::runtime::containers_to_restart(&ps, keep))?;
+    let containers = after_changes(servant::runtime::containers_to_restart(&ps, keep), &left)?;
     tracing::info!(
         "restarting {} container(s) so they reach the API server {how}",
         containers.len()
@@ -192,4 +196,28 @@ pub(super) fn restart_workloads(
         r.restarted_containers.push(c.shown());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The containers are restarted after the kubelet's restart: a node that cannot be read
+    /// then (here: no kubelet unit at all) was changed already, so the failure must not say
+    /// "nothing was changed" nor exit 3.
+    #[test]
+    fn a_failure_after_the_kubelet_restart_does_not_claim_nothing_changed() {
+        let root = tempfile::tempdir().unwrap();
+        let mut r = ServantResult::new("convert", root.path(), false);
+        let how = "through YurtHub";
+        let e =
+            restart_workloads(&mut r, root.path(), "w1", Duration::from_secs(1), how).unwrap_err();
+        let message = e.to_string();
+        assert!(!message.contains("nothing was changed"), "{message}");
+        assert!(
+            message.contains(how),
+            "it says where the kubelet is: {message}"
+        );
+        assert_eq!(crate::app::error::servant_exit(&e), Exit::Unexpected);
+    }
 }

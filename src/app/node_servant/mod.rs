@@ -103,6 +103,14 @@ pub enum NodeServantError {
 
     #[error("{0}")]
     Verify(String),
+
+    /// Reading the node failed after this run had changed it (`state` says how it is left).
+    #[error("{source}; {state}")]
+    AfterChanges {
+        #[source]
+        source: ServantError,
+        state: String,
+    },
 }
 
 type Result<T, E = NodeServantError> = std::result::Result<T, E>;
@@ -274,8 +282,17 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
     exit
 }
 
+/// Planning, before anything is written: a failure changed nothing.
 fn plan<T>(res: servant::Result<T>) -> Result<T> {
     res.map_err(NodeServantError::Plan)
+}
+
+/// A read once the node was changed (the kubelet restarted): a failure says how it is left.
+fn after_changes<T>(res: servant::Result<T>, state: &str) -> Result<T> {
+    res.map_err(|source| NodeServantError::AfterChanges {
+        source,
+        state: state.into(),
+    })
 }
 
 /// The kubelet's effective --kubeconfig as the unit files say now.

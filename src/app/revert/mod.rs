@@ -27,6 +27,7 @@ use crate::plan::revert::{RevertOptions, RevertPlan, plan_revert, render_summary
 use crate::plan::{self, PlanError};
 use crate::render::Profile;
 use phases::RevertRun;
+use std::rc::Rc;
 
 /// Runs `yurtctl revert`; prints progress on stderr and the result on stdout.
 pub fn run(g: &GlobalArgs, cmd: &RevertCmd) -> Exit {
@@ -42,10 +43,10 @@ async fn revert(g: &GlobalArgs, cmd: &RevertCmd, rep: &dyn Reporter) -> Exit {
     };
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
     let force = cmd.run.force_unlock;
-    let planner = |s: &crate::cluster::snapshot::ClusterSnapshot| profile_and_plan(s, &opts);
-    let decide = async |lost, running: &std::cell::Cell<bool>| {
-        decide_and_run(g, &cluster, &opts, lost, rep, running).await
-    };
+    let profiles = Profiles::default();
+    let planner =
+        |s: &crate::cluster::snapshot::ClusterSnapshot| profile_and_plan(s, &opts, &profiles);
+    let decide = async |lost| decide_and_run(g, &cluster, &opts, &profiles, lost, rep).await;
     run_under_lock(&cluster, wanted, force, rep, "revert", planner, decide).await
 }
 
@@ -54,16 +55,16 @@ async fn decide_and_run(
     g: &GlobalArgs,
     cluster: &Cluster,
     opts: &RevertOptions,
+    profiles: &Profiles,
     lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
     rep: &dyn Reporter,
-    running: &std::cell::Cell<bool>,
 ) -> Exit {
     let (profile, plan, planned_journal) = {
         let snap = match snapshot_to_decide(g, cluster).await {
             Ok(s) => s,
             Err(exit) => return exit,
         };
-        match profile_and_plan(&snap, opts) {
+        match profile_and_plan(&snap, opts, profiles) {
             Ok((profile, plan)) => (profile, plan, snap.journal),
             Err(e) => return refuse(&e),
         }
@@ -78,7 +79,7 @@ async fn decide_and_run(
         plan: &plan,
         profile: &profile,
         opts,
-        servant_image: servant_image(planned_journal.as_ref(), &plan),
+        servant_image: servant_image(planned_journal.as_ref(), &profile),
         rep,
         journal,
         planned_journal,
@@ -137,7 +138,6 @@ async fn decide_and_run(
     if let Err(exit) = confirm(g, "Revert this cluster?") {
         return exit;
     }
-    running.set(true);
     let ended = runner::run(&phases::table(), &mut run).await;
     let mut result = std::mem::replace(&mut run.result, RevertResult::new(&plan.profile));
     let mut exit = match stopped(&ended, "revert") {
@@ -168,16 +168,33 @@ async fn decide_and_run(
     finish(g, result, exit)
 }
 
+/// The profiles a run loaded: the look before the lock and the decision under it load the
+/// journal's profile once (again only if another run changed the journal in between).
+#[derive(Default)]
+struct Profiles(std::cell::RefCell<Option<Rc<Profile>>>);
+
+impl Profiles {
+    fn load(&self, name: &str) -> Result<Rc<Profile>, crate::render::RenderError> {
+        if let Some(p) = self.0.borrow().as_ref().filter(|p| p.name == name) {
+            return Ok(p.clone());
+        }
+        let p = Rc::new(Profile::load(name)?);
+        *self.0.borrow_mut() = Some(p.clone());
+        Ok(p)
+    }
+}
+
 /// The profile the journal names (the default without one) and the plan made with it.
 fn profile_and_plan(
     snap: &ClusterSnapshot,
     opts: &RevertOptions,
-) -> Result<(Profile, RevertPlan), PlanError> {
+    profiles: &Profiles,
+) -> Result<(Rc<Profile>, RevertPlan), PlanError> {
     let name = snap
         .journal
         .as_ref()
         .map_or(Profile::DEFAULT, |j| j.profile.as_str());
-    let profile = Profile::load(name).map_err(|e| {
+    let profile = profiles.load(name).map_err(|e| {
         PlanError::Preflight(vec![plan::Finding::new(
             plan::Check::JournalProfile,
             format!("the journal names profile {name}: {e}"),
@@ -278,14 +295,10 @@ fn outcome_exit(result: &mut RevertResult) -> Exit {
 }
 
 /// The servant image convert recorded, else the profile's.
-fn servant_image(journal: Option<&Journal>, plan: &RevertPlan) -> String {
+fn servant_image(journal: Option<&Journal>, profile: &Profile) -> String {
     journal
         .and_then(|j| plan::ConvertOptions::from_journal(&j.options))
         .and_then(|o| o.servant_image)
-        .or_else(|| {
-            Profile::load(&plan.profile)
-                .ok()
-                .and_then(|p| p.images.get("servant").cloned())
-        })
+        .or_else(|| profile.images.get("servant").cloned())
         .unwrap_or_default()
 }

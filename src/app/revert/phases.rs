@@ -1,7 +1,7 @@
 //! Revert as a phase table: one function per phase (what it runs) and one per phase's
 //! `--dry-run=server` writes, in the order of `plan::revert::REVERT_PHASES`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures::future::LocalBoxFuture;
 use tokio::sync::watch;
@@ -471,15 +471,14 @@ fn mark_kcm(journal: &mut Journal, node: &str, error: Option<String>) {
     }
 }
 
-/// Runs one Job per spec and maps the outcomes to node results (`Reverted` for success),
-/// journaling each node's end with `mark` as it happens.
+/// Runs one Job per spec and maps the outcomes to node results (`Reverted` for success, each
+/// with its node's role in the plan), journaling each node's end with `mark` as it happens.
 async fn node_jobs(
     c: &mut RevertRun<'_>,
     specs: Vec<NodeJob>,
     phase: &'static str,
     mark: fn(&mut Journal, &str, Option<String>),
 ) -> Result<Vec<(String, NodeResult)>, ClusterError> {
-    let role = Role::of_phase(phase).as_str();
     let outcomes = run_journaled(
         c.cluster,
         phase,
@@ -492,9 +491,18 @@ async fn node_jobs(
         &mark,
     )
     .await?;
+    let roles: HashMap<&str, Role> = c
+        .plan
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.role))
+        .collect();
     Ok(outcomes
         .iter()
         .map(|r| {
+            let role = (roles.get(r.node.as_str()).copied())
+                .or(Role::of_phase(phase))
+                .map_or("", Role::as_str);
             let nr = job_node_result(r, role, NodeOutcome::Reverted, "reverted", "");
             (r.node.clone(), nr)
         })

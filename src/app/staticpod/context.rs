@@ -35,9 +35,8 @@ pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Res
 
 /// The mutating commands' start: connect; a read-only look, so that what the cluster shows
 /// wrong (`refuses`) is refused with no write, and as exit 6 naming the run when another run
-/// holds the lock; then take the static pod's rollout lock (not in a dry run) and read the
-/// context again, so that what the run decides is read under the lock. A failure is already
-/// reported.
+/// holds the lock; then take the static pod's rollout lock (not in a dry run). A failure is
+/// already reported.
 async fn connect_locked(
     g: &GlobalArgs,
     ns: &str,
@@ -45,14 +44,11 @@ async fn connect_locked(
     force_unlock: bool,
     command: &str,
     refuses: impl Fn(&Context) -> Option<Refusal>,
-) -> Result<(Context, Option<Held>), Exit> {
+) -> Result<(Cluster, Option<Held>), Exit> {
     let cluster = connect_from(g).await?;
     if g.dry_run.enabled() {
         run_lock::warn_if_held(&cluster, ns, name).await;
-        return Ok((
-            context(cluster, ns, name).await.map_err(|e| fail(&e))?,
-            None,
-        ));
+        return Ok((cluster, None));
     }
     let look = context(cluster.clone(), ns, name)
         .await
@@ -60,14 +56,8 @@ async fn connect_locked(
     if let Some(r) = refuses(&look) {
         return Err(run_lock::refuse_unless_running(&cluster, ns, name, r).await);
     }
-    let lock = Some(run_lock::take(&cluster, ns, name, force_unlock, command).await?);
-    match context(cluster, ns, name).await {
-        Ok(ctx) => Ok((ctx, lock)),
-        Err(e) => {
-            run_lock::release(lock).await;
-            Err(fail(&e))
-        }
-    }
+    let lock = run_lock::take(&cluster, ns, name, force_unlock, command).await?;
+    Ok((cluster, Some(lock)))
 }
 
 /// Which lock a mutating command takes, and the command it records.
@@ -78,23 +68,31 @@ pub(super) struct LockedRun<'a> {
     pub(super) command: &'static str,
 }
 
-/// A mutating command from its read-only look to the end: [`connect_locked`], then `decided`
-/// on the context read under the lock (told when the lock is lost), then the lock released.
+/// A mutating command from its read-only look to the end: [`connect_locked`], then in the
+/// lock's section (`exec::lock::run_section`) the context read again, so that what the run
+/// decides is read under the lock, and `decided` on it (told when the lock is lost); the lock
+/// released whatever happened.
 pub(super) async fn run_locked<Fut: std::future::Future<Output = Exit>>(
     g: &GlobalArgs,
     run: LockedRun<'_>,
     refuses: impl Fn(&Context) -> Option<Refusal>,
     decided: impl FnOnce(Context, LostSignal) -> Fut,
 ) -> Exit {
-    let (ctx, lock) =
+    let (cluster, lock) =
         match connect_locked(g, run.ns, run.name, run.force_unlock, run.command, refuses).await {
             Ok(c) => c,
             Err(e) => return e,
         };
     let lost = lock.as_ref().map(Held::lost);
-    let exit = decided(ctx, lost).await;
-    run_lock::release(lock).await;
-    exit
+    let work = async {
+        match context(cluster, run.ns, run.name).await {
+            Ok(ctx) => decided(ctx, lost).await,
+            Err(e) => fail(&e),
+        }
+    };
+    let rep = crate::output::PlainReporter::stderr(crate::app::common::count_period());
+    let section = crate::exec::lock::run_section(lock, &rep, work).await;
+    crate::app::common::section_exit(section, run.command)
 }
 
 pub(crate) async fn context(

@@ -63,11 +63,6 @@ pub(super) async fn warn_if_held(cluster: &Cluster, ns: &str, name: &str) {
     }
 }
 
-/// Gives the lock back, if held; a failure only warns (the lease expires on its own).
-pub(super) async fn release(held: Option<Held>) {
-    crate::exec::lock::release_for_run(held).await;
-}
-
 /// What a lock held by another rollout of the same static pod is called in messages.
 fn running(ns: &str, name: &str) -> String {
     format!("another rollout of static pod {ns}/{name} is running: ")

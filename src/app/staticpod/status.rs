@@ -171,9 +171,9 @@ enum Seen {
 /// ConfigMap; prints again whenever the status they make changes, until Ctrl-C (exit 0) or
 /// until the API server ends both watches for good.
 async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
-    let _handled = crate::output::terminal::handles_interrupt();
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let _handling = crate::exec::stop::handling();
+    let stop = crate::exec::stop::asked();
+    tokio::pin!(stop);
     let pods = staticset::mirror_pod_changes(&ctx.cluster, &ctx.ns, &ctx.name)
         .map(|e| e.map(|c| Seen::Pod(Box::new(c))));
     let store = staticset::store_changes(&ctx.cluster, &ctx.ns, &ctx.name)
@@ -194,7 +194,7 @@ async fn watch(g: &GlobalArgs, mut ctx: Context) -> Exit {
     loop {
         let change = tokio::select! {
             c = changes.next() => c,
-            _ = &mut ctrl_c => return Exit::Ok,
+            () = &mut stop => return Exit::Ok,
         };
         let (ns, name) = (ctx.ns.clone(), ctx.name.clone());
         match change {

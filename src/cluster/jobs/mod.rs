@@ -1,4 +1,4 @@
-//! The node Job runner (design §3, §7).
+//! The node Job runner (docs/architecture.md#talking-to-the-cluster-and-to-nodes).
 //!
 //! One Job per node, named `yurtctl-<action>-<node>` (shortened with a stable hash to 63
 //! characters), run with a sliding window of `concurrency`: the next Job is created as soon as
@@ -27,7 +27,9 @@ use tokio::time::Instant;
 
 use super::apply::delete_with;
 use super::error::{ClusterError, error_chain, kube_code};
-use super::{ANNOTATION_NODE, Cluster, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY};
+use super::{
+    ANNOTATION_NODE, Cluster, Concurrency, LABEL_ACTION, LABEL_MANAGED_BY, LABEL_NODE, MANAGED_BY,
+};
 pub use crate::naming::{MAX_NAME, job_name, label_value};
 
 mod job_watch;
@@ -156,7 +158,8 @@ pub const JOB_TOLERATED_TAINTS: &[&str] = &[
     "node.kubernetes.io/unreachable",
 ];
 
-/// The least-privilege defaults every node Job gets, whatever its caller wrote (design §3): no
+/// The least-privilege defaults every node Job gets, whatever its caller wrote
+/// (docs/architecture.md#talking-to-the-cluster-and-to-nodes): no
 /// service-account token (the servant never calls the API), no service links in the
 /// environment, the tolerations of [`JOB_TOLERATED_TAINTS`] (no blanket `operator: Exists`),
 /// and [`JOB_CPU_REQUEST`]… resources on containers that set none.
@@ -224,8 +227,8 @@ pub fn share_templates(specs: impl IntoIterator<Item = NodeJob>) -> Vec<NodeJob>
 /// Options of one [`run_jobs`] call.
 #[derive(Clone, Debug)]
 pub struct RunJobsOptions {
-    /// Jobs in flight at once (the sliding window); at least 1.
-    pub concurrency: usize,
+    /// Jobs in flight at once (the sliding window).
+    pub concurrency: Concurrency,
     /// Time allowed per Job from its creation (or adoption) to its end.
     pub per_job_timeout: Duration,
     /// Lines of pod log kept for a failed or timed-out Job.
@@ -237,7 +240,7 @@ pub struct RunJobsOptions {
 impl Default for RunJobsOptions {
     fn default() -> Self {
         RunJobsOptions {
-            concurrency: 10,
+            concurrency: Concurrency::new(10).expect("not 0"),
             per_job_timeout: Duration::from_secs(300),
             log_tail_lines: 20,
             init_timeout: Duration::from_secs(30),

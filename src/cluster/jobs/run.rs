@@ -44,7 +44,7 @@ pub async fn run_jobs(
     let mut results: Vec<(usize, NodeJobResult)> =
         futures::stream::iter(specs.into_iter().enumerate())
             .map(|(i, spec)| async move { (i, runner.run(spec, events).await) })
-            .buffer_unordered(opts.concurrency.max(1))
+            .buffer_unordered(opts.concurrency.get())
             .collect()
             .await;
     runner.finish().await;

@@ -1,6 +1,6 @@
-//! The journal (design §3): the profile and options of a conversion, the objects it created,
-//! the bootstrap token it made, and per node and phase what happened, so convert can resume and
-//! revert can undo exactly.
+//! The journal (docs/architecture.md#state-in-the-cluster): the profile and options of a
+//! conversion, the objects it created, the bootstrap token it made, and per node and phase what
+//! happened, so convert can resume and revert can undo exactly.
 //!
 //! Stored in two parts so that no object grows with the cluster past a fixed size:
 //! - the run record, ConfigMap `kube-system/yurtctl-state`, key `state.json` (compact JSON,
