@@ -224,6 +224,9 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         assert!(start.elapsed() < Duration::from_secs(60), "{pods}");
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+    // and the Lease its leader election wrote goes with it
+    let leases = kubectl(&kc, &["-n", "kube-system", "get", "leases", "-o", "name"]);
+    assert!(!leases.contains("cloud-yurt-manager"), "{leases}");
     sim.shutdown().await;
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
-use kube::api::Api;
+use kube::api::{Api, ListParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
 
@@ -160,4 +160,36 @@ pub async fn config_maps(
     let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), namespace);
     cluster.throttle().await;
     all_named(api, None, names, timeout, done).await
+}
+
+/// Waits until no pod in `namespace` matches `selector` (the last ones' graceful termination
+/// included).
+pub async fn pods_gone(
+    cluster: &Cluster,
+    namespace: &str,
+    selector: &str,
+    timeout: Duration,
+) -> Result<(), ClusterError> {
+    use k8s_openapi::api::core::v1::Pod;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().clone(), namespace);
+    let lp = ListParams::default().labels(selector);
+    let start = tokio::time::Instant::now();
+    loop {
+        let list = cluster
+            .call(|| pods.list_metadata(&lp))
+            .await
+            .map_err(|e| {
+                ClusterError::from_kube(format!("list pods {selector} in {namespace}"), e)
+            })?;
+        if list.items.is_empty() {
+            return Ok(());
+        }
+        if start.elapsed() >= timeout {
+            return Err(ClusterError::Timeout {
+                what: format!("the pods {selector} in {namespace} to be gone"),
+                after: timeout,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

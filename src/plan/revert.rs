@@ -102,6 +102,8 @@ pub struct RevertPlan {
     pub objects: Vec<ObjectRef>,
     /// Objects that existed before convert: kept, only yurtctl's fields are given up.
     pub adopted_objects: Vec<ObjectRef>,
+    /// Objects the components wrote themselves, deleted after the components' pods are gone.
+    pub component_objects: Vec<crate::render::ComponentObject>,
     pub phases: Vec<Phase>,
 }
 
@@ -283,7 +285,14 @@ pub fn plan_revert(
         .map(|(_, job)| (*job).to_string())
         .collect();
 
+    // what the components wrote goes with them
+    let component_objects = if complete && !objects.is_empty() {
+        profile.component_objects.clone()
+    } else {
+        Vec::new()
+    };
     let mut plan = RevertPlan {
+        component_objects,
         profile: profile.name.clone(),
         server_version: snap.server_version.clone(),
         complete,
@@ -384,6 +393,13 @@ fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -
                     "release",
                     describe(r),
                     "existed before convert: keep, drop yurtctl's fields",
+                )
+            }));
+            s.extend(plan.component_objects.iter().map(|o| {
+                Step::new(
+                    "delete",
+                    crate::cluster::apply::describe(&o.kind, Some(&o.namespace), &o.name),
+                    format!("{}: once its pods ({}) are gone", o.why, o.written_by),
                 )
             }));
             s

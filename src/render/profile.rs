@@ -32,6 +32,24 @@ pub struct Profile {
     pub images: BTreeMap<String, String>,
     /// Names of the CRDs this profile may install, so that revert knows what to delete.
     pub crds: Vec<String>,
+    /// Objects the components write themselves (a leader-election Lease): revert deletes them
+    /// once the pods that write them are gone, or they would come back.
+    #[serde(default)]
+    pub component_objects: Vec<ComponentObject>,
+}
+
+/// An object a component writes at run time.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComponentObject {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// Label selector of the pods (in `namespace`) that write it.
+    pub written_by: String,
+    /// What writes it, for the plan.
+    pub why: String,
 }
 
 /// Supported Kubernetes minor versions (1.minMinor ..= 1.maxMinor).

@@ -13,6 +13,15 @@ use crate::output::{Event, Reporter, RevertResult};
 use crate::plan;
 use crate::plan::revert::{RevertOptions, RevertPlan};
 
+fn component_ref(o: &crate::render::ComponentObject) -> ObjectRef {
+    ObjectRef {
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        namespace: Some(o.namespace.clone()),
+        name: o.name.clone(),
+    }
+}
+
 pub(super) fn dynamic(r: &ObjectRef) -> Result<DynamicObject, ClusterError> {
     let mut meta = json!({"name": r.name});
     if let Some(ns) = &r.namespace {
@@ -97,6 +106,20 @@ pub(super) async fn delete_components(
         journal.adopted_objects.retain(|x| x != r);
         result.kept_objects.push(what);
     }
+    // what the components wrote, once no pod of theirs can write it again
+    for o in &plan.component_objects {
+        let r = component_ref(o);
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        crate::cluster::wait::pods_gone(cluster, &o.namespace, &o.written_by, opts.job_timeout)
+            .await?;
+        if applier.delete(&dynamic(&r)?).await? == Deleted::Deleted {
+            rep.event(Event::Note {
+                phase: plan::COMPONENTS,
+                message: format!("deleted {what} ({})", o.why),
+            });
+            result.deleted_objects.push(what);
+        }
+    }
     Ok(())
 }
 
@@ -163,6 +186,12 @@ pub(super) async fn dry_run_writes(
             res => dry_run::deleted("delete", what, res, "already gone"),
         };
         out.push(row);
+    }
+    for o in &plan.component_objects {
+        let r = component_ref(o);
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let res = applier.delete(&dynamic(&r)?).await;
+        out.push(dry_run::deleted("delete", what, res, "not there"));
     }
     for r in &plan.adopted_objects {
         let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
