@@ -150,41 +150,16 @@ impl JobRunner {
         })
     }
 
-    /// Deletes the succeeded Jobs not swept yet, after a sweep in flight. The Job controller
-    /// may mark a Job succeeded (`SuccessCriteriaMet`) before it counts the pod in
-    /// `status.succeeded`, which the sweep selects on (kubernetes/kubernetes@v1.37.2
-    /// pkg/controller/job/job_controller.go, `uncountedTerminatedPods`): such Jobs are swept
-    /// again, for a few seconds. A failure only leaves them for the next run to replace; it is
-    /// logged with the command that deletes them.
+    /// Deletes the succeeded Jobs not swept yet ([`final_sweep`]).
     pub async fn finish(&self) {
-        use std::sync::atomic::Ordering;
-        for attempt in 0..FINISH_SWEEPS {
-            // a sweep the loop started ends first
-            drop(self.sweep.in_flight.read().await);
-            let pending = self.sweep.pending.swap(0, Ordering::Relaxed);
-            if pending == 0 && self.registry.succeeded_present() == 0 {
-                return;
-            }
-            if attempt > 0 {
-                tokio::time::sleep(SWEEP_EVERY / 4).await;
-            }
-            if let Err(e) = sweep_succeeded(
-                &self.cluster,
-                &self.jobs,
-                &self.selector,
-                &self.registry,
-                &self.sweep,
-            )
-            .await
-            {
-                tracing::warn!(
-                    "{e}; the next run replaces them, or: kubectl -n {} delete jobs -l '{}' --field-selector status.successful=1",
-                    self.ns,
-                    self.selector
-                );
-                return;
-            }
-        }
+        final_sweep(
+            &self.cluster,
+            &self.jobs,
+            &self.selector,
+            &self.registry,
+            &self.sweep,
+        )
+        .await
     }
 
     /// Runs one node's Job to its end (creating, replacing or adopting it as run_jobs does).

@@ -82,3 +82,37 @@ pub(super) async fn sweep_loop(
         }
     }
 }
+
+/// A runner's end: deletes the succeeded Jobs not swept yet, after a sweep in flight. The Job
+/// controller may mark a Job succeeded (`SuccessCriteriaMet`) before it counts the pod in
+/// `status.succeeded`, which the sweep selects on (kubernetes/kubernetes@v1.37.2
+/// pkg/controller/job/job_controller.go, `uncountedTerminatedPods`): such Jobs are swept
+/// again, for a few seconds. A failure only leaves them for the next run to replace; it is
+/// logged with the command that deletes them.
+pub(super) async fn final_sweep(
+    cluster: &Cluster,
+    jobs: &Api<Job>,
+    selector: &str,
+    registry: &Registry,
+    sweep: &Sweep,
+) {
+    use std::sync::atomic::Ordering;
+    for attempt in 0..FINISH_SWEEPS {
+        // a sweep the loop started ends first
+        drop(sweep.in_flight.read().await);
+        let pending = sweep.pending.swap(0, Ordering::Relaxed);
+        if pending == 0 && registry.succeeded_present() == 0 {
+            return;
+        }
+        if attempt > 0 {
+            tokio::time::sleep(SWEEP_EVERY / 4).await;
+        }
+        if let Err(e) = sweep_succeeded(cluster, jobs, selector, registry, sweep).await {
+            let ns = jobs.namespace().unwrap_or("kube-system");
+            tracing::warn!(
+                "{e}; the next run replaces them, or: kubectl -n {ns} delete jobs -l '{selector}' --field-selector status.successful=1"
+            );
+            return;
+        }
+    }
+}
