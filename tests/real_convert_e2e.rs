@@ -2,10 +2,13 @@
 //! OpenYurt v1.7.0's own yurt-manager (as its Deployment's pod) and YurtHub (as the systemd
 //! service the servant installs) built from upstream's module (tests/real, built on first use).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::kubectl;
 use yurtsim::{Layout, Sim, SimConfig};
 
 fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
@@ -22,21 +25,6 @@ fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl runs (Debian's kubernetes-client; .ci/run installs it)");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {

@@ -3,9 +3,12 @@
 //! a conversion writes passes its validation, admission and authorization (server-side dry
 //! run), for every profile.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
+use support::kubectl;
 use yurtsim::{Layout, Sim, SimConfig};
 
 async fn real_cluster(dir: &Path, nodes: usize) -> Sim {
@@ -25,21 +28,6 @@ async fn real_cluster_of(dir: &Path, nodes: usize, version: &'static str) -> Sim
     Sim::start(cfg)
         .await
         .expect("the real control plane starts")
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The admin kubeconfig with its user replaced by `user` (YAML lines under `user:`).

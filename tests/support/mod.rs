@@ -412,3 +412,19 @@ pub async fn journal_state(client: &Client) -> Option<serde_json::Value> {
     state["nodes"] = serde_json::to_value(&j.nodes).unwrap();
     Some(state)
 }
+
+/// `kubectl --kubeconfig KUBECONFIG ARGS…`'s output, failing the test when kubectl fails.
+pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs (Debian's kubernetes-client; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -223,11 +223,10 @@ impl RealCluster {
                 cluster_name,
             })
         })?;
+        // written once the cluster is ready (start_nodes): a client that finds it never meets
+        // a cluster whose RBAC bindings kubeadm's init has not created yet
         let kubeconfig = cfg.state_dir.join("kubeconfig");
-        pki::write_private(
-            &kubeconfig,
-            &std::fs::read_to_string(cp.dir.join("admin.conf"))?,
-        )?;
+        let _ = std::fs::remove_file(&kubeconfig);
         let cluster = RealCluster {
             control_plane: cp,
             kubeconfig,
@@ -325,7 +324,8 @@ impl RealCluster {
         }
         self.tasks
             .push(tokio::spawn(crate::kubelet::tick_loop(shared.clone())));
-        let admin = client_from(&self.kubeconfig).await?;
+        let admin_conf = self.control_plane.dir.join("admin.conf");
+        let admin = client_from(&admin_conf).await?;
         bootstrap::mark_nodes(&admin, layout, &self.nodes, Duration::from_secs(60), || {
             self.control_plane.check()
         })
@@ -342,6 +342,7 @@ impl RealCluster {
         bootstrap::wait_default_service_account(&admin, Duration::from_secs(60)).await?;
         bootstrap::wait_control_plane_pods(&admin, cfg.control_planes, Duration::from_secs(60))
             .await?;
+        pki::write_private(&self.kubeconfig, &std::fs::read_to_string(&admin_conf)?)?;
         Ok(())
     }
 
