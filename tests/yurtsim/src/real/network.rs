@@ -34,7 +34,10 @@ fn prefix_len(layout: Layout) -> u8 {
 
 /// The network's gateway, which each node's default route goes through, as docker's network
 /// gives kind's and minikube's nodes one (the network's first address; the layouts number
-/// their nodes from .2). kubeadm's nodes are numbered from 10.0.0.1, so its gateway is the
+/// their nodes from .2; kubernetes-sigs/kind@v0.29.0
+/// pkg/cluster/internal/providers/docker/network.go creates the `kind` network with a
+/// gateway, minikube@v1.36.0 pkg/drivers/kic/oci/network_create.go the `.1` gateway of
+/// 192.168.49.0/24). kubeadm's nodes are numbered from 10.0.0.1, so its gateway is the
 /// range's last address.
 fn gateway(layout: Layout) -> &'static str {
     match layout {
