@@ -160,9 +160,22 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
             "node {n}"
         );
     }
+    // upstream's documented way to detach a node, removing its NodePool label, does not let
+    // yurt-manager's node-conversion controller revert it behind yurtctl's back: the
+    // controller is off, so worker-1 is never cordoned, gets no conversion Job, and stays
+    // Ready through YurtHub (openyurtio/openyurt@v1.7.0 yurtnodeconversion
+    // desiredActionFromNode would revert it with a node-servant Job)
+    kubectl(&kc, &["label", "node", "worker-1", "apps.openyurt.io/nodepool-"]);
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(80) {
         assert_eq!(ready_nodes(&kc), nodes, "after {:?}", start.elapsed());
+        let worker = json(&kc, &["get", "node", "worker-1"]);
+        assert_ne!(worker["spec"]["unschedulable"], true, "{worker}");
+        let conversion_jobs = kubectl(
+            &kc,
+            &["get", "jobs", "-A", "-l", "openyurt.io/conversion-node", "-o", "name"],
+        );
+        assert_eq!(conversion_jobs.trim(), "", "upstream's conversion Jobs");
         for n in nodes {
             let lease = json(&kc, &["-n", "kube-node-lease", "get", "lease", n]);
             let renewed = lease["spec"]["renewTime"].as_str().unwrap().to_string();
@@ -177,6 +190,10 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
 
     let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["status"]));
     assert!(ok, "yurtctl status:\n{out}");
+    assert!(
+        out.contains("yurt-manager's yurt-node-conversion-controller is off"),
+        "{out}"
+    );
     for n in nodes {
         let line = out
             .lines()
@@ -186,6 +203,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         assert_eq!(&cols[3..6], ["yes", "service", "yes"], "{line}");
     }
 
+    // revert finishes exactly on worker-1 too, whose NodePool label the user removed
     let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["revert", "-y"]));
     assert!(ok, "yurtctl revert -y:\n{out}");
     assert!(out.contains("reverted 3 node(s)"), "{out}");

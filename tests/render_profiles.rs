@@ -699,6 +699,34 @@ fn nodepool_and_yurtstaticset_crds_match_upstream() {
     );
 }
 
+/// A profile that names an upstream node converter deploys yurt-manager with it switched off,
+/// so that yurtctl stays the nodes' one converter.
+#[test]
+fn upstream_node_conversion_is_switched_off_where_declared() {
+    let mut declared = 0;
+    for name in PROFILES {
+        let (p, objs) = render_all(name);
+        let Some(u) = &p.upstream_node_conversion else {
+            continue;
+        };
+        declared += 1;
+        let d = find(&objs, "Deployment", "yurt-manager").to_value();
+        let controllers: Vec<String> = d["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str()?.strip_prefix("--controllers="))
+            .flat_map(|l| l.split(',').map(str::to_owned))
+            .collect();
+        assert!(
+            controllers.contains(&u.disabled_by),
+            "{name}: --controllers {controllers:?} lacks {}",
+            u.disabled_by
+        );
+    }
+    assert_eq!(declared, 1, "openyurt-v1.7 declares yurt-manager's node conversion");
+}
+
 #[test]
 fn yurt_manager_deployment() {
     let (p, objs) = render_all("openyurt-v1.6");

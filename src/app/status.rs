@@ -110,6 +110,15 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
         options: j.map(|j| j.options.clone()).unwrap_or_default(),
         created_objects: j.map(|j| j.created_objects.clone()).unwrap_or_default(),
         adopted_objects: j.map(|j| j.adopted_objects.clone()).unwrap_or_default(),
+        node_conversion: profile
+            .and_then(|p| p.upstream_node_conversion.as_ref())
+            .map(|u| {
+                format!(
+                    "converted and reverted by yurtctl only: yurt-manager's {} is off ({}), \
+                     since {}",
+                    u.controller, u.disabled_by, u.why
+                )
+            }),
         locked_by: snap.lock.as_ref().map(|l| l.identity.clone()),
         run: snap.lock.as_ref().map(run_in_progress),
         nodes,

@@ -84,6 +84,9 @@ pub struct Status {
     pub options: serde_json::Map<String, serde_json::Value>,
     pub created_objects: Vec<ObjectRef>,
     pub adopted_objects: Vec<ObjectRef>,
+    /// Who converts and reverts nodes, when the profile switches an upstream converter off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_conversion: Option<String>,
     /// Holder of the lock, when a run is active.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locked_by: Option<String>,
@@ -116,6 +119,9 @@ pub fn status_table(s: &Status) -> String {
         s.created_objects.len(),
         s.adopted_objects.len()
     ));
+    if let Some(c) = &s.node_conversion {
+        out.push_str(&format!("Nodes:    {c}\n"));
+    }
     out.push_str(&format!(
         "\n{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
         "NODE", "ROLE", "POOL", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"

@@ -34,8 +34,8 @@ pub use engine::{base64, render_str};
 pub use error::{RenderError, Result};
 pub use profile::{
     CRATE_VERSION_VAR, Component, ComponentObject, EdgeWorkerLabel, KeyValue, KubernetesRange,
-    LabelDecl, NodePoolDecl, PerMode, Profile, ServiceHub, StaticPodHub, YurtHubCredential,
-    YurtHubDecl, YurtHubMode,
+    LabelDecl, NodePoolDecl, PerMode, Profile, ServiceHub, StaticPodHub, UpstreamNodeConversion,
+    YurtHubCredential, YurtHubDecl, YurtHubMode,
 };
 
 use crate::naming::{LABEL_MANAGED_BY, MANAGED_BY};

@@ -36,6 +36,21 @@ pub struct Profile {
     /// once the pods that write them are gone, or they would come back.
     #[serde(default)]
     pub component_objects: Vec<ComponentObject>,
+    /// An upstream controller that would convert and revert nodes by their NodePool label:
+    /// the profile deploys it switched off, so that yurtctl is the nodes' one converter.
+    #[serde(default)]
+    pub upstream_node_conversion: Option<UpstreamNodeConversion>,
+}
+
+/// yurt-manager's label-driven node conversion (OpenYurt v1.7), and how the profile turns it off.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpstreamNodeConversion {
+    /// The controller's name, as yurt-manager logs it (`yurt-node-conversion-controller`).
+    pub controller: String,
+    /// The `--controllers` entry that switches it off in the profile's yurt-manager Deployment.
+    pub disabled_by: String,
+    pub why: String,
 }
 
 /// An object a component writes at run time.
