@@ -2478,12 +2478,21 @@ async fn run_pod_inner(
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let volumes = match prepare_volumes(shared, k, p) {
-        Ok(v) => v,
-        Err(e) => {
-            pod_event(shared, p, "Warning", "FailedMount", &e);
-            stopped(stop).await;
-            return PodEnd::Stopped;
+    // A failed mount is retried with the volume manager's backoff: 500 ms, doubling, at most
+    // 2 min (kubernetes/kubernetes pkg/util/goroutinemap/exponentialbackoff
+    // exponential_backoff.go, used by pkg/volume/util/nestedpendingoperations). On the real
+    // tier a token request can come before the Node authorizer's graph has the pod's binding.
+    let mut retry_in = Duration::from_millis(500);
+    let volumes = loop {
+        match prepare_volumes(shared, k, p) {
+            Ok(v) => break v,
+            Err(e) => {
+                pod_event(shared, p, "Warning", "FailedMount", &e);
+                if wait_stop(stop, retry_in).await {
+                    return PodEnd::Stopped;
+                }
+                retry_in = (retry_in * 2).min(Duration::from_secs(120));
+            }
         }
     };
     // Image pull and container start take a moment on a real node.
