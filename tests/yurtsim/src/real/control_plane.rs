@@ -8,7 +8,8 @@ use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,12 +27,25 @@ pub const POD_CIDR: &str = "10.244.0.0/16";
 
 /// One control-plane process, watched by a thread of its own: the child is started with
 /// `PR_SET_PDEATHSIG`, which fires when the thread that forked it ends, so the thread lives
-/// exactly as long as the process is wanted.
+/// exactly as long as the process is wanted. An exited process is started again after the
+/// kubelet's crash-loop back-off, as the kubelet restarts kubeadm's static pods
+/// (`restartPolicy: Always`; kubernetes/kubernetes pkg/kubelet/kubelet.go `backOffPeriod`
+/// 10 s, `MaxContainerBackOff` 300 s): kube-controller-manager and kube-scheduler exit when
+/// they lose their leader election on a slow API server.
 struct Proc {
     name: String,
-    pid: u32,
+    pid: Arc<AtomicU32>,
+    /// How the last run ended (None: it has not ended yet).
     exited: Arc<Mutex<Option<String>>>,
+    stopping: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The first back-off after an exit and its cap.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    pub initial: Duration,
+    pub max: Duration,
 }
 
 impl Proc {
@@ -41,13 +55,12 @@ impl Proc {
         mut cmd: Command,
         log: &Path,
         netns: &NodeNamespaces,
+        backoff: Backoff,
     ) -> anyhow::Result<Proc> {
         let net = netns.net_fd()?;
         let out = std::fs::File::create(log)
             .with_context(|| format!("cannot create {}", log.display()))?;
-        cmd.stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out);
+        cmd.stdin(Stdio::null());
         // SAFETY: only async-signal-safe calls (prctl, setpgid) between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
@@ -60,8 +73,11 @@ impl Proc {
             });
         }
         let exited = Arc::new(Mutex::new(None));
+        let pid = Arc::new(AtomicU32::new(0));
+        let stopping = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<u32>>();
-        let status = exited.clone();
+        let (status, child_pid, stop, what) =
+            (exited.clone(), pid.clone(), stopping.clone(), name.clone());
         let thread = std::thread::Builder::new()
             .name(format!("yurtsim-{name}"))
             .spawn(move || {
@@ -70,28 +86,57 @@ impl Proc {
                     let _ = tx.send(Err(std::io::Error::last_os_error()));
                     return;
                 }
-                let mut child: Child = match cmd.spawn() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
+                let mut tx = Some(tx);
+                let mut wait = backoff.initial;
+                loop {
+                    let started = out
+                        .try_clone()
+                        .and_then(|o| Ok((o.try_clone()?, o)))
+                        .and_then(|(o, e)| cmd.stdout(o).stderr(e).spawn());
+                    let how = match started {
+                        Ok(mut child) => {
+                            child_pid.store(child.id(), Ordering::SeqCst);
+                            if let Some(tx) = tx.take() {
+                                let _ = tx.send(Ok(child.id()));
+                            }
+                            match child.wait() {
+                                Ok(s) => s.to_string(),
+                                Err(e) => e.to_string(),
+                            }
+                        }
+                        Err(e) => match tx.take() {
+                            Some(tx) => {
+                                let _ = tx.send(Err(e));
+                                return;
+                            }
+                            None => e.to_string(),
+                        },
+                    };
+                    *status.lock().unwrap() = Some(how.clone());
+                    if stop.load(Ordering::SeqCst) {
                         return;
                     }
-                };
-                let _ = tx.send(Ok(child.id()));
-                let how = match child.wait() {
-                    Ok(s) => s.to_string(),
-                    Err(e) => e.to_string(),
-                };
-                *status.lock().unwrap() = Some(how);
+                    tracing::warn!(component = %what, "exited ({how}); restarting in {wait:?}");
+                    let until = Instant::now() + wait;
+                    while Instant::now() < until {
+                        if stop.load(Ordering::SeqCst) {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    wait = (wait * 2).min(backoff.max);
+                }
             })?;
-        let pid = rx
+        let first = rx
             .recv()
             .context("the process thread ended before starting it")?
             .with_context(|| format!("cannot start {name}"))?;
+        pid.store(first, Ordering::SeqCst);
         Ok(Proc {
             name,
             pid,
             exited,
+            stopping,
             thread: Some(thread),
         })
     }
@@ -105,15 +150,18 @@ impl Proc {
         let Some(thread) = self.thread.take() else {
             return;
         };
+        self.stopping.store(true, Ordering::SeqCst);
+        let pid = self.pid.load(Ordering::SeqCst) as i32;
+        let running = || !thread.is_finished();
         // SAFETY: plain kill(2) on the process group this child leads.
-        unsafe { libc::kill(-(self.pid as i32), libc::SIGTERM) };
+        unsafe { libc::kill(-pid, libc::SIGTERM) };
         let deadline = Instant::now() + grace;
-        while self.exit_status().is_none() && Instant::now() < deadline {
+        while running() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        if self.exit_status().is_none() {
+        if running() {
             // SAFETY: as above.
-            unsafe { libc::kill(-(self.pid as i32), libc::SIGKILL) };
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
         let _ = thread.join();
     }
@@ -132,6 +180,7 @@ pub struct ControlPlane {
     node_server: String,
     procs: Vec<Proc>,
     netns: std::sync::Arc<NodeNamespaces>,
+    backoff: Backoff,
 }
 
 /// Where the control plane's files go and what it serves.
@@ -149,6 +198,8 @@ pub struct Options<'a> {
     pub advertise: IpAddr,
     pub endpoint_hosts: Vec<String>,
     pub cluster_name: &'a str,
+    /// How an exited component is started again.
+    pub restart: Backoff,
 }
 
 impl ControlPlane {
@@ -206,6 +257,7 @@ impl ControlPlane {
             node_server,
             procs: Vec::new(),
             netns: o.netns.clone(),
+            backoff: o.restart,
         };
         cp.spawn_etcd(o.binary)?;
         cp.spawn_apiserver(o.binary, o.advertise, o.apiserver_port)?;
@@ -222,8 +274,13 @@ impl ControlPlane {
         let mut cmd = Command::new(binary);
         cmd.arg(name).args(args);
         let log = self.dir.join("logs").join(format!("{name}.log"));
-        self.procs
-            .push(Proc::spawn(name.to_string(), cmd, &log, &self.netns)?);
+        self.procs.push(Proc::spawn(
+            name.to_string(),
+            cmd,
+            &log,
+            &self.netns,
+            self.backoff,
+        )?);
         Ok(())
     }
 
@@ -263,7 +320,8 @@ impl ControlPlane {
         ]);
         let name = format!("kube-proxy-{node}");
         let log = self.dir.join("logs").join(format!("{name}.log"));
-        self.procs.push(Proc::spawn(name, cmd, &log, netns)?);
+        self.procs
+            .push(Proc::spawn(name, cmd, &log, netns, self.backoff)?);
         Ok(())
     }
 
@@ -366,7 +424,9 @@ impl ControlPlane {
         self.spawn(binary, "kube-scheduler", args)
     }
 
-    /// A component that has exited, with how, and the tail of its log.
+    /// A component that has exited, with how, and the tail of its log. Checked while the
+    /// cluster starts, where an exit means a component that cannot run; later exits are
+    /// restarted.
     pub fn failed(&self) -> Option<String> {
         self.procs.iter().find_map(|p| {
             let how = p.exit_status()?;
@@ -386,7 +446,7 @@ impl ControlPlane {
     pub fn pids(&self) -> Vec<(&str, u32)> {
         self.procs
             .iter()
-            .map(|p| (p.name.as_str(), p.pid))
+            .map(|p| (p.name.as_str(), p.pid.load(Ordering::SeqCst)))
             .collect()
     }
 

@@ -221,6 +221,10 @@ impl RealCluster {
                 advertise: advertise.parse()?,
                 endpoint_hosts: vec![endpoint_host],
                 cluster_name,
+                restart: control_plane::Backoff {
+                    initial: cfg.crash_backoff,
+                    max: cfg.crash_backoff_max,
+                },
             })
         })?;
         // written once the cluster is ready (start_nodes): a client that finds it never meets
@@ -312,6 +316,11 @@ impl RealCluster {
                 k.clone(),
                 api.clone(),
                 cfg.heartbeat_interval,
+                stop_rx.clone(),
+            )));
+            self.tasks.push(tokio::spawn(nodes::run_static_pods(
+                k.clone(),
+                api.clone(),
                 stop_rx.clone(),
             )));
             self.tasks.push(tokio::spawn(nodes::watch_pods(
