@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -137,6 +137,20 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
     config.cluster_url = format!("{scheme}://127.0.0.1:{}", net.local_port).parse()?;
     config.connect_timeout = Some(Duration::from_secs(5));
     config.read_timeout = Some(Duration::from_secs(30));
+    // client-go's default User-Agent, as the kubelet sends it: YurtHub files what it caches
+    // by the agent's name, and its `/pods` (static pod upgrades wait on it) lists what it
+    // cached for `kubelet` (kubernetes/client-go rest/config.go DefaultKubernetesUserAgent:
+    // `<binary>/<gitVersion> (<os>/<arch>) kubernetes/<commit[:7]>`; tests/real/build.sh sets
+    // no commit, as for realcp's components; the sim's nodes are linux/amd64, layout.rs.
+    // openyurtio/openyurt@v1.7.0 pkg/yurthub/otaupdate/ota.go GetPods)
+    let agent = format!(
+        "kubelet/{} (linux/amd64) kubernetes/$Format",
+        node.kubernetes_version
+    );
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_str(&agent)?,
+    ));
     Ok(kube::Client::try_from(config)?)
 }
 
@@ -246,12 +260,9 @@ pub async fn renew_lease(node: &NodeSpec, client: &kube::Client) -> anyhow::Resu
     Ok(())
 }
 
-/// Mirror pods for the static pod manifests the kubelet's `--pod-manifest-path` (or
-/// `staticPodPath`) holds: created when missing, replaced when the file changed, deleted when
-/// the file is gone (pkg/kubelet/pod/mirror_client.go, pkg/kubelet/kubelet.go
-/// `syncPod`/`HandlePodCleanups`), with the status of running containers. The control-plane
-/// manifests stand for the processes the real tier runs.
-pub async fn sync_static_pods(node: &NodeSpec, client: &kube::Client) -> anyhow::Result<()> {
+/// The static pod manifests in the kubelet's `--pod-manifest-path` (or `staticPodPath`), as
+/// its file source reads them (files it cannot decode are skipped).
+fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::kubelet::StaticManifest>> {
     let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
     let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
@@ -268,6 +279,19 @@ pub async fn sync_static_pods(node: &NodeSpec, client: &kube::Client) -> anyhow:
             manifests.extend(crate::kubelet::static_manifest(&bytes, &node.name, &file));
         }
     }
+    Ok(manifests)
+}
+
+/// Mirror pods for the static pod manifests the kubelet's `--pod-manifest-path` (or
+/// `staticPodPath`) holds: created when missing, replaced when the file changed, deleted when
+/// the file is gone (pkg/kubelet/pod/mirror_client.go, pkg/kubelet/kubelet.go
+/// `syncPod`/`HandlePodCleanups`), with the status of running containers. The control-plane
+/// manifests stand for the processes the real tier runs.
+async fn sync_static_pods(
+    node: &NodeSpec,
+    client: &kube::Client,
+    manifests: &[crate::kubelet::StaticManifest],
+) -> anyhow::Result<()> {
     let pods: Api<Pod> = Api::all(client.clone());
     let on_node = pods
         .list(&ListParams::default().fields(&format!("spec.nodeName={}", node.name)))
@@ -303,7 +327,7 @@ pub async fn sync_static_pods(node: &NodeSpec, client: &kube::Client) -> anyhow:
         .metadata
         .uid
         .unwrap_or_default();
-    for m in &manifests {
+    for m in manifests {
         let api: Api<Pod> = Api::namespaced(client.clone(), &m.namespace);
         let current = on_node.iter().find(|p| {
             p.metadata.name.as_deref() == Some(&m.pod_name)
@@ -361,9 +385,10 @@ fn running_status(node: &NodeSpec, manifest: &serde_json::Value) -> serde_json::
     }})
 }
 
-/// The kubelet's loop: register once, then renew the lease every `heartbeat` while
+/// The kubelet's node loop: register once, then renew the lease every `heartbeat` while
 /// kubelet.service runs; a failed step drops the client, so the next one reads the unit and
-/// kubeconfig again.
+/// kubeconfig again. The lease has a loop of its own, as in the kubelet (pkg/kubelet/
+/// nodelease), so a slow pod or static pod sync never delays it.
 pub async fn run(
     k: Arc<NodeKubelet>,
     api: Arc<KubeletApi>,
@@ -381,7 +406,6 @@ pub async fn run(
                     registered = true;
                 }
                 renew_lease(node, &c).await?;
-                sync_static_pods(node, &c).await?;
                 anyhow::Ok(())
             };
             if let Err(e) = step.await {
@@ -391,6 +415,45 @@ pub async fn run(
         }
         tokio::select! {
             _ = tokio::time::sleep(heartbeat) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// The kubelet's file source: the static pod directory read every second (the kubelet
+/// watches it with inotify), the mirror pods synced when a manifest changed and every 20 s
+/// otherwise (`--file-check-frequency`, pkg/kubelet/config/file.go).
+pub async fn run_static_pods(
+    k: Arc<NodeKubelet>,
+    api: Arc<KubeletApi>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let node = &api.node;
+    let mut synced: Option<(Vec<(String, String)>, Instant)> = None;
+    loop {
+        if k.active() {
+            let step = async {
+                let manifests = static_manifests(node)?;
+                let seen: Vec<(String, String)> = manifests
+                    .iter()
+                    .map(|m| (m.pod_name.clone(), m.hash.clone()))
+                    .collect();
+                let due = synced.as_ref().is_none_or(|(last, at)| {
+                    *last != seen || at.elapsed() >= Duration::from_secs(20)
+                });
+                if due {
+                    let c = api.client().await?;
+                    sync_static_pods(node, &c, &manifests).await?;
+                    synced = Some((seen, Instant::now()));
+                }
+                anyhow::Ok(())
+            };
+            if let Err(e) = step.await {
+                tracing::debug!(node = %node.name, "kubelet static pods: {e:#}");
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
             _ = stop.changed() => return,
         }
     }
