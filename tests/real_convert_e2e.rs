@@ -4,33 +4,19 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::kubectl;
-use yurtsim::{Layout, Sim, SimConfig};
+use support::{kubectl, real};
 
 fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let (code, out) = real::yurtctl(kubeconfig, args);
+    (code == 0, out)
 }
 
 fn json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["-o", "json"]);
-    serde_json::from_str(&kubectl(kubeconfig, &a)).unwrap()
+    real::kubectl_json(kubeconfig, args)
 }
 
 /// The server the node's kubelet uses now, from the kubeconfig its unit gives it.
@@ -58,21 +44,14 @@ fn ready_nodes(kubeconfig: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub() {
-    let v = yurtsim::real::NEWEST_KUBERNETES;
-    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[v, "openyurt-v1.7.0"]))
-        .await
-        .unwrap()
-        .expect("the real tier builds (tests/real/build.sh)");
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = SimConfig::new(dir.path().join("state"));
-    cfg.nodes = 3;
-    cfg.layout = Layout::Kubeadm;
-    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
-    cfg.kubernetes_version = v.into();
-    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
-    let sim = Sim::start(cfg)
-        .await
-        .expect("the real control plane starts");
+    let sim = real::cluster(
+        dir.path(),
+        3,
+        yurtsim::real::NEWEST_KUBERNETES,
+        &["openyurt-v1.7.0"],
+    )
+    .await;
     let kc = sim.kubeconfig_path();
     let nodes = ["control-plane-1", "worker-1", "worker-2"];
 
@@ -91,29 +70,10 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     );
     assert_eq!(deploy["status"]["availableReplicas"], 1, "{deploy}");
     let pool = tokio::task::block_in_place(|| {
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kc)
-            .args(["create", "-o", "json", "-f", "-"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(br#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {}}"#)
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl create NodePool: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        real::kubectl_create(
+            &kc,
+            r#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {}}"#,
+        )
     });
     assert_eq!(pool["spec"]["type"], "Edge", "{pool}");
     assert_eq!(pool["spec"]["leaderElectionStrategy"], "random", "{pool}");
@@ -165,7 +125,10 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     // controller is off, so worker-1 is never cordoned, gets no conversion Job, and stays
     // Ready through YurtHub (openyurtio/openyurt@v1.7.0 yurtnodeconversion
     // desiredActionFromNode would revert it with a node-servant Job)
-    kubectl(&kc, &["label", "node", "worker-1", "apps.openyurt.io/nodepool-"]);
+    kubectl(
+        &kc,
+        &["label", "node", "worker-1", "apps.openyurt.io/nodepool-"],
+    );
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(80) {
         assert_eq!(ready_nodes(&kc), nodes, "after {:?}", start.elapsed());
@@ -173,7 +136,15 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         assert_ne!(worker["spec"]["unschedulable"], true, "{worker}");
         let conversion_jobs = kubectl(
             &kc,
-            &["get", "jobs", "-A", "-l", "openyurt.io/conversion-node", "-o", "name"],
+            &[
+                "get",
+                "jobs",
+                "-A",
+                "-l",
+                "openyurt.io/conversion-node",
+                "-o",
+                "name",
+            ],
         );
         assert_eq!(conversion_jobs.trim(), "", "upstream's conversion Jobs");
         for n in nodes {

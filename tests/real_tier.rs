@@ -8,26 +8,15 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use support::kubectl;
-use yurtsim::{Layout, Sim, SimConfig};
+use support::{kubectl, real};
+use yurtsim::Sim;
 
 async fn real_cluster(dir: &Path, nodes: usize) -> Sim {
     real_cluster_of(dir, nodes, yurtsim::real::NEWEST_KUBERNETES).await
 }
 
 async fn real_cluster_of(dir: &Path, nodes: usize, version: &'static str) -> Sim {
-    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&[version]))
-        .await
-        .unwrap()
-        .expect("the real tier builds (tests/real/build.sh)");
-    let mut cfg = SimConfig::new(dir.join("state"));
-    cfg.nodes = nodes;
-    cfg.layout = Layout::Kubeadm;
-    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
-    cfg.kubernetes_version = version.into();
-    Sim::start(cfg)
-        .await
-        .expect("the real control plane starts")
+    real::cluster(dir, nodes, version, &[]).await
 }
 
 /// The admin kubeconfig with its user replaced by `user` (YAML lines under `user:`).
@@ -158,19 +147,7 @@ async fn every_profile_passes_the_real_api_servers_validation_and_admission() {
 
 /// `yurtctl convert --dry-run` with the default flags: (exit code, plan text).
 fn default_dry_run(kubeconfig: &Path) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["convert", "--dry-run"])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    real::yurtctl(kubeconfig, &["convert", "--dry-run"])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

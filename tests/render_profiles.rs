@@ -724,7 +724,10 @@ fn upstream_node_conversion_is_switched_off_where_declared() {
             u.disabled_by
         );
     }
-    assert_eq!(declared, 1, "openyurt-v1.7 declares yurt-manager's node conversion");
+    assert_eq!(
+        declared, 1,
+        "openyurt-v1.7 declares yurt-manager's node conversion"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! `yurtctl` binary, and a kube-rs client for it.
 #![allow(dead_code)]
 
+pub mod real;
 pub mod roots;
 pub mod terminal;
 

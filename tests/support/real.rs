@@ -1,0 +1,83 @@
+//! The real tier (tests/real, built on first use): a cluster on the real control plane, and
+//! yurtctl and kubectl run against it as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use yurtsim::{Layout, Sim, SimConfig};
+
+/// A kubeadm-layout cluster of `nodes` nodes on the real control plane of `version`, built
+/// first with `extra` (e.g. `openyurt-v1.7.0`); node Jobs run this crate's yurtctl.
+pub async fn cluster(
+    dir: &Path,
+    nodes: usize,
+    version: &'static str,
+    extra: &[&'static str],
+) -> Sim {
+    let mut builds = vec![version];
+    builds.extend_from_slice(extra);
+    tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&builds))
+        .await
+        .unwrap()
+        .expect("the real tier builds (tests/real/build.sh)");
+    let mut cfg = SimConfig::new(dir.join("state"));
+    cfg.nodes = nodes;
+    cfg.layout = Layout::Kubeadm;
+    cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+    cfg.kubernetes_version = version.into();
+    cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
+    Sim::start(cfg)
+        .await
+        .expect("the real control plane starts")
+}
+
+/// `yurtctl --kubeconfig KUBECONFIG ARGS…`: its exit code and its stdout then stderr.
+pub fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// `kubectl … -o json`, parsed.
+pub fn kubectl_json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    serde_json::from_str(&super::kubectl(kubeconfig, &a)).unwrap()
+}
+
+/// `kubectl create -f -` with `object` (JSON or YAML) on stdin.
+pub fn kubectl_create(kubeconfig: &Path, object: &str) -> serde_json::Value {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["create", "-o", "json", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(object.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl create: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
