@@ -276,5 +276,39 @@ async fn the_control_plane_openyurt_v1_7_certifies_starts_too() {
         worker.spec.unwrap().provider_id.as_deref(),
         Some("kind://docker/kind/kind-worker")
     );
+    // a control-plane component that dies is started again, as the kubelet restarts a static
+    // pod: killed, kube-controller-manager comes back and takes its leader election again
+    let pid_of = |c: &common::TestCluster| {
+        c.sim
+            .real()
+            .unwrap()
+            .control_plane
+            .pids()
+            .into_iter()
+            .find(|(n, _)| *n == "kube-controller-manager")
+            .unwrap()
+            .1
+    };
+    let first = pid_of(&c);
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(c.client.clone(), "kube-system");
+    let holder = |l: k8s_openapi::api::coordination::v1::Lease| l.spec?.holder_identity;
+    let before = holder(leases.get("kube-controller-manager").await.unwrap()).unwrap();
+    // SAFETY: plain kill(2) of the component's process group.
+    unsafe { libc::kill(-(first as i32), libc::SIGKILL) };
+    common::eventually(
+        Duration::from_secs(90),
+        "kube-controller-manager leads again",
+        || {
+            let leases = leases.clone();
+            let before = before.clone();
+            async move {
+                let now = holder(leases.get("kube-controller-manager").await.ok()?)?;
+                (now != before).then_some(())
+            }
+        },
+    )
+    .await;
+    assert_ne!(pid_of(&c), first);
     c.sim.shutdown().await;
 }
