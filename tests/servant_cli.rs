@@ -465,6 +465,45 @@ fn dry_runs_print_the_plan_and_write_nothing() {
     assert!(changed(&before, &tree(root.path())).is_empty());
 }
 
+/// A node another tool converted (upstream's node-servant appends its flags to
+/// kubeadm-flags.env: openyurtio/openyurt@v1.7.0 pkg/node-servant/components/kubelet.go
+/// appendConfig) is refused by revert, which changes nothing and never calls it reverted.
+#[test]
+fn revert_refuses_a_node_another_tool_converted_and_changes_nothing() {
+    let (root, _node) = seeded(Layout::Kubeadm, Role::Worker);
+    let env = root.path().join("var/lib/kubelet/kubeadm-flags.env");
+    let text = fs::read_to_string(&env).unwrap();
+    let end = text.rfind('"').unwrap();
+    let upstream = format!(
+        "{} --kubeconfig=/var/lib/openyurt/kubelet.conf --bootstrap-kubeconfig= {}",
+        &text[..end],
+        &text[end..]
+    );
+    fs::write(&env, upstream).unwrap();
+    fs::create_dir_all(root.path().join("var/lib/openyurt")).unwrap();
+    fs::write(
+        root.path().join("var/lib/openyurt/kubelet.conf"),
+        "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: http://127.0.0.1:10261}\n  name: default-cluster\n",
+    )
+    .unwrap();
+    let before = tree(root.path());
+    let o = yurtctl(&[
+        "node-servant",
+        "revert",
+        "--host-root",
+        s(root.path()),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    let v = o.json();
+    assert_eq!(v["ok"], false, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("another tool converted this node"), "{v}");
+    assert!(message.contains("kubeadm-flags.env"), "{v}");
+    assert!(changed(&before, &tree(root.path())).is_empty());
+}
+
 #[test]
 fn preflight_reports_json_with_the_layout_and_changes_nothing() {
     for layout in Layout::all() {

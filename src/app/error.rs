@@ -172,7 +172,8 @@ pub fn servant_exit(e: &NodeServantError) -> Exit {
         | E::Input { .. }
         | E::NotRoot { .. }
         | E::OwnPidNamespace { .. }
-        | E::PreflightFailed { .. } => Exit::Preflight,
+        | E::PreflightFailed { .. }
+        | E::ConvertedByOther { .. } => Exit::Preflight,
         E::HubTimeout { .. }
         | E::Host {
             source: HostCommandError::Timeout { .. },

@@ -104,6 +104,12 @@ pub enum NodeServantError {
     #[error("{0}")]
     Verify(String),
 
+    /// The kubelet talks through YurtHub, but not by yurtctl's doing.
+    #[error(
+        "the kubelet talks through YurtHub (--kubeconfig={kubeconfig}, {from}), but yurtctl has no record of putting it there: another tool converted this node (yurtadm join, or yurt-manager's node-conversion controller running upstream's node-servant). yurtctl reverts only what it converted: revert this node with that tool first, or leave it out of this revert (yurtctl revert --nodes with the other nodes); nothing was changed"
+    )]
+    ConvertedByOther { kubeconfig: String, from: String },
+
     /// Reading the node failed after this run had changed it (`state` says how it is left).
     #[error("{source}; {state}")]
     AfterChanges {

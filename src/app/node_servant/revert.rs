@@ -19,6 +19,18 @@ pub(super) fn revert(
         .unwrap_or(DEFAULT_KUBELET_KUBECONFIG)
         .to_owned();
     if changes.is_empty() {
+        // nothing of ours is left, yet the kubelet may still go through a YurtHub that
+        // another tool installed: reporting the node reverted would leave it half-converted
+        let fs = plan(HostFs::new(root))?;
+        let argv = plan(servant::kubelet::effective_argv(&fs))?;
+        if let Some(h) = argv.last_flag("kubeconfig")
+            && argv.value_of("kubeconfig", h) == OPENYURT_KUBECONFIG
+        {
+            return Err(NodeServantError::ConvertedByOther {
+                kubeconfig: OPENYURT_KUBECONFIG.into(),
+                from: argv.describe(h.value),
+            });
+        }
         r.kubelet_kubeconfig = plan(effective_kubeconfig(root))?;
         r.message = if journal.is_some() {
             "nothing to do: the node is already reverted".into()
