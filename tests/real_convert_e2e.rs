@@ -70,7 +70,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     );
     assert_eq!(deploy["status"]["availableReplicas"], 1, "{deploy}");
     let pool = tokio::task::block_in_place(|| {
-        real::kubectl_create(
+        real::kubectl_create_through_webhooks(
             &kc,
             r#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {}}"#,
         )

@@ -1,6 +1,6 @@
 //! `yurtctl staticpod upgrade` on the real tier, on a static pod that OpenYurt v1.7.0's real
 //! yurt-manager also manages through a YurtStaticSet: its controller agrees with what yurtctl
-//! rolled out and never rolls the nodes back.
+//! rolled out and never rolls the nodes back, and the real YurtHub applies an OTA revision.
 
 mod support;
 
@@ -58,7 +58,7 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // the user's YurtStaticSet, on OTA, so that its controller starts no upgrade of its own
-    tokio::task::block_in_place(|| real::kubectl_create(&kc, YSS));
+    tokio::task::block_in_place(|| real::kubectl_create_through_webhooks(&kc, YSS));
 
     let (code, out) = tokio::task::block_in_place(|| {
         real::yurtctl(
@@ -149,5 +149,90 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
         assert_eq!(yss["status"]["upgradedNumber"], 2, "{yss}");
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+
+    // OTA: yurtctl publishes the revision, the real controller marks the pods, and the real
+    // YurtHub on worker-1 applies it when asked through its OTA API (openyurtio/openyurt@v1.7.0
+    // pkg/yurthub/server/server.go, otaupdate/ota.go UpdatePod); worker-2 keeps its revision
+    kubectl(
+        &kc,
+        &[
+            "patch",
+            "yurtstaticset",
+            "nginx",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec": {"upgradeStrategy": {"type": "OTA", "maxUnavailable": null}}}"#,
+        ],
+    );
+    let (code, out) = tokio::task::block_in_place(|| {
+        real::yurtctl(
+            &kc,
+            &[
+                "staticpod",
+                "upgrade",
+                "nginx",
+                "--image",
+                "nginx:1.19.3",
+                "--strategy",
+                "ota",
+                "-y",
+            ],
+        )
+    });
+    assert_eq!(code, 0, "yurtctl staticpod upgrade --strategy ota:\n{out}");
+    let need_upgrade = |pod: &str| {
+        let p = real::kubectl_json(&kc, &["get", "pod", pod]);
+        p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "PodNeedUpgrade")
+            .map(|c| c["status"].as_str().unwrap_or_default().to_owned())
+    };
+    let start = Instant::now();
+    while need_upgrade("nginx-worker-1").as_deref() != Some("True") {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "PodNeedUpgrade on nginx-worker-1"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let hub = sim
+        .real()
+        .unwrap()
+        .network
+        .node("worker-1")
+        .unwrap()
+        .init_pid();
+    let answer = tokio::task::block_in_place(|| {
+        let out = std::process::Command::new("nsenter")
+            .args(["-n", "-t", &hub.to_string(), "curl", "-s", "-X", "POST", "-w", "\n%{http_code}"])
+            .arg("http://127.0.0.1:10267/openyurt.io/v1/namespaces/default/pods/nginx-worker-1/upgrade")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    });
+    assert_eq!(
+        answer.rsplit_once('\n'),
+        Some(("Start updating pod default/nginx-worker-1", "200")),
+        "{answer}"
+    );
+    let start = Instant::now();
+    while !std::fs::read_to_string(manifest("worker-1"))
+        .unwrap()
+        .contains("nginx:1.19.3")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "worker-1's manifest"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(
+        std::fs::read_to_string(manifest("worker-2"))
+            .unwrap()
+            .contains("nginx:1.19.2")
+    );
     sim.shutdown().await;
 }
