@@ -288,9 +288,10 @@ fn outcome_exit(result: &mut ConvertResult) -> Exit {
     exit
 }
 
-/// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
+/// Every (verb, group, resource, namespace) convert uses with `profile` and these options:
+/// what its phases need, and the kinds the profile adds.
 fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'static>> {
-    let mut checks = crate::app::access::convert();
+    let mut checks = plan::phases::needs::<plan::ConvertPhase>();
     if profile.yurthub.mode() == crate::render::YurtHubMode::YurtStaticSet {
         checks.push((
             "patch",
