@@ -3,10 +3,11 @@
 //! runs the same phases, keyed by [`ConvertPhase`].
 
 use super::phases::{
-    APPLY_COMPONENTS, JOURNAL, LEASE, NODE_JOBS, PATCH_NODES, PhaseRow, READ_NODES, lock_steps,
-    phase_enum,
+    APPLY_COMPONENTS, Access, JOURNAL, LEASE, NODE_JOBS, PATCH_NODES, PhaseRow, READ_NODES,
+    lock_steps, phase_enum,
 };
 use super::*;
+use crate::cluster::SYSTEM_NAMESPACE;
 
 /// What convert's step functions plan from.
 pub struct ConvertInputs<'a> {
@@ -101,6 +102,36 @@ impl ConvertPhase {
             },
         }
     }
+}
+
+/// Every (verb, group, resource, namespace) convert uses with `profile` and these options, for
+/// the access check: what its phases need, and the kinds the profile adds (YurtStaticSets and
+/// DaemonSets among the components, NodePools before the labels).
+pub fn convert_access(profile: &Profile, opts: &ConvertOptions) -> Vec<Access<'static>> {
+    let mut checks = phases::needs::<ConvertPhase>();
+    if profile.yurthub.mode() == crate::render::YurtHubMode::YurtStaticSet {
+        checks.push((
+            "patch",
+            "apps.openyurt.io",
+            "yurtstaticsets",
+            Some(SYSTEM_NAMESPACE),
+        ));
+    }
+    if profile.node_pools.is_some() {
+        checks.push(("patch", "apps.openyurt.io", "nodepools", None));
+    }
+    if profile
+        .enabled_components(&opts.features)
+        .flat_map(|c| &c.templates)
+        .any(|t| {
+            profile
+                .template_text(t)
+                .is_some_and(|x| x.contains("kind: DaemonSet"))
+        })
+    {
+        checks.push(("patch", "apps", "daemonsets", Some(SYSTEM_NAMESPACE)));
+    }
+    checks
 }
 
 impl ConvertInputs<'_> {
@@ -267,4 +298,20 @@ fn verify_steps(x: &ConvertInputs<'_>) -> Vec<Step> {
     x.converting()
         .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_access_check_adds_what_the_profile_uses_to_the_phases_needs() {
+        let pools = ("patch", "apps.openyurt.io", "nodepools", None);
+        let v17 = Profile::load("openyurt-v1.7").unwrap();
+        let with = convert_access(&v17, &ConvertOptions::default());
+        assert!(with.starts_with(&phases::needs::<ConvertPhase>()));
+        assert!(with.contains(&pools));
+        let legacy = Profile::load("legacy-v0.6").unwrap();
+        assert!(!convert_access(&legacy, &ConvertOptions::default()).contains(&pools));
+    }
 }

@@ -25,7 +25,7 @@ mod options;
 mod summary;
 
 pub use convert::*;
-pub use convert_phases::{ConvertInputs, ConvertPhase, ConvertSteps};
+pub use convert_phases::{ConvertInputs, ConvertPhase, ConvertSteps, convert_access};
 pub use findings::*;
 pub use options::*;
 pub use summary::*;
