@@ -300,6 +300,8 @@ pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize)
 }
 
 #[cfg(test)]
+mod phase_tests;
+#[cfg(test)]
 mod pool_tests;
 #[cfg(test)]
 mod preflight_tests;

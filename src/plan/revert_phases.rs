@@ -234,28 +234,3 @@ fn verify_steps(x: &RevertInputs<'_>) -> Vec<Step> {
     }
     s
 }
-
-#[cfg(test)]
-mod tests {
-    use super::RevertPhase;
-    use crate::plan::ConvertPhase;
-
-    /// Revert mirrors convert: a phase of both has the same id (the journal keys node
-    /// progress by convert's ids, which revert reads).
-    #[test]
-    fn mirrored_phases_keep_converts_ids() {
-        let pairs = [
-            (RevertPhase::Lock, ConvertPhase::Lock),
-            (RevertPhase::Preflight, ConvertPhase::Preflight),
-            (RevertPhase::NodesCloud, ConvertPhase::NodesCloud),
-            (RevertPhase::NodesEdge, ConvertPhase::NodesEdge),
-            (RevertPhase::Kcm, ConvertPhase::Kcm),
-            (RevertPhase::Components, ConvertPhase::Components),
-            (RevertPhase::LabelNodes, ConvertPhase::LabelNodes),
-            (RevertPhase::Verify, ConvertPhase::Verify),
-        ];
-        for (r, c) in pairs {
-            assert_eq!(r.id(), c.id());
-        }
-    }
-}
