@@ -158,7 +158,10 @@ pub async fn snapshot_to_decide(
     if g.dry_run.enabled()
         && let Some(h) = &snap.lock
     {
-        eprintln!("warning: {}", crate::app::status::run_in_progress(h).line());
+        eprintln!(
+            "warning: {}",
+            crate::output::status::RunInProgress::of(h).line()
+        );
     }
     Ok(snap)
 }

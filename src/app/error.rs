@@ -3,7 +3,7 @@
 //! alone decides its exit code (docs/exit-codes.md) and prints it.
 
 use crate::app::node::HostCommandError;
-use crate::app::node_servant::NodeServantError;
+use crate::app::node_servant::error::NodeServantError;
 use crate::cluster::ClusterError;
 use crate::cluster::lock::LockError;
 use crate::exec::lock::TakeError;

@@ -1,6 +1,5 @@
 //! One function per command; logging set-up. Below this layer nothing prints.
 
-pub mod access;
 pub mod common;
 pub mod convert;
 pub mod docs;

@@ -3,7 +3,6 @@
 use crate::app::common::{block_on, connect_and_snapshot, fail, print_structured};
 use crate::cli::{GlobalArgs, StatusCmd};
 use crate::cluster::journal::{Journal, PhaseState};
-use crate::cluster::lock::LockHolder;
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::staticset;
 use crate::exit::Exit;
@@ -32,17 +31,6 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
         }
         Exit::Ok
     })
-}
-
-/// The run holding the lock, as status shows it.
-pub fn run_in_progress(h: &LockHolder) -> RunInProgress {
-    RunInProgress {
-        command: h.command.clone().unwrap_or_default(),
-        holder: h.identity.clone(),
-        since: h.acquire_time.map(|t| format!("{t:.0}")),
-        expired: !h.is_live(),
-        description: h.describe(),
-    }
 }
 
 fn state_word(s: PhaseState) -> String {
@@ -120,7 +108,7 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
                 )
             }),
         locked_by: snap.lock.as_ref().map(|l| l.identity.clone()),
-        run: snap.lock.as_ref().map(run_in_progress),
+        run: snap.lock.as_ref().map(RunInProgress::of),
         nodes,
     }
 }

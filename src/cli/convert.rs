@@ -11,19 +11,12 @@ use super::values::{image_ref, node_name};
 fn skip_phases_help() -> String {
     format!(
         "Phases to skip (comma-separated ids, in run order: {})",
-        crate::plan::CONVERT_PHASES.join(", ")
+        crate::plan::phases::id_list::<crate::plan::ConvertPhase>()
     )
 }
 
 fn phase_id(s: &str) -> Result<String, String> {
-    if crate::plan::CONVERT_PHASES.contains(&s) {
-        Ok(s.to_owned())
-    } else {
-        Err(format!(
-            "unknown phase {s:?}; phases are {}",
-            crate::plan::CONVERT_PHASES.join(", ")
-        ))
-    }
+    crate::plan::phases::parse::<crate::plan::ConvertPhase>(s).map(|_| s.to_owned())
 }
 
 /// `COMPONENT=IMAGE`; which components exist is the profile's to say (checked in `validate`).

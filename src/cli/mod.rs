@@ -153,28 +153,42 @@ impl DryRun {
     }
 }
 
+/// `convert --help`: the phase ids come from convert's phase table.
+fn convert_long_about() -> String {
+    format!(
+        "Convert this Kubernetes cluster into an OpenYurt cluster\n\n\
+         Phases (ids for --skip-phases, in order): {}. Control-plane nodes become cloud nodes, \
+         the others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running \
+         after success does nothing (\"already converted\"); after a failure it converts the \
+         nodes still left.",
+        crate::plan::phases::id_list::<crate::plan::ConvertPhase>()
+    )
+}
+
+/// `revert --help`: the phase ids come from revert's phase table.
+fn revert_long_about() -> String {
+    format!(
+        "Turn an OpenYurt cluster made by convert back into the original cluster\n\n\
+         Phases (ids for --skip-phases, in order): {}. Works from any state convert left: \
+         after success, after a failed node, after Ctrl-C, with or without the journal \
+         (kube-system/yurtctl-state). Every node the journal names, every node carrying the \
+         edge-worker label or autonomy annotation, and every node with a leftover convert Job \
+         gets a `node-servant revert` Job (a no-op where nothing was changed). Then the \
+         objects convert created are deleted (webhooks first, CRDs last); objects that existed \
+         before are kept. Only the labels and annotations yurtctl set are removed. A revert of \
+         all nodes ends by deleting the journal and the lock; with --nodes the components \
+         stay. Nothing of ours found: \"nothing to revert\", exit 0.",
+        crate::plan::phases::id_list::<crate::plan::revert::RevertPhase>()
+    )
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Convert this Kubernetes cluster into an OpenYurt cluster
-    ///
-    /// Phases (ids for --skip-phases, in order): lock, preflight, preflight/nodes, label-nodes,
-    /// components, kcm, nodes/edge, nodes/cloud, verify. Control-plane nodes become cloud nodes,
-    /// the others edge nodes, unless --cloud-nodes/--edge-nodes say otherwise. Re-running after
-    /// success does nothing ("already converted"); after a failure it converts the nodes still
-    /// left.
+    #[command(long_about = convert_long_about())]
     Convert(Box<ConvertCmd>),
     /// Turn an OpenYurt cluster made by convert back into the original cluster
-    ///
-    /// Phases (ids for --skip-phases, in order): lock, preflight, cleanup-jobs, nodes/cloud,
-    /// nodes/edge, kcm, components, label-nodes, verify. Works from any state convert left:
-    /// after success, after a failed node, after Ctrl-C, with or without the journal
-    /// (kube-system/yurtctl-state). Every node the journal names, every node carrying the
-    /// edge-worker label or autonomy annotation, and every node with a leftover convert Job
-    /// gets a `node-servant revert` Job (a no-op where nothing was changed). Then the objects
-    /// convert created are deleted (webhooks first, CRDs last); objects that existed before
-    /// are kept. Only the labels and annotations yurtctl set are removed. A revert of all
-    /// nodes ends by deleting the journal and the lock; with --nodes the components stay.
-    /// Nothing of ours found: "nothing to revert", exit 0.
+    #[command(long_about = revert_long_about())]
     Revert(Box<RevertCmd>),
     /// Show what convert did and where each node stands (read-only)
     ///

@@ -13,20 +13,12 @@ use super::values::{concurrency, node_name};
 fn skip_phases_help() -> String {
     format!(
         "Phases to skip (comma-separated ids, in run order: {})",
-        crate::plan::revert::REVERT_PHASES.join(", ")
+        crate::plan::phases::id_list::<crate::plan::revert::RevertPhase>()
     )
 }
 
 fn phase_id(s: &str) -> Result<String, String> {
-    use crate::plan::revert::REVERT_PHASES;
-    if REVERT_PHASES.contains(&s) {
-        Ok(s.to_owned())
-    } else {
-        Err(format!(
-            "unknown phase {s:?}; phases are {}",
-            REVERT_PHASES.join(", ")
-        ))
-    }
+    crate::plan::phases::parse::<crate::plan::revert::RevertPhase>(s).map(|_| s.to_owned())
 }
 
 /// Flags of every command that runs node Jobs under the run lock (convert and revert).

@@ -1,6 +1,9 @@
-//! Typed errors of the cluster layer. Each says what failed, on which object, and what to do.
+//! Typed errors of the cluster layer (kube-rs style: a leaf, importing nothing of the layer).
+//! Each says what failed, on which object, and what to do. The connection's, the lock's and
+//! the journal's own errors are here too; `client`, `lock` and `journal` re-export theirs.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// One field owned by another manager that an apply would have changed.
@@ -12,18 +15,145 @@ pub struct FieldConflict {
     pub field: String,
 }
 
+/// Why no client for the cluster could be made: the kubeconfig, the context, the server's
+/// address or its TLS.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(
+        "kubeconfig {} (from {origin}) does not exist; pass an existing file with --kubeconfig{}",
+        path.display(),
+        if *origin == "KUBECONFIG" { " or fix KUBECONFIG" } else { "" }
+    )]
+    KubeconfigNotFound { path: PathBuf, origin: &'static str },
+
+    #[error(
+        "cannot use kubeconfig {path}: {message}; fix the file or choose another with --kubeconfig"
+    )]
+    KubeconfigInvalid { path: String, message: String },
+
+    #[error(
+        "no kubeconfig found (tried {tried}) and not running inside a cluster; pass --kubeconfig or set KUBECONFIG"
+    )]
+    NoConfiguration { tried: String },
+
+    #[error("cannot use the in-cluster configuration: {message}")]
+    InCluster { message: String },
+
+    #[error(
+        "context \"{context}\" is not defined in {source_desc}; available contexts: {}; choose one with --context",
+        list_or_none(available)
+    )]
+    ContextNotFound {
+        context: String,
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "{source_desc} has no current-context; choose one of {} with --context",
+        list_or_none(available)
+    )]
+    NoCurrentContext {
+        source_desc: String,
+        available: Vec<String>,
+    },
+
+    #[error(
+        "context \"{context}\" refers to {what} \"{name}\", which is not defined in {source_desc}; fix the kubeconfig or choose another --context"
+    )]
+    DanglingReference {
+        context: String,
+        what: &'static str,
+        name: String,
+        source_desc: String,
+    },
+
+    #[error("cannot build a client for {server}: {message}")]
+    ClientSetup { server: String, message: String },
+
+    #[error(
+        "cannot reach the API server at {server}: {message}; check the server address in the kubeconfig and the network (VPN, proxy, firewall)"
+    )]
+    Unreachable { server: String, message: String },
+
+    #[error(
+        "TLS with the API server at {server} failed: {message}; check the server URL's scheme (https:// or http://) and port, and that certificate-authority(-data) in the kubeconfig is the cluster's CA"
+    )]
+    Tls { server: String, message: String },
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The run lock's own failures; its API requests fail as [`ClusterError`].
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "the lock (Lease {lease}) is held by {run} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
+        expiry(*expires_in)
+    )]
+    Held {
+        /// `namespace/name` of the Lease.
+        lease: String,
+        holder: String,
+        /// The holder as messages name it: command, identity and since when.
+        run: String,
+        /// The holder's last renewal, RFC 3339.
+        renew_time: Option<String>,
+        /// Time until the lease expires without renewal (zero if it has expired).
+        expires_in: Duration,
+    },
+
+    #[error(
+        "the lock (Lease {lease}) was taken over by {holder} while this run held it; stop and check what that run did before continuing"
+    )]
+    Lost { lease: String, holder: String },
+}
+
+fn expiry(d: Duration) -> String {
+    if d.is_zero() {
+        "its lease has expired and can be taken over".into()
+    } else {
+        format!("expires in {}s unless renewed", d.as_secs().max(1))
+    }
+}
+
+/// The journal's own failures; its API requests fail as [`ClusterError`].
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error(
+        "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"
+    )]
+    Conflict { attempts: u32 },
+
+    #[error(
+        "the journal ConfigMap kube-system/yurtctl-state is unreadable: {message}; inspect it with `kubectl -n kube-system get configmap yurtctl-state -o yaml`, or delete it to start over"
+    )]
+    Corrupt { message: String },
+
+    #[error(
+        "the journal (ConfigMap kube-system/yurtctl-state and its node shards) could not be saved {saves} times in a row ({message}), so no further node was started; the node Jobs already started keep running, and each node started is in the journal: once the API server takes writes again, re-run the same command to finish (or revert)"
+    )]
+    Unsaved { saves: u32, message: String },
+}
+
 /// Everything that can go wrong in `cluster/` (kube-rs style): the connection's, the lock's and
 /// the journal's own errors apart, and the errors of any API request.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum ClusterError {
     #[error(transparent)]
-    Connect(#[from] super::client::ConnectError),
+    Connect(#[from] ConnectError),
 
     #[error(transparent)]
-    Lock(#[from] super::lock::LockError),
+    Lock(#[from] LockError),
 
     #[error(transparent)]
-    Journal(#[from] super::journal::JournalError),
+    Journal(#[from] JournalError),
 
     #[error(
         "{action} failed: the API server rejected the kubeconfig's credentials (401 Unauthorized: {message}); refresh the token or client certificate in the kubeconfig (or log in again) and re-run"

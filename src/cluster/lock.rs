@@ -22,38 +22,7 @@ use crate::naming::ANNOTATION_LOCK_COMMAND;
 
 pub const LOCK_NAME: &str = "yurtctl-lock";
 
-/// The run lock's own failures; its API requests fail as [`ClusterError`].
-#[derive(Clone, Debug, thiserror::Error)]
-pub enum LockError {
-    #[error(
-        "the lock (Lease {lease}) is held by {run} ({}); wait for that run to finish, or if it is dead re-run with --force-unlock",
-        expiry(*expires_in)
-    )]
-    Held {
-        /// `namespace/name` of the Lease.
-        lease: String,
-        holder: String,
-        /// The holder as messages name it: command, identity and since when.
-        run: String,
-        /// The holder's last renewal, RFC 3339.
-        renew_time: Option<String>,
-        /// Time until the lease expires without renewal (zero if it has expired).
-        expires_in: Duration,
-    },
-
-    #[error(
-        "the lock (Lease {lease}) was taken over by {holder} while this run held it; stop and check what that run did before continuing"
-    )]
-    Lost { lease: String, holder: String },
-}
-
-fn expiry(d: Duration) -> String {
-    if d.is_zero() {
-        "its lease has expired and can be taken over".into()
-    } else {
-        format!("expires in {}s unless renewed", d.as_secs().max(1))
-    }
-}
+pub use super::error::LockError;
 
 /// How the lock is taken.
 #[derive(Clone, Debug)]

@@ -52,7 +52,10 @@ pub mod conditions {
     /// the hash annotation the controller writes (openyurtio/openyurt@v1.6.1
     /// pkg/yurtmanager/controller/yurtstaticset, syncConfigMap).
     pub fn is_static_set_rendered(cm: &ConfigMap) -> bool {
-        crate::cluster::staticset::hash_of(cm).is_some()
+        cm.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(crate::naming::revision::HASH_ANNOTATION))
     }
 }
 

@@ -15,6 +15,9 @@ pub const REFUSED: &str = "refused";
 /// The server could not judge it yet (its kind comes from a CRD the run installs).
 pub const UNCHECKED: &str = "unchecked";
 
+/// The writes a phase would send, for `--dry-run=server`.
+pub type WritesFuture<'r> = futures::future::LocalBoxFuture<'r, Result<Vec<Write>, ClusterError>>;
+
 /// One write and the server's answer (`serverDryRun[]` in the `-o json` plan).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Write {
@@ -95,7 +98,7 @@ pub fn create_jobs(
     cluster: &Cluster,
     jobs: Vec<NodeJob>,
     job_timeout: Duration,
-) -> crate::exec::phases::WritesFuture<'_> {
+) -> WritesFuture<'_> {
     Box::pin(async move {
         let mut writes = Vec::with_capacity(jobs.len());
         for j in &jobs {

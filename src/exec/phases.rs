@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use crate::cluster::ClusterError;
 use crate::exec::dry_run::Write;
+pub use crate::exec::dry_run::WritesFuture;
 use crate::exit::Exit;
 use crate::output::{Event, Reporter};
 
@@ -56,7 +57,6 @@ impl Work {
 }
 
 pub type PhaseFuture<'r> = LocalBoxFuture<'r, Result<Flow, Stop>>;
-pub type WritesFuture<'r> = LocalBoxFuture<'r, Result<Vec<Write>, ClusterError>>;
 
 /// One row of a command's phase table.
 pub struct PhaseDef<C> {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::cluster::journal::ObjectRef;
+use crate::cluster::lock::LockHolder;
 
 /// One node as `status` sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -48,6 +49,17 @@ pub struct RunInProgress {
 }
 
 impl RunInProgress {
+    /// The run holding the lock, as status and dry runs show it.
+    pub fn of(h: &LockHolder) -> Self {
+        RunInProgress {
+            command: h.command.clone().unwrap_or_default(),
+            holder: h.identity.clone(),
+            since: h.acquire_time.map(|t| format!("{t:.0}")),
+            expired: !h.is_live(),
+            description: h.describe(),
+        }
+    }
+
     /// The line status and dry runs print about it.
     pub fn line(&self) -> String {
         if self.expired {

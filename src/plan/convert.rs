@@ -273,14 +273,15 @@ pub fn plan_convert(
         Vec::new()
     };
 
-    let phases = CONVERT_PHASES
-        .iter()
-        .map(|id| Phase {
-            id: (*id).to_string(),
-            skipped: opts.skip_phases.contains(*id),
-            steps: steps(id, snap, opts, profile, &nodes, &kcm_nodes, &warnings),
-        })
-        .collect();
+    let inputs = ConvertInputs {
+        snap,
+        opts,
+        profile,
+        nodes: &nodes,
+        kcm_nodes: &kcm_nodes,
+        warnings: &warnings,
+    };
+    let phases = phases::plan_phases::<ConvertPhase>(&opts.skip_phases, |steps| steps(&inputs));
     Ok(Plan {
         profile: profile.name.clone(),
         server_version: snap.server_version.clone(),
@@ -303,168 +304,6 @@ pub(super) fn role_of(n: &NodeInfo, opts: &ConvertOptions) -> Option<Role> {
         return Some(Role::Cloud);
     }
     opts.edge_nodes.is_empty().then_some(Role::Edge)
-}
-
-pub(super) fn steps(
-    id: &str,
-    snap: &ClusterSnapshot,
-    opts: &ConvertOptions,
-    profile: &Profile,
-    nodes: &[NodeDecision],
-    kcm_nodes: &[String],
-    warnings: &[Finding],
-) -> Vec<Step> {
-    let converting = || nodes.iter().filter(|n| n.action == NodeAction::Convert);
-    let labels = &profile.labels;
-    match id {
-        PREFLIGHT => {
-            let mut s = Vec::new();
-            if !warnings.iter().any(|w| w.check == Check::KubernetesVersion) {
-                s.push(Step::new(
-                    "check",
-                    "cluster",
-                    format!(
-                        "Kubernetes {} is supported by profile {}",
-                        snap.server_version, profile.name
-                    ),
-                ));
-            }
-            // a supported but uncertified version is a warning of its own, not an ignored error
-            let uncertified = server_minor(snap)
-                .is_some_and(|m| profile.supports_minor(m) && m > profile.certified_max_minor());
-            for w in warnings {
-                let ignored = !(uncertified && w.check == Check::KubernetesVersion);
-                s.push(Step::new(
-                    "warn",
-                    "cluster",
-                    if ignored {
-                        format!("{w} (ignored: --ignore-preflight-errors)")
-                    } else {
-                        w.to_string()
-                    },
-                ));
-            }
-            for n in nodes {
-                let detail = match n.action {
-                    NodeAction::Convert => format!("convert as {}", n.role),
-                    NodeAction::AlreadyConverted => format!("already converted ({})", n.role),
-                    NodeAction::SkipNotReady => format!("skip: NotReady ({})", n.role),
-                };
-                s.push(Step::new("check", format!("node/{}", n.name), detail));
-            }
-            s
-        }
-        LOCK => vec![Step::new(
-            "lock",
-            "lease/kube-system/yurtctl-lock",
-            "taken before the cluster is read, renewed while running",
-        )],
-        PREFLIGHT_NODES => converting()
-            .filter(|n| !opts.skip_phases.contains(n.role.phase()))
-            .map(|n| {
-                Step::job(
-                    &n.name,
-                    &crate::cluster::jobs::job_name(PREFLIGHT_ACTION, &n.name),
-                    "node-servant preflight (changes nothing)",
-                )
-            })
-            .collect(),
-        LABEL_NODES => converting()
-            .map(|n| {
-                let value = match n.role {
-                    Role::Edge => &labels.edge_worker.edge,
-                    Role::Cloud => &labels.edge_worker.cloud,
-                };
-                let mut d = format!("label {}={value}", labels.edge_worker.key);
-                if let (Some(decl), Some(pool)) = (&profile.node_pools, &n.pool) {
-                    d.push_str(&format!(" and {}={pool}", decl.label));
-                }
-                if n.autonomous {
-                    d.push_str(&format!(
-                        ", annotate {}={}",
-                        labels.autonomy.key, labels.autonomy.value
-                    ));
-                }
-                Step::new("label", format!("node/{}", n.name), d)
-            })
-            .collect(),
-        COMPONENTS => {
-            if converting().next().is_none() {
-                return Vec::new();
-            }
-            let mut s: Vec<Step> = profile
-                .enabled_components(&opts.features)
-                .map(|c| Step::new("apply", c.id.clone(), c.templates.join(", ")))
-                .collect();
-            s.extend(plan_pools(nodes).into_iter().map(|(pool, role)| {
-                Step::new(
-                    "apply",
-                    format!("nodepool/{pool}"),
-                    format!("NodePool {pool} (type {})", role.pool_type()),
-                )
-            }));
-            s.push(Step::new(
-                "apply",
-                "yurthub-bootstrap",
-                "Secret kube-system/yurtctl-yurthub-bootstrap (bootstrap-hub.conf)",
-            ));
-            s
-        }
-        KCM => kcm_nodes
-            .iter()
-            .flat_map(|n| {
-                [
-                    Step::job(
-                        n,
-                        &crate::cluster::jobs::job_name(KCM_ACTION, n),
-                        "node-servant disable-nodelifecycle",
-                    ),
-                    Step::new(
-                        "files",
-                        format!("node/{n}"),
-                        format!(
-                            "~ <static-pod dir>/{}: -nodelifecycle added to --controllers \
-                             (that line only; backup in {})",
-                            crate::servant::kcm::KCM_FILE,
-                            crate::servant::journal::BACKUP_DIR
-                        ),
-                    ),
-                ]
-            })
-            .collect(),
-        NODES_EDGE | NODES_CLOUD => {
-            let Some(role) = Role::of_phase(id) else {
-                return Vec::new();
-            };
-            converting()
-                .filter(|n| n.role == role)
-                .flat_map(|n| {
-                    [
-                        Step::job(
-                            &n.name,
-                            &crate::cluster::jobs::job_name(CONVERT_ACTION, &n.name),
-                            format!(
-                                "node-servant convert, YurtHub from ConfigMap {} \
-                                 (timeout {}s, {} at a time)",
-                                profile.yurthub.config_map(role.working_mode()),
-                                opts.job_timeout.as_secs(),
-                                opts.concurrency
-                            ),
-                        ),
-                        Step::new(
-                            "files",
-                            format!("node/{}", n.name),
-                            node_files(profile, restarts_workloads(opts, role)),
-                        ),
-                    ]
-                })
-                .collect()
-        }
-        VERIFY => converting()
-            .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// What a node Job changes in the node's files (`+` new, `~` edited), for the plan. The exact

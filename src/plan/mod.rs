@@ -15,41 +15,33 @@ use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
 
+pub mod phases;
 pub mod revert;
 
 mod convert;
+mod convert_phases;
 mod findings;
 mod options;
 mod summary;
 
 pub use convert::*;
+pub use convert_phases::{ConvertInputs, ConvertPhase, ConvertSteps, convert_access};
 pub use findings::*;
 pub use options::*;
 pub use summary::*;
 
 /// Phase ids of `convert`, in execution order; usable in `--skip-phases` and named in errors.
-pub const CONVERT_PHASES: [&str; 9] = [
-    LOCK,
-    PREFLIGHT,
-    PREFLIGHT_NODES,
-    LABEL_NODES,
-    COMPONENTS,
-    KCM,
-    NODES_EDGE,
-    NODES_CLOUD,
-    VERIFY,
-];
-pub const PREFLIGHT: &str = "preflight";
-pub const LOCK: &str = "lock";
-/// Node-side preflight: a `node-servant preflight` Job on every node this run converts, after
-/// the lock is held (so two runs never race on the Jobs) and before anything is changed.
-pub const PREFLIGHT_NODES: &str = "preflight/nodes";
-pub const LABEL_NODES: &str = "label-nodes";
-pub const COMPONENTS: &str = "components";
-pub const KCM: &str = "kcm";
-pub const NODES_EDGE: &str = "nodes/edge";
-pub const NODES_CLOUD: &str = "nodes/cloud";
-pub const VERIFY: &str = "verify";
+pub const CONVERT_PHASES: [&str; ConvertPhase::COUNT] = ConvertPhase::IDS;
+// The ids by name: what the journal keys node progress by, and what messages name.
+pub const LOCK: &str = ConvertPhase::Lock.id();
+pub const PREFLIGHT: &str = ConvertPhase::Preflight.id();
+pub const PREFLIGHT_NODES: &str = ConvertPhase::PreflightNodes.id();
+pub const LABEL_NODES: &str = ConvertPhase::LabelNodes.id();
+pub const COMPONENTS: &str = ConvertPhase::Components.id();
+pub const KCM: &str = ConvertPhase::Kcm.id();
+pub const NODES_EDGE: &str = ConvertPhase::NodesEdge.id();
+pub const NODES_CLOUD: &str = ConvertPhase::NodesCloud.id();
+pub const VERIFY: &str = ConvertPhase::Verify.id();
 
 /// The Job action of node-side preflight (`yurtctl-preflight-<node>`).
 pub const PREFLIGHT_ACTION: &str = "preflight";
@@ -307,6 +299,8 @@ pub fn render_phases(phases: &[Phase], action_width: usize, target_width: usize)
     out
 }
 
+#[cfg(test)]
+mod phase_tests;
 #[cfg(test)]
 mod pool_tests;
 #[cfg(test)]

@@ -175,12 +175,8 @@ fn de_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Er
 /// themselves.
 pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), PlanError> {
     for p in &opts.skip_phases {
-        if !CONVERT_PHASES.contains(&p.as_str()) {
-            return Err(PlanError::Usage(format!(
-                "--skip-phases: unknown phase {p:?}; phases are {}",
-                CONVERT_PHASES.join(", ")
-            )));
-        }
+        phases::parse::<ConvertPhase>(p)
+            .map_err(|e| PlanError::Usage(format!("--skip-phases: {e}")))?;
     }
     if let Some(n) = opts
         .cloud_nodes

@@ -13,29 +13,22 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{
-    COMPONENTS, CONVERT_ACTION, Check, Finding, KCM, LABEL_NODES, LOCK, NODES_CLOUD, NODES_EDGE,
-    PREFLIGHT, Phase, PlanError, Role, Step, VERIFY,
+    CONVERT_ACTION, Check, Finding, KCM, NODES_CLOUD, NODES_EDGE, Phase, PlanError, Role, Step,
 };
 use crate::cluster::Concurrency;
 use crate::cluster::journal::{JOURNAL_NAME, ObjectRef, PhaseState};
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::render::Profile;
 
+#[path = "revert_phases.rs"]
+mod phases;
+pub use phases::{RevertInputs, RevertPhase, RevertSteps};
+
 /// Deletes the node Jobs convert left behind (failed, or running after a Ctrl-C).
-pub const CLEANUP_JOBS: &str = "cleanup-jobs";
+pub const CLEANUP_JOBS: &str = RevertPhase::CleanupJobs.id();
 
 /// Phase ids of `revert`, in execution order (convert's, mirrored).
-pub const REVERT_PHASES: [&str; 9] = [
-    LOCK,
-    PREFLIGHT,
-    CLEANUP_JOBS,
-    NODES_CLOUD,
-    NODES_EDGE,
-    KCM,
-    COMPONENTS,
-    LABEL_NODES,
-    VERIFY,
-];
+pub const REVERT_PHASES: [&str; RevertPhase::COUNT] = RevertPhase::IDS;
 
 /// The Job action of node revert (`yurtctl-revert-<node>`).
 pub const REVERT_ACTION: &str = "revert";
@@ -173,12 +166,8 @@ pub fn plan_revert(
     profile: &Profile,
 ) -> Result<RevertPlan, PlanError> {
     for p in &opts.skip_phases {
-        if !REVERT_PHASES.contains(&p.as_str()) {
-            return Err(PlanError::Usage(format!(
-                "--skip-phases: unknown phase {p:?}; phases are {}",
-                REVERT_PHASES.join(", ")
-            )));
-        }
+        super::phases::parse::<RevertPhase>(p)
+            .map_err(|e| PlanError::Usage(format!("--skip-phases: {e}")))?;
     }
     let missing: Vec<Finding> = opts
         .nodes
@@ -303,137 +292,14 @@ pub fn plan_revert(
         adopted_objects,
         phases: Vec::new(),
     };
-    plan.phases = REVERT_PHASES
-        .iter()
-        .map(|id| Phase {
-            id: (*id).to_string(),
-            skipped: opts.skip_phases.contains(*id),
-            steps: steps(id, &plan, opts, profile),
-        })
-        .collect();
-    Ok(plan)
-}
-
-fn steps(id: &str, plan: &RevertPlan, opts: &RevertOptions, profile: &Profile) -> Vec<Step> {
-    let reverting = || {
-        plan.nodes
-            .iter()
-            .filter(|n| n.action == RevertAction::Revert)
+    let inputs = RevertInputs {
+        plan: &plan,
+        opts,
+        profile,
     };
-    let describe =
-        |r: &ObjectRef| crate::cluster::apply::describe(&r.kind, r.namespace.as_deref(), &r.name);
-    match id {
-        PREFLIGHT => {
-            let mut s = Vec::new();
-            for n in &plan.nodes {
-                let detail = match n.action {
-                    RevertAction::Revert => {
-                        format!("revert ({}; found by {})", n.role, n.found_by.join(", "))
-                    }
-                    RevertAction::AlreadyReverted => "already reverted".to_string(),
-                    RevertAction::SkipNotReady => format!("skip: NotReady ({})", n.role),
-                };
-                s.push(Step::new("check", format!("node/{}", n.name), detail));
-            }
-            s
-        }
-        LOCK => vec![Step::new(
-            "lock",
-            "lease/kube-system/yurtctl-lock",
-            "taken before the cluster is read, renewed while running",
-        )],
-        CLEANUP_JOBS => plan
-            .leftover_jobs
-            .iter()
-            .map(|j| {
-                Step::new(
-                    "delete",
-                    format!("job/{j}"),
-                    "leftover of convert; wait until gone",
-                )
-            })
-            .collect(),
-        NODES_EDGE | NODES_CLOUD => {
-            let Some(role) = Role::of_phase(id) else {
-                return Vec::new();
-            };
-            reverting()
-                .filter(|n| n.role == role)
-                .map(|n| {
-                    Step::job(
-                        &n.name,
-                        &crate::cluster::jobs::job_name(REVERT_ACTION, &n.name),
-                        format!(
-                            "node-servant revert (timeout {}s, {} at a time)",
-                            opts.job_timeout.as_secs(),
-                            opts.concurrency
-                        ),
-                    )
-                })
-                .collect()
-        }
-        KCM => reverting()
-            .filter(|n| n.kcm)
-            .map(|n| {
-                Step::job(
-                    &n.name,
-                    &crate::cluster::jobs::job_name(ENABLE_NODELIFECYCLE_ACTION, &n.name),
-                    "node-servant enable-nodelifecycle",
-                )
-            })
-            .collect(),
-        COMPONENTS => {
-            let mut s: Vec<Step> = plan
-                .objects
-                .iter()
-                .map(|r| Step::new("delete", describe(r), "created by convert"))
-                .collect();
-            s.extend(plan.adopted_objects.iter().map(|r| {
-                Step::new(
-                    "release",
-                    describe(r),
-                    "existed before convert: keep, drop yurtctl's fields",
-                )
-            }));
-            s.extend(plan.component_objects.iter().map(|o| {
-                Step::new(
-                    "delete",
-                    crate::cluster::apply::describe(&o.kind, Some(&o.namespace), &o.name),
-                    format!("{}: once its pods ({}) are gone", o.why, o.written_by),
-                )
-            }));
-            s
-        }
-        LABEL_NODES => plan
-            .nodes
-            .iter()
-            .filter(|n| n.action != RevertAction::SkipNotReady)
-            .map(|n| {
-                Step::new(
-                    "label",
-                    format!("node/{}", n.name),
-                    format!(
-                        "remove yurtctl's {} label and {} annotation",
-                        profile.labels.edge_worker.key, profile.labels.autonomy.key
-                    ),
-                )
-            })
-            .collect(),
-        VERIFY => {
-            let mut s: Vec<Step> = reverting()
-                .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
-                .collect();
-            if plan.delete_journal {
-                s.push(Step::new(
-                    "delete",
-                    format!("configmap/kube-system/{JOURNAL_NAME}"),
-                    "the journal, once every node is reverted",
-                ));
-            }
-            s
-        }
-        _ => Vec::new(),
-    }
+    plan.phases =
+        super::phases::plan_phases::<RevertPhase>(&opts.skip_phases, |steps| steps(&inputs));
+    Ok(plan)
 }
 
 /// The plan as text, one line per step (for `--dry-run=client` without `-o json`).

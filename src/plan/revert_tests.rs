@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::cluster::journal::Journal;
 use crate::cluster::snapshot::{JobInfo, ManagedObject, NodeInfo};
+use crate::plan::{COMPONENTS, VERIFY};
 
 fn node(name: &str, cp: bool, ready: bool, labels: &[(&str, &str)]) -> NodeInfo {
     let mut l: BTreeMap<String, String> = labels

@@ -16,9 +16,9 @@ use crate::app::common::{
 };
 use crate::app::error::CommandError;
 use crate::cli::{ConvertCmd, DryRun, GlobalArgs, OutputFormat};
-use crate::cluster::access::{self, Access};
+use crate::cluster::access;
 use crate::cluster::journal::{Journal, JournalStore};
-use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
+use crate::cluster::{Cluster, ClusterError};
 use crate::exec::dry_run::PlanDocument;
 use crate::exec::phases::{self as runner, Ended};
 use crate::exit::Exit;
@@ -137,7 +137,7 @@ async fn decide_and_run(
     }
 
     if plan.runs(plan::PREFLIGHT) {
-        match access::denied(cluster, &access_checks(profile, opts)).await {
+        match access::denied(cluster, &plan::convert_access(profile, opts)).await {
             Ok(f) if f.is_empty() => {}
             Ok(f) => {
                 let f = f
@@ -286,32 +286,4 @@ fn outcome_exit(result: &mut ConvertResult) -> Exit {
             .push_str("; re-run convert to finish the rest");
     }
     exit
-}
-
-/// Every (verb, group, resource, namespace) convert uses with `profile` and these options.
-fn access_checks(profile: &Profile, opts: &plan::ConvertOptions) -> Vec<Access<'static>> {
-    let mut checks = crate::app::access::convert();
-    if profile.yurthub.mode() == crate::render::YurtHubMode::YurtStaticSet {
-        checks.push((
-            "patch",
-            "apps.openyurt.io",
-            "yurtstaticsets",
-            Some(SYSTEM_NAMESPACE),
-        ));
-    }
-    if profile.node_pools.is_some() {
-        checks.push(("patch", "apps.openyurt.io", "nodepools", None));
-    }
-    if profile
-        .enabled_components(&opts.features)
-        .flat_map(|c| &c.templates)
-        .any(|t| {
-            profile
-                .template_text(t)
-                .is_some_and(|x| x.contains("kind: DaemonSet"))
-        })
-    {
-        checks.push(("patch", "apps", "daemonsets", Some(SYSTEM_NAMESPACE)));
-    }
-    checks
 }

@@ -1,5 +1,5 @@
-//! Convert as a phase table: one function per phase (what it runs) and one per phase's
-//! `--dry-run=server` writes, in the order of `plan::CONVERT_PHASES`.
+//! Convert's executor table: per phase of `plan::ConvertPhase`, one function (what it runs)
+//! and one for its `--dry-run=server` writes.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +20,7 @@ use crate::exec::phases::{
 };
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, NodeResult, Reporter};
-use crate::plan::{self, NodeAction, Plan, Role};
+use crate::plan::{self, ConvertPhase, NodeAction, Plan, Role};
 use crate::render::Profile;
 
 /// Everything one convert run works with.
@@ -59,30 +59,37 @@ impl RunContext for ConvertRun<'_> {
     }
 }
 
-/// Convert's phases in run order (ids as in `plan::CONVERT_PHASES`).
-pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
-    [
-        PhaseDef {
-            // taken before the cluster is read (exec::lock::take_for_run), so that what the
-            // run decides is read under it
-            id: plan::LOCK,
+/// Convert's phases in run order: the executor's row of every phase of `plan::ConvertPhase`.
+pub(super) fn table<'a>() -> Vec<PhaseDef<ConvertRun<'a>>> {
+    ConvertPhase::ALL.into_iter().map(row).collect()
+}
+
+/// What phase `p` runs, and sends in a server dry run (a `match` without a wildcard: a phase
+/// added to `plan::ConvertPhase` does not compile until it has a row here).
+fn row<'a>(p: ConvertPhase) -> PhaseDef<ConvertRun<'a>> {
+    let id = p.id();
+    match p {
+        // taken before the cluster is read (exec::lock::take_for_run), so that what the run
+        // decides is read under it
+        ConvertPhase::Lock => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
         },
-        PhaseDef {
-            // the planner's checks and the access review run before the confirmation
-            id: plan::PREFLIGHT,
+        // the planner's checks and the access review run before the confirmation
+        ConvertPhase::Preflight => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: no_writes,
         },
-        PhaseDef {
-            id: plan::PREFLIGHT_NODES,
+        ConvertPhase::PreflightNodes => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |c| Work::when(!preflight_jobs(c.plan, c.profile, c.opts.job_timeout).is_empty()),
@@ -92,16 +99,16 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
                 dry_run::create_jobs(c.cluster, jobs, c.opts.job_timeout)
             },
         },
-        PhaseDef {
-            id: plan::LABEL_NODES,
+        ConvertPhase::LabelNodes => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: |_| Work::Some,
             run: label_nodes,
             dry_run: label_writes,
         },
-        PhaseDef {
-            id: plan::COMPONENTS,
+        ConvertPhase::Components => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: |_| Work::Some,
@@ -112,25 +119,25 @@ pub(super) fn table<'a>() -> [PhaseDef<ConvertRun<'a>>; 9] {
                 ))
             },
         },
-        PhaseDef {
-            id: plan::KCM,
+        ConvertPhase::Kcm => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: kcm_work,
             run: kcm,
             dry_run: |c| dry_run::create_jobs(c.cluster, kcm_jobs(c), c.opts.job_timeout),
         },
-        node_phase::<true>(),  // nodes/edge
-        node_phase::<false>(), // nodes/cloud
-        PhaseDef {
-            id: plan::VERIFY,
+        ConvertPhase::NodesEdge => node_phase::<true>(),
+        ConvertPhase::NodesCloud => node_phase::<false>(),
+        ConvertPhase::Verify => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::Some,
             run: verify,
             dry_run: no_writes,
         },
-    ]
+    }
 }
 
 /// `nodes/edge` (`EDGE`) or `nodes/cloud`.
@@ -469,5 +476,12 @@ mod tests {
     fn the_table_runs_the_planned_phases_in_the_planned_order() {
         let ids = crate::exec::phases::ids(&table());
         assert_eq!(ids, plan::CONVERT_PHASES);
+    }
+
+    #[test]
+    fn each_row_runs_its_own_phase() {
+        for p in ConvertPhase::ALL {
+            assert_eq!(row(p).id, p.id(), "{p:?}");
+        }
     }
 }

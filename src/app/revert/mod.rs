@@ -221,8 +221,8 @@ async fn server_dry_run(run: &RevertRun<'_>) -> Result<Vec<dry_run::Write>, Clus
     Ok(writes)
 }
 
-/// Preflight permissions: revert's fixed ones plus get and delete of every kind of object the plan
-/// deletes (patch for the ones it keeps), resources as the server names them.
+/// Preflight permissions: what revert's phases need plus get and delete of every kind of object
+/// the plan deletes (patch for the ones it keeps), resources as the server names them.
 async fn access(cluster: &Cluster, plan: &RevertPlan) -> Result<Vec<String>, ClusterError> {
     use std::collections::BTreeSet;
     let applier = Applier::new(cluster.clone(), ApplyOptions::default());
@@ -248,7 +248,7 @@ async fn access(cluster: &Cluster, plan: &RevertPlan) -> Result<Vec<String>, Clu
             wanted.insert((v, ar.group.clone(), ar.plural.clone(), r.namespace.clone()));
         }
     }
-    let mut table: Vec<Access<'_>> = crate::app::access::revert();
+    let mut table: Vec<Access<'_>> = plan::phases::needs::<plan::revert::RevertPhase>();
     table.extend(
         wanted
             .iter()

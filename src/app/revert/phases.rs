@@ -1,5 +1,5 @@
-//! Revert as a phase table: one function per phase (what it runs) and one per phase's
-//! `--dry-run=server` writes, in the order of `plan::revert::REVERT_PHASES`.
+//! Revert's executor table: per phase of `plan::revert::RevertPhase`, one function (what it
+//! runs) and one for its `--dry-run=server` writes.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,7 +19,7 @@ use crate::exec::servant_job::servant_job;
 use crate::output::{Event, NodeOutcome, NodeResult, Reporter, RevertResult};
 use crate::plan::revert::{
     CLEANUP_JOBS, ENABLE_NODELIFECYCLE_ACTION, REVERT_ACTION, REVERTED, RevertAction, RevertNode,
-    RevertOptions, RevertPlan,
+    RevertOptions, RevertPhase, RevertPlan,
 };
 use crate::plan::{self, Role};
 use crate::render::Profile;
@@ -64,13 +64,20 @@ impl RunContext for RevertRun<'_> {
     }
 }
 
-/// Revert's phases in run order (ids as in `plan::revert::REVERT_PHASES`).
-pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
-    [
-        PhaseDef {
-            // taken before the cluster is read (exec::lock::take_for_run), so that what the
-            // run decides is read under it
-            id: plan::LOCK,
+/// Revert's phases in run order: the executor's row of every phase of `RevertPhase`.
+pub(super) fn table<'a>() -> Vec<PhaseDef<RevertRun<'a>>> {
+    RevertPhase::ALL.into_iter().map(row).collect()
+}
+
+/// What phase `p` runs, and sends in a server dry run (a `match` without a wildcard: a phase
+/// added to `RevertPhase` does not compile until it has a row here).
+fn row<'a>(p: RevertPhase) -> PhaseDef<RevertRun<'a>> {
+    let id = p.id();
+    match p {
+        // taken before the cluster is read (exec::lock::take_for_run), so that what the run
+        // decides is read under it
+        RevertPhase::Lock => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::None,
@@ -88,17 +95,17 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                 })
             },
         },
-        PhaseDef {
-            // the planner's checks and the access review run before the confirmation
-            id: plan::PREFLIGHT,
+        // the planner's checks and the access review run before the confirmation
+        RevertPhase::Preflight => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::None,
             run: |_| Box::pin(async { Ok(Flow::Continue) }),
             dry_run: no_writes,
         },
-        PhaseDef {
-            id: CLEANUP_JOBS,
+        RevertPhase::CleanupJobs => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: |c| Work::when(!c.plan.leftover_jobs.is_empty()),
@@ -120,10 +127,10 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                 })
             },
         },
-        node_phase::<false>(), // nodes/cloud
-        node_phase::<true>(),  // nodes/edge
-        PhaseDef {
-            id: plan::KCM,
+        RevertPhase::NodesCloud => node_phase::<false>(),
+        RevertPhase::NodesEdge => node_phase::<true>(),
+        RevertPhase::Kcm => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: |c| Work::when(!kcm_nodes(c, true).is_empty()),
@@ -137,8 +144,8 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                 )
             },
         },
-        PhaseDef {
-            id: plan::COMPONENTS,
+        RevertPhase::Components => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: components_work,
@@ -152,23 +159,23 @@ pub(super) fn table<'a>() -> [PhaseDef<RevertRun<'a>>; 9] {
                 })
             },
         },
-        PhaseDef {
-            id: plan::LABEL_NODES,
+        RevertPhase::LabelNodes => PhaseDef {
+            id,
             changes: true,
             stops_itself: false,
             work: |_| Work::Some,
             run: unlabel_nodes,
             dry_run: unlabel_writes,
         },
-        PhaseDef {
-            id: plan::VERIFY,
+        RevertPhase::Verify => PhaseDef {
+            id,
             changes: false,
             stops_itself: false,
             work: |_| Work::Some,
             run: verify,
             dry_run: no_writes,
         },
-    ]
+    }
 }
 
 /// `nodes/edge` (`EDGE`) or `nodes/cloud`.
@@ -517,5 +524,12 @@ mod tests {
     fn the_table_runs_the_planned_phases_in_the_planned_order() {
         let ids = crate::exec::phases::ids(&table());
         assert_eq!(ids, crate::plan::revert::REVERT_PHASES);
+    }
+
+    #[test]
+    fn each_row_runs_its_own_phase() {
+        for p in RevertPhase::ALL {
+            assert_eq!(row(p).id, p.id(), "{p:?}");
+        }
     }
 }

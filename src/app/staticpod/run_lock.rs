@@ -4,7 +4,6 @@
 //! by a dry run.
 
 use crate::app::error::CommandError;
-use crate::app::status::run_in_progress;
 use crate::cluster::lock::{self, LockOptions};
 use crate::cluster::{Cluster, staticset};
 use crate::exec::lock::{self as run, Held, TakeError};
@@ -57,7 +56,10 @@ pub(super) async fn refuse_unless_running(
 /// state it read may be half-way through that run.
 pub(super) async fn warn_if_held(cluster: &Cluster, ns: &str, name: &str) {
     match lock::holder_of(cluster, ns, &staticset::lock_name(name)).await {
-        Ok(Some(h)) => eprintln!("warning: {}", run_in_progress(&h).line()),
+        Ok(Some(h)) => eprintln!(
+            "warning: {}",
+            crate::output::status::RunInProgress::of(&h).line()
+        ),
         Ok(None) => {}
         Err(e) => eprintln!("warning: cannot tell whether a rollout is running: {e}"),
     }

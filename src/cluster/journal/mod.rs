@@ -44,24 +44,7 @@ pub fn shard_of(node: &str, shards: u32) -> u32 {
     h % shards.max(1)
 }
 
-/// The journal's own failures; its API requests fail as [`ClusterError`].
-#[derive(Clone, Debug, thiserror::Error)]
-pub enum JournalError {
-    #[error(
-        "could not save the journal kube-system/yurtctl-state: it kept changing under us ({attempts} attempts); is another yurtctl running without the lock?"
-    )]
-    Conflict { attempts: u32 },
-
-    #[error(
-        "the journal ConfigMap kube-system/yurtctl-state is unreadable: {message}; inspect it with `kubectl -n kube-system get configmap yurtctl-state -o yaml`, or delete it to start over"
-    )]
-    Corrupt { message: String },
-
-    #[error(
-        "the journal (ConfigMap kube-system/yurtctl-state and its node shards) could not be saved {saves} times in a row ({message}), so no further node was started; the node Jobs already started keep running, and each node started is in the journal: once the API server takes writes again, re-run the same command to finish (or revert)"
-    )]
-    Unsaved { saves: u32, message: String },
-}
+pub use super::error::JournalError;
 
 /// Schema version of `state.json`; bumped only with a migration. 2: nodes in shards.
 pub const JOURNAL_VERSION: u32 = 2;
