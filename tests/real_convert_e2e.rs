@@ -204,6 +204,9 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     // and the Lease its leader election wrote goes with it
     let leases = kubectl(&kc, &["-n", "kube-system", "get", "leases", "-o", "name"]);
     assert!(!leases.contains("cloud-yurt-manager"), "{leases}");
+    // so do YurtHub's certificate requests (its client certificate's and its serving one's)
+    let csrs = kubectl(&kc, &["get", "csr", "-o", "name"]);
+    assert_eq!(csrs.trim(), "", "CertificateSigningRequests left by revert");
     sim.shutdown().await;
 }
 

@@ -1,8 +1,10 @@
 //! What YurtHub's bootstrap credential is made of: the cluster's public `cluster-info` and a
-//! bootstrap token (`kube-system/bootstrap-token-<id>`).
+//! bootstrap token (`kube-system/bootstrap-token-<id>`); and the certificate requests it leads
+//! to.
 
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::Api;
+use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE};
@@ -84,4 +86,31 @@ mod tests {
         );
         assert_ne!(s, random_token_chars(16).unwrap());
     }
+}
+
+/// Who asked for a CertificateSigningRequest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsrRequester {
+    pub name: String,
+    pub username: String,
+    pub groups: Vec<String>,
+}
+
+/// Every CertificateSigningRequest, with who asked for it.
+pub async fn certificate_requests(cluster: &Cluster) -> Result<Vec<CsrRequester>, ClusterError> {
+    let csrs: Api<CertificateSigningRequest> = Api::all(cluster.client().clone());
+    let lp = ListParams::default();
+    let list = cluster
+        .call(|| csrs.list(&lp))
+        .await
+        .map_err(|e| ClusterError::from_kube("list CertificateSigningRequests", e))?;
+    Ok(list
+        .items
+        .into_iter()
+        .map(|c| CsrRequester {
+            name: c.metadata.name.unwrap_or_default(),
+            username: c.spec.username.unwrap_or_default(),
+            groups: c.spec.groups.unwrap_or_default(),
+        })
+        .collect())
 }

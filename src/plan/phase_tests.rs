@@ -78,12 +78,27 @@ fn the_access_check_asks_each_permission_once() {
         let set: BTreeSet<_> = all.iter().collect();
         assert_eq!(set.len(), all.len());
     }
-    // what revert needs beyond convert's runs: deleting the journal
+    // what revert needs beyond convert's runs: deleting the journal and YurtHub's
+    // certificate requests
     let convert: BTreeSet<_> = needs::<ConvertPhase>().into_iter().collect();
     let revert: BTreeSet<_> = needs::<RevertPhase>().into_iter().collect();
     assert_eq!(
         revert.difference(&convert).collect::<Vec<_>>(),
-        [&("delete", "", "configmaps", NS)]
+        [
+            &("delete", "", "configmaps", NS),
+            &(
+                "delete",
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                None
+            ),
+            &(
+                "list",
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                None
+            ),
+        ]
     );
 }
 

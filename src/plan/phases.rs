@@ -163,6 +163,22 @@ pub const JOURNAL: &[Access<'static>] = &[
     ("patch", "", "configmaps", NS),
 ];
 
+/// YurtHub's certificate requests, deleted by a complete revert (cluster-scoped).
+pub const CSRS: &[Access<'static>] = &[
+    (
+        "list",
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        None,
+    ),
+    (
+        "delete",
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        None,
+    ),
+];
+
 /// The journal deleted at the end of a complete revert.
 pub const JOURNAL_DELETE: &[Access<'static>] = &[("delete", "", "configmaps", NS)];
 

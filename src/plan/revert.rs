@@ -97,7 +97,38 @@ pub struct RevertPlan {
     pub adopted_objects: Vec<ObjectRef>,
     /// Objects the components wrote themselves, deleted after the components' pods are gone.
     pub component_objects: Vec<crate::render::ComponentObject>,
+    /// The certificate requests YurtHub made on the nodes (a complete revert that deletes
+    /// convert's bootstrap token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yurthub_csrs: Option<HubCsrs>,
     pub phases: Vec<Phase>,
+}
+
+/// YurtHub's CertificateSigningRequests: its client certificate's, requested with convert's
+/// bootstrap token, and its serving certificate's, requested by the node's YurtHub, whose
+/// client certificate puts it in group `openyurt:yurthub` (openyurtio/openyurt@v1.7.0
+/// pkg/yurthub/certificate/token/token.go `YurtHubCSROrg`, the same at v0.6.1). The kubelet's
+/// own requests match neither. kube-controller-manager's csrcleaner would delete them only an
+/// hour after they were approved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HubCsrs {
+    /// `system:bootstrap:<token id>`.
+    pub bootstrap_user: String,
+    /// `system:node:<name>` of every node of the plan.
+    pub node_users: Vec<String>,
+}
+
+/// The group YurtHub's client certificate carries.
+pub const YURTHUB_CSR_GROUP: &str = "openyurt:yurthub";
+
+impl HubCsrs {
+    /// Whether a request by `username` in `groups` is one of YurtHub's on our nodes.
+    pub fn matches(&self, username: &str, groups: &[String]) -> bool {
+        username == self.bootstrap_user
+            || (groups.iter().any(|g| g == YURTHUB_CSR_GROUP)
+                && self.node_users.iter().any(|u| u == username))
+    }
 }
 
 impl RevertPlan {
@@ -280,8 +311,25 @@ pub fn plan_revert(
     } else {
         Vec::new()
     };
+    // the bootstrap token's Secret names its id (bootstrap-token-<id>, kubeadm's format)
+    let yurthub_csrs = objects
+        .iter()
+        .filter(|_| complete)
+        .find_map(|o| {
+            (o.kind == "Secret" && o.namespace.as_deref() == Some("kube-system"))
+                .then(|| o.name.strip_prefix("bootstrap-token-"))
+                .flatten()
+        })
+        .map(|id| HubCsrs {
+            bootstrap_user: format!("system:bootstrap:{id}"),
+            node_users: nodes
+                .iter()
+                .map(|n| format!("system:node:{}", n.name))
+                .collect(),
+        });
     let mut plan = RevertPlan {
         component_objects,
+        yurthub_csrs,
         profile: profile.name.clone(),
         server_version: snap.server_version.clone(),
         complete,

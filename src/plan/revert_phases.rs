@@ -3,7 +3,7 @@
 //! runs the same phases, keyed by [`RevertPhase`].
 
 use super::super::phases::{
-    JOURNAL, JOURNAL_DELETE, LEASE, NODE_JOBS, PATCH_NODES, PhaseRow, READ_NODES, lock_steps,
+    CSRS, JOURNAL, JOURNAL_DELETE, LEASE, NODE_JOBS, PATCH_NODES, PhaseRow, READ_NODES, lock_steps,
     phase_enum,
 };
 use super::{
@@ -84,7 +84,7 @@ impl RevertPhase {
                 id: "components",
                 about: "delete what convert created, give up what it adopted (the objects add \
                         their own permissions)",
-                needs: &[JOURNAL],
+                needs: &[JOURNAL, CSRS],
                 steps: components_steps,
             },
             RevertPhase::LabelNodes => PhaseRow {
@@ -198,6 +198,17 @@ fn components_steps(x: &RevertInputs<'_>) -> Vec<Step> {
             format!("{}: once its pods ({}) are gone", o.why, o.written_by),
         )
     }));
+    if let Some(c) = &plan.yurthub_csrs {
+        s.push(Step::new(
+            "delete",
+            "YurtHub's CertificateSigningRequests",
+            format!(
+                "those requested as {} or by a reverted node's YurtHub (group {})",
+                c.bootstrap_user,
+                super::YURTHUB_CSR_GROUP
+            ),
+        ));
+    }
     s
 }
 

@@ -322,6 +322,58 @@ fn partial_revert_keeps_components_and_journal() {
     assert!(!render_text(&p).contains("yurtctl-state"));
 }
 
+/// A complete revert that deletes convert's bootstrap token also deletes YurtHub's
+/// certificate requests: the token's and those of the nodes' YurtHubs, not the kubelet's.
+#[test]
+fn yurthub_certificate_requests_go_with_the_bootstrap_token() {
+    let mut j = converted();
+    j.record_created(obj(
+        "v1",
+        "Secret",
+        Some("kube-system"),
+        "bootstrap-token-qn9v53",
+    ));
+    let p = plan_revert(&snap(three(true), Some(j.clone())), &opts(), &profile()).unwrap();
+    let hub = p
+        .yurthub_csrs
+        .as_ref()
+        .expect("a complete revert deletes them");
+    let groups = |g: &[&str]| g.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let cases = [
+        (
+            "system:bootstrap:qn9v53",
+            groups(&["system:bootstrappers"]),
+            true,
+        ),
+        (
+            "system:bootstrap:other1",
+            groups(&["system:bootstrappers"]),
+            false,
+        ),
+        (
+            "system:node:worker-1",
+            groups(&["system:nodes", "openyurt:yurthub"]),
+            true,
+        ),
+        // the kubelet's own requests, and a YurtHub on a node this revert does not name
+        ("system:node:worker-1", groups(&["system:nodes"]), false),
+        (
+            "system:node:elsewhere",
+            groups(&["system:nodes", "openyurt:yurthub"]),
+            false,
+        ),
+    ];
+    for (user, g, want) in cases {
+        assert_eq!(hub.matches(user, &g), want, "{user} {g:?}");
+    }
+    assert!(render_text(&p).contains("YurtHub's CertificateSigningRequests"));
+    // a partial revert keeps them, as it keeps the token
+    let mut o = opts();
+    o.nodes = vec!["worker-1".into()];
+    let p = plan_revert(&snap(three(true), Some(j)), &o, &profile()).unwrap();
+    assert_eq!(p.yurthub_csrs, None);
+}
+
 #[test]
 fn without_journal_labelled_objects_are_deleted_but_not_the_journal() {
     let mut s = snap(three(true), None);

@@ -120,7 +120,39 @@ pub(super) async fn delete_components(
             result.deleted_objects.push(what);
         }
     }
+    // YurtHub's certificate requests, once no YurtHub is left to make them
+    for r in yurthub_csrs(cluster, plan).await? {
+        let what = describe(&r.kind, None, &r.name);
+        if applier.delete(&dynamic(&r)?).await? == Deleted::Deleted {
+            rep.event(Event::Note {
+                phase: plan::COMPONENTS,
+                message: format!("deleted {what} (YurtHub's certificate request)"),
+            });
+            result.deleted_objects.push(what);
+        }
+    }
     Ok(())
+}
+
+/// The plan's YurtHub certificate requests that exist now.
+async fn yurthub_csrs(
+    cluster: &Cluster,
+    plan: &RevertPlan,
+) -> Result<Vec<ObjectRef>, ClusterError> {
+    let Some(hub) = &plan.yurthub_csrs else {
+        return Ok(Vec::new());
+    };
+    Ok(crate::cluster::bootstrap::certificate_requests(cluster)
+        .await?
+        .into_iter()
+        .filter(|c| hub.matches(&c.username, &c.groups))
+        .map(|c| ObjectRef {
+            api_version: "certificates.k8s.io/v1".into(),
+            kind: "CertificateSigningRequest".into(),
+            namespace: None,
+            name: c.name,
+        })
+        .collect())
 }
 
 /// The webhooks (name, "Kind name" of their configuration) of the admission webhook
@@ -190,6 +222,11 @@ pub(super) async fn dry_run_writes(
     for o in &plan.component_objects {
         let r = component_ref(o);
         let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let res = applier.delete(&dynamic(&r)?).await;
+        out.push(dry_run::deleted("delete", what, res, "not there"));
+    }
+    for r in yurthub_csrs(cluster, plan).await? {
+        let what = describe(&r.kind, None, &r.name);
         let res = applier.delete(&dynamic(&r)?).await;
         out.push(dry_run::deleted("delete", what, res, "not there"));
     }
