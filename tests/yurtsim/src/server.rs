@@ -525,10 +525,21 @@ fn filter_of(shared: &Shared, t: &Target, q: &HashMap<String, String>) -> ApiRes
     Ok(f)
 }
 
-/// CRs served in several versions present themselves in the requested one.
+/// Objects served in several versions of their group present themselves in the requested one,
+/// as the API server converts from its storage version: CRs, and built-ins such as a
+/// CertificateSigningRequest written as `certificates.k8s.io/v1beta1` and listed as `v1`.
 fn present(res: &ResourceInfo, obj: &Value) -> Value {
     let mut o = obj.clone();
-    if !res.builtin {
+    let group = |api_version: &str| {
+        api_version
+            .rsplit_once('/')
+            .map_or("", |(g, _)| g)
+            .to_owned()
+    };
+    let same_group = obj["apiVersion"]
+        .as_str()
+        .is_some_and(|v| group(v) == res.group);
+    if !res.builtin || same_group {
         o["apiVersion"] = json!(res.api_version());
     }
     o
@@ -638,11 +649,18 @@ async fn dispatch(
                 cont = Some(encode_continue(&last, rv));
                 remaining = Some(rest.len());
             }
-            let items: Vec<Arc<Value>> = if t.res.builtin {
-                items
-            } else {
-                items.iter().map(|o| Arc::new(present(&t.res, o))).collect()
-            };
+            // built-ins are cloned only when written in another version of their group
+            let served = t.res.api_version();
+            let items: Vec<Arc<Value>> = items
+                .into_iter()
+                .map(|o| {
+                    if t.res.builtin && o["apiVersion"].as_str() == Some(served.as_str()) {
+                        o
+                    } else {
+                        Arc::new(present(&t.res, &o))
+                    }
+                })
+                .collect();
             if table.is_some() {
                 let refs: Vec<&Value> = items.iter().map(|o| o.as_ref()).collect();
                 let mut meta = json!({"resourceVersion": rv.to_string()});
