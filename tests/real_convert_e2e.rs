@@ -45,13 +45,7 @@ fn ready_nodes(kubeconfig: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = real::cluster(
-        dir.path(),
-        3,
-        yurtsim::real::NEWEST_KUBERNETES,
-        &["openyurt-v1.7.0"],
-    )
-    .await;
+    let sim = real::openyurt_cluster(dir.path(), 3).await;
     let kc = sim.kubeconfig_path();
     let nodes = ["control-plane-1", "worker-1", "worker-2"];
 

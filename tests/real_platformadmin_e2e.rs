@@ -12,16 +12,8 @@ use support::{kubectl, real};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_platformadmin_whose_nodepool_is_gone_can_still_be_deleted() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = real::cluster(
-        dir.path(),
-        2,
-        yurtsim::real::NEWEST_KUBERNETES,
-        &["openyurt-v1.7.0"],
-    )
-    .await;
+    let sim = real::converted_cluster(dir.path(), 2).await;
     let kc = sim.kubeconfig_path();
-    let (code, out) = tokio::task::block_in_place(|| real::yurtctl(&kc, &["convert", "-y"]));
-    assert_eq!(code, 0, "yurtctl convert -y:\n{out}");
 
     tokio::task::block_in_place(|| {
         real::kubectl_create_through_webhooks(

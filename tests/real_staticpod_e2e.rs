@@ -15,6 +15,23 @@ const YSS: &str = r#"{"apiVersion": "apps.openyurt.io/v1alpha1", "kind": "YurtSt
     "template": {"metadata": {"name": "nginx"},
       "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}}}}"#;
 
+/// The user sets the YurtStaticSet's `upgradeStrategy` (JSON).
+fn set_strategy(kubeconfig: &Path, strategy: &str) {
+    let patch = format!(r#"{{"spec": {{"upgradeStrategy": {strategy}}}}}"#);
+    kubectl(
+        kubeconfig,
+        &[
+            "patch",
+            "yurtstaticset",
+            "nginx",
+            "--type",
+            "merge",
+            "-p",
+            &patch,
+        ],
+    );
+}
+
 fn upgrade_workers(kubeconfig: &Path) -> Vec<String> {
     kubectl(kubeconfig, &["get", "pods", "-A", "-o", "name"])
         .lines()
@@ -26,16 +43,8 @@ fn upgrade_workers(kubeconfig: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_out() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = real::cluster(
-        dir.path(),
-        3,
-        yurtsim::real::NEWEST_KUBERNETES,
-        &["openyurt-v1.7.0"],
-    )
-    .await;
+    let sim = real::converted_cluster(dir.path(), 3).await;
     let kc = sim.kubeconfig_path();
-    let (code, out) = tokio::task::block_in_place(|| real::yurtctl(&kc, &["convert", "-y"]));
-    assert_eq!(code, 0, "yurtctl convert -y:\n{out}");
 
     let workers = ["worker-1", "worker-2"];
     let manifest = |w: &str| sim.node_root(w).join("etc/kubernetes/manifests/nginx.yaml");
@@ -123,17 +132,9 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
 
     // switched to AdvancedRollingUpdate, the controller finds every node on its revision: it
     // starts no upgrade worker and the manifests stay what yurtctl wrote
-    kubectl(
+    set_strategy(
         &kc,
-        &[
-            "patch",
-            "yurtstaticset",
-            "nginx",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec": {"upgradeStrategy": {"type": "AdvancedRollingUpdate", "maxUnavailable": 1}}}"#,
-        ],
+        r#"{"type": "AdvancedRollingUpdate", "maxUnavailable": 1}"#,
     );
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
@@ -153,18 +154,7 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
     // OTA: yurtctl publishes the revision, the real controller marks the pods, and the real
     // YurtHub on worker-1 applies it when asked through its OTA API (openyurtio/openyurt@v1.7.0
     // pkg/yurthub/server/server.go, otaupdate/ota.go UpdatePod); worker-2 keeps its revision
-    kubectl(
-        &kc,
-        &[
-            "patch",
-            "yurtstaticset",
-            "nginx",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec": {"upgradeStrategy": {"type": "OTA", "maxUnavailable": null}}}"#,
-        ],
-    );
+    set_strategy(&kc, r#"{"type": "OTA", "maxUnavailable": null}"#);
     let (code, out) = tokio::task::block_in_place(|| {
         real::yurtctl(
             &kc,

@@ -31,6 +31,26 @@ pub async fn cluster(
         .expect("the real control plane starts")
 }
 
+/// A cluster of `nodes` nodes on the newest real control plane, with OpenYurt v1.7.0 built.
+pub async fn openyurt_cluster(dir: &Path, nodes: usize) -> Sim {
+    cluster(
+        dir,
+        nodes,
+        yurtsim::real::NEWEST_KUBERNETES,
+        &["openyurt-v1.7.0"],
+    )
+    .await
+}
+
+/// [`openyurt_cluster`], converted by `yurtctl convert -y`.
+pub async fn converted_cluster(dir: &Path, nodes: usize) -> Sim {
+    let sim = openyurt_cluster(dir, nodes).await;
+    let kc = sim.kubeconfig_path();
+    let (code, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["convert", "-y"]));
+    assert_eq!(code, 0, "yurtctl convert -y:\n{out}");
+    sim
+}
+
 /// `yurtctl --kubeconfig KUBECONFIG ARGS…`: its exit code and its stdout then stderr.
 pub fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_yurtctl"))
