@@ -2480,7 +2480,8 @@ async fn run_pod_inner(
         .unwrap_or_default();
     // A failed mount is retried with the volume manager's backoff: 500 ms, doubling, at most
     // 2 min (kubernetes/kubernetes pkg/util/goroutinemap/exponentialbackoff
-    // exponential_backoff.go, used by pkg/volume/util/nestedpendingoperations). On the real
+    // exponential_backoff.go, used by pkg/volume/util/nestedpendingoperations; the cap as read
+    // in the indexed copy, its tag not checked: later releases may add 2 s). On the real
     // tier a token request can come before the Node authorizer's graph has the pod's binding.
     let mut retry_in = Duration::from_millis(500);
     let volumes = loop {

@@ -30,7 +30,8 @@ pub const POD_CIDR: &str = "10.244.0.0/16";
 /// exactly as long as the process is wanted. An exited process is started again after the
 /// kubelet's crash-loop back-off, as the kubelet restarts kubeadm's static pods
 /// (`restartPolicy: Always`; kubernetes/kubernetes pkg/kubelet/kubelet.go `backOffPeriod`
-/// 10 s, `MaxContainerBackOff` 300 s): kube-controller-manager and kube-scheduler exit when
+/// 10 s, `MaxContainerBackOff` 300 s, the sim's `crash_backoff` defaults; the tag is not
+/// checked here): kube-controller-manager and kube-scheduler exit when
 /// they lose their leader election on a slow API server.
 struct Proc {
     name: String,
