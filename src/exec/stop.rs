@@ -6,15 +6,23 @@
 //! holds the lock or the journal ends the run at its next safe point. With nothing handling it
 //! (reading, printing, a command that holds nothing) the process exits 130 at once.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::watch;
 
 use crate::exit::Exit;
 
-/// How many sections handle stops themselves, nested.
-static HANDLING: AtomicUsize = AtomicUsize::new(0);
+/// How many sections handle stops themselves, nested. A lock, not an atomic: latching a stop
+/// and deciding whether to exit happen under it, so a section that sees the stop cannot end
+/// (and leave the listener to exit 130) between the two.
+static HANDLING: Mutex<usize> = Mutex::new(0);
+
+fn sections() -> MutexGuard<'static, usize> {
+    HANDLING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// How many stops a part that ends in a state of its own has acted on ([`acted_on`]).
 static ACTED_ON: AtomicU64 = AtomicU64::new(0);
@@ -43,12 +51,18 @@ pub fn listen(on_signal: fn()) {
             };
             rt.block_on(on_each_signal(|| {
                 on_signal();
-                latch().send_modify(|n| *n += 1);
-                if !handled() {
+                if !record_stop() {
                     std::process::exit(Exit::Interrupted.code().into());
                 }
             }));
         });
+}
+
+/// Latches a stop; whether a section handles it (else the process is to exit 130).
+fn record_stop() -> bool {
+    let sections = sections();
+    latch().send_modify(|n| *n += 1);
+    *sections > 0
 }
 
 /// Calls `f` on each SIGINT or SIGTERM, listened for from the start (a signal between two is
@@ -81,19 +95,14 @@ async fn on_each_signal(f: impl Fn()) {
 pub struct Handling(());
 
 pub fn handling() -> Handling {
-    HANDLING.fetch_add(1, Ordering::SeqCst);
+    *sections() += 1;
     Handling(())
 }
 
 impl Drop for Handling {
     fn drop(&mut self) {
-        HANDLING.fetch_sub(1, Ordering::SeqCst);
+        *sections() -= 1;
     }
-}
-
-/// Whether a section handles stops now.
-fn handled() -> bool {
-    HANDLING.load(Ordering::SeqCst) > 0
 }
 
 /// Whether a stop was asked for during this process.
@@ -121,10 +130,15 @@ pub fn acted_on() {
 mod tests {
     use super::*;
 
+    // One test: the counters are the process's.
     #[test]
-    fn an_inner_section_ending_leaves_the_outer_one_handling() {
-        let _outer = handling();
+    fn a_stop_is_handled_while_a_section_is_open_and_exits_after_it_ends() {
+        let outer = handling();
         drop(handling());
-        assert!(handled(), "the outer section still handles a stop");
+        assert!(record_stop(), "the outer section still handles a stop");
+        assert!(requested());
+        // The section sees the stop and ends; the next stop is nobody's: exit 130.
+        drop(outer);
+        assert!(!record_stop());
     }
 }
