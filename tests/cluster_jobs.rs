@@ -16,8 +16,8 @@ use yurtctl::cluster::Cluster;
 use yurtctl::cluster::jobs::{
     JobEvent, JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
 };
+use yurtsim::api::store::EventType;
 use yurtsim::faults::RequestFault;
-use yurtsim::store::EventType;
 use yurtsim::{Layout, Sim};
 
 const NS: &str = "kube-system";

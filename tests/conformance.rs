@@ -132,7 +132,7 @@ fn service_as_pod(
         drop_in,
     )
     .unwrap();
-    let unit = yurtsim::systemd::load_unit(root.path(), "yurthub.service")
+    let unit = yurtsim::nodes::systemd::load_unit(root.path(), "yurthub.service")
         .unwrap_or_else(|e| panic!("{}: yurthub.service does not load: {e}", profile.name));
     let argv = unit
         .command_line(root.path())

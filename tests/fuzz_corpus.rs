@@ -5,7 +5,7 @@
 #[path = "fuzz/checks.rs"]
 mod checks;
 // checks.rs seeds node roots with `crate::layout` (the fuzz targets compile the file in)
-use yurtsim::layout;
+use yurtsim::nodes::layout;
 
 /// A fuzz target's invariants over one input.
 type Check = fn(&[u8]);

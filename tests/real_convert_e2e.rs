@@ -21,8 +21,8 @@ fn json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {
 
 /// The server the node's kubelet uses now, from the kubeconfig its unit gives it.
 fn kubelet_server(root: &Path) -> String {
-    let unit = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
-    let view = yurtsim::kubelet_config::kubelet_view(root, &unit).unwrap();
+    let unit = yurtsim::nodes::systemd::load_unit(root, "kubelet.service").unwrap();
+    let view = yurtsim::nodes::kubelet_config::kubelet_view(root, &unit).unwrap();
     view.server.unwrap()
 }
 

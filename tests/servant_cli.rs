@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
+use yurtsim::nodes::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
 

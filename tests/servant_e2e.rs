@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Secret};
 use kube::Client;
 use kube::api::{Api, ListParams, LogParams, PostParams};
 use serde_json::{Value, json};
-use yurtsim::layout::Role;
+use yurtsim::nodes::layout::Role;
 use yurtsim::{Layout, Sim};
 
 const NS: &str = "kube-system";

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use yurtctl::servant::{
     self, HubCredential, NodeChanges, NodeConvertOptions, WorkingMode, YurtHubOptions,
 };
-use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
+use yurtsim::nodes::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 mod support;
 
@@ -91,8 +91,8 @@ struct View {
 
 /// yurtsim's oracle: what the kubelet would use after daemon-reload + restart.
 fn oracle(root: &Path) -> View {
-    let u = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
-    let v = yurtsim::kubelet_config::kubelet_view(root, &u).unwrap();
+    let u = yurtsim::nodes::systemd::load_unit(root, "kubelet.service").unwrap();
+    let v = yurtsim::nodes::kubelet_config::kubelet_view(root, &u).unwrap();
     View {
         kubeconfig: v.kubeconfig,
         bootstrap: v.bootstrap_kubeconfig,
@@ -533,7 +533,7 @@ fn yurthub_as_a_service_is_installed_and_reverted_exactly_on_every_layout() {
             "{ctx}: {drop_in}"
         );
         // systemd (yurtsim's oracle) reads the same command line from unit + drop-in
-        let unit = yurtsim::systemd::load_unit(root, "yurthub.service").unwrap();
+        let unit = yurtsim::nodes::systemd::load_unit(root, "yurthub.service").unwrap();
         assert_eq!(
             unit.exec_start().len(),
             1,

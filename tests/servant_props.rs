@@ -6,7 +6,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use yurtctl::servant::{self, NodeConvertOptions};
-use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
+use yurtsim::nodes::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 const OURS: &str = "/var/lib/openyurt/kubelet.conf";
 

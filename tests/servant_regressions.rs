@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use yurtctl::servant::{self, NodeChanges, NodeConvertOptions, ServantError};
-use yurtsim::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
+use yurtsim::nodes::layout::{Layout, NodeSeed, Role, SeedOptions, seed_node};
 
 mod support;
 
@@ -57,8 +57,8 @@ fn run(root: &Path, c: servant::Result<NodeChanges>) -> NodeChanges {
 }
 
 fn kubeconfig(root: &Path) -> Option<String> {
-    let u = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
-    yurtsim::kubelet_config::kubelet_view(root, &u)
+    let u = yurtsim::nodes::systemd::load_unit(root, "kubelet.service").unwrap();
+    yurtsim::nodes::kubelet_config::kubelet_view(root, &u)
         .unwrap()
         .kubeconfig
 }
@@ -671,8 +671,8 @@ fn separate_form_bootstrap_flag_is_removed_with_one_separator() {
     let sep = orig.replace("--bootstrap-kubeconfig=/etc", "--bootstrap-kubeconfig /etc");
     write(root, DROPIN, &sep);
     run(root, servant::convert(root, &redirect()));
-    let u = yurtsim::systemd::load_unit(root, "kubelet.service").unwrap();
-    let v = yurtsim::kubelet_config::kubelet_view(root, &u).unwrap();
+    let u = yurtsim::nodes::systemd::load_unit(root, "kubelet.service").unwrap();
+    let v = yurtsim::nodes::kubelet_config::kubelet_view(root, &u).unwrap();
     assert_eq!(v.kubeconfig.as_deref(), Some(OURS));
     assert_eq!(v.bootstrap_kubeconfig, None);
     assert!(

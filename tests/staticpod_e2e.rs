@@ -871,7 +871,7 @@ async fn bad_input_exits_2_and_changes_nothing() {
 
 /// Calls the node's YurtHub endpoint as the node's owner would (through the sim's proxy).
 fn yurthub_post(sim: &Sim, node: &str, path: &str) -> (String, String) {
-    let token = sim.shared().token.clone();
+    let token = sim.shared().api.token.clone();
     let out = std::process::Command::new("curl")
         .args(["-s", "-X", "POST", "-w", "\n%{http_code}", "-H"])
         .arg(format!("Authorization: Bearer {token}"))

@@ -7,7 +7,9 @@ use libfuzzer_sys::fuzz_target;
 mod checks;
 // yurtsim's node layouts (std only), compiled in so the fuzz build skips the simulator
 #[allow(dead_code)]
-#[path = "../../yurtsim/src/layout.rs"]
+#[path = "../../yurtsim/src/nodes/layout.rs"]
 mod layout;
+#[path = "../../yurtsim/src/version.rs"]
+mod version;
 
 fuzz_target!(|data: &[u8]| checks::int_or_percent(data));

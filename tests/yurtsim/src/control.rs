@@ -10,7 +10,7 @@ use hyper::{Method, Request, Response};
 use serde_json::{Value, json};
 
 use crate::faults::RequestFault;
-use crate::server::{Body, json_response, text_response};
+use crate::http::{Body, json_response, text_response};
 use crate::sim::Shared;
 
 pub async fn handle(
@@ -97,8 +97,11 @@ pub async fn handle(
         (&Method::POST, ["nodes", node, "ready"])
         | (&Method::POST, ["nodes", node, "not-ready"]) => {
             let ready = segs[2] == "ready";
-            match crate::kubelet::force_ready(&shared, node, if ready { None } else { Some(false) })
-            {
+            match crate::nodes::kubelet::force_ready(
+                &shared,
+                node,
+                if ready { None } else { Some(false) },
+            ) {
                 Ok(()) => ok(),
                 Err(e) => json_response(404, &json!({"error": e.to_string()})),
             }
@@ -128,9 +131,12 @@ pub async fn handle(
             200,
             &json!({"nodes": shared.kubelets.names().iter().map(|n| json!({"name": n, "root": shared.node_root(n)})).collect::<Vec<_>>()}),
         ),
-        (m, ["nodes", node, "yurthub", rest @ ..]) => {
-            crate::kubelet::yurthub_endpoint(&shared, node, m, &format!("/{}", rest.join("/")))
-        }
+        (m, ["nodes", node, "yurthub", rest @ ..]) => crate::nodes::kubelet::yurthub_endpoint(
+            &shared,
+            node,
+            m,
+            &format!("/{}", rest.join("/")),
+        ),
         _ => text_response(404, format!("unknown yurtsim control path {path}")),
     }
 }

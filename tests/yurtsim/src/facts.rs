@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use crate::version::Version;
 use serde_json::Value;
 
 /// Every facts file, by file name. Adding a file here makes its component known to the sim.
@@ -69,7 +70,10 @@ const FILES: &[(&str, &str)] = &[
 pub struct Facts {
     pub file: &'static str,
     pub component: String,
+    /// The tag as the facts file spells it (`v1.7.0`): file and binary names, log lines.
     pub version: String,
+    /// The same, parsed: what code compares.
+    pub release: Version,
     pub images: Vec<String>,
     pub doc: Value,
 }
@@ -144,6 +148,8 @@ fn parse(file: &'static str, text: &str) -> Result<Facts, String> {
     Ok(Facts {
         file,
         component: s("component")?,
+        release: Version::parse(&s("version")?)
+            .ok_or(format!("{file}: `version` is not a version"))?,
         version: s("version")?,
         images: doc["images"]
             .as_array()

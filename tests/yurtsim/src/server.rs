@@ -7,41 +7,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::registry::ResourceInfo;
+use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::store::{Filter, WatchFrom};
 use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
-use crate::error::{ApiError, ApiResult};
 use crate::faults::{Decision, WRITE_VERBS};
-use crate::registry::ResourceInfo;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::http::{Body, full, json_response, text_response};
 use crate::sim::Shared;
-use crate::store::{Filter, WatchFrom};
-
-pub type Body = BoxBody<Bytes, Infallible>;
-
-fn full(b: impl Into<Bytes>) -> Body {
-    Full::new(b.into()).boxed()
-}
-
-pub fn json_response(code: u16, v: &Value) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .header("Content-Type", "application/json")
-        .body(full(serde_json::to_vec(v).unwrap_or_default()))
-        .unwrap()
-}
-
-pub fn text_response(code: u16, s: impl Into<String>) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .header("Content-Type", "text/plain; charset=utf-8")
-        .body(full(s.into()))
-        .unwrap()
-}
 
 fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status())
@@ -217,31 +196,35 @@ fn route(shared: &Shared, path: &str) -> Route {
 
 /// The request's identity: its credentials (`auth::authenticate`), then `Impersonate-User` /
 /// `Impersonate-Group` if present (`kubectl --as`).
-fn identify<B>(shared: &Shared, req: &Request<B>) -> ApiResult<crate::auth::UserInfo> {
+fn identify<B>(shared: &Shared, req: &Request<B>) -> ApiResult<crate::api::auth::UserInfo> {
     let h = req.headers();
     let header = |k: &str| h.get(k).and_then(|v| v.to_str().ok());
-    let user = crate::auth::authenticate(shared, header("authorization"))?;
+    let user = crate::api::auth::authenticate(&shared.api, header("authorization"))?;
     let groups: Vec<String> = h
         .get_all("impersonate-group")
         .iter()
         .filter_map(|v| v.to_str().ok().map(str::to_string))
         .collect();
-    crate::auth::impersonate(shared, user, header("impersonate-user"), &groups)
+    crate::api::auth::impersonate(&shared.api, user, header("impersonate-user"), &groups)
 }
 
-fn authorize_path(shared: &Shared, user: &crate::auth::UserInfo, path: &str) -> ApiResult<()> {
-    let attrs = crate::auth::Attributes::non_resource("get", path);
-    let d = crate::auth::authorize(shared, user, &attrs);
+fn authorize_path(shared: &Shared, user: &crate::api::auth::UserInfo, path: &str) -> ApiResult<()> {
+    let attrs = crate::api::auth::Attributes::non_resource("get", path);
+    let d = crate::api::auth::authorize(&shared.api, user, &attrs);
     if d.allowed {
         Ok(())
     } else {
-        Err(crate::auth::forbidden(&attrs, user, &d.reason))
+        Err(crate::api::auth::forbidden(&attrs, user, &d.reason))
     }
 }
 
 /// The authorizer's view of a resource request; a list or watch narrowed to one object by
 /// `fieldSelector=metadata.name=X` names it, as the apiserver's RequestInfo does.
-fn attributes_of(t: &Target, verb: &str, q: &HashMap<String, String>) -> crate::auth::Attributes {
+fn attributes_of(
+    t: &Target,
+    verb: &str,
+    q: &HashMap<String, String>,
+) -> crate::api::auth::Attributes {
     let name = match (&t.name, verb) {
         (Some(n), _) => n.clone(),
         (None, "list" | "watch") => q
@@ -256,7 +239,7 @@ fn attributes_of(t: &Target, verb: &str, q: &HashMap<String, String>) -> crate::
             .to_string(),
         _ => String::new(),
     };
-    crate::auth::Attributes {
+    crate::api::auth::Attributes {
         verb: verb.into(),
         path: None,
         group: t.res.group.clone(),
@@ -274,7 +257,8 @@ pub fn authorized<B>(shared: &Shared, req: &Request<B>) -> bool {
         .headers()
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    crate::auth::authenticate(shared, header).is_ok_and(|u| u.in_group(crate::auth::MASTERS))
+    crate::api::auth::authenticate(&shared.api, header)
+        .is_ok_and(|u| u.in_group(crate::api::auth::MASTERS))
 }
 
 fn user_agent(req: &Request<Incoming>) -> String {
@@ -301,8 +285,8 @@ fn parse_body(bytes: &[u8], content_type: &str) -> ApiResult<Value> {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
     let media = content_type.split(';').next().unwrap_or("").trim();
-    if crate::protobuf::is_protobuf_content_type(media) {
-        return crate::protobuf::decode(bytes).map_err(|e| match e.http_status() {
+    if crate::api::protobuf::is_protobuf_content_type(media) {
+        return crate::api::protobuf::decode(bytes).map_err(|e| match e.http_status() {
             415 => ApiError::unsupported_media_type(e.to_string()),
             _ => ApiError::bad_request(e.to_string()),
         });
@@ -376,10 +360,10 @@ pub async fn handle(
         }
         Route::NotFound => {
             let doc = match path.as_str() {
-                "/openapi/v3" => Some(crate::openapi::index(&shared.api.registry)),
+                "/openapi/v3" => Some(crate::api::openapi::index(&shared.api.registry)),
                 p => p
                     .strip_prefix("/openapi/v3/")
-                    .and_then(|rest| crate::openapi::for_path(&shared.api.registry, rest)),
+                    .and_then(|rest| crate::api::openapi::for_path(&shared.api.registry, rest)),
             };
             return Ok(match doc {
                 Some(d) => json_response(200, &d),
@@ -455,15 +439,15 @@ pub async fn handle(
     }
     let attrs = attributes_of(&t, verb, &q);
     if shared.faults.is_denied(verb, &t.res.group, &t.res.resource) {
-        return Ok(error_response(&crate::auth::forbidden(
+        return Ok(error_response(&crate::api::auth::forbidden(
             &attrs,
             &user,
             "denied by yurtsim fault injection",
         )));
     }
-    let decision = crate::auth::authorize(&shared, &user, &attrs);
+    let decision = crate::api::auth::authorize(&shared.api, &user, &attrs);
     if !decision.allowed {
-        return Ok(error_response(&crate::auth::forbidden(
+        return Ok(error_response(&crate::api::auth::forbidden(
             &attrs,
             &user,
             &decision.reason,
@@ -494,7 +478,7 @@ fn current_signer(shared: &Shared, name: &str) -> Option<String> {
         .and_then(|c| c["spec"]["signerName"].as_str().map(str::to_string))
 }
 
-fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &crate::auth::UserInfo) -> Ctx {
+fn ctx_of(q: &HashMap<String, String>, agent: &str, user: &crate::api::auth::UserInfo) -> Ctx {
     let manager = q
         .get("fieldManager")
         .cloned()
@@ -574,9 +558,9 @@ async fn dispatch(
     let agent = user_agent(&req);
     let user = req
         .extensions()
-        .get::<crate::auth::UserInfo>()
+        .get::<crate::api::auth::UserInfo>()
         .cloned()
-        .unwrap_or(crate::auth::UserInfo {
+        .unwrap_or(crate::api::auth::UserInfo {
             name: String::new(),
             groups: Vec::new(),
         });
@@ -588,14 +572,14 @@ async fn dispatch(
         .headers()
         .get("accept")
         .and_then(|a| a.to_str().ok())
-        .and_then(crate::table::wants_table);
+        .and_then(crate::api::table::wants_table);
     let include = q
         .get("includeObject")
         .map(String::as_str)
         .unwrap_or("Metadata")
         .to_string();
     let as_table = |items: &[&Value], meta: Value| {
-        crate::table::to_table(
+        crate::api::table::to_table(
             &t.res,
             items,
             &include,
@@ -614,7 +598,7 @@ async fn dispatch(
     match verb {
         "get" => {
             if t.sub.as_deref() == Some("log") {
-                return crate::kubelet::pod_log(shared.clone(), &ns, &name, q).await;
+                return crate::nodes::kubelet::pod_log(shared.clone(), &ns, &name, q).await;
             }
             let obj = shared.api.get(&t.res, &ns, &name)?;
             if t.sub.as_deref() == Some("scale") {
@@ -637,7 +621,7 @@ async fn dispatch(
             let mut items: Vec<Arc<Value>> = match &start {
                 Some(k) => items
                     .into_iter()
-                    .filter(|o| &crate::store::key_of(o) > k)
+                    .filter(|o| &crate::api::store::key_of(o) > k)
                     .collect(),
                 None => items,
             };
@@ -645,7 +629,7 @@ async fn dispatch(
             let mut remaining = None;
             if limit > 0 && items.len() > limit {
                 let rest = items.split_off(limit);
-                let last = crate::store::key_of(items.last().unwrap());
+                let last = crate::api::store::key_of(items.last().unwrap());
                 cont = Some(encode_continue(&last, rv));
                 remaining = Some(rest.len());
             }
@@ -677,9 +661,9 @@ async fn dispatch(
         "create" => {
             let user = req
                 .extensions()
-                .get::<crate::auth::UserInfo>()
+                .get::<crate::api::auth::UserInfo>()
                 .cloned()
-                .unwrap_or_else(crate::auth::UserInfo::admin);
+                .unwrap_or_else(crate::api::auth::UserInfo::admin);
             let body = read_body(req).await?;
             if t.res.create_only {
                 let v = parse_body(&body, &content_type)?;
@@ -811,7 +795,7 @@ async fn dispatch(
                 let filter = filter_of(shared, t, q)?;
                 let (items, _) = shared.api.list(&t.res, &filter);
                 for it in &items {
-                    let (ins, iname) = crate::store::key_of(it);
+                    let (ins, iname) = crate::api::store::key_of(it);
                     shared.api.delete(&t.res, &ins, &iname, &opts, &ctx)?;
                 }
                 let list = shared.api.list_object(
@@ -839,7 +823,7 @@ async fn dispatch(
 /// the body names, else the stored request's.
 fn approval_admission(
     shared: &Shared,
-    user: &crate::auth::UserInfo,
+    user: &crate::api::auth::UserInfo,
     name: &str,
     body: &Value,
 ) -> ApiResult<()> {
@@ -847,7 +831,12 @@ fn approval_admission(
         .as_str()
         .map(str::to_string)
         .or_else(|| current_signer(shared, name));
-    crate::auth::csr_approval_admission(shared, user, name, signer.as_deref().unwrap_or(""))
+    crate::api::auth::csr_approval_admission(
+        &shared.api,
+        user,
+        name,
+        signer.as_deref().unwrap_or(""),
+    )
 }
 
 fn scale_of(res: &ResourceInfo, obj: &Value) -> Value {
@@ -887,10 +876,10 @@ fn review(
     shared: &Shared,
     res: &ResourceInfo,
     ns: &str,
-    requester: &crate::auth::UserInfo,
+    requester: &crate::api::auth::UserInfo,
     mut v: Value,
 ) -> ApiResult<Value> {
-    use crate::auth::{Attributes, UserInfo};
+    use crate::api::auth::{Attributes, UserInfo};
     v["apiVersion"] = json!(res.api_version());
     v["kind"] = json!(res.kind);
     let spec = v["spec"].clone();
@@ -922,7 +911,7 @@ fn review(
     };
     if res.resource == "selfsubjectrulesreviews" {
         let namespace = spec["namespace"].as_str().unwrap_or("");
-        v["status"] = crate::auth::rules_review(shared, &subject, namespace);
+        v["status"] = crate::api::auth::rules_review(&shared.api, &subject, namespace);
     } else {
         let ra = &spec["resourceAttributes"];
         let attrs = if let Some(path) = spec["nonResourceAttributes"]["path"].as_str() {
@@ -953,7 +942,7 @@ fn review(
         v["status"] = if denied {
             json!({"allowed": false, "denied": true, "reason": "denied by yurtsim fault injection"})
         } else {
-            let d = crate::auth::authorize(shared, &subject, &attrs);
+            let d = crate::api::auth::authorize(&shared.api, &subject, &attrs);
             let mut st = json!({"allowed": d.allowed});
             if !d.reason.is_empty() {
                 st["reason"] = json!(d.reason);
@@ -991,8 +980,9 @@ fn token_request(shared: &Shared, ns: &str, sa: &str, mut v: Value) -> ApiResult
     }
     let ttl = Duration::from_secs(secs);
     let token = shared
+        .api
         .tokens
-        .issue(shared, ns, sa, pod.map(|p| (ns, p)), ttl)
+        .issue(&shared.api, ns, sa, pod.map(|p| (ns, p)), ttl)
         .ok_or_else(|| ApiError::not_found(&shared.api.info("", "serviceaccounts"), sa))?;
     v["apiVersion"] = json!("authentication.k8s.io/v1");
     v["kind"] = json!("TokenRequest");
@@ -1051,7 +1041,7 @@ async fn watch(
             let obj = match (&table, typ) {
                 (Some((v, include)), "ADDED" | "MODIFIED" | "DELETED") => {
                     let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
-                    crate::table::to_table(
+                    crate::api::table::to_table(
                         &res,
                         &[obj],
                         include,

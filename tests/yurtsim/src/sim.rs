@@ -13,8 +13,10 @@ use tokio::sync::watch;
 
 use crate::api::{Api, Ctx};
 use crate::faults::{Faults, Metrics};
-use crate::kubelet::Kubelets;
-use crate::layout::{Layout, NodeSeed, Role, SeedOptions};
+use crate::nodes::kubelet::Kubelets;
+use crate::nodes::layout::{Layout, NodeSeed, Role, SeedOptions};
+use crate::nodes::programs::{Container, Model, Run};
+use crate::version::Version;
 
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -96,14 +98,15 @@ impl SimConfig {
     }
 }
 
+/// Starts `model` as `container` runs it: a node's kubelet or systemd, for a program the sim
+/// models.
+pub type StartModel = fn(&Arc<Shared>, Model, Container) -> Run;
+
 pub struct Shared {
     pub cfg: SimConfig,
-    pub api: Api,
+    pub api: Arc<Api>,
     pub faults: Faults,
     pub metrics: Metrics,
-    pub token: String,
-    /// ServiceAccount tokens the sim has issued (projected volumes, TokenRequests).
-    pub tokens: crate::auth::Tokens,
     pub addr: SocketAddr,
     pub kubelets: Kubelets,
     /// The API endpoint as nodes know it (layout-specific), which kubelets can reach.
@@ -111,6 +114,9 @@ pub struct Shared {
     /// yurt-controller-manager v0.6 models whose nodelifecycle controller runs (leading, caches
     /// synced): silent nodes go `Unknown` while one does, as with kube-controller-manager's.
     pub model_node_lifecycles: std::sync::atomic::AtomicUsize,
+    /// How a node starts a modelled program: [`crate::models::start`], handed down so the
+    /// nodes layer runs the models without importing them (docs/yurtsim.md#layers).
+    pub start_model: StartModel,
     shutdown: watch::Receiver<bool>,
     self_ref: std::sync::OnceLock<std::sync::Weak<Shared>>,
 }
@@ -207,15 +213,19 @@ impl Sim {
         let internal_endpoint = cfg.layout.api_server(&cfg.layout.node_ip(0));
         let (stop, shutdown) = watch::channel(false);
         let shared = Arc::new(Shared {
-            api: Api::new(cfg.history_limit, cfg.watch_buffer),
+            api: Arc::new(Api::new(
+                cfg.history_limit,
+                cfg.watch_buffer,
+                Version::kubernetes(&cfg.kubernetes_version),
+                token,
+            )),
             faults: Faults::default(),
             metrics: Metrics::default(),
-            token,
-            tokens: Default::default(),
             addr,
             kubelets: Kubelets::default(),
             internal_endpoint,
             model_node_lifecycles: Default::default(),
+            start_model: crate::models::start,
             shutdown,
             self_ref: std::sync::OnceLock::new(),
             cfg,
@@ -226,7 +236,7 @@ impl Sim {
         // deprecated beta APIs"); YurtHub v0.6 creates its requests through it.
         // The same for admissionregistration.k8s.io/v1beta1 webhook configurations, which
         // yurt-app-manager v0.4 watches and updates.
-        if kubernetes_minor(&shared.cfg.kubernetes_version) < 22 {
+        if shared.api.version < Version::new(1, 22, 0) {
             for (group, resource) in [
                 ("certificates.k8s.io", "certificatesigningrequests"),
                 (
@@ -248,8 +258,14 @@ impl Sim {
         seed_nodes(&shared, &names)?;
         write_kubeconfig(&shared)?;
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(crate::controllers::run(shared.clone())));
-        tasks.extend(crate::kubelet::start(shared.clone(), &names));
+        tasks.push(tokio::spawn(crate::controllers::run(
+            Arc::new(crate::controllers::Cluster {
+                api: shared.api.clone(),
+                job_backoff: shared.cfg.job_backoff,
+            }),
+            shared.shutting_down(),
+        )));
+        tasks.extend(crate::nodes::kubelet::start(shared.clone(), &names));
         tasks.push(tokio::spawn(serve(shared.clone(), listener)));
         tasks.push(tokio::spawn(crate::util::release_free_heap(
             Duration::from_secs(10),
@@ -273,15 +289,19 @@ impl Sim {
         let addr = real.url().trim_start_matches("https://").parse()?;
         let (stop, shutdown) = watch::channel(false);
         let shared = Arc::new(Shared {
-            api: Api::new(1, 1),
+            api: Arc::new(Api::new(
+                1,
+                1,
+                Version::kubernetes(&cfg.kubernetes_version),
+                String::new(),
+            )),
             faults: Faults::default(),
             metrics: Metrics::default(),
-            token: String::new(),
-            tokens: Default::default(),
             addr,
             kubelets: Kubelets::default(),
             internal_endpoint: cfg.layout.api_server(&cfg.layout.node_ip(0)),
             model_node_lifecycles: Default::default(),
+            start_model: crate::models::start,
             shutdown,
             self_ref: std::sync::OnceLock::new(),
             cfg,
@@ -289,7 +309,7 @@ impl Sim {
         let _ = shared.self_ref.set(Arc::downgrade(&shared));
         if let Err(e) = real.start_nodes(&shared).await {
             let _ = stop.send(true);
-            crate::kubelet::stop_all(&shared).await;
+            crate::nodes::kubelet::stop_all(&shared).await;
             real.shutdown().await;
             return Err(e);
         }
@@ -361,7 +381,7 @@ impl Sim {
     /// `systemctl start kubelet` (`true`) or `systemctl stop kubelet` (`false`) run on `node`
     /// by its operator, as over ssh (pods on the node use the node's `systemctl` stub instead).
     pub fn node_kubelet(&self, node: &str, start: bool) -> anyhow::Result<()> {
-        crate::kubelet::operator_kubelet(self.sim_only("Sim::node_kubelet"), node, start)
+        crate::nodes::kubelet::operator_kubelet(self.sim_only("Sim::node_kubelet"), node, start)
     }
 
     /// A process on `node` listening on `addr` of the node's network (a port some other program
@@ -376,13 +396,13 @@ impl Sim {
             .kubelets
             .get(node)
             .ok_or_else(|| anyhow::anyhow!("no node {node}"))?;
-        let ns = crate::host_processes::node_namespaces(shared, &k)?;
+        let ns = crate::nodes::host_processes::node_namespaces(shared, &k)?;
         Ok(ns.bind_tcp(addr)?)
     }
 
     /// Forces a node NotReady (`false`) or back to what its kubelet reports (`true`).
     pub fn set_node_ready(&self, node: &str, ready: bool) -> anyhow::Result<()> {
-        crate::kubelet::force_ready(
+        crate::nodes::kubelet::force_ready(
             self.sim_only("Sim::set_node_ready"),
             node,
             if ready { None } else { Some(false) },
@@ -391,7 +411,7 @@ impl Sim {
 
     /// The containers `node`'s runtime knows (running, and the last exited one per container),
     /// newest first — what `crictl ps -a` lists there.
-    pub fn containers(&self, node: &str) -> Vec<crate::cri::Container> {
+    pub fn containers(&self, node: &str) -> Vec<crate::nodes::cri::Container> {
         self.shared
             .kubelets
             .get(node)
@@ -434,11 +454,11 @@ impl Sim {
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         if let Some(real) = self.real {
-            crate::kubelet::stop_all(&self.shared).await;
+            crate::nodes::kubelet::stop_all(&self.shared).await;
             real.shutdown().await;
             return;
         }
-        crate::kubelet::stop_all(&self.shared).await;
+        crate::nodes::kubelet::stop_all(&self.shared).await;
         for t in self.tasks {
             t.abort();
         }
@@ -478,7 +498,7 @@ fn bootstrap_objects(shared: &Shared) {
         )
         .expect("bootstrap namespace");
     }
-    for (resource, ns, obj) in crate::auth::bootstrap_policy() {
+    for (resource, ns, obj) in crate::api::auth::bootstrap_policy() {
         api.create(
             &api.info("rbac.authorization.k8s.io", resource),
             ns,
@@ -490,7 +510,11 @@ fn bootstrap_objects(shared: &Shared) {
     let svc = api.info("", "services");
     let _ = api.create(&svc, "default", json!({"metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "targetPort": 6443}]}}), &ctx);
-    crate::endpoints::bootstrap_kubernetes(shared);
+    crate::controllers::endpoints::bootstrap_kubernetes(
+        &shared.api,
+        shared.cfg.layout,
+        &shared.internal_endpoint,
+    );
     let cm = api.info("", "configmaps");
     let server = shared.internal_endpoint.clone();
     let kubeconfig = format!(
@@ -504,7 +528,7 @@ fn bootstrap_objects(shared: &Shared) {
     );
     let cluster_config = format!(
         "apiServer: {{}}\napiVersion: kubeadm.k8s.io/v1beta4\nclusterName: {}\ncontrolPlaneEndpoint: {}\nkind: ClusterConfiguration\nkubernetesVersion: {}\nnetworking:\n  dnsDomain: cluster.local\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/12\n",
-        cluster_name(shared.cfg.layout),
+        shared.cfg.layout.cluster_name(),
         server.trim_start_matches("https://"),
         shared.cfg.kubernetes_version
     );
@@ -522,14 +546,6 @@ fn bootstrap_objects(shared: &Shared) {
         "containers": [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.12.0", "args": ["-conf", "/etc/coredns/Corefile"]}]}}}}), &Ctx::system("kubeadm"));
 }
 
-pub(crate) fn cluster_name(layout: Layout) -> &'static str {
-    match layout {
-        Layout::Kind => "kind",
-        Layout::Minikube => "mk",
-        _ => "kubernetes",
-    }
-}
-
 fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
     let cfg = &shared.cfg;
     let nodes = shared.api.info("", "nodes");
@@ -543,10 +559,10 @@ fn seed_nodes(shared: &Shared, names: &[(String, Role)]) -> anyhow::Result<()> {
             internal_ip: ip.clone(),
             api_server: shared.internal_endpoint.clone(),
             kubernetes_version: cfg.kubernetes_version.clone(),
-            cluster_name: cluster_name(cfg.layout).to_string(),
+            cluster_name: cfg.layout.cluster_name().to_string(),
         };
         let root = shared.node_root(name);
-        crate::layout::seed_node(&root, cfg.layout, &seed, &cfg.seed)
+        crate::nodes::layout::seed_node(&root, cfg.layout, &seed, &cfg.seed)
             .with_context(|| format!("seeding node {name} at {}", root.display()))?;
         let labels: serde_json::Map<String, Value> = cfg
             .layout
@@ -608,7 +624,7 @@ fn write_kubeconfig(shared: &Shared) -> anyhow::Result<()> {
     let path = shared.cfg.state_dir.join("kubeconfig");
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: yurtsim\n  cluster:\n    server: http://{}\ncontexts:\n- name: yurtsim\n  context:\n    cluster: yurtsim\n    user: yurtsim-admin\n    namespace: default\ncurrent-context: yurtsim\nusers:\n- name: yurtsim-admin\n  user:\n    token: {}\n",
-        shared.addr, shared.token
+        shared.addr, shared.api.token
     );
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     #[cfg(unix)]
@@ -617,16 +633,6 @@ fn write_kubeconfig(shared: &Shared) -> anyhow::Result<()> {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(())
-}
-
-/// The minor version of a `vX.Y.Z` Kubernetes version (33 when it cannot be read).
-pub fn kubernetes_minor(version: &str) -> u32 {
-    version
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(33)
 }
 
 /// Descriptors a node may hold, with headroom: its CRI socket for its life (its namespaces are
@@ -665,5 +671,55 @@ fn raise_open_files_limit(nodes: usize) {
             };
             libc::setrlimit(libc::RLIMIT_NOFILE, &soft);
         }
+    }
+}
+
+#[cfg(test)]
+mod shutdown_tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A node task wedged while holding its node's state (as issue 18's deadlock did) soon
+    /// wedges every runtime worker that visits the node; shutdown must still end.
+    #[test]
+    fn shutdown_ends_while_a_node_state_stays_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let sim = rt
+            .block_on(crate::Sim::start(crate::SimConfig::for_tests(
+                dir.path().join("state"),
+            )))
+            .unwrap();
+        let k = sim.shared().kubelets.get("worker-1").unwrap();
+        let (held_tx, held_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            k.with_state_locked(|| {
+                held_tx.send(()).unwrap();
+                let _ = release_rx.recv();
+            })
+        });
+        held_rx.recv().unwrap();
+        // The tick and heartbeat loops visit worker-1 within this and block on its lock.
+        std::thread::sleep(Duration::from_millis(500));
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            rt.block_on(sim.shutdown());
+            let _ = done_tx.send(());
+            rt.shutdown_background();
+        });
+        let ended =
+            done_rx.recv_timeout(crate::nodes::kubelet::STOP_GRACE + Duration::from_secs(5));
+        // Let go either way, so a failure ends instead of hanging.
+        let _ = release_tx.send(());
+        holder.join().unwrap();
+        assert!(
+            ended.is_ok(),
+            "Sim::shutdown did not end while worker-1's state stayed locked"
+        );
     }
 }

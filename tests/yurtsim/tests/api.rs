@@ -701,7 +701,7 @@ async fn config_maps_over_one_mib_are_refused_as_the_api_server_does() {
         .unwrap()
     };
     // key "k" plus the value: exactly 1 MiB is allowed, one byte more is not
-    let max = yurtsim::kinds::MAX_CONFIG_SIZE;
+    let max = yurtsim::api::kinds::MAX_CONFIG_SIZE;
     cms.create(&PostParams::default(), &with("fits", max - 1))
         .await
         .unwrap();

@@ -683,7 +683,7 @@ fn install_hub(c: &common::TestCluster, server: &str, extra: &str) {
 }
 
 fn hub_get(c: &common::TestCluster, path: &str) -> u16 {
-    yurtsim::kubelet::yurthub_endpoint(c.sim.shared(), WORKER, &hyper::Method::GET, path)
+    yurtsim::nodes::kubelet::yurthub_endpoint(c.sim.shared(), WORKER, &hyper::Method::GET, path)
         .status()
         .as_u16()
 }

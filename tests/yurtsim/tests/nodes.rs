@@ -513,7 +513,7 @@ async fn yurthub_ota_endpoint_installs_the_configmap_manifest_with_yurthubs_stat
         let shared = c.sim.shared().clone();
         let path = format!("/openyurt.io/v1/namespaces/default/pods/{pod}/upgrade");
         async move {
-            let resp = yurtsim::kubelet::yurthub_endpoint(
+            let resp = yurtsim::nodes::kubelet::yurthub_endpoint(
                 &shared,
                 "worker-1",
                 &hyper::Method::POST,

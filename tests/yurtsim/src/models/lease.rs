@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Caller, Env};
-use crate::error::ApiResult;
+use crate::api::error::ApiResult;
 use crate::util;
 
 impl Caller {

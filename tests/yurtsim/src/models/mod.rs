@@ -12,7 +12,6 @@ pub mod legacy_csr;
 pub mod node_servant;
 pub mod pki;
 mod serveraddr;
-pub mod shell;
 pub mod yurt_app_manager;
 pub mod yurt_controller_manager;
 pub mod yurt_manager;
@@ -29,111 +28,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::api::auth::{self, Attributes, UserInfo};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::registry::ResourceInfo;
+use crate::api::store::Filter;
 use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
-use crate::auth::{self, Attributes, UserInfo};
-use crate::error::{ApiError, ApiResult};
 use crate::facts::{self, Facts};
-use crate::registry::ResourceInfo;
+use crate::nodes::programs::{Component, Container, Model, Run};
 use crate::sim::Shared;
-use crate::store::Filter;
-
-/// The components the sim models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Component {
-    YurtManager,
-    YurtHub,
-    /// yurt-controller-manager v0.6.1 (legacy profile)
-    YurtControllerManager,
-    /// yurt-app-manager v0.4.0 (legacy profile)
-    YurtAppManager,
-    /// yurt-tunnel-server v0.6.1 (legacy profile)
-    YurtTunnelServer,
-    /// yurt-tunnel-agent v0.6.1 (legacy profile)
-    YurtTunnelAgent,
-    /// YurtHub v0.6.1 (legacy profile)
-    YurtHubV06,
-    /// node-servant (only its static-pod-upgrade command, which yurt-manager's upgrade
-    /// workers run)
-    NodeServant,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Model {
-    pub component: Component,
-    pub facts: &'static Facts,
-}
-
-/// The model that runs `image`, when the sim has one for that component and version. Other
-/// images keep the plain simulated behaviour.
-pub fn for_image(image: &str) -> Option<Model> {
-    facts::for_image(image).into_iter().find_map(model_of)
-}
-
-/// The model of a binary by component and version (a modelled file's first line names them).
-pub fn for_binary(component: &str, version: &str) -> Option<Model> {
-    facts::all()
-        .iter()
-        .filter(|f| f.component == component && f.version == version)
-        .find_map(model_of)
-}
-
-fn model_of(f: &'static Facts) -> Option<Model> {
-    let component = match (f.component.as_str(), f.version.as_str()) {
-        ("yurt-manager", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtManager,
-        ("yurthub", v) if v.starts_with("v1.6.") || v == "v1.7.0" => Component::YurtHub,
-        ("yurt-controller-manager", "v0.6.1") => Component::YurtControllerManager,
-        ("yurt-app-manager", "v0.4.0") => Component::YurtAppManager,
-        ("yurt-tunnel-server", "v0.6.1") => Component::YurtTunnelServer,
-        ("yurt-tunnel-agent", "v0.6.1") => Component::YurtTunnelAgent,
-        ("yurthub", "v0.6.1") => Component::YurtHubV06,
-        ("node-servant", "v1.6.1" | "v1.7.0") => Component::NodeServant,
-        _ => return None,
-    };
-    f.doc["flags"].is_array().then_some(Model {
-        component,
-        facts: f,
-    })
-}
-
-/// The container a model runs as.
-#[derive(Clone, Debug)]
-pub struct Container {
-    pub node: String,
-    pub namespace: String,
-    pub pod: String,
-    /// The pod's ServiceAccount (`None` for static pods, which have no API identity).
-    pub service_account: Option<String>,
-    /// The command line after the binary, `$(VAR)` references expanded as the kubelet does.
-    pub args: Vec<String>,
-    pub log: PathBuf,
-    /// Append to `log` (a service's journal) instead of starting it afresh (a container's log).
-    pub append_log: bool,
-    /// The container's environment (literal values and resolved `fieldRef`s).
-    pub env: Vec<(String, String)>,
-    /// (path in the container, real path) of its hostPath and volume mounts; a service (no
-    /// pod) sees the node's root instead.
-    pub mounts: Vec<(String, PathBuf)>,
-}
-
-impl Container {
-    /// An environment variable of the container.
-    pub fn env_var(&self, name: &str) -> Option<&str> {
-        self.env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A running model: its exit code once it ends, and whether its readiness endpoint answers OK.
-pub struct Run {
-    pub exit: tokio::task::JoinHandle<i32>,
-    /// The exit code once the process has ended.
-    pub exited: watch::Receiver<Option<i32>>,
-    pub ready: watch::Receiver<bool>,
-    pub serving: watch::Receiver<bool>,
-}
 
 /// What a model sees: the sim, its container, its log and its readiness switches.
 pub struct Env {
@@ -163,9 +65,10 @@ impl Env {
         let sa = c.service_account.as_deref().unwrap_or("default");
         let token = self
             .shared
+            .api
             .tokens
             .issue(
-                &self.shared,
+                &self.shared.api,
                 &c.namespace,
                 sa,
                 Some((&c.namespace, &c.pod)),
@@ -229,7 +132,7 @@ impl Env {
     }
 
     pub fn caller_with_token(&self, token: &str) -> Result<Caller, String> {
-        auth::authenticate(&self.shared, Some(&format!("Bearer {token}")))
+        auth::authenticate(&self.shared.api, Some(&format!("Bearer {token}")))
             .map(|user| Caller::new(&self.shared, user))
             .map_err(|e| e.message)
     }
@@ -388,7 +291,10 @@ pub(crate) fn aggregate(mut errors: Vec<String>) -> Result<(), String> {
 pub(crate) struct WebhookServing<'a>(&'a Env);
 
 impl<'a> WebhookServing<'a> {
-    pub(crate) fn register(env: &'a Env, server: Arc<dyn crate::admission::WebhookServer>) -> Self {
+    pub(crate) fn register(
+        env: &'a Env,
+        server: Arc<dyn crate::api::admission::WebhookServer>,
+    ) -> Self {
         let c = &env.container;
         env.shared
             .api
@@ -503,7 +409,7 @@ impl Caller {
         name: &str,
     ) -> ApiResult<()> {
         let attrs = Attributes::resource(verb, group, resource, ns, name);
-        let d = auth::authorize(&self.shared, &self.user, &attrs);
+        let d = auth::authorize(&self.shared.api, &self.user, &attrs);
         if d.allowed {
             Ok(())
         } else {
@@ -514,7 +420,7 @@ impl Caller {
     /// A non-resource request (`/healthz`), authorized as the API server would.
     pub fn authorize_path(&self, verb: &str, path: &str) -> ApiResult<()> {
         let attrs = Attributes::non_resource(verb, path);
-        let d = auth::authorize(&self.shared, &self.user, &attrs);
+        let d = auth::authorize(&self.shared.api, &self.user, &attrs);
         if d.allowed {
             Ok(())
         } else {
@@ -555,7 +461,7 @@ impl Caller {
     ) -> ApiResult<Vec<Arc<Value>>> {
         self.authorize("list", group, resource, ns, "")?;
         let info = self.info(group, resource)?;
-        let label = crate::selector::LabelSelector::parse(label_selector)
+        let label = crate::api::selector::LabelSelector::parse(label_selector)
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let filter = Filter {
             namespace: (!ns.is_empty()).then(|| ns.to_string()),
@@ -673,7 +579,7 @@ impl Caller {
         }
         if group == "certificates.k8s.io" && resource == "certificatesigningrequests/approval" {
             let signer = new["spec"]["signerName"].as_str().unwrap_or("");
-            auth::csr_approval_admission(&self.shared, &self.user, name, signer)?;
+            auth::csr_approval_admission(&self.shared.api, &self.user, name, signer)?;
         }
         // the client read it through this version (the store keeps the version it was
         // created through, as the server's read path converts it)
@@ -732,70 +638,5 @@ impl Caller {
             groups: self.user.groups.clone(),
             ..Ctx::system(&self.user.name)
         }
-    }
-}
-
-/// `$(VAR)` references in a container's command and args, expanded as the kubelet does with
-/// the container's env (`fieldRef: spec.nodeName` and literal values): `$$` is an escaped `$`,
-/// unknown references stay as written (kubernetes/kubernetes
-/// third_party/forked/golang/expansion/expand.go, Expand).
-pub fn expand_args(args: &[String], env: &[(String, String)]) -> Vec<String> {
-    args.iter().map(|a| expand(a, env)).collect()
-}
-
-fn expand(input: &str, env: &[(String, String)]) -> String {
-    let mut out = String::new();
-    let mut rest = input;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(r) = after.strip_prefix('$') {
-            out.push('$');
-            rest = r;
-        } else if let Some(r) = after.strip_prefix('(')
-            && let Some(end) = r.find(')')
-        {
-            let name = &r[..end];
-            match env.iter().rev().find(|(k, _)| k == name) {
-                Some((_, v)) => out.push_str(v),
-                None => {
-                    out.push_str("$(");
-                    out.push_str(name);
-                    out.push(')');
-                }
-            }
-            rest = &r[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_expanded_as_the_kubelet_does() {
-        let env = vec![("NODE_NAME".to_string(), "edge-1".to_string())];
-        let args = [
-            "--node-name=$(NODE_NAME)",
-            "--join-token=$$(cat /t)",
-            "$(UNKNOWN)",
-            "a$b",
-        ]
-        .map(String::from);
-        assert_eq!(
-            expand_args(&args, &env),
-            [
-                "--node-name=edge-1",
-                "--join-token=$(cat /t)",
-                "$(UNKNOWN)",
-                "a$b"
-            ]
-        );
     }
 }

@@ -211,7 +211,7 @@ impl Upgrade<'_> {
     /// GET http://127.0.0.1:10267/pods (the worker runs on the node's network) and the pod
     /// named there; None on any error.
     async fn pod_from_yurthub(&self) -> Option<Value> {
-        let resp = crate::kubelet::yurthub_endpoint(
+        let resp = crate::nodes::kubelet::yurthub_endpoint(
             &self.env.shared,
             &self.env.container.node,
             &hyper::Method::GET,

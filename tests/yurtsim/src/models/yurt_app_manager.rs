@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Caller, Env, pki};
-use crate::admission::{Review, Verdict, WebhookServer};
+use crate::api::admission::{Review, Verdict, WebhookServer};
 use crate::facts::Facts;
 use crate::util;
 
@@ -421,7 +421,7 @@ impl AppManager<'_> {
     }
 
     /// One acquire-or-renew of the Lease (controller-runtime's 15 s).
-    fn try_lease(&self, ns: &str, holder: &str) -> crate::error::ApiResult<bool> {
+    fn try_lease(&self, ns: &str, holder: &str) -> crate::api::error::ApiResult<bool> {
         let fifteen = Duration::from_secs(15);
         self.me
             .try_acquire_or_renew(self.env, ns, "yurt-app-manager", holder, fifteen)

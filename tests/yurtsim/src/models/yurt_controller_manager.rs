@@ -15,7 +15,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Caller, Env, pki};
-use crate::error::ApiResult;
+use crate::api::error::ApiResult;
 use crate::facts::{self, Facts};
 use crate::util;
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::pki::Subject;
 use super::{Caller, Env, legacy_csr, serveraddr};
-use crate::auth::UserInfo;
+use crate::api::auth::UserInfo;
 use crate::facts::Facts;
 
 const PROGRAM: &str = "yurttunnel-agent";
@@ -282,12 +282,12 @@ fn client(
         .map(|s| (s.common_name, s.organizations))
         .or_else(|| super::yurthub::stand_in_subject(&pem))
         // no client credentials: the requests are anonymous
-        .unwrap_or_else(|| (crate::auth::ANONYMOUS.to_string(), vec![]));
+        .unwrap_or_else(|| (crate::api::auth::ANONYMOUS.to_string(), vec![]));
     let mut groups = orgs;
-    if cn == crate::auth::ANONYMOUS {
-        groups = vec![crate::auth::UNAUTHENTICATED.to_string()];
+    if cn == crate::api::auth::ANONYMOUS {
+        groups = vec![crate::api::auth::UNAUTHENTICATED.to_string()];
     } else {
-        groups.push(crate::auth::AUTHENTICATED.to_string());
+        groups.push(crate::api::auth::AUTHENTICATED.to_string());
     }
     Ok(Ok(Caller::new(&env.shared, UserInfo { name: cn, groups })))
 }

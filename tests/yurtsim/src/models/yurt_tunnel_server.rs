@@ -254,7 +254,7 @@ impl Tunnel<'_> {
         }
     }
 
-    fn try_lease(&self) -> crate::error::ApiResult<bool> {
+    fn try_lease(&self) -> crate::api::error::ApiResult<bool> {
         let fifteen = Duration::from_secs(15);
         self.me
             .try_acquire_or_renew(self.env, NS, DNS_LEASE, &self.holder, fifteen)

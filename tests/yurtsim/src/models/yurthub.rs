@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::pki::{self, Subject};
 use super::{Caller, Env};
 use crate::facts::{self, Facts};
+use crate::version::Version;
 
 const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
 const SERVING_SIGNER: &str = "kubernetes.io/kubelet-serving";
@@ -52,7 +53,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     let token = opt("join-token", "");
     let bootstrap_file = opt("bootstrap-file", "");
     let kubelet_certs = parsed.get("bootstrap-mode") == Some("kubeletcertificate");
-    let v17 = facts.version == "v1.7.0";
+    let v17 = facts.release >= Version::new(1, 7, 0);
     let invalid = if node.is_empty() {
         Some("node name is empty".to_string())
     } else if opt("server-addr", "").is_empty() {
@@ -172,7 +173,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
                         .collect();
                     let get = |n: &str| parsed.get(n).map(str::to_string);
                     *kubelet.hub_filters.lock().unwrap() =
-                        Some(crate::cri::HubFilters::from_flags(&get, &disabled));
+                        Some(crate::nodes::cri::HubFilters::from_flags(&get, &disabled));
                     log.info("server.go:0", "yurthub is ready");
                     let _ = env.ready.send(true);
                 }
@@ -398,7 +399,7 @@ pub(super) fn read_identity(
     groups.push("system:authenticated".into());
     Some(Caller::new(
         shared,
-        crate::auth::UserInfo {
+        crate::api::auth::UserInfo {
             name: s.common_name,
             groups,
         },
@@ -437,7 +438,7 @@ fn kubelet_cert_identity(
     shared: &std::sync::Arc<crate::sim::Shared>,
     root: &Path,
 ) -> Result<Caller, String> {
-    let exists = |p: &str| crate::systemd::read_host_file(root, p).is_ok();
+    let exists = |p: &str| crate::nodes::systemd::read_host_file(root, p).is_ok();
     if !exists("/etc/kubernetes/kubelet.conf") {
         return Err("/etc/kubernetes/kubelet.conf file doesn't exist".into());
     }
@@ -445,7 +446,7 @@ fn kubelet_cert_identity(
         return Err("/etc/kubernetes/pki/ca.crt file doesn't exist".into());
     }
     let pem = "/var/lib/kubelet/pki/kubelet-client-current.pem";
-    let text = crate::systemd::read_host_file(root, pem)
+    let text = crate::nodes::systemd::read_host_file(root, pem)
         .map_err(|_| format!("{pem} file doesn't exist"))?;
     let subject = pki::certificate_subject(&text)
         .map(|s| (s.common_name, s.organizations))
@@ -455,7 +456,7 @@ fn kubelet_cert_identity(
     groups.push("system:authenticated".into());
     Ok(Caller::new(
         shared,
-        crate::auth::UserInfo {
+        crate::api::auth::UserInfo {
             name: subject.0,
             groups,
         },
@@ -489,12 +490,14 @@ pub(super) fn stand_in_subject(text: &str) -> Option<(String, Vec<String>)> {
 
 /// The hub's listeners on a node, held until the process ends (dropped with its task).
 pub(super) struct PortClaim {
-    k: std::sync::Arc<crate::kubelet::NodeKubelet>,
+    k: std::sync::Arc<crate::nodes::kubelet::NodeKubelet>,
     id: u64,
 }
 
 impl PortClaim {
-    pub(super) fn take(k: &std::sync::Arc<crate::kubelet::NodeKubelet>) -> Option<PortClaim> {
+    pub(super) fn take(
+        k: &std::sync::Arc<crate::nodes::kubelet::NodeKubelet>,
+    ) -> Option<PortClaim> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let mut held = k.hub_ports.lock().unwrap();
         if held.is_some() {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::pki::{self, Subject};
 use super::yurthub::{PortClaim, kubeconfig_token, read_identity, stand_in_subject, write_file};
 use super::{Caller, Env, legacy_csr};
-use crate::auth::UserInfo;
+use crate::api::auth::UserInfo;
 use crate::facts::Facts;
 
 const HUB_ORG: &str = "openyurt:yurthub";
@@ -179,7 +179,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
     disabled.push("serviceenvupdater".into());
     let get = |n: &str| parsed.get(n).map(str::to_string);
     *kubelet.hub_filters.lock().unwrap() =
-        Some(crate::cri::HubFilters::from_flags(&get, &disabled));
+        Some(crate::nodes::cri::HubFilters::from_flags(&get, &disabled));
     log.info(
         "start.go:0",
         &format!(
@@ -285,7 +285,7 @@ impl Hub<'_> {
         let got = if self.reaches_api() {
             anonymous.get("", "configmaps", "kube-public", "cluster-info")
         } else {
-            Err(crate::error::ApiError::new(
+            Err(crate::api::error::ApiError::new(
                 503,
                 "ServiceUnavailable",
                 format!(

@@ -19,7 +19,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBind
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::layout::{Layout, Role as NodeRole};
+use crate::nodes::layout::{Layout, Role as NodeRole};
 
 /// Applies `obj` (server-side apply, field manager `kubeadm`) through `api`.
 async fn apply<K>(api: &Api<K>, obj: Value) -> anyhow::Result<()>

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::pki::{self, ClusterPki};
-use crate::runtime::NodeNamespaces;
+use crate::nodes::runtime::NodeNamespaces;
 
 /// The `kubernetes` Service's ClusterIP: the first address of kubeadm's default
 /// `--service-cluster-ip-range` 10.96.0.0/12.

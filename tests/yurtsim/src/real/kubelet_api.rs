@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::nodes::{NodeNet, NodeSpec, kubelet_client};
-use crate::error::{ApiError, ApiResult};
+use crate::api::error::{ApiError, ApiResult};
 
 /// One node's kubelet client: built from the kubelet's kubeconfig on first use, dropped when
 /// the kubelet restarts (it re-reads its kubeconfig then) or a request cannot get through.

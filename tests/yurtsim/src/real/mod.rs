@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::layout::{NodeSeed, Role};
+use crate::nodes::layout::{NodeSeed, Role};
 use crate::sim::SimConfig;
+use crate::version::Version;
 
 /// Which API server a cluster runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -71,7 +72,7 @@ pub fn built_kubernetes_versions() -> Vec<String> {
             e.path().join("realcp").is_file().then_some(ver)
         })
         .collect();
-    v.sort_by_key(|s| crate::sim::kubernetes_minor(s));
+    v.sort_by_key(|s| Version::kubernetes(s));
     v
 }
 
@@ -186,14 +187,14 @@ impl RealCluster {
             .map(|(h, p)| (h.to_string(), p.parse::<u16>()))
             .context("the layout's API endpoint has no port")?;
         let apiserver_port = apiserver_port?;
-        let cluster_name = crate::sim::cluster_name(layout);
+        let cluster_name = layout.cluster_name();
         let addresses = names
             .iter()
             .enumerate()
             .map(|(i, (n, _))| Ok((n.clone(), layout.node_ip(i).parse()?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let host_bin = cfg.state_dir.join("sim/host-bin");
-        crate::host_processes::write_stand_ins(&host_bin)?;
+        crate::nodes::host_processes::write_stand_ins(&host_bin)?;
         let network = Arc::new(tokio::task::block_in_place(|| {
             network::ClusterNetwork::create(&host_bin.join("systemd"), layout, &addresses)
         })?);
@@ -267,7 +268,7 @@ impl RealCluster {
     pub async fn start_nodes(&mut self, shared: &Arc<crate::sim::Shared>) -> anyhow::Result<()> {
         let cfg = &shared.cfg;
         let layout = cfg.layout;
-        let cluster_name = crate::sim::cluster_name(layout);
+        let cluster_name = layout.cluster_name();
         let stop_rx = self.stop.subscribe();
         let host_bin = cfg.state_dir.join("sim/host-bin");
         let mut apis = Vec::new();
@@ -304,12 +305,12 @@ impl RealCluster {
                 pod_network,
                 tokio::runtime::Handle::current(),
             );
-            let k = crate::kubelet::add_node(
+            let k = crate::nodes::kubelet::add_node(
                 shared,
                 name,
                 *role,
                 layout.node_ip(i),
-                crate::kubelet::NodeApi::Real(api.clone()),
+                crate::nodes::kubelet::NodeApi::Real(api.clone()),
                 Some(namespaces),
             );
             self.tasks.push(tokio::spawn(nodes::run(
@@ -332,7 +333,9 @@ impl RealCluster {
             apis.push(api);
         }
         self.tasks
-            .push(tokio::spawn(crate::kubelet::tick_loop(shared.clone())));
+            .push(tokio::spawn(crate::nodes::kubelet::tick_loop(
+                shared.clone(),
+            )));
         let admin_conf = self.control_plane.dir.join("admin.conf");
         let admin = client_from(&admin_conf).await?;
         bootstrap::mark_nodes(&admin, layout, &self.nodes, Duration::from_secs(60), || {
@@ -485,7 +488,7 @@ fn seed_node(
     node: &nodes::NodeSpec,
     endpoint: &str,
     cluster_name: &str,
-    seed: &crate::layout::SeedOptions,
+    seed: &crate::nodes::layout::SeedOptions,
     pki: &pki::ClusterPki,
 ) -> anyhow::Result<()> {
     let s = NodeSeed {
@@ -496,12 +499,12 @@ fn seed_node(
         kubernetes_version: node.kubernetes_version.clone(),
         cluster_name: cluster_name.to_string(),
     };
-    crate::layout::seed_node(&node.root, node.layout, &s, seed)
+    crate::nodes::layout::seed_node(&node.root, node.layout, &s, seed)
         .with_context(|| format!("seeding node {} at {}", node.name, node.root.display()))?;
     let client = pki
         .ca
         .client(&format!("system:node:{}", node.name), &["system:nodes"])?;
-    crate::layout::install_cluster_pki(
+    crate::nodes::layout::install_cluster_pki(
         &node.root,
         node.layout,
         &s,

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::layout::Layout;
-use crate::runtime::NodeNamespaces;
+use crate::nodes::layout::Layout;
+use crate::nodes::runtime::NodeNamespaces;
 
 /// The prefix length of each layout's node network: kubeadm's nodes are numbered through
 /// 10.0.0.0/8, kind's docker network is 172.18.0.0/16, minikube's 192.168.49.0/24 and the /24s

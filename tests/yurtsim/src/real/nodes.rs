@@ -35,8 +35,8 @@ use tokio::sync::watch;
 
 use super::kubelet_api::KubeletApi;
 use super::network::{ClusterNetwork, Target};
-use crate::kubelet::NodeKubelet;
-use crate::layout::{Layout, Role};
+use crate::nodes::kubelet::NodeKubelet;
+use crate::nodes::layout::{Layout, Role};
 use crate::sim::Shared;
 
 /// A node as the real tier runs it.
@@ -83,9 +83,9 @@ pub fn kubelet_labels(labels: &[(String, String)]) -> Vec<(String, String)> {
 /// The kubelet's client, built from the kubeconfig its unit names, with file paths inside the
 /// node's root.
 pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<kube::Client> {
-    let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
+    let unit = crate::nodes::systemd::load_unit(&node.root, "kubelet.service")
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
-    let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
+    let view = crate::nodes::kubelet_config::kubelet_view(&node.root, &unit)
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
     let path = view
         .kubeconfig
@@ -156,7 +156,7 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
 
 /// A host path of the node, on disk: symlinks followed as inside a chroot at `root`.
 fn in_root(root: &Path, p: &str) -> PathBuf {
-    match crate::systemd::resolve_host_path(root, p) {
+    match crate::nodes::systemd::resolve_host_path(root, p) {
         Ok(r) => r.disk,
         Err(_) => root.join(p.trim_start_matches('/')),
     }
@@ -262,10 +262,10 @@ pub async fn renew_lease(node: &NodeSpec, client: &kube::Client) -> anyhow::Resu
 
 /// The static pod manifests in the kubelet's `--pod-manifest-path` (or `staticPodPath`), as
 /// its file source reads them (files it cannot decode are skipped).
-fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::kubelet::StaticManifest>> {
-    let unit = crate::systemd::load_unit(&node.root, "kubelet.service")
+fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::nodes::kubelet::StaticManifest>> {
+    let unit = crate::nodes::systemd::load_unit(&node.root, "kubelet.service")
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
-    let view = crate::kubelet_config::kubelet_view(&node.root, &unit)
+    let view = crate::nodes::kubelet_config::kubelet_view(&node.root, &unit)
         .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
     let mut manifests = Vec::new();
     if let Some(dir) = view.static_pod_path.filter(|d| !d.is_empty()) {
@@ -276,7 +276,9 @@ fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::kubelet::Stati
                 continue;
             }
             let bytes = std::fs::read(e.path()).unwrap_or_default();
-            manifests.extend(crate::kubelet::static_manifest(&bytes, &node.name, &file));
+            manifests.extend(crate::nodes::kubelet::static_manifest(
+                &bytes, &node.name, &file,
+            ));
         }
     }
     Ok(manifests)
@@ -290,7 +292,7 @@ fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::kubelet::Stati
 async fn sync_static_pods(
     node: &NodeSpec,
     client: &kube::Client,
-    manifests: &[crate::kubelet::StaticManifest],
+    manifests: &[crate::nodes::kubelet::StaticManifest],
 ) -> anyhow::Result<()> {
     let pods: Api<Pod> = Api::all(client.clone());
     let on_node = pods
@@ -501,11 +503,13 @@ pub async fn watch_pods(
                 Ok(Event::InitApply(o)) => {
                     let p = pod(o);
                     listed.extend(p["metadata"]["uid"].as_str().map(str::to_string));
-                    crate::kubelet::consider_pod(&shared, &p);
+                    crate::nodes::kubelet::consider_pod(&shared, &p);
                 }
-                Ok(Event::InitDone) => crate::kubelet::forget_pods_except(&shared, &k, &listed),
-                Ok(Event::Apply(o)) => crate::kubelet::consider_pod(&shared, &pod(o)),
-                Ok(Event::Delete(o)) => crate::kubelet::pod_gone(&shared, &pod(o)),
+                Ok(Event::InitDone) => {
+                    crate::nodes::kubelet::forget_pods_except(&shared, &k, &listed)
+                }
+                Ok(Event::Apply(o)) => crate::nodes::kubelet::consider_pod(&shared, &pod(o)),
+                Ok(Event::Delete(o)) => crate::nodes::kubelet::pod_gone(&shared, &pod(o)),
                 Err(e) => tracing::debug!(node = %k.name, "pod watch: {e}"),
             }
         }

@@ -193,7 +193,7 @@ pub fn generate(
 pub fn kubeconfig(cluster: &str, server: &str, ca_pem: &str, user: &str, client: &Pair) -> String {
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    crate::layout::kubeconfig(
+    crate::nodes::layout::kubeconfig(
         cluster,
         server,
         &b64(ca_pem),

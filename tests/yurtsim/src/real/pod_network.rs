@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, bail};
 
 use super::network::ip_batch;
-use crate::runtime::NodeNamespaces;
+use crate::nodes::runtime::NodeNamespaces;
 
 /// A node's end of the pod network.
 pub struct PodNetwork {

@@ -46,7 +46,7 @@ pub async fn on_node(c: &super::TestCluster, node: &str, name: &str, script: &st
 /// Writes yurthub v1.7.0's binary (the image's file), the unit and the drop-in `drop_in` into
 /// the node root `root`.
 pub fn install(root: &std::path::Path, drop_in: &str) {
-    let img = yurtsim::images::for_image("openyurt/yurthub:v1.7.0").unwrap();
+    let img = yurtsim::nodes::images::for_image("openyurt/yurthub:v1.7.0").unwrap();
     let f = img.command_file("/usr/local/bin/yurthub").unwrap();
     let b = root.join("usr/local/bin/yurthub");
     std::fs::create_dir_all(b.parent().unwrap()).unwrap();

@@ -1,5 +1,5 @@
 //! The node and NodePool webhooks yurt-manager v1.7.0 serves, run by the API server's
-//! admission (`crate::admission`) when a ready yurt-manager pod backs the webhook Service.
+//! admission (`crate::api::admission`) when a ready yurt-manager pod backs the webhook Service.
 //! Sources (openyurtio/openyurt@v1.7.0): pkg/yurtmanager/webhook/node/v1/node_default.go,
 //! node_validation.go, node_handler.go; pkg/yurtmanager/webhook/nodepool/v1beta2/
 //! nodepool_default.go, nodepool_validation.go, nodepool_handler.go. Responses are built as
@@ -12,8 +12,8 @@
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::admission::{Review, Verdict, WebhookServer};
-use crate::error::ApiError;
+use crate::api::admission::{Review, Verdict, WebhookServer};
+use crate::api::error::ApiError;
 
 const POOL_LABEL: &str = "apps.openyurt.io/nodepool";
 const DESIRED_POOL_LABEL: &str = "apps.openyurt.io/desired-nodepool";
@@ -272,7 +272,7 @@ fn annotations_ok(a: &serde_json::Map<String, Value>) -> bool {
         .sum();
     size <= 256 * 1024
         && a.keys()
-            .all(|k| crate::selector::validate_label_key(&k.to_lowercase()).is_ok())
+            .all(|k| crate::api::selector::validate_label_key(&k.to_lowercase()).is_ok())
 }
 
 /// A map[string]string as ErrorBody renders a non-scalar bad value: Go's json.Marshal

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use crate::version::Version;
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -20,7 +21,7 @@ mod webhooks;
 pub use static_set::{static_pod_manifest, template_hash};
 
 use super::{Caller, Env, pki};
-use crate::error::ApiResult;
+use crate::api::error::ApiResult;
 use crate::facts::{self, Facts};
 use crate::util;
 
@@ -215,16 +216,17 @@ impl YurtManager<'_> {
         // the webhook server runs on every replica; v1.7.0's node and NodePool handlers are
         // modelled (admission_webhooks.rs), so the API server calls them while this pod is
         // a ready endpoint of the webhook Service
-        let _serving = (self.facts.version == "v1.7.0" && !paths.is_empty()).then(|| {
-            super::WebhookServing::register(
-                self.env,
-                std::sync::Arc::new(admission_webhooks::Handlers {
-                    paths: paths.clone(),
-                    namespace: self.ns.clone(),
-                    base: self.base.clone(),
-                }),
-            )
-        });
+        let _serving =
+            (self.facts.release >= Version::new(1, 7, 0) && !paths.is_empty()).then(|| {
+                super::WebhookServing::register(
+                    self.env,
+                    std::sync::Arc::new(admission_webhooks::Handlers {
+                        paths: paths.clone(),
+                        namespace: self.ns.clone(),
+                        base: self.base.clone(),
+                    }),
+                )
+            });
         let _ = self.env.serving.send(true);
         let _ = self.env.ready.send(true);
         let lease = parsed
@@ -352,14 +354,15 @@ impl YurtManager<'_> {
             .authorize("create", "", "serviceaccounts/token", ns, &sa)?;
         let shared = &self.env.shared;
         let token = shared
+            .api
             .tokens
-            .issue(shared, ns, &sa, None, Duration::from_secs(3600))
+            .issue(&shared.api, ns, &sa, None, Duration::from_secs(3600))
             .ok_or_else(|| {
-                crate::error::ApiError::not_found(&shared.api.info("", "serviceaccounts"), &sa)
+                crate::api::error::ApiError::not_found(&shared.api.info("", "serviceaccounts"), &sa)
             })?;
         self.env
             .caller_with_token(&token)
-            .map_err(crate::error::ApiError::internal)
+            .map_err(crate::api::error::ApiError::internal)
     }
 
     /// The yurt-coordinator CA and certificate Secrets in the working namespace, written as

@@ -15,10 +15,10 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::error::{ApiError, ApiResult};
-use crate::registry::ResourceInfo;
-use crate::selector::LabelSelector;
-use crate::store::Filter;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::registry::ResourceInfo;
+use crate::api::selector::LabelSelector;
+use crate::api::store::Filter;
 
 /// What an AdmissionReview request carries that the modelled webhooks read.
 pub struct Review<'a> {
@@ -364,7 +364,7 @@ pub fn any_rule(api: &Api, res: &ResourceInfo, op: &str, sub: Option<&str>) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Registry;
+    use crate::api::registry::Registry;
 
     #[test]
     fn rules_match_operations_groups_resources_and_scope() {

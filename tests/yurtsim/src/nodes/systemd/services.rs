@@ -38,9 +38,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::kubelet::NodeKubelet;
+use crate::nodes::kubelet::NodeKubelet;
+use crate::nodes::systemd::{LoadedUnit, UnitError, load_unit};
 use crate::sim::Shared;
-use crate::systemd::{LoadedUnit, UnitError, load_unit};
 
 const START_LIMIT_BURST: usize = 5;
 const START_LIMIT_INTERVAL: Duration = Duration::from_secs(10);
@@ -100,9 +100,9 @@ struct Svc {
     sig: Vec<(PathBuf, Option<SystemTime>)>,
     state: State,
     result: String,
-    main: Option<crate::models::Run>,
+    main: Option<crate::nodes::programs::Run>,
     /// The component the main process runs (to find YurtHub).
-    component: Option<crate::models::Component>,
+    component: Option<crate::nodes::programs::Component>,
     starts: VecDeque<Instant>,
     restart_at: Option<Instant>,
     restarts: u32,
@@ -558,8 +558,8 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
     }
     let model = std::fs::read(&file)
         .ok()
-        .and_then(|b| crate::images::identify(&b))
-        .and_then(|(c, v)| crate::models::for_binary(&c, &v));
+        .and_then(|b| crate::nodes::images::identify(&b))
+        .and_then(|(c, v)| crate::nodes::programs::for_binary(&c, &v));
     let Some(model) = model else {
         journal(
             k,
@@ -574,16 +574,16 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
         let (c, v) = (&model.facts.component, &model.facts.version);
         let started = match crate::real::openyurt_binary(c, v) {
             Some(bin) => {
-                if model.component == crate::models::Component::YurtHub {
+                if model.component == crate::nodes::programs::Component::YurtHub {
                     let name = flag_value(&argv[1..], "--dummy-if-name").unwrap_or("hub-dummy0");
                     let enabled = flag_value(&argv[1..], "--enable-dummy-if") != Some("false");
                     if enabled
-                        && let Err(e) = crate::host_processes::node_namespaces(shared, k)
+                        && let Err(e) = crate::nodes::host_processes::node_namespaces(shared, k)
                             .map_err(anyhow::Error::from)
                             .and_then(|ns| {
                                 crate::real::network::dummy_link_stand_in(
                                     &ns,
-                                    &crate::host_processes::init_path(shared),
+                                    &crate::nodes::host_processes::init_path(shared),
                                     name,
                                 )
                             })
@@ -621,10 +621,10 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
     }
     s.state = State::Active;
     s.component = Some(model.component);
-    s.main = Some(crate::models::start(
+    s.main = Some((shared.start_model)(
         shared,
         model,
-        crate::models::Container {
+        crate::nodes::programs::Container {
             node: k.name.clone(),
             namespace: String::new(),
             pod: u.to_string(),
@@ -661,14 +661,15 @@ fn real_process(
     u: &str,
     bin: &Path,
     args: &[String],
-) -> Result<crate::models::Run, String> {
-    let net = crate::host_processes::node_namespaces(shared, k).map_err(|e| e.to_string())?;
-    let pids = crate::host_processes::node_pids(shared, k).map_err(|e| e.to_string())?;
+) -> Result<crate::nodes::programs::Run, String> {
+    let net =
+        crate::nodes::host_processes::node_namespaces(shared, k).map_err(|e| e.to_string())?;
+    let pids = crate::nodes::host_processes::node_pids(shared, k).map_err(|e| e.to_string())?;
     let mounts = NODE_STATE_DIRS
         .iter()
         .map(|d| {
             let source = k.host_path(d);
-            std::fs::create_dir_all(&source).map(|_| crate::runtime::Mount {
+            std::fs::create_dir_all(&source).map(|_| crate::nodes::runtime::Mount {
                 source,
                 target: PathBuf::from(d),
                 read_only: false,
@@ -676,7 +677,7 @@ fn real_process(
         })
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
-    let spec = crate::runtime::ContainerSpec {
+    let spec = crate::nodes::runtime::ContainerSpec {
         program: bin.display().to_string(),
         args: args.to_vec(),
         env: vec![(
@@ -685,13 +686,13 @@ fn real_process(
         )],
         working_dir: None,
         hostname: k.name.clone(),
-        network: crate::runtime::Network::Node(&net),
-        pid: crate::runtime::Pid::Node(&pids),
+        network: crate::nodes::runtime::Network::Node(&net),
+        pid: crate::nodes::runtime::Pid::Node(&pids),
         mounts,
         log_path: log_path(k, u),
     };
-    let mut running =
-        tokio::task::block_in_place(|| crate::runtime::spawn(spec)).map_err(|e| e.to_string())?;
+    let mut running = tokio::task::block_in_place(|| crate::nodes::runtime::spawn(spec))
+        .map_err(|e| e.to_string())?;
     let (exited_tx, exited) = tokio::sync::watch::channel(None);
     let exit = tokio::spawn(async move {
         // aborting this task drops `running`, which kills the process
@@ -701,7 +702,7 @@ fn real_process(
     });
     let (_, ready) = tokio::sync::watch::channel(true);
     let (_, serving) = tokio::sync::watch::channel(true);
-    Ok(crate::models::Run {
+    Ok(crate::nodes::programs::Run {
         exit,
         exited,
         ready,
@@ -806,7 +807,7 @@ pub fn hub(k: &NodeKubelet) -> Option<(bool, bool)> {
     let svcs = k.services.lock().unwrap();
     svcs.units.values().find_map(|s| {
         let m = s.main.as_ref()?;
-        (s.component == Some(crate::models::Component::YurtHub) && !m.exit.is_finished())
+        (s.component == Some(crate::nodes::programs::Component::YurtHub) && !m.exit.is_finished())
             .then(|| (*m.serving.borrow(), *m.ready.borrow()))
     })
 }

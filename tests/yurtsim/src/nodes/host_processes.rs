@@ -19,8 +19,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::kubelet::{NodeKubelet, state_dir_of};
-use crate::runtime::{HostProcess, NodeNamespaces};
+use crate::nodes::kubelet::{NodeKubelet, state_dir_of};
+use crate::nodes::runtime::{HostProcess, NodeNamespaces};
 use crate::sim::Shared;
 
 /// A node's kubelet process, once a `hostPID` pod made it visible.

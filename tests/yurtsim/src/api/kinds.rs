@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::ResourceInfo;
+use crate::api::registry::ResourceInfo;
 use crate::util::{is_dns_label, is_dns_subdomain};
 
 pub type Causes = Vec<(String, String)>;
@@ -450,7 +450,7 @@ pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes 
             if sel.is_null() {
                 causes.push(("spec.selector".into(), "Required value".into()));
             } else {
-                match crate::selector::LabelSelector::from_json(sel) {
+                match crate::api::selector::LabelSelector::from_json(sel) {
                     Ok(s) if s.is_everything() => causes.push((
                         "spec.selector".into(),
                         "Invalid value: empty selector is invalid for deployment".into(),
@@ -616,7 +616,7 @@ fn strip_mutable_pod_fields(spec: &Value) -> Value {
 fn validate_labels(obj: &Value, causes: &mut Causes) {
     for (k, v) in obj["metadata"]["labels"].as_object().into_iter().flatten() {
         let probe = format!("{k}={}", v.as_str().unwrap_or("\u{0}"));
-        if !v.is_string() || crate::selector::LabelSelector::parse(&probe).is_err() {
+        if !v.is_string() || crate::api::selector::LabelSelector::parse(&probe).is_err() {
             causes.push(("metadata.labels".to_string(), format!("Invalid value: \"{}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'", v.as_str().unwrap_or(&v.to_string()))));
         }
     }
@@ -676,7 +676,7 @@ pub fn selectable_fields(res: &ResourceInfo) -> &'static [&'static str] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Registry;
+    use crate::api::registry::Registry;
 
     fn info(g: &str, r: &str) -> std::sync::Arc<ResourceInfo> {
         Registry::new().lookup_gr(g, r).unwrap()

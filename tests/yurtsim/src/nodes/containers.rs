@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::images;
-use crate::kubelet::{
+use crate::nodes::images;
+use crate::nodes::kubelet::{
     NodeKubelet, container_env, ensure_tools, pod_dir, pod_hostname, resolve_under, state_dir_of,
 };
-use crate::runtime::{ContainerSpec, Mount, Network, Pid, Running};
+use crate::nodes::runtime::{ContainerSpec, Mount, Network, Pid, Running};
 use crate::sim::Shared;
 
 /// The pod's volumes by name: the real directory and whether it is read-only by default.
@@ -22,14 +22,14 @@ pub type Volumes = HashMap<String, (PathBuf, bool)>;
 pub enum Started {
     Process(Box<Running>),
     /// A known OpenYurt component's model.
-    Model(crate::models::Run),
+    Model(crate::nodes::programs::Run),
     /// An image whose binary does not exist on this machine and has no model.
     Simulated,
 }
 
 pub(crate) enum Program {
     Process(String, Vec<String>, Option<images::Image>),
-    Model(crate::models::Model, Vec<String>),
+    Model(crate::nodes::programs::Model, Vec<String>),
     Simulated,
     StartError(String),
 }
@@ -67,25 +67,25 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
         };
         if let Some(model) = file
             .and_then(|f| f.model.as_ref())
-            .and_then(|(c, v)| crate::models::for_binary(c, v))
+            .and_then(|(c, v)| crate::nodes::programs::for_binary(c, v))
         {
             return model_program(shared, model, rest, Some(fs));
         }
         // `sh -c "<modelled binary> ARGS"` (yurt-manager's upgrade worker): the shell execs
         // the image's binary, so its model runs with the line's words
         if !entrypoint
-            && let Some((bin, args)) = crate::models::shell::exec_line(&argv, &|_| None)
+            && let Some((bin, args)) = crate::nodes::shell::exec_line(&argv, &|_| None)
             && let Some(model) = fs
                 .command_file(&bin)
                 .and_then(|f| f.model.as_ref())
-                .and_then(|(c, v)| crate::models::for_binary(c, v))
+                .and_then(|(c, v)| crate::nodes::programs::for_binary(c, v))
         {
             return model_program(shared, model, args, Some(fs));
         }
         if entrypoint {
             return Program::Simulated;
         }
-    } else if let Some(model) = crate::models::for_image(image) {
+    } else if let Some(model) = crate::nodes::programs::for_image(image) {
         // The image's binary is the entrypoint; an explicit command names it first.
         if !entrypoint {
             argv.remove(0);
@@ -133,7 +133,7 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
 /// error naming why there is none (the sim's models serve only the sim's own API server).
 fn model_program(
     shared: &Shared,
-    model: crate::models::Model,
+    model: crate::nodes::programs::Model,
     args: Vec<String>,
     fs: Option<&images::Image>,
 ) -> Program {
@@ -175,17 +175,17 @@ pub(crate) fn start(
     match resolve_program(shared, c, restart_policy) {
         Program::StartError(msg) => Err(msg),
         Program::Model(model, args) => {
-            let (ns, name) = crate::store::key_of(p);
+            let (ns, name) = crate::api::store::key_of(p);
             let env = container_env(shared, k, p, c, "");
-            Ok(Started::Model(crate::models::start(
+            Ok(Started::Model((shared.start_model)(
                 shared,
                 model,
-                crate::models::Container {
+                crate::nodes::programs::Container {
                     node: k.name.clone(),
                     namespace: ns,
                     pod: name,
                     service_account: p["spec"]["serviceAccountName"].as_str().map(str::to_string),
-                    args: crate::models::expand_args(&args, &env),
+                    args: crate::nodes::programs::expand_args(&args, &env),
                     log: lp.to_path_buf(),
                     append_log: false,
                     mounts: c["volumeMounts"]
@@ -253,9 +253,10 @@ pub(crate) fn start(
             let net_holder;
             let sandbox;
             let network = if p["spec"]["hostNetwork"] == json!(true) {
-                net_holder = crate::host_processes::node_namespaces(shared, k).map_err(|e| {
-                    format!("yurtsim: cannot create the node network namespace: {e}")
-                })?;
+                net_holder =
+                    crate::nodes::host_processes::node_namespaces(shared, k).map_err(|e| {
+                        format!("yurtsim: cannot create the node network namespace: {e}")
+                    })?;
                 Network::Node(&net_holder)
             } else {
                 sandbox = k.pod_sandbox(p["metadata"]["uid"].as_str().unwrap_or_default())?;
@@ -267,7 +268,7 @@ pub(crate) fn start(
             };
             let pids_holder;
             let pid = if p["spec"]["hostPID"] == json!(true) {
-                pids_holder = crate::host_processes::node_pids(shared, k)
+                pids_holder = crate::nodes::host_processes::node_pids(shared, k)
                     .map_err(|e| format!("yurtsim: cannot create the node's PID namespace: {e}"))?;
                 Pid::Node(&pids_holder)
             } else {
@@ -284,7 +285,7 @@ pub(crate) fn start(
                 mounts,
                 log_path: lp.to_path_buf(),
             };
-            blocking(|| crate::runtime::spawn(spec))
+            blocking(|| crate::nodes::runtime::spawn(spec))
                 .map(|r| Started::Process(Box::new(r)))
                 .map_err(|e| e.to_string())
         }

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::containers::{Started, Volumes};
-use crate::kubelet::{NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed};
+use crate::nodes::containers::{Started, Volumes};
+use crate::nodes::kubelet::{
+    NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed,
+};
 use crate::sim::Shared;
 use crate::util;
 
@@ -27,8 +29,8 @@ pub(crate) enum End {
 }
 
 enum Handle {
-    Process(Box<crate::runtime::Running>),
-    Model(crate::models::Run),
+    Process(Box<crate::nodes::runtime::Running>),
+    Model(crate::nodes::programs::Run),
     /// No real program: runs until stopped, or completes (exit 0) at the instant given.
     Simulated(Option<Instant>),
 }
@@ -115,14 +117,14 @@ fn start_slot(
         // `kubectl logs` shows the current instance; the last one is kept beside it.
         let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
     }
-    let env = crate::kubelet::container_env(
+    let env = crate::nodes::kubelet::container_env(
         shared,
         k,
         p,
         &s.c,
         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     );
-    let started = crate::containers::start(shared, k, p, &s.c, volumes, restart_policy, &lp)
+    let started = crate::nodes::containers::start(shared, k, p, &s.c, volumes, restart_policy, &lp)
         .inspect_err(|msg| start_failed(shared, p, &lp, msg))?;
     let (handle, pgid) = match started {
         Started::Process(r) => {
@@ -137,7 +139,7 @@ fn start_slot(
         ),
     };
     let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
-    let (id, rx) = k.cri.create(crate::cri::Create {
+    let (id, rx) = k.cri.create(crate::nodes::cri::Create {
         pod: p,
         pod_uid: uid,
         container: &s.c,
@@ -332,7 +334,7 @@ async fn exited(
         .saturating_mul(1 << s.restarts.min(16))
         .min(shared.cfg.crash_backoff_max);
     s.restarts += 1;
-    let (ns, name) = crate::store::key_of(p);
+    let (ns, name) = crate::api::store::key_of(p);
     let uid = p["metadata"]["uid"].as_str().unwrap_or("");
     let msg = format!(
         "back-off {} restarting failed container={} pod={name}_{ns}({uid})",
@@ -385,7 +387,7 @@ fn write_status(
     if last == Some(&sig) {
         return Some(sig);
     }
-    let cur = crate::kubelet::current_pod(shared, p);
+    let cur = crate::nodes::kubelet::current_pod(shared, p);
     let pod = cur.as_deref().unwrap_or(p);
     let mut status = pod_status(
         k,

@@ -14,15 +14,15 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::api::error::ApiResult;
+use crate::api::store::{EventType, Filter};
 use crate::api::{Ctx, DeleteOptions};
-use crate::error::ApiResult;
-use crate::kubelet_config::{KubeletView, kubelet_view};
-use crate::layout::Role;
-use crate::runtime::{NodeNamespaces, NodeTools};
-use crate::server::{Body, json_response, text_response};
+use crate::http::{Body, json_response, text_response};
+use crate::nodes::kubelet_config::{KubeletView, kubelet_view};
+use crate::nodes::layout::Role;
+use crate::nodes::runtime::{NodeNamespaces, NodeTools};
+use crate::nodes::systemd::{LoadedUnit, load_unit};
 use crate::sim::Shared;
-use crate::store::{EventType, Filter};
-use crate::systemd::{LoadedUnit, load_unit};
 use crate::util;
 
 /// Where the kubelet reaches YurtHub once redirected (`--kubeconfig=/var/lib/openyurt/kubelet.conf`).
@@ -94,8 +94,8 @@ struct NodeState {
 /// the kubelet's crash back-off when it exits.
 struct HubModel {
     hash: String,
-    component: crate::models::Component,
-    run: crate::models::Run,
+    component: crate::nodes::programs::Component,
+    run: crate::nodes::programs::Run,
     restarts: u32,
     ended: Option<Instant>,
     /// The previous instance's exit code (the container's lastState).
@@ -120,21 +120,29 @@ pub struct NodeKubelet {
     pub(crate) namespaces: Mutex<Option<Arc<NodeNamespaces>>>,
     tools: Mutex<Option<NodeTools>>,
     /// The node's PID namespace and kubelet process, from its first `hostPID` pod on.
-    pub(crate) processes: Mutex<Option<crate::host_processes::NodeProcesses>>,
+    pub(crate) processes: Mutex<Option<crate::nodes::host_processes::NodeProcesses>>,
     /// Which YurtHub process holds the hub's ports on this node (one listener per address:
     /// a second hub's bind fails with EADDRINUSE).
     pub(crate) hub_ports: Mutex<Option<u64>>,
     /// Pods' network sandboxes by pod uid, on a real tier's pod network (real/pod_network.rs).
     sandboxes: Mutex<HashMap<String, Arc<crate::real::pod_network::PodSandbox>>>,
     /// systemd services other than the kubelet (services.rs).
-    pub(crate) services: Mutex<crate::services::Services>,
+    pub(crate) services: Mutex<crate::nodes::systemd::services::Services>,
     /// The container runtime behind the node's CRI socket.
-    pub cri: crate::cri::NodeRuntime,
+    pub cri: crate::nodes::cri::NodeRuntime,
     /// What the YurtHub that serves this node filters (set by the hub model when ready).
-    pub(crate) hub_filters: Mutex<Option<crate::cri::HubFilters>>,
+    pub(crate) hub_filters: Mutex<Option<crate::nodes::cri::HubFilters>>,
 }
 
 impl NodeKubelet {
+    /// Runs `f` while holding this node's state, as a node task wedged on it would
+    /// (sim.rs's shutdown test).
+    #[cfg(test)]
+    pub(crate) fn with_state_locked(&self, f: impl FnOnce()) {
+        let _st = self.state.lock().unwrap();
+        f();
+    }
+
     /// kubelet.service is running.
     pub(crate) fn active(&self) -> bool {
         self.state.lock().unwrap().active
@@ -260,7 +268,7 @@ pub fn add_node(
     let root = shared.node_root(name);
     let (flavor, sockets) = shared.cfg.layout.runtime_sockets();
     let k = Arc::new(NodeKubelet {
-        cri: crate::cri::NodeRuntime::new(&root, flavor, sockets),
+        cri: crate::nodes::cri::NodeRuntime::new(&root, flavor, sockets),
         hub_filters: Mutex::new(None),
         name: name.to_string(),
         api,
@@ -319,7 +327,7 @@ fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
         api.reset();
     }
     annotate(shared, k);
-    crate::host_processes::kubelet_changed(shared, k);
+    crate::nodes::host_processes::kubelet_changed(shared, k);
 }
 
 /// Why the kubelet cannot post to its API server right now, if it cannot.
@@ -409,7 +417,7 @@ fn service_hub(shared: &Shared, node: &str) -> Option<(bool, bool)> {
     shared
         .kubelets
         .get(node)
-        .and_then(|k| crate::services::hub(&k))
+        .and_then(|k| crate::nodes::systemd::services::hub(&k))
 }
 
 /// Whether YurtHub's own server (port 10267) listens.
@@ -446,7 +454,9 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         .as_array()
         .into_iter()
         .flatten()
-        .find_map(|c| crate::models::for_image(c["image"].as_str().unwrap_or("")).map(|m| (m, c)))
+        .find_map(|c| {
+            crate::nodes::programs::for_image(c["image"].as_str().unwrap_or("")).map(|m| (m, c))
+        })
     else {
         if let Some(m) = st.hub_model.take() {
             m.run.exit.abort();
@@ -486,18 +496,18 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         .collect();
     let has_command = c["command"].as_array().is_some_and(|a| !a.is_empty());
     let env = container_env_with(shared, k, &pod, c, "", service_view_of(k, &st));
-    argv = crate::models::expand_args(&argv, &env);
+    argv = crate::nodes::programs::expand_args(&argv, &env);
     // `sh -c "exec yurthub ..."` (the legacy manifest): the line the shell execs, its files
     // read through the pod's hostPath mounts
     let read = |p: &str| std::fs::read_to_string(static_container_path(k, &manifest, c, p)?).ok();
-    match crate::models::shell::exec_line(&argv, &read) {
+    match crate::nodes::shell::exec_line(&argv, &read) {
         Some((_, args)) => argv = args,
         None if has_command => {
             argv.remove(0);
         }
         None => {}
     }
-    let container = crate::models::Container {
+    let container = crate::nodes::programs::Container {
         node: k.name.clone(),
         namespace: namespace.clone(),
         pod: pod_name.clone(),
@@ -527,7 +537,7 @@ fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         hash,
         component: model.component,
         last_exit: if restarts > 0 { last_exit } else { None },
-        run: crate::models::start(shared, model, container),
+        run: (shared.start_model)(shared, model, container),
         restarts,
         ended: None,
     });
@@ -663,7 +673,7 @@ pub fn operator_kubelet(shared: &Shared, node: &str, start: bool) -> anyhow::Res
     } else {
         k.state.lock().unwrap().active = false;
         annotate(shared, &k);
-        crate::host_processes::kubelet_changed(shared, &k);
+        crate::nodes::host_processes::kubelet_changed(shared, &k);
     }
     post_status(shared, &k, false);
     Ok(())
@@ -871,7 +881,7 @@ pub(crate) async fn tick_loop(shared: Arc<Shared>) {
     loop {
         for k in shared.kubelets.all() {
             process_tool_calls(&shared, &k);
-            crate::services::tick(&shared, &k);
+            crate::nodes::systemd::services::tick(&shared, &k);
             // in front of a real API server, real/nodes.rs keeps the mirror pods
             if matches!(k.api, NodeApi::Sim) {
                 sync_static_pods(&shared, &k);
@@ -907,7 +917,7 @@ fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
         match argv.as_slice() {
             ["systemctl", "daemon-reload" | "daemon-reexec", ..] => {
                 daemon_reload(k);
-                crate::services::systemctl(shared, k, &c.argv[1..]);
+                crate::nodes::systemd::services::systemctl(shared, k, &c.argv[1..]);
             }
             [
                 "systemctl",
@@ -918,17 +928,17 @@ fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
             ["systemctl", "stop", unit, ..] if is_kubelet(unit) => {
                 k.state.lock().unwrap().active = false;
                 annotate(shared, k);
-                crate::host_processes::kubelet_changed(shared, k);
+                crate::nodes::host_processes::kubelet_changed(shared, k);
             }
             ["crictl", ..] => {
-                let a = crate::cri::crictl::answer(&k.root, &k.cri, &c.argv);
+                let a = crate::nodes::cri::crictl::answer(&k.root, &k.cri, &c.argv);
                 if let Some(t) = k.tools.lock().unwrap().as_ref() {
                     let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
                 }
             }
             // every other unit: systemd's answer, printed by the stub
             ["systemctl", _, ..] if !units.iter().any(|u| is_kubelet(u)) => {
-                let a = crate::services::systemctl(shared, k, &c.argv[1..]);
+                let a = crate::nodes::systemd::services::systemctl(shared, k, &c.argv[1..]);
                 if let Some(t) = k.tools.lock().unwrap().as_ref() {
                     let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
                 }
@@ -1444,7 +1454,7 @@ pub(crate) fn pod_status(
 fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
     let mut st = k.state.lock().unwrap();
     if running && st.hub.is_none() {
-        let net = match crate::host_processes::node_namespaces(shared, k) {
+        let net = match crate::nodes::host_processes::node_namespaces(shared, k) {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(node = %k.name, "cannot create the node's network namespace: {e}");
@@ -1514,7 +1524,7 @@ pub fn yurthub_endpoint(
             hub_serving(shared, &k.name, &st),
             hub_running(shared, &k.name, &st),
             st.hub_model.as_ref().map(|m| m.component)
-                == Some(crate::models::Component::YurtHubV06),
+                == Some(crate::nodes::programs::Component::YurtHubV06),
         )
     };
     if !serving {
@@ -1537,7 +1547,7 @@ pub fn yurthub_endpoint(
         ),
         ("GET", ["pods"]) => {
             let filter = Filter {
-                field: crate::selector::FieldSelector::parse(&format!("spec.nodeName={node}"))
+                field: crate::api::selector::FieldSelector::parse(&format!("spec.nodeName={node}"))
                     .unwrap(),
                 ..Default::default()
             };
@@ -1795,7 +1805,7 @@ fn kubelet_copy(p: &Value) -> Value {
 }
 
 fn finalize_deletion(shared: &Shared, p: &Value) {
-    let (ns, name) = crate::store::key_of(p);
+    let (ns, name) = crate::api::store::key_of(p);
     let uid = p["metadata"]["uid"].as_str().map(str::to_string);
     if let Some(api) = real_api_of(shared, p) {
         let _ = api.delete_pod(&ns, &name, uid.as_deref());
@@ -1816,7 +1826,7 @@ fn finalize_deletion(shared: &Shared, p: &Value) {
 }
 
 /// How long shutdown waits, in all, for the nodes' pods to stop before aborting their tasks.
-const STOP_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Becomes true after `d` of wall-clock time. Not tokio's timer: a node task wedged on its
 /// state lock (issue 18) soon wedges every worker, and then no worker drives the timer.
@@ -1879,7 +1889,7 @@ pub async fn stop_all(shared: &Shared) {
             }
             None => tracing::warn!(node = %k.name, "node state stays locked; not waiting for it"),
         }
-        crate::services::stop_all(&k);
+        crate::nodes::systemd::services::stop_all(&k);
     }
     for mut r in runs {
         tokio::select! {
@@ -2019,7 +2029,7 @@ fn container_env_with(
     p: &Value,
     c: &Value,
     path: &str,
-    view: crate::cri::ServiceView,
+    view: crate::nodes::cri::ServiceView,
 ) -> Vec<(String, String)> {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
     let hostname = pod_hostname(k, p);
@@ -2040,7 +2050,9 @@ fn container_env_with(
         NodeApi::Real(api) => api.list("services").unwrap_or_default(),
     };
     let links = p["spec"]["enableServiceLinks"] != json!(false);
-    env.extend(crate::cri::env::service_env(&services, ns, links, &view));
+    env.extend(crate::nodes::cri::env::service_env(
+        &services, ns, links, &view,
+    ));
     let app_container = p["spec"]["containers"]
         .as_array()
         .is_some_and(|cs| cs.iter().any(|x| x["name"] == c["name"]));
@@ -2091,19 +2103,19 @@ fn container_env_with(
         } else {
             String::new()
         };
-        let v = crate::cri::env::explicit_override(&view, app_container, name).unwrap_or(v);
+        let v = crate::nodes::cri::env::explicit_override(&view, app_container, name).unwrap_or(v);
         set(name.to_string(), v);
     }
     env
 }
 
 /// How the kubelet reaches its API now: through YurtHub when its kubeconfig points at one.
-pub(crate) fn service_view(k: &NodeKubelet) -> crate::cri::ServiceView {
+pub(crate) fn service_view(k: &NodeKubelet) -> crate::nodes::cri::ServiceView {
     let st = k.state.lock().unwrap();
     service_view_of(k, &st)
 }
 
-fn service_view_of(k: &NodeKubelet, st: &NodeState) -> crate::cri::ServiceView {
+fn service_view_of(k: &NodeKubelet, st: &NodeState) -> crate::nodes::cri::ServiceView {
     let via_hub = st
         .view
         .as_ref()
@@ -2111,9 +2123,11 @@ fn service_view_of(k: &NodeKubelet, st: &NodeState) -> crate::cri::ServiceView {
         .is_some_and(|s| YURTHUB_SERVERS.contains(&normalize_server(s).as_str()));
     if via_hub {
         let f = k.hub_filters.lock().unwrap().clone();
-        crate::cri::ServiceView::Hub(f.unwrap_or_else(crate::cri::HubFilters::defaults))
+        crate::nodes::cri::ServiceView::Hub(
+            f.unwrap_or_else(crate::nodes::cri::HubFilters::defaults),
+        )
     } else {
-        crate::cri::ServiceView::Direct
+        crate::nodes::cri::ServiceView::Direct
     }
 }
 
@@ -2235,7 +2249,7 @@ fn prepare_volumes(
                     let sa = p["spec"]["serviceAccountName"]
                         .as_str()
                         .unwrap_or("default");
-                    let (pod_ns, pod_name) = crate::store::key_of(p);
+                    let (pod_ns, pod_name) = crate::api::store::key_of(p);
                     let ttl = Duration::from_secs(
                         s["serviceAccountToken"]["expirationSeconds"]
                             .as_u64()
@@ -2249,8 +2263,9 @@ fn prepare_volumes(
                     };
                     let token = match &k.api {
                         NodeApi::Sim => shared
+                            .api
                             .tokens
-                            .issue(shared, &pod_ns, sa, Some((&pod_ns, &pod_name)), ttl)
+                            .issue(&shared.api, &pod_ns, sa, Some((&pod_ns, &pod_name)), ttl)
                             .ok_or_else(|| failed(format!("serviceaccounts \"{sa}\" not found")))?,
                         NodeApi::Real(api) => api
                             .pod_token(
@@ -2291,7 +2306,7 @@ fn prepare_volumes(
 
 /// The pod object as stored now, when it is still the same pod (same uid).
 pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
-    let (ns, name) = crate::store::key_of(p);
+    let (ns, name) = crate::api::store::key_of(p);
     let cur = match real_api_of(shared, p) {
         Some(api) => api.get("pods", &ns, &name).ok().map(Arc::new),
         None => shared.api.get_opt("", "pods", &ns, &name),
@@ -2325,9 +2340,13 @@ pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiRe
         .as_str()
         .and_then(|n| cannot_post(shared, n))
     {
-        return Err(crate::error::ApiError::new(503, "ServiceUnavailable", why));
+        return Err(crate::api::error::ApiError::new(
+            503,
+            "ServiceUnavailable",
+            why,
+        ));
     }
-    let (ns, name) = crate::store::key_of(p);
+    let (ns, name) = crate::api::store::key_of(p);
     let uid = p["metadata"]["uid"].clone();
     let update = |o: &mut Value| {
         if o["metadata"]["uid"] != uid {
@@ -2386,15 +2405,9 @@ pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg
         api.event(p, "Pod", typ, reason, msg);
         return;
     }
-    crate::controllers::emit_event(
-        shared,
-        p,
-        &shared.api.info("", "pods"),
-        typ,
-        reason,
-        msg,
-        "kubelet",
-    );
+    shared
+        .api
+        .record_event(p, &shared.api.info("", "pods"), typ, reason, msg, "kubelet");
 }
 
 async fn run_pod(
@@ -2537,14 +2550,22 @@ async fn run_pod_inner(
             .is_never_ready(c["image"].as_str().unwrap_or(""))
     });
     let first_start = util::now();
-    match crate::init_containers::run(shared, k, p, &volumes, &restart_policy, stop, &first_start)
-        .await
+    match crate::nodes::init_containers::run(
+        shared,
+        k,
+        p,
+        &volumes,
+        &restart_policy,
+        stop,
+        &first_start,
+    )
+    .await
     {
-        crate::init_containers::InitEnd::Done => {}
-        crate::init_containers::InitEnd::Failed => return PodEnd::StatusWritten,
-        crate::init_containers::InitEnd::Stopped => return PodEnd::Stopped,
+        crate::nodes::init_containers::InitEnd::Done => {}
+        crate::nodes::init_containers::InitEnd::Failed => return PodEnd::StatusWritten,
+        crate::nodes::init_containers::InitEnd::Stopped => return PodEnd::Stopped,
     }
-    match crate::pod_worker::run(
+    match crate::nodes::pod_worker::run(
         shared,
         k,
         p,
@@ -2556,8 +2577,8 @@ async fn run_pod_inner(
     )
     .await
     {
-        crate::pod_worker::End::Exited(code, reason) => PodEnd::Exited(code, reason),
-        crate::pod_worker::End::Stopped => PodEnd::Stopped,
+        crate::nodes::pod_worker::End::Exited(code, reason) => PodEnd::Exited(code, reason),
+        crate::nodes::pod_worker::End::Stopped => PodEnd::Stopped,
     }
 }
 
@@ -2588,19 +2609,19 @@ pub async fn pod_log(
     let container = match q.get("container").filter(|c| !c.is_empty()) {
         Some(c) if names.contains(c) || inits.contains(c) => c.clone(),
         Some(c) => {
-            return Err(crate::error::ApiError::bad_request(format!(
+            return Err(crate::api::error::ApiError::bad_request(format!(
                 "container {c} is not valid for pod {name}"
             )));
         }
         None if names.len() == 1 => names[0].clone(),
         None if inits.is_empty() => {
-            return Err(crate::error::ApiError::bad_request(format!(
+            return Err(crate::api::error::ApiError::bad_request(format!(
                 "a container name must be specified for pod {name}, choose one of: [{}]",
                 names.join(" ")
             )));
         }
         None => {
-            return Err(crate::error::ApiError::bad_request(format!(
+            return Err(crate::api::error::ApiError::bad_request(format!(
                 "a container name must be specified for pod {name}, choose one of: [{}] or one of the init containers: [{}]",
                 names.join(" "),
                 inits.join(" ")
@@ -2612,13 +2633,13 @@ pub async fn pod_log(
         // the kubelet keeps the last terminated instance's log beside the current one
         path = path.with_extension("previous.log");
         if !path.exists() {
-            return Err(crate::error::ApiError::bad_request(format!(
+            return Err(crate::api::error::ApiError::bad_request(format!(
                 "previous terminated container \"{container}\" in pod \"{name}\" not found"
             )));
         }
     }
     let Ok(data) = std::fs::read(&path) else {
-        return Err(crate::error::ApiError::bad_request(format!(
+        return Err(crate::api::error::ApiError::bad_request(format!(
             "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
         )));
     };
@@ -2703,53 +2724,5 @@ mod go_duration_tests {
                 want
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod shutdown_tests {
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    /// A node task wedged while holding its node's state (as issue 18's deadlock did) soon
-    /// wedges every runtime worker that visits the node; shutdown must still end.
-    #[test]
-    fn shutdown_ends_while_a_node_state_stays_locked() {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sim = rt
-            .block_on(crate::Sim::start(crate::SimConfig::for_tests(
-                dir.path().join("state"),
-            )))
-            .unwrap();
-        let k = sim.shared().kubelets.get("worker-1").unwrap();
-        let (held_tx, held_rx) = mpsc::channel();
-        let (release_tx, release_rx) = mpsc::channel::<()>();
-        let holder = std::thread::spawn(move || {
-            let _st = k.state.lock().unwrap();
-            held_tx.send(()).unwrap();
-            let _ = release_rx.recv();
-        });
-        held_rx.recv().unwrap();
-        // The tick and heartbeat loops visit worker-1 within this and block on its lock.
-        std::thread::sleep(Duration::from_millis(500));
-        let (done_tx, done_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            rt.block_on(sim.shutdown());
-            let _ = done_tx.send(());
-            rt.shutdown_background();
-        });
-        let ended = done_rx.recv_timeout(super::STOP_GRACE + Duration::from_secs(5));
-        // Let go either way, so a failure ends instead of hanging.
-        let _ = release_tx.send(());
-        holder.join().unwrap();
-        assert!(
-            ended.is_ok(),
-            "Sim::shutdown did not end while worker-1's state stayed locked"
-        );
     }
 }

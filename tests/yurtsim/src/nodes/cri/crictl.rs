@@ -76,7 +76,7 @@ fn connect(root: &Path, endpoint: &str) -> Result<(), String> {
         // A bare path falls back to unix://.
         None => endpoint.to_string(),
     };
-    let host = crate::kubelet::resolve_under(root, &path);
+    let host = crate::nodes::kubelet::resolve_under(root, &path);
     use std::os::unix::fs::FileTypeExt;
     let why = match std::fs::metadata(&host) {
         Ok(m) if m.file_type().is_socket() => return Ok(()),
@@ -94,7 +94,7 @@ fn connect(root: &Path, endpoint: &str) -> Result<(), String> {
 
 /// `runtime-endpoint` from `/etc/crictl.yaml` (cri-tools pkg/common/file.go), if set.
 fn config_endpoint(root: &Path, file: &str) -> Option<String> {
-    let text = std::fs::read_to_string(crate::kubelet::resolve_under(root, file)).ok()?;
+    let text = std::fs::read_to_string(crate::nodes::kubelet::resolve_under(root, file)).ok()?;
     let v: Value = serde_saphyr::from_str(&text).ok()?;
     v["runtime-endpoint"]
         .as_str()

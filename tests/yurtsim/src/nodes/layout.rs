@@ -19,6 +19,7 @@
 //! Text is our own rendering of those facts (same directives, flags and field order); PEM
 //! contents are clearly fake. Output is deterministic for the same inputs.
 
+use crate::version::Version;
 use std::fmt;
 use std::fs;
 use std::io::{self, Write};
@@ -73,6 +74,15 @@ pub enum Flavor {
 }
 
 impl Layout {
+    /// The cluster's name in the kubeconfigs and kubeadm configuration of this layout.
+    pub fn cluster_name(self) -> &'static str {
+        match self {
+            Layout::Kind => "kind",
+            Layout::Minikube => "mk",
+            _ => "kubernetes",
+        }
+    }
+
     /// The CRI socket each tool configures for the kubelet, as kubeadm's `criSocket`:
     /// kubeadm's default (kubernetes/kubernetes@v1.33.0 cmd/kubeadm/app/constants/
     /// constants_unix.go `DefaultCRISocket`), kind's (kubernetes-sigs/kind@v0.32.0
@@ -359,17 +369,8 @@ impl Writer<'_> {
     }
 }
 
-fn minor(version: &str) -> u32 {
-    version
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(33)
-}
-
 fn pause_image(version: &str) -> &'static str {
-    if minor(version) >= 31 {
+    if Version::kubernetes(version) >= Version::new(1, 31, 0) {
         "registry.k8s.io/pause:3.10"
     } else {
         "registry.k8s.io/pause:3.9"
@@ -377,11 +378,11 @@ fn pause_image(version: &str) -> &'static str {
 }
 
 fn etcd_image(version: &str) -> &'static str {
-    match minor(version) {
-        33.. => "registry.k8s.io/etcd:3.5.21-0",
-        32 => "registry.k8s.io/etcd:3.5.16-0",
-        31 => "registry.k8s.io/etcd:3.5.15-0",
-        30 => "registry.k8s.io/etcd:3.5.12-0",
+    match Version::kubernetes(version) {
+        v if v >= Version::new(1, 33, 0) => "registry.k8s.io/etcd:3.5.21-0",
+        v if v >= Version::new(1, 32, 0) => "registry.k8s.io/etcd:3.5.16-0",
+        v if v >= Version::new(1, 31, 0) => "registry.k8s.io/etcd:3.5.15-0",
+        v if v >= Version::new(1, 30, 0) => "registry.k8s.io/etcd:3.5.12-0",
         _ => "registry.k8s.io/etcd:3.5.10-0",
     }
 }
@@ -494,7 +495,7 @@ ExecStart=/var/lib/minikube/binaries/{v}/kubelet --bootstrap-kubeconfig=/etc/kub
 /// beta, on, from v1.34: #131981) moves the CRI socket from kubeadm-flags.env to
 /// `/var/lib/kubelet/instance-config.yaml`, patched into config.yaml.
 fn node_local_cri_socket(version: &str) -> bool {
-    minor(version) >= 34
+    Version::kubernetes(version) >= Version::new(1, 34, 0)
 }
 
 fn kubeadm_flags(layout: Layout, node: &NodeSeed) -> String {
@@ -1392,8 +1393,8 @@ pub fn seed_node(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kubelet_config::kubelet_view;
-    use crate::systemd::{last_flag, load_unit};
+    use crate::nodes::kubelet_config::kubelet_view;
+    use crate::nodes::systemd::{last_flag, load_unit};
     use std::collections::BTreeMap;
 
     fn seed(layout: Layout, role: Role, opts: &SeedOptions) -> (tempfile::TempDir, NodeSeed) {
@@ -1406,12 +1407,7 @@ mod tests {
             internal_ip: layout.node_ip(if role == Role::ControlPlane { 0 } else { 1 }),
             api_server: layout.api_server(&ip),
             kubernetes_version: "v1.33.1".into(),
-            cluster_name: match layout {
-                Layout::Kind => "kind",
-                Layout::Minikube => "mk",
-                _ => "kubernetes",
-            }
-            .into(),
+            cluster_name: layout.cluster_name().into(),
         };
         let dir = tempfile::tempdir().unwrap();
         seed_node(dir.path(), layout, &node, opts).unwrap();
@@ -1791,9 +1787,11 @@ mod tests {
                 );
             }
             for kc in ["admin.conf", "controller-manager.conf", "scheduler.conf"] {
-                let server =
-                    crate::kubelet_config::kubeconfig_server(r, &format!("/etc/kubernetes/{kc}"))
-                        .unwrap();
+                let server = crate::nodes::kubelet_config::kubeconfig_server(
+                    r,
+                    &format!("/etc/kubernetes/{kc}"),
+                )
+                .unwrap();
                 let want = if kc == "admin.conf" {
                     node.api_server.clone()
                 } else {

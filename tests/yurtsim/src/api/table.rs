@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::ResourceInfo;
+use crate::api::registry::ResourceInfo;
 use crate::util;
 
 const DESC_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -1901,7 +1901,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::registry::Registry;
+    use crate::api::registry::Registry;
 
     const NOW: &str = "2026-01-10T12:00:00Z";
 

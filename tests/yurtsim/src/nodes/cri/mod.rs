@@ -22,7 +22,7 @@ use tokio::sync::watch;
 pub use env::{HubFilters, ServiceView};
 
 /// Which runtime answers on the node's CRI socket (defined with the layouts, which choose it).
-pub use crate::layout::Flavor;
+pub use crate::nodes::layout::Flavor;
 
 impl Flavor {
     /// Prefix of `containerID` in pod status (kubernetes/kubernetes@v1.33.0
@@ -374,7 +374,7 @@ fn annotations(p: &Value, c: &Value, restart_count: u32) -> BTreeMap<String, Str
 /// through `/proc/self/fd/N/` of the parent directory, which stays under `sun_path`'s 108 bytes.
 fn bind_socket(root: &Path, host: &str) -> std::io::Result<UnixListener> {
     use std::os::fd::AsRawFd;
-    let path = crate::kubelet::resolve_under(root, host);
+    let path = crate::nodes::kubelet::resolve_under(root, host);
     let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
     std::fs::create_dir_all(parent)?;
     let _ = std::fs::remove_file(&path);

@@ -1,3 +1,6 @@
+//! systemd on a simulated node: how a unit becomes an argv (this file) and the services
+//! systemd runs and `systemctl` manages ([`services`]).
+//!
 //! How systemd (PID 1, system scope) turns a service's unit file, its drop-ins and its
 //! `EnvironmentFile=`s into the argv it executes.
 //!
@@ -14,6 +17,8 @@
 //!
 //! All host paths are resolved inside a node root directory; symlinks are followed with
 //! absolute targets taken relative to that root, and nothing may leave it.
+
+pub mod services;
 
 use std::collections::BTreeMap;
 use std::fs;

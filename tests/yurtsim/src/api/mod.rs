@@ -1,17 +1,42 @@
+//! The API layer: the Kubernetes API server's semantics, below everything that talks to it.
+//! It imports only the leaves (`util`, `version`); the layers above (nodes, models,
+//! controllers, the top) call into it (docs/yurtsim.md#layers).
+//!
+//! - [`store`]: objects, resourceVersions, watches; [`registry`]: the resource types served;
+//! - this file: the verbs; [`kinds`]: per-kind defaulting and validation; [`patch`]: patch
+//!   types and server-side apply; [`admission`]: webhooks;
+//! - [`auth`]: authentication and authorization; [`error`]: `Status` errors; [`events`]:
+//!   Events as components record them;
+//! - [`selector`]: label and field selectors; [`table`]: server-side printing;
+//!   [`protobuf`]: protobuf request bodies; [`openapi`]: the OpenAPI v3 surface.
+//!
 //! The verbs, with the apiserver's semantics layered on the store: defaulting, validation,
 //! admission (namespace lifecycle, service accounts), managedFields, generation, optimistic
 //! concurrency, status subresources, finalizers, graceful pod deletion and garbage collection.
+
+pub mod admission;
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod kinds;
+pub mod openapi;
+pub mod patch;
+pub mod protobuf;
+pub mod registry;
+pub mod selector;
+pub mod store;
+pub mod table;
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, ApiResult};
-use crate::kinds;
-use crate::patch::{self, BuiltinSchema, CustomResourceSchema, PatchError, Schema};
-use crate::registry::{GroupResource, Registry, ResourceInfo};
-use crate::store::{Filter, Store, WriteOp};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::patch::{BuiltinSchema, CustomResourceSchema, PatchError, Schema};
+use crate::api::registry::{GroupResource, Registry, ResourceInfo};
+use crate::api::store::{Filter, Store, WriteOp};
 use crate::util;
+use crate::version::Version;
 
 /// Who writes and how: the field manager and whether this is a dry run.
 #[derive(Clone, Debug)]
@@ -94,7 +119,13 @@ pub struct Api {
     pub store: Store,
     pub registry: Registry,
     /// Webhook servers run by component models (admission calls them).
-    pub webhook_servers: crate::admission::Servers,
+    pub webhook_servers: crate::api::admission::Servers,
+    /// The Kubernetes version served (`--kubernetes-version`).
+    pub version: Version,
+    /// The admin's bearer token (the sim's kubeconfig and control API use it).
+    pub token: String,
+    /// ServiceAccount tokens the sim has issued (projected volumes, TokenRequests).
+    pub tokens: crate::api::auth::Tokens,
 }
 
 fn patch_err(res: &ResourceInfo, name: &str, e: PatchError) -> ApiError {
@@ -189,11 +220,14 @@ fn spec_part(v: &Value) -> Value {
 }
 
 impl Api {
-    pub fn new(history_limit: usize, watch_buffer: usize) -> Api {
+    pub fn new(history_limit: usize, watch_buffer: usize, version: Version, token: String) -> Api {
         Api {
             store: Store::new(history_limit, watch_buffer),
             registry: Registry::new(),
             webhook_servers: Default::default(),
+            version,
+            token,
+            tokens: Default::default(),
         }
     }
 
@@ -434,15 +468,15 @@ impl Api {
             self.admit_pod(ns, &mut body)?;
         }
         // mutating admission, object validation, validating admission (kube-apiserver's order)
-        fn review<'a>(user: &'a str, body: &'a Value) -> crate::admission::Review<'a> {
-            crate::admission::Review {
+        fn review<'a>(user: &'a str, body: &'a Value) -> crate::api::admission::Review<'a> {
+            crate::api::admission::Review {
                 operation: "CREATE",
                 user,
                 old: None,
                 new: Some(body),
             }
         }
-        for (ptr, v) in crate::admission::admit(
+        for (ptr, v) in crate::api::admission::admit(
             self,
             res,
             "CREATE",
@@ -451,13 +485,13 @@ impl Api {
             &review(&ctx.user, &body),
             true,
         )? {
-            crate::admission::apply_patch(&mut body, &ptr, &v);
+            crate::api::admission::apply_patch(&mut body, &ptr, &v);
         }
         let causes = kinds::validate(res, &body, None);
         if !causes.is_empty() {
             return Err(ApiError::invalid(res, &name, &causes));
         }
-        crate::admission::admit(
+        crate::api::admission::admit(
             self,
             res,
             "CREATE",
@@ -541,22 +575,22 @@ impl Api {
         // (A write racing in between is not re-reviewed, unlike the apiserver's retry.)
         let mut patches = Vec::new();
         if let Some(cur) = self.store.get(&res.key(), key_ns, name)
-            && crate::admission::any_rule(self, res, "UPDATE", subresource)
+            && crate::api::admission::any_rule(self, res, "UPDATE", subresource)
         {
             let mut new = compute(&cur).unwrap_or_else(|_| (*cur).clone());
             fn review<'a>(
                 user: &'a str,
                 old: &'a Value,
                 new: &'a Value,
-            ) -> crate::admission::Review<'a> {
-                crate::admission::Review {
+            ) -> crate::api::admission::Review<'a> {
+                crate::api::admission::Review {
                     operation: "UPDATE",
                     user,
                     old: Some(old),
                     new: Some(new),
                 }
             }
-            patches = crate::admission::admit(
+            patches = crate::api::admission::admit(
                 self,
                 res,
                 "UPDATE",
@@ -566,9 +600,9 @@ impl Api {
                 true,
             )?;
             for (ptr, v) in &patches {
-                crate::admission::apply_patch(&mut new, ptr, v);
+                crate::api::admission::apply_patch(&mut new, ptr, v);
             }
-            crate::admission::admit(
+            crate::api::admission::admit(
                 self,
                 res,
                 "UPDATE",
@@ -590,7 +624,7 @@ impl Api {
                 }
                 let mut new = compute(cur)?;
                 for (ptr, v) in &patches {
-                    crate::admission::apply_patch(&mut new, ptr, v);
+                    crate::api::admission::apply_patch(&mut new, ptr, v);
                 }
                 if !new.is_object() {
                     return Err(ApiError::bad_request(
@@ -890,14 +924,14 @@ impl Api {
         let now = util::now();
         let mut finished = false;
         if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
-            let review = crate::admission::Review {
+            let review = crate::api::admission::Review {
                 operation: "DELETE",
                 user: &ctx.user,
                 old: Some(&cur),
                 new: None,
             };
-            crate::admission::admit(self, res, "DELETE", None, ns, &review, true)?;
-            crate::admission::admit(self, res, "DELETE", None, ns, &review, false)?;
+            crate::api::admission::admit(self, res, "DELETE", None, ns, &review, true)?;
+            crate::api::admission::admit(self, res, "DELETE", None, ns, &review, false)?;
         }
         // Looked up before taking the store's lock (the closure below runs under it).
         let has_dependents = self
@@ -1059,7 +1093,7 @@ impl Api {
                 let (items, _) = self.store.list(&cr.key(), &Filter::default());
                 let ctx = Ctx::system("apiextensions-apiserver");
                 for it in items {
-                    let (ns, name) = crate::store::key_of(&it);
+                    let (ns, name) = crate::api::store::key_of(&it);
                     let _ = self.finish_update(
                         &cr,
                         &ns,

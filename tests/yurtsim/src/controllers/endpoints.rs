@@ -40,9 +40,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::api::Ctx;
-use crate::sim::Shared;
-use crate::store::Filter;
+use crate::api::store::Filter;
+use crate::api::{Api, Ctx};
+use crate::nodes::layout::Layout;
 
 /// The field manager the controller's writes carry.
 const MANAGER: &str = "kube-controller-manager";
@@ -54,15 +54,13 @@ const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 
 /// The Services of `ns` whose selector matches one of `labels` (a pod's labels before and after
 /// a change: `GetServicesToUpdateOnPodChange`).
-pub fn services_selecting(shared: &Shared, ns: &str, labels: &[&Value]) -> Vec<String> {
-    let svcs = shared.api.info("", "services");
+pub fn services_selecting(api: &Api, ns: &str, labels: &[&Value]) -> Vec<String> {
+    let svcs = api.info("", "services");
     let filter = Filter {
         namespace: Some(ns.to_string()),
         ..Default::default()
     };
-    shared
-        .api
-        .list(&svcs, &filter)
+    api.list(&svcs, &filter)
         .0
         .iter()
         .filter(|s| {
@@ -273,14 +271,12 @@ fn truncate(subsets: &mut [Value]) -> bool {
 }
 
 /// syncService for `ns/name`.
-pub fn sync(shared: &Shared, ns: &str, name: &str) {
-    let eps_info = shared.api.info("", "endpoints");
+pub fn sync(api: &Api, ns: &str, name: &str) {
+    let eps_info = api.info("", "endpoints");
     let ctx = Ctx::system(MANAGER);
-    let Some(svc) = shared.api.get_opt("", "services", ns, name) else {
-        if shared.api.get_opt("", "endpoints", ns, name).is_some() {
-            let _ = shared
-                .api
-                .delete(&eps_info, ns, name, &Default::default(), &ctx);
+    let Some(svc) = api.get_opt("", "services", ns, name) else {
+        if api.get_opt("", "endpoints", ns, name).is_some() {
+            let _ = api.delete(&eps_info, ns, name, &Default::default(), &ctx);
         }
         return;
     };
@@ -293,19 +289,18 @@ pub fn sync(shared: &Shared, ns: &str, name: &str) {
     let publish = svc["spec"]["publishNotReadyAddresses"] == true;
     let headless = svc["spec"]["clusterIP"] == "None";
     let svc_ports: Vec<Value> = svc["spec"]["ports"].as_array().cloned().unwrap_or_default();
-    let pods = shared.api.info("", "pods");
+    let pods = api.info("", "pods");
     let filter = Filter {
         namespace: Some(ns.to_string()),
         ..Default::default()
     };
-    let selected: Vec<Arc<Value>> = shared
-        .api
+    let selected: Vec<Arc<Value>> = api
         .list(&pods, &filter)
         .0
         .into_iter()
         .filter(|p| selects(selector, &p["metadata"]["labels"]))
         .collect();
-    sync_slices(shared, &svc, &selected);
+    sync_slices(api, &svc, &selected);
     let mut entries = Vec::new();
     for p in selected {
         if !should_be_in_endpoints(&p, publish) {
@@ -330,7 +325,7 @@ pub fn sync(shared: &Shared, ns: &str, name: &str) {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let current = shared.api.get_opt("", "endpoints", ns, name);
+    let current = api.get_opt("", "endpoints", ns, name);
     if let Some(cur) = &current {
         let mut cur_labels = cur["metadata"]["labels"]
             .as_object()
@@ -363,10 +358,10 @@ pub fn sync(shared: &Shared, ns: &str, name: &str) {
             let body = json!({"apiVersion": "v1", "kind": "Endpoints",
                 "metadata": {"name": name, "namespace": ns, "labels": labels, "annotations": annotations},
                 "subsets": subsets});
-            let _ = shared.api.create(&eps_info, ns, body, &ctx);
+            let _ = api.create(&eps_info, ns, body, &ctx);
         }
         Some(_) => {
-            let _ = shared.api.modify(&eps_info, ns, name, None, MANAGER, &|o| {
+            let _ = api.modify(&eps_info, ns, name, None, MANAGER, &|o| {
                 o["metadata"]["labels"] = json!(labels);
                 o["metadata"]["annotations"] = json!(annotations);
                 o["subsets"] = json!(subsets);
@@ -384,12 +379,11 @@ fn count_all(s: &Value) -> usize {
 /// The API server's Endpoints for Service `default/kubernetes` (its lease endpoint reconciler,
 /// kubernetes/kubernetes@v1.33.0 pkg/controlplane/reconcilers/lease.go with
 /// endpointsadapter.go): the control plane's advertise address and secure port as `https`.
-pub fn bootstrap_kubernetes(shared: &Shared) {
+pub fn bootstrap_kubernetes(api: &Api, layout: Layout, internal_endpoint: &str) {
     // the first control plane's IP; the port of the endpoint the nodes know (kind and
     // minikube name the host by DNS there)
-    let host = shared.cfg.layout.node_ip(0);
-    let port: i64 = shared
-        .internal_endpoint
+    let host = layout.node_ip(0);
+    let port: i64 = internal_endpoint
         .rsplit_once(':')
         .and_then(|(_, p)| p.trim_end_matches('/').parse().ok())
         .unwrap_or(6443);
@@ -397,8 +391,8 @@ pub fn bootstrap_kubernetes(shared: &Shared) {
         "metadata": {"name": "kubernetes", "namespace": "default",
             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
         "subsets": [{"addresses": [{"ip": host}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]});
-    let _ = shared.api.create(
-        &shared.api.info("", "endpoints"),
+    let _ = api.create(
+        &api.info("", "endpoints"),
         "default",
         body,
         &Ctx::system("kube-apiserver"),
@@ -410,8 +404,8 @@ pub fn bootstrap_kubernetes(shared: &Shared) {
         "addressType": "IPv4",
         "endpoints": [{"addresses": [host], "conditions": {"ready": true}}],
         "ports": [{"name": "https", "port": port, "protocol": "TCP"}]});
-    let _ = shared.api.create(
-        &shared.api.info("discovery.k8s.io", "endpointslices"),
+    let _ = api.create(
+        &api.info("discovery.k8s.io", "endpointslices"),
         "default",
         slice,
         &Ctx::system("kube-apiserver"),
@@ -426,7 +420,7 @@ const LABEL_MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
 
 /// The endpointslice controller's view of one pod (staging/src/k8s.io/endpointslice/utils.go
 /// podToEndpoint, getEndpointPorts): its endpoint and the ports it offers.
-fn slice_endpoint(shared: &Shared, p: &Value, svc: &Value) -> Option<(Value, Vec<Value>)> {
+fn slice_endpoint(api: &Api, p: &Value, svc: &Value) -> Option<(Value, Vec<Value>)> {
     let publish = svc["spec"]["publishNotReadyAddresses"] == true;
     // ShouldPodBeInEndpoints(pod, true): terminating pods stay, as not ready
     if !should_be_in_endpoints(p, true) {
@@ -451,7 +445,7 @@ fn slice_endpoint(shared: &Shared, p: &Value, svc: &Value) -> Option<(Value, Vec
             "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}});
     if let Some(n) = p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
         ep["nodeName"] = json!(n);
-        let zone = shared.api.get_opt("", "nodes", "", n).and_then(|node| {
+        let zone = api.get_opt("", "nodes", "", n).and_then(|node| {
             node["metadata"]["labels"]["topology.kubernetes.io/zone"]
                 .as_str()
                 .map(str::to_string)
@@ -490,13 +484,13 @@ fn slice_endpoint(shared: &Shared, p: &Value, svc: &Value) -> Option<(Value, Vec
 /// grouped by the ports they offer, at most 100 per slice; a placeholder slice without
 /// endpoints when there are none. Not modelled: the reconciler's minimal-churn packing (here
 /// slices are refilled in order), topology hints, IPv6.
-fn sync_slices(shared: &Shared, svc: &Value, pods: &[Arc<Value>]) {
+fn sync_slices(api: &Api, svc: &Value, pods: &[Arc<Value>]) {
     let ns = svc["metadata"]["namespace"].as_str().unwrap_or("");
     let name = svc["metadata"]["name"].as_str().unwrap_or("");
     // the endpoints grouped by their ports
     let mut groups: BTreeMap<String, (Vec<Value>, Vec<Value>)> = BTreeMap::new();
     for p in pods {
-        if let Some((ep, ports)) = slice_endpoint(shared, p, svc) {
+        if let Some((ep, ports)) = slice_endpoint(api, p, svc) {
             let key = serde_json::to_string(&ports).unwrap_or_default();
             let g = groups.entry(key).or_insert_with(|| (ports, Vec::new()));
             g.1.push(ep);
@@ -522,16 +516,16 @@ fn sync_slices(shared: &Shared, svc: &Value, pods: &[Arc<Value>]) {
     }
     labels.insert(LABEL_SERVICE.into(), json!(name));
     labels.insert(LABEL_MANAGED_BY.into(), json!(SLICE_CONTROLLER));
-    let info = shared.api.info("discovery.k8s.io", "endpointslices");
+    let info = api.info("discovery.k8s.io", "endpointslices");
     let filter = Filter {
         namespace: Some(ns.to_string()),
-        label: crate::selector::LabelSelector::parse(&format!(
+        label: crate::api::selector::LabelSelector::parse(&format!(
             "{LABEL_SERVICE}={name},{LABEL_MANAGED_BY}={SLICE_CONTROLLER}"
         ))
         .unwrap_or_default(),
         ..Default::default()
     };
-    let mut existing = shared.api.list(&info, &filter).0;
+    let mut existing = api.list(&info, &filter).0;
     existing.sort_by_key(|e| e["metadata"]["name"].as_str().unwrap_or("").to_string());
     let as_set = |v: &[(Vec<Value>, Vec<Value>)]| {
         let mut k: Vec<String> = v
@@ -560,15 +554,13 @@ fn sync_slices(shared: &Shared, svc: &Value, pods: &[Arc<Value>]) {
         match existing.get(i) {
             Some(cur) => {
                 let cur_name = cur["metadata"]["name"].as_str().unwrap_or("").to_string();
-                let _ = shared
-                    .api
-                    .modify(&info, ns, &cur_name, None, MANAGER, &|o| {
-                        o["metadata"]["labels"] = json!(labels);
-                        o["metadata"]["annotations"][TRIGGER_TIME] = json!(now);
-                        o["ports"] = json!(ports);
-                        o["endpoints"] = json!(eps);
-                        true
-                    });
+                let _ = api.modify(&info, ns, &cur_name, None, MANAGER, &|o| {
+                    o["metadata"]["labels"] = json!(labels);
+                    o["metadata"]["annotations"][TRIGGER_TIME] = json!(now);
+                    o["ports"] = json!(ports);
+                    o["endpoints"] = json!(eps);
+                    true
+                });
             }
             None => {
                 let body = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
@@ -577,12 +569,12 @@ fn sync_slices(shared: &Shared, svc: &Value, pods: &[Arc<Value>]) {
                         "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": name,
                             "uid": svc["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
                     "addressType": "IPv4", "ports": ports, "endpoints": eps});
-                let _ = shared.api.create(&info, ns, body, &ctx);
+                let _ = api.create(&info, ns, body, &ctx);
             }
         }
     }
     for extra in existing.iter().skip(desired.len()) {
         let n = extra["metadata"]["name"].as_str().unwrap_or("");
-        let _ = shared.api.delete(&info, ns, n, &Default::default(), &ctx);
+        let _ = api.delete(&info, ns, n, &Default::default(), &ctx);
     }
 }

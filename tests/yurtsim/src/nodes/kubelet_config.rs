@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::systemd::{LoadedUnit, UnitError, last_flag, read_host_file, resolve_host_path};
+use crate::nodes::systemd::{LoadedUnit, UnitError, last_flag, read_host_file, resolve_host_path};
 
 /// The kubelet's effective view of its configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -306,7 +306,7 @@ pub fn kubeconfig_server(root: &Path, kubeconfig_host_path: &str) -> Result<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::systemd::load_unit;
+    use crate::nodes::systemd::load_unit;
     use std::fs;
 
     fn write(root: &Path, host: &str, text: &str) {

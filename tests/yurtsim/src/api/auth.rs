@@ -22,9 +22,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
-use crate::sim::Shared;
-use crate::store::Filter;
+use crate::api::Api;
+use crate::api::error::ApiError;
+use crate::api::store::Filter;
+use crate::version::Version;
 
 pub const MASTERS: &str = "system:masters";
 pub const AUTHENTICATED: &str = "system:authenticated";
@@ -221,13 +222,13 @@ impl Tokens {
     /// Issues a token for `ns/sa` (which must exist), optionally bound to a pod.
     pub fn issue(
         &self,
-        shared: &Shared,
+        api: &Api,
         ns: &str,
         sa: &str,
         pod: Option<(&str, &str)>,
         ttl: Duration,
     ) -> Option<String> {
-        let account = shared.api.get_opt("", "serviceaccounts", ns, sa)?;
+        let account = api.get_opt("", "serviceaccounts", ns, sa)?;
         let token = format!(
             "yurtsim-sa.{}",
             crate::util::random_suffix(40).to_ascii_lowercase()
@@ -253,19 +254,17 @@ impl Tokens {
 
     /// The identity of a token the sim issued, while it is valid: not expired, its
     /// ServiceAccount not recreated, its pod (if bound) still there.
-    fn resolve(&self, shared: &Shared, token: &str) -> Option<UserInfo> {
+    fn resolve(&self, api: &Api, token: &str) -> Option<UserInfo> {
         let t = self.issued.lock().unwrap().get(token).cloned()?;
         if t.expires <= SystemTime::now() {
             return None;
         }
-        let sa = shared
-            .api
-            .get_opt("", "serviceaccounts", &t.namespace, &t.service_account)?;
+        let sa = api.get_opt("", "serviceaccounts", &t.namespace, &t.service_account)?;
         if sa["metadata"]["uid"].as_str() != Some(&t.sa_uid) {
             return None;
         }
         if let Some((ns, pod)) = &t.pod
-            && shared.api.get_opt("", "pods", ns, pod).is_none()
+            && api.get_opt("", "pods", ns, pod).is_none()
         {
             return None;
         }
@@ -276,14 +275,14 @@ impl Tokens {
 /// A bootstrap token `<id>.<secret>` checked against Secret
 /// `kube-system/bootstrap-token-<id>` as the bootstrap authenticator does: the secret matches,
 /// `usage-bootstrap-authentication` is "true" and the expiration has not passed.
-fn bootstrap_token_user(shared: &Shared, token: &str) -> Option<UserInfo> {
+fn bootstrap_token_user(api: &Api, token: &str) -> Option<UserInfo> {
     let (id, secret) = token.split_once('.')?;
     let valid =
         |s: &str, n| s.len() == n && s.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9'));
     if !valid(id, 6) || !valid(secret, 16) {
         return None;
     }
-    let s = shared.api.get_opt(
+    let s = api.get_opt(
         "",
         "secrets",
         "kube-system",
@@ -322,7 +321,7 @@ fn bootstrap_token_user(shared: &Shared, token: &str) -> Option<UserInfo> {
 /// Who sent this request. No credentials: the admin (over plain HTTP kubectl sends none, as
 /// with the old insecure port); a bearer token: the admin token, a token the sim issued, or a
 /// valid bootstrap token — anything else is 401.
-pub fn authenticate(shared: &Shared, authorization: Option<&str>) -> Result<UserInfo, ApiError> {
+pub fn authenticate(api: &Api, authorization: Option<&str>) -> Result<UserInfo, ApiError> {
     let Some(v) = authorization else {
         return Ok(UserInfo::admin());
     };
@@ -330,13 +329,12 @@ pub fn authenticate(shared: &Shared, authorization: Option<&str>) -> Result<User
         .strip_prefix("Bearer ")
         .map(str::trim)
         .ok_or_else(ApiError::unauthorized)?;
-    if token == shared.token {
+    if token == api.token {
         return Ok(UserInfo::admin());
     }
-    shared
-        .tokens
-        .resolve(shared, token)
-        .or_else(|| bootstrap_token_user(shared, token))
+    api.tokens
+        .resolve(api, token)
+        .or_else(|| bootstrap_token_user(api, token))
         .ok_or_else(ApiError::unauthorized)
 }
 
@@ -344,7 +342,7 @@ pub fn authenticate(shared: &Shared, authorization: Option<&str>) -> Result<User
 /// needs the `impersonate` verb on each; the result gets the ServiceAccount groups for an SA and
 /// `system:authenticated` unless it is anonymous.
 pub fn impersonate(
-    shared: &Shared,
+    api: &Api,
     requester: UserInfo,
     user: Option<&str>,
     groups: &[String],
@@ -360,7 +358,7 @@ pub fn impersonate(
         ));
     };
     let check = |attrs: Attributes| {
-        let d = authorize(shared, &requester, &attrs);
+        let d = authorize(api, &requester, &attrs);
         if d.allowed {
             Ok(())
         } else {
@@ -401,7 +399,7 @@ pub fn impersonate(
 }
 
 /// The union authorizer of `--authorization-mode=Node,RBAC` behind the privileged-group check.
-pub fn authorize(shared: &Shared, user: &UserInfo, attrs: &Attributes) -> Decision {
+pub fn authorize(api: &Api, user: &UserInfo, attrs: &Attributes) -> Decision {
     if user.in_group(MASTERS) {
         return Decision {
             allowed: true,
@@ -410,7 +408,7 @@ pub fn authorize(shared: &Shared, user: &UserInfo, attrs: &Attributes) -> Decisi
     }
     let mut reasons = Vec::new();
     if let Some(node) = user.node_name() {
-        match node_authorize(shared, node, attrs) {
+        match node_authorize(api, node, attrs) {
             NodeDecision::Allow => {
                 return Decision {
                     allowed: true,
@@ -424,7 +422,7 @@ pub fn authorize(shared: &Shared, user: &UserInfo, attrs: &Attributes) -> Decisi
             }
         }
     }
-    let rbac = rbac_authorize(shared, user, attrs);
+    let rbac = rbac_authorize(api, user, attrs);
     if rbac.allowed {
         return rbac;
     }
@@ -481,7 +479,7 @@ const NODE_RULES: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecision {
+fn node_authorize(api: &Api, node: &str, attrs: &Attributes) -> NodeDecision {
     if attrs.path.is_some() {
         return NodeDecision::NoOpinion(String::new());
     }
@@ -506,7 +504,7 @@ fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecisi
         } else {
             "configMap"
         };
-        return if pod_on_node_uses(shared, node, &attrs.namespace, kind, &attrs.name) {
+        return if pod_on_node_uses(api, node, &attrs.namespace, kind, &attrs.name) {
             NodeDecision::Allow
         } else {
             no_relationship()
@@ -530,7 +528,7 @@ fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecisi
         && attrs.resource == "endpoints"
         && attrs.subresource.is_empty()
         && attrs.verb == "get"
-        && crate::sim::kubernetes_minor(&shared.cfg.kubernetes_version) < 22
+        && api.version < Version::new(1, 22, 0)
     {
         return NodeDecision::Allow;
     }
@@ -545,8 +543,8 @@ fn node_authorize(shared: &Shared, node: &str, attrs: &Attributes) -> NodeDecisi
     }
 }
 
-fn pod_on_node_uses(shared: &Shared, node: &str, ns: &str, kind: &str, name: &str) -> bool {
-    let pods = shared.api.info("", "pods");
+fn pod_on_node_uses(api: &Api, node: &str, ns: &str, kind: &str, name: &str) -> bool {
+    let pods = api.info("", "pods");
     let filter = Filter {
         namespace: Some(ns.into()),
         ..Default::default()
@@ -556,7 +554,7 @@ fn pod_on_node_uses(shared: &Shared, node: &str, ns: &str, kind: &str, name: &st
     } else {
         "name"
     };
-    shared.api.list(&pods, &filter).0.iter().any(|p| {
+    api.list(&pods, &filter).0.iter().any(|p| {
         if p["spec"]["nodeName"].as_str() != Some(node) {
             return false;
         }
@@ -688,13 +686,12 @@ pub fn rule_allows(rule: &Value, attrs: &Attributes) -> bool {
 /// RoleBindings of that namespace when it is set), with the binding's description; stops when
 /// the visitor returns true. Roles a binding names that do not exist become RBAC errors.
 fn visit_rules(
-    shared: &Shared,
+    api: &Api,
     user: &UserInfo,
     namespace: &str,
     errors: &mut Vec<String>,
     visit: &mut dyn FnMut(&str, &Value) -> bool,
 ) -> bool {
-    let api = &shared.api;
     let role_rules =
         |kind: &str, ns: &str, name: &str, errors: &mut Vec<String>| -> Option<Value> {
             let (resource, ns) = if kind == "Role" {
@@ -769,11 +766,11 @@ fn visit_rules(
     false
 }
 
-fn rbac_authorize(shared: &Shared, user: &UserInfo, attrs: &Attributes) -> Decision {
+fn rbac_authorize(api: &Api, user: &UserInfo, attrs: &Attributes) -> Decision {
     let mut errors = Vec::new();
     let mut reason = String::new();
     let allowed = visit_rules(
-        shared,
+        api,
         user,
         &attrs.namespace,
         &mut errors,
@@ -801,7 +798,7 @@ fn rbac_authorize(shared: &Shared, user: &UserInfo, attrs: &Attributes) -> Decis
 }
 
 /// The rules that apply to `user` in `namespace`, for SelfSubjectRulesReview.
-pub fn rules_review(shared: &Shared, user: &UserInfo, namespace: &str) -> Value {
+pub fn rules_review(api: &Api, user: &UserInfo, namespace: &str) -> Value {
     if user.in_group(MASTERS) {
         return json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false});
@@ -809,7 +806,7 @@ pub fn rules_review(shared: &Shared, user: &UserInfo, namespace: &str) -> Value 
     let mut resource_rules = Vec::new();
     let mut non_resource_rules = Vec::new();
     let mut errors = Vec::new();
-    visit_rules(shared, user, namespace, &mut errors, &mut |_, rule| {
+    visit_rules(api, user, namespace, &mut errors, &mut |_, rule| {
         if rule["nonResourceURLs"]
             .as_array()
             .is_some_and(|a| !a.is_empty())
@@ -968,14 +965,14 @@ pub fn bootstrap_policy() -> Vec<(&'static str, &'static str, Value)> {
 /// resource `signers` of group `certificates.k8s.io` named the request's `signerName`, or named
 /// `<domain>/*` for the signer's domain; the signer is read from the submitted (new) object.
 pub fn csr_approval_admission(
-    shared: &Shared,
+    api: &Api,
     user: &UserInfo,
     csr_name: &str,
     signer: &str,
 ) -> Result<(), ApiError> {
     let allowed = |name: &str| {
         let attrs = Attributes::resource("approve", "certificates.k8s.io", "signers", "", name);
-        authorize(shared, user, &attrs).allowed
+        authorize(api, user, &attrs).allowed
     };
     let domain = signer.split('/').next().unwrap_or("");
     if allowed(signer) || allowed(&format!("{domain}/*")) {

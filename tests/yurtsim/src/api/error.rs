@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::registry::ResourceInfo;
+use crate::api::registry::ResourceInfo;
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]

@@ -15,8 +15,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::containers::{self, Volumes};
-use crate::kubelet::{NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed};
+use crate::nodes::containers::{self, Volumes};
+use crate::nodes::kubelet::{
+    NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed,
+};
 use crate::sim::Shared;
 use crate::util;
 
@@ -63,7 +65,7 @@ pub(crate) async fn run(
         })
         .collect();
     let write = |states: &[Value], phase: &str| {
-        if let Some(cur) = crate::kubelet::current_pod(shared, p) {
+        if let Some(cur) = crate::nodes::kubelet::current_pod(shared, p) {
             let status = init_status(k, &cur, phase, states, first_start);
             let _ = set_pod_status(shared, &cur, status);
         }
@@ -131,7 +133,7 @@ pub(crate) async fn run(
                 .saturating_mul(1 << restarts.min(16))
                 .min(shared.cfg.crash_backoff_max);
             restarts += 1;
-            let (ns, name) = crate::store::key_of(p);
+            let (ns, name) = crate::api::store::key_of(p);
             let uid = p["metadata"]["uid"].as_str().unwrap_or("");
             states[i]["restartCount"] = json!(restarts);
             states[i]["lastState"] = terminated;

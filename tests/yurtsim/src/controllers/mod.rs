@@ -1,18 +1,23 @@
+//! The controllers layer: kube-controller-manager's and kube-scheduler's work, as clients of
+//! the API layer ([`endpoints`]: the endpoints controller).
+//!
 //! The controllers clients depend on: scheduler, Job, ReplicaSet, Deployment, DaemonSet,
 //! namespace deletion and Job TTL. Level-triggered from a de-duplicating work queue, so bursts
 //! of pod updates (thousands of DaemonSet pods) collapse into a few reconciles.
+
+pub mod endpoints;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
+use crate::api::Api;
+use crate::api::registry::ResourceInfo;
+use crate::api::store::Filter;
 use crate::api::{Ctx, DeleteOptions, Propagation};
-use crate::registry::ResourceInfo;
-use crate::sim::Shared;
-use crate::store::Filter;
 use crate::util;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,9 +73,17 @@ fn controller_of(obj: &Value) -> Option<(String, String)> {
         .map(|r| (s(&r["kind"]), s(&r["name"])))
 }
 
-pub async fn run(shared: Arc<Shared>) {
+/// What the controllers are handed: the API they are clients of, and the one setting they
+/// read (the layers above keep the rest; docs/yurtsim.md#layers).
+pub struct Cluster {
+    pub api: Arc<Api>,
+    /// The first back-off of a failed Job's next pod (`SimConfig::job_backoff`).
+    pub job_backoff: Duration,
+}
+
+pub async fn run(cluster: Arc<Cluster>, mut stop: watch::Receiver<bool>) {
     let queue = Arc::new(Queue::default());
-    let mut events = shared.api.store.subscribe();
+    let mut events = cluster.api.store.subscribe();
     // Existing objects (created during bootstrap) get a first reconcile.
     for (g, r) in [
         ("batch", "jobs"),
@@ -78,9 +91,9 @@ pub async fn run(shared: Arc<Shared>) {
         ("apps", "daemonsets"),
         ("apps", "replicasets"),
     ] {
-        let info = shared.api.info(g, r);
-        for o in shared.api.list(&info, &Filter::default()).0 {
-            let (ns, name) = crate::store::key_of(&o);
+        let info = cluster.api.info(g, r);
+        for o in cluster.api.list(&info, &Filter::default()).0 {
+            let (ns, name) = crate::api::store::key_of(&o);
             queue.add(match r {
                 "jobs" => Key::Job(ns, name),
                 "deployments" => Key::Deployment(ns, name),
@@ -92,18 +105,18 @@ pub async fn run(shared: Arc<Shared>) {
     // the endpoints controller's first sync: every Service, and every Endpoints object (those
     // left without a Service are deleted: checkLeftoverEndpoints)
     for r in ["services", "endpoints"] {
-        let info = shared.api.info("", r);
-        for o in shared.api.list(&info, &Filter::default()).0 {
-            let (ns, name) = crate::store::key_of(&o);
+        let info = cluster.api.info("", r);
+        for o in cluster.api.list(&info, &Filter::default()).0 {
+            let (ns, name) = crate::api::store::key_of(&o);
             queue.add(Key::Endpoints(ns, name));
         }
     }
     let q2 = queue.clone();
-    let shared2 = shared.clone();
+    let cluster2 = cluster.clone();
     tokio::spawn(async move {
         while let Some(ev) = events.recv().await {
             let obj = &ev.obj;
-            let (ns, name) = crate::store::key_of(obj);
+            let (ns, name) = crate::api::store::key_of(obj);
             match (ev.gr.group.as_str(), ev.gr.resource.as_str()) {
                 ("batch", "jobs") => q2.add(Key::Job(ns, name)),
                 ("apps", "replicasets") => {
@@ -116,12 +129,12 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("apps", "deployments") => q2.add(Key::Deployment(ns, name)),
                 ("", "services") => q2.add(Key::Endpoints(ns, name)),
-                ("", "endpoints") if ev.typ == crate::store::EventType::Deleted => {
+                ("", "endpoints") if ev.typ == crate::api::store::EventType::Deleted => {
                     q2.add(Key::Endpoints(ns, name))
                 }
                 // a managed EndpointSlice deleted by someone is put back (onEndpointSliceDelete)
                 ("discovery.k8s.io", "endpointslices")
-                    if ev.typ == crate::store::EventType::Deleted =>
+                    if ev.typ == crate::api::store::EventType::Deleted =>
                 {
                     if let Some(svc) =
                         obj["metadata"]["labels"]["kubernetes.io/service-name"].as_str()
@@ -131,7 +144,7 @@ pub async fn run(shared: Arc<Shared>) {
                 }
                 ("apps", "daemonsets") => q2.add(Key::DaemonSet(ns, name)),
                 ("certificates.k8s.io", "certificatesigningrequests")
-                    if ev.typ != crate::store::EventType::Deleted =>
+                    if ev.typ != crate::api::store::EventType::Deleted =>
                 {
                     q2.add(Key::Csr(name))
                 }
@@ -151,10 +164,10 @@ pub async fn run(shared: Arc<Shared>) {
                         )
                     }
                     let moved = ev.prev.as_deref().map(placement) != Some(placement(obj));
-                    if ev.typ == crate::store::EventType::Deleted {
-                        daemonsets_placing(&shared2, &q2, None, obj);
+                    if ev.typ == crate::api::store::EventType::Deleted {
+                        daemonsets_placing(&cluster2, &q2, None, obj);
                     } else if moved {
-                        daemonsets_placing(&shared2, &q2, ev.prev.as_deref(), obj);
+                        daemonsets_placing(&cluster2, &q2, ev.prev.as_deref(), obj);
                     }
                     let ready = |o: &Value| conditions_ready(&o["status"]);
                     if moved || ev.prev.as_deref().map(ready) != Some(ready(obj)) {
@@ -169,11 +182,13 @@ pub async fn run(shared: Arc<Shared>) {
                     let labels = &obj["metadata"]["labels"];
                     let before = ev.prev.as_deref().map(|p| &p["metadata"]["labels"]);
                     let sets: Vec<&Value> = std::iter::once(labels).chain(before).collect();
-                    for svc in crate::endpoints::services_selecting(&shared2, &ns, &sets) {
+                    for svc in
+                        crate::controllers::endpoints::services_selecting(&cluster2.api, &ns, &sets)
+                    {
                         q2.add(Key::Endpoints(ns.clone(), svc));
                     }
                     let waiting = obj["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
-                        && ev.typ != crate::store::EventType::Deleted;
+                        && ev.typ != crate::api::store::EventType::Deleted;
                     if waiting {
                         q2.unscheduled
                             .lock()
@@ -199,7 +214,6 @@ pub async fn run(shared: Arc<Shared>) {
             }
         }
     });
-    let mut stop = shared.shutting_down();
     loop {
         tokio::select! {
             _ = queue.notify.notified() => {}
@@ -213,7 +227,7 @@ pub async fn run(shared: Arc<Shared>) {
                 break;
             }
             for k in batch {
-                reconcile(&shared, &queue, k);
+                reconcile(&cluster, &queue, k);
             }
             tokio::task::yield_now().await;
         }
@@ -223,10 +237,10 @@ pub async fn run(shared: Arc<Shared>) {
 /// Queues the DaemonSets for which a node event changes whether the node should run their
 /// pod, as kubernetes/kubernetes@v1.33.0 pkg/controller/daemon/daemon_controller.go `updateNode`
 /// (and `addNode`/`deleteNode`: the sets the node should run) do, rather than every set.
-fn daemonsets_placing(shared: &Shared, queue: &Queue, before: Option<&Value>, now: &Value) {
-    let info = shared.api.info("apps", "daemonsets");
+fn daemonsets_placing(cluster: &Cluster, queue: &Queue, before: Option<&Value>, now: &Value) {
+    let info = cluster.api.info("apps", "daemonsets");
     let extra = daemonset_tolerations();
-    for d in shared.api.list(&info, &Filter::default()).0 {
+    for d in cluster.api.list(&info, &Filter::default()).0 {
         let spec = &d["spec"]["template"]["spec"];
         let fits = |n: &Value| node_fits(n, spec, &extra);
         let changed = match before {
@@ -234,35 +248,35 @@ fn daemonsets_placing(shared: &Shared, queue: &Queue, before: Option<&Value>, no
             None => fits(now),
         };
         if changed {
-            let (ns, name) = crate::store::key_of(&d);
+            let (ns, name) = crate::api::store::key_of(&d);
             queue.add(Key::DaemonSet(ns, name));
         }
     }
 }
 
-fn reconcile(shared: &Shared, queue: &Arc<Queue>, k: Key) {
+fn reconcile(cluster: &Cluster, queue: &Arc<Queue>, k: Key) {
     match k {
-        Key::Job(ns, name) => job(shared, queue, &ns, &name),
-        Key::ReplicaSet(ns, name) => replicaset(shared, &ns, &name),
-        Key::Deployment(ns, name) => deployment(shared, &ns, &name),
-        Key::DaemonSet(ns, name) => daemonset(shared, queue, &ns, &name),
-        Key::Namespace(name) => namespace(shared, queue, &name),
-        Key::Schedule(ns, name) => schedule(shared, &ns, &name),
-        Key::BootstrapTokens => bootstrap_tokens(shared, queue),
-        Key::Csr(name) => sign_csr(shared, &name),
-        Key::Endpoints(ns, name) => crate::endpoints::sync(shared, &ns, &name),
+        Key::Job(ns, name) => job(cluster, queue, &ns, &name),
+        Key::ReplicaSet(ns, name) => replicaset(cluster, &ns, &name),
+        Key::Deployment(ns, name) => deployment(cluster, &ns, &name),
+        Key::DaemonSet(ns, name) => daemonset(cluster, queue, &ns, &name),
+        Key::Namespace(name) => namespace(cluster, queue, &name),
+        Key::Schedule(ns, name) => schedule(cluster, &ns, &name),
+        Key::BootstrapTokens => bootstrap_tokens(cluster, queue),
+        Key::Csr(name) => sign_csr(cluster, &name),
+        Key::Endpoints(ns, name) => crate::controllers::endpoints::sync(&cluster.api, &ns, &name),
     }
 }
 
-fn pods_owned_by(shared: &Shared, ns: &str, uid: &str) -> Vec<Arc<Value>> {
-    let pods = shared.api.info("", "pods");
-    shared
+fn pods_owned_by(cluster: &Cluster, ns: &str, uid: &str) -> Vec<Arc<Value>> {
+    let pods = cluster.api.info("", "pods");
+    cluster
         .api
         .store
         .dependents_of(uid)
         .into_iter()
         .filter(|(gr, (pns, _))| gr.resource == "pods" && gr.group.is_empty() && pns == ns)
-        .filter_map(|(_, (pns, pname))| shared.api.store.get(&pods.key(), &pns, &pname))
+        .filter_map(|(_, (pns, pname))| cluster.api.store.get(&pods.key(), &pns, &pname))
         .collect()
 }
 
@@ -288,7 +302,7 @@ fn deleting(o: &Value) -> bool {
 }
 
 fn event(
-    shared: &Shared,
+    cluster: &Cluster,
     involved: &Value,
     res: &ResourceInfo,
     typ: &str,
@@ -296,35 +310,9 @@ fn event(
     message: &str,
     component: &str,
 ) {
-    let events = shared.api.info("", "events");
-    let ns = involved["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or("default")
-        .to_string();
-    let name = involved["metadata"]["name"].as_str().unwrap_or_default();
-    let now = util::now();
-    let ev = json!({"metadata": {"name": format!("{name}.{:x}", rand_u64()), "namespace": ns},
-        "involvedObject": {"kind": res.kind, "namespace": involved["metadata"]["namespace"], "name": name, "uid": involved["metadata"]["uid"], "apiVersion": res.api_version(), "resourceVersion": involved["metadata"]["resourceVersion"]},
-        "reason": reason, "message": message, "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": typ,
-        "reportingComponent": component, "reportingInstance": ""});
-    let _ = shared.api.create(&events, &ns, ev, &Ctx::system(component));
-}
-
-pub fn emit_event(
-    shared: &Shared,
-    involved: &Value,
-    res: &ResourceInfo,
-    typ: &str,
-    reason: &str,
-    message: &str,
-    component: &str,
-) {
-    event(shared, involved, res, typ, reason, message, component)
-}
-
-fn rand_u64() -> u64 {
-    use rand::Rng;
-    rand::rng().random()
+    cluster
+        .api
+        .record_event(involved, res, typ, reason, message, component)
 }
 
 fn owner_ref(res: &ResourceInfo, o: &Value) -> Value {
@@ -361,10 +349,10 @@ fn has_condition(o: &Value, typ: &str) -> bool {
         .any(|c| c["type"] == json!(typ) && c["status"] == json!("True"))
 }
 
-fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
-    let jobs = shared.api.info("batch", "jobs");
-    let pods_info = shared.api.info("", "pods");
-    let Ok(job) = shared.api.get(&jobs, ns, name) else {
+fn job(cluster: &Cluster, queue: &Arc<Queue>, ns: &str, name: &str) {
+    let jobs = cluster.api.info("batch", "jobs");
+    let pods_info = cluster.api.info("", "pods");
+    let Ok(job) = cluster.api.get(&jobs, ns, name) else {
         return;
     };
     if deleting(&job) {
@@ -385,7 +373,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
             let done = done.and_then(util::parse_rfc3339).unwrap_or(now);
             let due = done + Duration::from_secs(ttl);
             if now >= due {
-                let _ = shared.api.delete(
+                let _ = cluster.api.delete(
                     &jobs,
                     ns,
                     name,
@@ -404,7 +392,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
         }
         return;
     }
-    let pods = pods_owned_by(shared, ns, &uid);
+    let pods = pods_owned_by(cluster, ns, &uid);
     let active: Vec<&Arc<Value>> = pods
         .iter()
         .filter(|p| !matches!(phase(p), "Succeeded" | "Failed") && !deleting(p))
@@ -446,8 +434,8 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
     let mut created = 0;
     if fail.is_some() {
         for p in &active {
-            let (pns, pname) = crate::store::key_of(p);
-            let _ = shared
+            let (pns, pname) = crate::api::store::key_of(p);
+            let _ = cluster
                 .api
                 .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
         }
@@ -465,7 +453,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
                 })
                 .max();
             let backoff = if failed > 0 {
-                shared.cfg.job_backoff * 2u32.saturating_pow((failed - 1).min(6) as u32)
+                cluster.job_backoff * 2u32.saturating_pow((failed - 1).min(6) as u32)
             } else {
                 Duration::ZERO
             };
@@ -483,11 +471,11 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
                         owner_ref(&jobs, &job),
                         &[],
                     );
-                    match shared.api.create(&pods_info, ns, pod, &ctx) {
+                    match cluster.api.create(&pods_info, ns, pod, &ctx) {
                         Ok(out) => {
                             created += 1;
                             event(
-                                shared,
+                                cluster,
                                 &job,
                                 &jobs,
                                 "Normal",
@@ -497,7 +485,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
                             );
                         }
                         Err(e) => event(
-                            shared,
+                            cluster,
                             &job,
                             &jobs,
                             "Warning",
@@ -537,7 +525,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
             conds.push(json!({"type": t, "status": "True", "reason": reason, "message": msg, "lastProbeTime": nowt, "lastTransitionTime": nowt}));
         }
         event(
-            shared,
+            cluster,
             &job,
             &jobs,
             "Warning",
@@ -551,7 +539,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
         status["completionTime"] = json!(nowt);
         status["active"] = json!(0);
         event(
-            shared,
+            cluster,
             &job,
             &jobs,
             "Normal",
@@ -567,7 +555,7 @@ fn job(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
         status["conditions"] = json!(conds);
     }
     if status != job["status"] {
-        let _ = shared
+        let _ = cluster
             .api
             .modify(&jobs, ns, name, Some("status"), "job-controller", &|o| {
                 o["status"] = status.clone();
@@ -727,9 +715,9 @@ fn fit_error(total: usize, reasons: &[String]) -> String {
 /// The default scheduler, reduced to its filters (unschedulable, taints, node affinity and
 /// selector) and least-loaded placement; an unschedulable pod gets `PodScheduled=False` and a
 /// `FailedScheduling` event with the real message.
-fn schedule(shared: &Shared, ns: &str, name: &str) {
-    let pods = shared.api.info("", "pods");
-    let Ok(pod) = shared.api.get(&pods, ns, name) else {
+fn schedule(cluster: &Cluster, ns: &str, name: &str) {
+    let pods = cluster.api.info("", "pods");
+    let Ok(pod) = cluster.api.get(&pods, ns, name) else {
         return;
     };
     if pod["spec"]["nodeName"]
@@ -739,11 +727,11 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
     {
         return;
     }
-    let nodes = shared
+    let nodes = cluster
         .api
-        .list(&shared.api.info("", "nodes"), &Filter::default())
+        .list(&cluster.api.info("", "nodes"), &Filter::default())
         .0;
-    let (all_pods, _) = shared.api.list(&pods, &Filter::default());
+    let (all_pods, _) = cluster.api.list(&pods, &Filter::default());
     let mut load: HashMap<String, usize> = HashMap::new();
     for p in &all_pods {
         if let Some(n) = p["spec"]["nodeName"].as_str() {
@@ -771,13 +759,13 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
     match best {
         Some(n) => {
             let node = s(&n["metadata"]["name"]);
-            let _ = shared
+            let _ = cluster
                 .api
                 .bind(ns, name, &node, &Ctx::system("default-scheduler"));
         }
         None => {
             let message = fit_error(nodes.len(), &reasons);
-            let updated = shared.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o: &mut Value| {
+            let updated = cluster.api.modify(&pods, ns, name, Some("status"), "default-scheduler", &|o: &mut Value| {
                 let same = o["status"]["conditions"].as_array().into_iter().flatten().any(|c| {
                     c["type"] == json!("PodScheduled") && c["status"] == json!("False") && c["message"] == json!(message)
                 });
@@ -791,7 +779,7 @@ fn schedule(shared: &Shared, ns: &str, name: &str) {
             });
             if matches!(updated, Ok(Some(_))) {
                 event(
-                    shared,
+                    cluster,
                     &pod,
                     &pods,
                     "Warning",
@@ -808,16 +796,16 @@ fn template_hash(template: &Value) -> String {
     util::short_hash(template.to_string().as_bytes())
 }
 
-fn replicaset(shared: &Shared, ns: &str, name: &str) {
-    let rsi = shared.api.info("apps", "replicasets");
-    let pods_info = shared.api.info("", "pods");
-    let Ok(rs) = shared.api.get(&rsi, ns, name) else {
+fn replicaset(cluster: &Cluster, ns: &str, name: &str) {
+    let rsi = cluster.api.info("apps", "replicasets");
+    let pods_info = cluster.api.info("", "pods");
+    let Ok(rs) = cluster.api.get(&rsi, ns, name) else {
         return;
     };
     if deleting(&rs) {
         return;
     }
-    let pods: Vec<Arc<Value>> = pods_owned_by(shared, ns, &s(&rs["metadata"]["uid"]))
+    let pods: Vec<Arc<Value>> = pods_owned_by(cluster, ns, &s(&rs["metadata"]["uid"]))
         .into_iter()
         .filter(|p| !deleting(p) && !matches!(phase(p), "Succeeded" | "Failed"))
         .collect();
@@ -831,12 +819,12 @@ fn replicaset(shared: &Shared, ns: &str, name: &str) {
                 owner_ref(&rsi, &rs),
                 &[],
             );
-            let _ = shared.api.create(&pods_info, ns, pod, &ctx);
+            let _ = cluster.api.create(&pods_info, ns, pod, &ctx);
         }
     } else if pods.len() > want {
         for p in pods.iter().skip(want) {
-            let (pns, pname) = crate::store::key_of(p);
-            let _ = shared
+            let (pns, pname) = crate::api::store::key_of(p);
+            let _ = cluster
                 .api
                 .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
         }
@@ -845,7 +833,7 @@ fn replicaset(shared: &Shared, ns: &str, name: &str) {
     let status = json!({"replicas": pods.len().min(want).max(if pods.len() < want { pods.len() } else { want }), "fullyLabeledReplicas": pods.len().min(want),
         "readyReplicas": ready, "availableReplicas": ready, "observedGeneration": rs["metadata"]["generation"]});
     if status != rs["status"] {
-        let _ = shared.api.modify(
+        let _ = cluster.api.modify(
             &rsi,
             ns,
             name,
@@ -859,10 +847,10 @@ fn replicaset(shared: &Shared, ns: &str, name: &str) {
     }
 }
 
-fn deployment(shared: &Shared, ns: &str, name: &str) {
-    let di = shared.api.info("apps", "deployments");
-    let rsi = shared.api.info("apps", "replicasets");
-    let Ok(d) = shared.api.get(&di, ns, name) else {
+fn deployment(cluster: &Cluster, ns: &str, name: &str) {
+    let di = cluster.api.info("apps", "deployments");
+    let rsi = cluster.api.info("apps", "replicasets");
+    let Ok(d) = cluster.api.get(&di, ns, name) else {
         return;
     };
     if deleting(&d) {
@@ -872,13 +860,13 @@ fn deployment(shared: &Shared, ns: &str, name: &str) {
     let rs_name = format!("{name}-{hash}");
     let replicas = d["spec"]["replicas"].as_i64().unwrap_or(1);
     let ctx = Ctx::system("deployment-controller");
-    let owned: Vec<Arc<Value>> = shared
+    let owned: Vec<Arc<Value>> = cluster
         .api
         .store
         .dependents_of(&s(&d["metadata"]["uid"]))
         .into_iter()
         .filter(|(gr, _)| gr.resource == "replicasets")
-        .filter_map(|(_, (rns, rname))| shared.api.store.get(&rsi.key(), &rns, &rname))
+        .filter_map(|(_, (rns, rname))| cluster.api.store.get(&rsi.key(), &rns, &rname))
         .collect();
     if !owned.iter().any(|r| s(&r["metadata"]["name"]) == rs_name) {
         let mut template = d["spec"]["template"].clone();
@@ -888,7 +876,7 @@ fn deployment(shared: &Shared, ns: &str, name: &str) {
         let rs = json!({"metadata": {"name": rs_name, "labels": template["metadata"]["labels"], "ownerReferences": [owner_ref(&di, &d)],
             "annotations": {"deployment.kubernetes.io/desired-replicas": replicas.to_string(), "deployment.kubernetes.io/revision": (owned.len() + 1).to_string()}},
             "spec": {"replicas": replicas, "selector": selector, "template": template}});
-        let _ = shared.api.create(&rsi, ns, rs, &ctx);
+        let _ = cluster.api.create(&rsi, ns, rs, &ctx);
     }
     let mut ready = 0;
     let mut total = 0;
@@ -897,7 +885,7 @@ fn deployment(shared: &Shared, ns: &str, name: &str) {
         let rname = s(&r["metadata"]["name"]);
         let want = if rname == rs_name { replicas } else { 0 };
         if r["spec"]["replicas"].as_i64() != Some(want) {
-            let _ = shared
+            let _ = cluster
                 .api
                 .modify(&rsi, ns, &rname, None, "deployment-controller", &|o| {
                     o["spec"]["replicas"] = json!(want);
@@ -933,7 +921,7 @@ fn deployment(shared: &Shared, ns: &str, name: &str) {
         strip(&status) != strip(&d["status"])
     };
     if differs {
-        let _ = shared.api.modify(
+        let _ = cluster.api.modify(
             &di,
             ns,
             name,
@@ -973,19 +961,19 @@ fn daemonset_tolerations() -> Vec<Value> {
 /// backlog kept ~100 MiB of superseded objects alive at 5,000 nodes.
 const DAEMONSET_BURST_REPLICAS: usize = 250;
 
-fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
-    let dsi = shared.api.info("apps", "daemonsets");
-    let pods_info = shared.api.info("", "pods");
-    let Ok(ds) = shared.api.get(&dsi, ns, name) else {
+fn daemonset(cluster: &Cluster, queue: &Arc<Queue>, ns: &str, name: &str) {
+    let dsi = cluster.api.info("apps", "daemonsets");
+    let pods_info = cluster.api.info("", "pods");
+    let Ok(ds) = cluster.api.get(&dsi, ns, name) else {
         return;
     };
     if deleting(&ds) {
         return;
     }
     let hash = template_hash(&ds["spec"]["template"]);
-    let nodes = shared
+    let nodes = cluster
         .api
-        .list(&shared.api.info("", "nodes"), &Filter::default())
+        .list(&cluster.api.info("", "nodes"), &Filter::default())
         .0;
     let extra = daemonset_tolerations();
     let eligible: Vec<String> = nodes
@@ -996,7 +984,7 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
     // Creating thousands of pods takes seconds, in which heartbeats replace most nodes: held
     // here, their old versions (~40 KiB each) piled up as a transient the heap never returned.
     drop(nodes);
-    let pods: Vec<Arc<Value>> = pods_owned_by(shared, ns, &s(&ds["metadata"]["uid"]))
+    let pods: Vec<Arc<Value>> = pods_owned_by(cluster, ns, &s(&ds["metadata"]["uid"]))
         .into_iter()
         .filter(|p| !deleting(p))
         .collect();
@@ -1051,7 +1039,7 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
                     t
                 }));
                 pod["spec"]["tolerations"] = json!(tols);
-                let _ = shared.api.create(&pods_info, ns, pod, &ctx);
+                let _ = cluster.api.create(&pods_info, ns, pod, &ctx);
             }
             Some(ps) => {
                 for p in ps {
@@ -1064,8 +1052,8 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
                         ready += 1;
                     }
                     if !current && !on_delete && (unavailable < max_unavailable || !is_ready(p)) {
-                        let (pns, pname) = crate::store::key_of(p);
-                        let _ = shared.api.delete(
+                        let (pns, pname) = crate::api::store::key_of(p);
+                        let _ = cluster.api.delete(
                             &pods_info,
                             &pns,
                             &pname,
@@ -1085,9 +1073,9 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
         if !eligible.contains(node) {
             misscheduled += 1;
             for p in ps {
-                let (pns, pname) = crate::store::key_of(p);
+                let (pns, pname) = crate::api::store::key_of(p);
                 let _ =
-                    shared
+                    cluster
                         .api
                         .delete(&pods_info, &pns, &pname, &DeleteOptions::default(), &ctx);
             }
@@ -1108,7 +1096,7 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
         st.as_object_mut().unwrap().remove("numberUnavailable");
     }
     if st != ds["status"] {
-        let _ = shared.api.modify(
+        let _ = cluster.api.modify(
             &dsi,
             ns,
             name,
@@ -1123,9 +1111,9 @@ fn daemonset(shared: &Shared, queue: &Arc<Queue>, ns: &str, name: &str) {
 }
 
 /// Namespace deletion: delete everything inside, then drop the `kubernetes` finalizer.
-fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
-    let nsi = shared.api.info("", "namespaces");
-    let Ok(ns) = shared.api.get(&nsi, "", name) else {
+fn namespace(cluster: &Cluster, queue: &Arc<Queue>, name: &str) {
+    let nsi = cluster.api.info("", "namespaces");
+    let Ok(ns) = cluster.api.get(&nsi, "", name) else {
         return;
     };
     if !deleting(&ns) {
@@ -1133,7 +1121,7 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
     }
     let ctx = Ctx::system("namespace-controller");
     let mut remaining = 0;
-    for res in shared.api.registry.all() {
+    for res in cluster.api.registry.all() {
         if !res.namespaced || res.create_only {
             continue;
         }
@@ -1141,11 +1129,11 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
             namespace: Some(name.to_string()),
             ..Default::default()
         };
-        for o in shared.api.list(&res, &filter).0 {
+        for o in cluster.api.list(&res, &filter).0 {
             remaining += 1;
             if !deleting(&o) {
-                let (_, oname) = crate::store::key_of(&o);
-                let _ = shared.api.delete(
+                let (_, oname) = crate::api::store::key_of(&o);
+                let _ = cluster.api.delete(
                     &res,
                     name,
                     &oname,
@@ -1160,25 +1148,25 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
         }
     }
     if remaining == 0 {
-        let _ = shared
+        let _ = cluster
             .api
             .modify(&nsi, "", name, None, "namespace-controller", &|o| {
                 o["spec"]["finalizers"] = json!([]);
                 true
             });
-        let _ = shared
+        let _ = cluster
             .api
             .delete(&nsi, "", name, &DeleteOptions::default(), &ctx);
-        let _ = shared.api.store.write(&nsi.key(), "", name, false, |cur| {
+        let _ = cluster.api.store.write(&nsi.key(), "", name, false, |cur| {
             Ok(
                 if cur.is_some_and(|c| {
                     c["spec"]["finalizers"]
                         .as_array()
                         .is_none_or(|f| f.is_empty())
                 }) {
-                    crate::store::WriteOp::Delete
+                    crate::api::store::WriteOp::Delete
                 } else {
-                    crate::store::WriteOp::Noop
+                    crate::api::store::WriteOp::Noop
                 },
             )
         });
@@ -1190,21 +1178,22 @@ fn namespace(shared: &Shared, queue: &Arc<Queue>, name: &str) {
 /// Expired bootstrap tokens are deleted (tokencleaner), and `kube-public/cluster-info` carries a
 /// `jws-kubeconfig-<token-id>` entry for every signing token (bootstrapsigner). The signature is
 /// a stand-in: what matters to clients is that the key appears and disappears with the token.
-fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
-    let secrets = shared.api.info("", "secrets");
+fn bootstrap_tokens(cluster: &Cluster, queue: &Arc<Queue>) {
+    let secrets = cluster.api.info("", "secrets");
     let filter = Filter {
         namespace: Some("kube-system".into()),
-        field: crate::selector::FieldSelector::parse("type=bootstrap.kubernetes.io/token").unwrap(),
+        field: crate::api::selector::FieldSelector::parse("type=bootstrap.kubernetes.io/token")
+            .unwrap(),
         ..Default::default()
     };
     let now = SystemTime::now();
     let mut signing: Vec<String> = Vec::new();
-    for t in shared.api.list(&secrets, &filter).0 {
+    for t in cluster.api.list(&secrets, &filter).0 {
         let name = s(&t["metadata"]["name"]);
         let expiry = util::secret_field(&t, "expiration").and_then(|e| util::parse_rfc3339(&e));
         if let Some(exp) = expiry {
             if exp <= now {
-                let _ = shared.api.delete(
+                let _ = cluster.api.delete(
                     &secrets,
                     "kube-system",
                     &name,
@@ -1224,8 +1213,8 @@ fn bootstrap_tokens(shared: &Shared, queue: &Arc<Queue>) {
             signing.push(id);
         }
     }
-    let cms = shared.api.info("", "configmaps");
-    let _ = shared.api.modify(
+    let cms = cluster.api.info("", "configmaps");
+    let _ = cluster.api.modify(
         &cms,
         "kube-public",
         "cluster-info",
@@ -1275,11 +1264,11 @@ const SIGNERS: &[&str] = &[
 /// An approved, not yet issued request of a known signer gets a certificate from the
 /// cluster CA, valid one year (kube-controller-manager's `--cluster-signing-duration`
 /// default 8760h, kubernetes/kubernetes cmd/kube-controller-manager/app/options/csrsigningcontroller.go).
-fn sign_csr(shared: &Shared, name: &str) {
-    let csrs = shared
+fn sign_csr(cluster: &Cluster, name: &str) {
+    let csrs = cluster
         .api
         .info("certificates.k8s.io", "certificatesigningrequests");
-    let Ok(csr) = shared.api.get(&csrs, "", name) else {
+    let Ok(csr) = cluster.api.get(&csrs, "", name) else {
         return;
     };
     let approved = csr["status"]["conditions"]
@@ -1302,7 +1291,7 @@ fn sign_csr(shared: &Shared, name: &str) {
         return;
     };
     let cert = b64.encode(cert);
-    let _ = shared.api.modify(
+    let _ = cluster.api.modify(
         &csrs,
         "",
         name,

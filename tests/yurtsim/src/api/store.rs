@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::error::{ApiError, ApiResult};
-use crate::registry::GroupResource;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::registry::GroupResource;
+use crate::api::selector::{FieldSelector, LabelSelector};
 
 pub type ObjKey = (String, String);
 

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::Registry;
+use crate::api::registry::Registry;
 
 fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() {
