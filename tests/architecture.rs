@@ -3,6 +3,10 @@
 //! arrow may only point down, so there is no import loop. Only `cluster/` talks to the
 //! Kubernetes API. Print the graph with
 //! `cargo test --test architecture -- --nocapture print_the_import_graph`.
+//!
+//! The same rules hold for the simulator, `tests/yurtsim/src` (docs/yurtsim.md#layers): its
+//! layers are ranked, an import may only point down, and files stay short; the `sim_` tests
+//! below check it, with the imports and long files still to fold named one by one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -219,4 +223,315 @@ fn print_the_import_graph() {
         }
     }
     assert!(!edges.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// yurtsim (tests/yurtsim/src)
+
+/// yurtsim's layers from the top (docs/yurtsim.md#layers), each with the modules (files and
+/// folders of tests/yurtsim/src) it holds. A module may import from its own layer and the
+/// layers below it, never from one above.
+const SIM_LAYERS: &[(&str, &[&str])] = &[
+    // the cluster handle, its HTTP face and control API, the binary
+    ("top", &["lib", "bin", "sim", "server", "control", "faults"]),
+    // the real tier: the nodes in front of a real control plane
+    ("real", &["real"]),
+    ("controllers", &["controllers"]),
+    // the OpenYurt components' models
+    ("models", &["models"]),
+    // simulated machines and their kubelets
+    ("nodes", &["nodes"]),
+    // the Kubernetes API server's semantics
+    ("api", &["api"]),
+    ("facts", &["facts"]),
+    ("leaves", &["http", "version", "util"]),
+];
+
+/// Imports against yurtsim's layering that are still to fold (issue 32), as (files, imported
+/// paths, why). Nothing may join: an upward import not named here fails. The list may only
+/// shrink: a file or path named here that no longer makes such an import fails too, so an
+/// import folded is taken off.
+const SIM_UPWARD: &[(&[&str], &[&str], &str)] = &[
+    (
+        &[
+            "models/mod.rs",
+            "models/yurthub.rs",
+            "nodes/containers.rs",
+            "nodes/host_processes.rs",
+            "nodes/init_containers.rs",
+            "nodes/kubelet.rs",
+            "nodes/pod_worker.rs",
+            "nodes/systemd/services.rs",
+            "real/mod.rs",
+            "real/nodes.rs",
+        ],
+        &["crate::sim::Shared"],
+        "the sim-wide context the layers under the top are handed; its fields span the layers \
+         (the Api, the kubelets, the config), so it lives at the top. To fold: each layer takes \
+         its own part, as the API layer takes the Api (which holds its tokens and version)",
+    ),
+    (
+        &["real/mod.rs"],
+        &["crate::sim::SimConfig"],
+        "RealCluster::start reads the whole configuration; to fold: a RealConfig of its own",
+    ),
+    (
+        &[
+            "nodes/containers.rs",
+            "nodes/kubelet.rs",
+            "nodes/systemd/services.rs",
+        ],
+        &[
+            "crate::real::ApiServerKind",
+            "crate::real::kubelet_api::KubeletApi",
+            "crate::real::network::dummy_link_stand_in",
+            "crate::real::openyurt_binary",
+            "crate::real::openyurt_missing_reason",
+            "crate::real::pod_network::PodSandbox",
+        ],
+        "the node side of the real tier (its kubelet's API client, its pod network, the real \
+         OpenYurt binaries) lives in real/; to fold: it moves under nodes/",
+    ),
+];
+
+/// yurtsim's files allowed over [`SIM_MAX_LINES`], each with why. The list may only shrink:
+/// a file named here that is short now fails until it is taken off.
+const SIM_LONG_FILES: &[(&str, &str)] = &[
+    (
+        "api/table.rs",
+        "table-driven: kube-apiserver's printer columns, kind by kind",
+    ),
+    (
+        "api/protobuf.rs",
+        "table-driven: the schema transcribed from generated.proto",
+    ),
+    (
+        "nodes/systemd/mod.rs",
+        "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
+    ),
+    (
+        "nodes/kubelet.rs",
+        "to split: node loop, static pods, pod sync and the node's endpoints",
+    ),
+    (
+        "api/patch.rs",
+        "to split: JSON, merge and strategic merge patch, server-side apply",
+    ),
+    (
+        "nodes/layout.rs",
+        "to split: the seeding of each layout, and its tests",
+    ),
+    (
+        "nodes/runtime/mod.rs",
+        "to split: the container spec, spawning, and its tests",
+    ),
+    (
+        "api/mod.rs",
+        "to split: the verbs (create, update, patch, delete and collection)",
+    ),
+    ("controllers/mod.rs", "to split: one file per controller"),
+    (
+        "server.rs",
+        "to split: routing and discovery, dispatch, watch streams",
+    ),
+    (
+        "api/auth.rs",
+        "to split: authentication, the Node authorizer, RBAC",
+    ),
+    (
+        "api/selector.rs",
+        "to split: label and field selectors, and their tests",
+    ),
+    (
+        "nodes/systemd/services.rs",
+        "to split: systemctl's answers, supervision of main processes",
+    ),
+];
+const SIM_MAX_LINES: usize = 800;
+
+fn sim_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yurtsim/src")
+}
+
+/// `nodes/kubelet.rs` for a path under tests/yurtsim/src.
+fn sim_relative(p: &Path) -> String {
+    p.strip_prefix(sim_src())
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn sim_sources() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&sim_src(), &mut out);
+    out.sort();
+    out
+}
+
+/// The rank (0 = top) and name of the layer holding `module` (a file's or folder's name at
+/// the top of tests/yurtsim/src; `Sim`, `Layout` and the other re-exports at the crate root
+/// belong to `lib`).
+fn sim_layer(module: &str) -> (usize, &'static str) {
+    let module = if module.starts_with(|c: char| c.is_ascii_uppercase()) {
+        "lib"
+    } else {
+        module
+    };
+    SIM_LAYERS
+        .iter()
+        .enumerate()
+        .find(|(_, (_, modules))| modules.contains(&module))
+        .map(|(i, (name, _))| (i, *name))
+        .unwrap_or_else(|| {
+            panic!("yurtsim module {module} is in no layer of SIM_LAYERS; add it where it belongs")
+        })
+}
+
+/// Every `crate::…` path in `text` (use lines and full paths alike), up to a brace or a
+/// glob: `crate::nodes::kubelet::NodeKubelet`.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().last();
+        let after = &rest[i..];
+        let path: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        // `$crate::` in macros and `yurtsim_crate::` are not ours
+        if !before.is_some_and(|c| c == '$' || c == '_' || c.is_alphanumeric()) {
+            let path = path.trim_end_matches(':');
+            if path.len() > "crate".len() {
+                out.insert(path.to_string());
+            }
+        }
+        rest = &rest[i + "crate::".len()..];
+    }
+    out
+}
+
+/// (file, imported path) for every import from a layer above the file's.
+fn sim_upward_imports() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in sim_sources() {
+        let rel = sim_relative(&p);
+        let module = rel.split('/').next().unwrap().trim_end_matches(".rs");
+        let (from, _) = sim_layer(module);
+        for path in crate_paths(&std::fs::read_to_string(&p).unwrap()) {
+            let to_module = path.split("::").nth(1).unwrap();
+            if sim_layer(to_module).0 < from {
+                out.push((rel.clone(), path));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `path` is `item` or something inside it.
+fn names(path: &str, item: &str) -> bool {
+    path == item || path.starts_with(&format!("{item}::"))
+}
+
+#[test]
+fn sim_imports_point_down_but_for_the_named_ones() {
+    let upward = sim_upward_imports();
+    let unnamed: Vec<String> = upward
+        .iter()
+        .filter(|(file, path)| {
+            !SIM_UPWARD.iter().any(|(files, items, _)| {
+                files.contains(&file.as_str()) && items.iter().any(|i| names(path, i))
+            })
+        })
+        .map(|(file, path)| {
+            let (_, from) = sim_layer(file.split('/').next().unwrap().trim_end_matches(".rs"));
+            let (_, to) = sim_layer(path.split("::").nth(1).unwrap());
+            format!("{file} ({from}) imports {path} ({to})")
+        })
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "yurtsim imports against the layering (docs/yurtsim.md#layers): move the type or \
+         function down to the layer that owns it, or pass it in:\n{}",
+        unnamed.join("\n")
+    );
+    let mut folded = Vec::new();
+    for (files, items, _) in SIM_UPWARD {
+        let covered =
+            |file: &str, item: &str| upward.iter().any(|(f, p)| f == file && names(p, item));
+        for file in *files {
+            if !items.iter().any(|i| covered(file, i)) {
+                folded.push(format!("{file} (for {items:?})"));
+            }
+        }
+        for item in *items {
+            if !files.iter().any(|f| covered(f, item)) {
+                folded.push(format!("{item} (in {files:?})"));
+            }
+        }
+    }
+    assert!(
+        folded.is_empty(),
+        "take these off SIM_UPWARD, nothing imports them upward any more:\n{}",
+        folded.join("\n")
+    );
+}
+
+#[test]
+fn sim_files_stay_short_enough_to_read() {
+    let mut long = Vec::new();
+    let mut split = Vec::new();
+    for p in sim_sources() {
+        let rel = sim_relative(&p);
+        let lines = std::fs::read_to_string(&p).unwrap().lines().count();
+        let allowed = SIM_LONG_FILES.iter().any(|(f, _)| *f == rel);
+        if lines > SIM_MAX_LINES && !allowed {
+            long.push(format!("{rel}: {lines} lines"));
+        }
+        if lines <= SIM_MAX_LINES && allowed {
+            split.push(rel);
+        }
+    }
+    let missing: Vec<&str> = SIM_LONG_FILES
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !sim_src().join(f).is_file())
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these yurtsim files:\n{}",
+        long.join("\n")
+    );
+    assert!(
+        split.is_empty() && missing.is_empty(),
+        "take these off SIM_LONG_FILES, they are short now or gone: {split:?} {missing:?}"
+    );
+}
+
+#[test]
+fn sim_layers_name_every_module_once() {
+    let mut seen = BTreeSet::new();
+    for (_, modules) in SIM_LAYERS {
+        for m in *modules {
+            assert!(seen.insert(*m), "{m} is in two layers of SIM_LAYERS");
+        }
+    }
+    for e in std::fs::read_dir(sim_src()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let module = name.trim_end_matches(".rs");
+        assert!(
+            seen.contains(module),
+            "tests/yurtsim/src/{name} is in no layer of SIM_LAYERS"
+        );
+    }
 }
