@@ -136,6 +136,25 @@ pub fn plan_convert(
             ),
         )),
     }
+    if let Some(j) = snap.journal.as_ref().filter(|j| j.profile != profile.name) {
+        // the nodes it converted run that profile's YurtHub: converting them again with
+        // another one would mix both, and revert would undo the wrong one
+        findings.push(Finding::new(
+            Check::JournalProfile,
+            format!(
+                "this cluster was converted with profile {} (journal {}/{}, last written by \
+                 {}), not {}: re-run with --profile {} to go on with that conversion, or run \
+                 `yurtctl revert` first and then convert with --profile {}",
+                j.profile,
+                crate::cluster::SYSTEM_NAMESPACE,
+                crate::cluster::journal::JOURNAL_NAME,
+                j.command,
+                profile.name,
+                j.profile,
+                profile.name
+            ),
+        ));
+    }
     for n in opts.cloud_nodes.iter().chain(&opts.edge_nodes) {
         if !snap.nodes.iter().any(|x| &x.name == n) {
             findings.push(Finding::new(

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::cluster::journal::Journal;
+
 use super::tests::{names, opts, profile, three};
 use super::*;
 
@@ -151,5 +153,65 @@ fn ignore_preflight_errors_takes_kubeadm_spellings() {
             (Err(got), Err(want)) => assert!(got.contains(want), "{input:?}: {got}"),
             (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
         }
+    }
+}
+
+#[test]
+fn a_cluster_converted_with_another_profile_is_refused_and_told_which_one() {
+    let mut s = three();
+    let mut j = Journal::new("convert", "openyurt-v1.6");
+    j.set_phase("worker-1", NODES_EDGE, PhaseState::Done, None);
+    s.journal = Some(j);
+    s.server_version = "v1.31.2".into();
+    s.server_minor = "31".into();
+    let mut o = opts();
+    // not a check a user may wave through
+    o.ignore_preflight_errors = Check::IGNORABLE.into_iter().collect();
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
+        panic!("a v1.6 cluster is not converted again with openyurt-v1.7")
+    };
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].check, Check::JournalProfile);
+    assert_eq!(
+        f[0].message,
+        "this cluster was converted with profile openyurt-v1.6 (journal \
+         kube-system/yurtctl-state, last written by convert), not openyurt-v1.7: re-run with \
+         --profile openyurt-v1.6 to go on with that conversion, or run `yurtctl revert` first \
+         and then convert with --profile openyurt-v1.7"
+    );
+    // the same profile goes on
+    s.journal.as_mut().unwrap().profile = Profile::DEFAULT.into();
+    assert!(plan_convert(&s, &opts(), &profile()).is_ok());
+}
+
+#[test]
+fn the_two_openyurt_profiles_meet_on_1_31_to_1_37() {
+    // minor → what each profile does with it: refuse, convert, or convert with a warning
+    let verdict = |profile: &Profile, minor: u32| {
+        let mut s = three();
+        s.server_version = format!("v1.{minor}.0");
+        s.server_minor = minor.to_string();
+        match plan_convert(&s, &opts(), profile) {
+            Err(_) => "refused",
+            Ok(p) if p.warnings.is_empty() => "converts",
+            Ok(_) => "warns",
+        }
+    };
+    let (v16, v17) = (Profile::load("openyurt-v1.6").unwrap(), profile());
+    for (minor, want16, want17) in [
+        (20, "refused", "refused"),
+        (21, "converts", "refused"),
+        (30, "converts", "refused"),
+        (31, "warns", "converts"),
+        (34, "warns", "converts"),
+        (35, "warns", "warns"),
+        (37, "warns", "warns"),
+        (38, "refused", "refused"),
+    ] {
+        assert_eq!(
+            (verdict(&v16, minor), verdict(&v17, minor)),
+            (want16, want17),
+            "1.{minor}: (openyurt-v1.6, openyurt-v1.7)"
+        );
     }
 }
