@@ -15,7 +15,10 @@ const TOKEN_ID: &str = "abcdef";
 const TOKEN_SECRET: &str = "0123456789abcdef";
 const EXPIRY: &str = "2026-01-02T03:04:05Z";
 const API: &str = "https://192.168.0.10:6443";
-const CA: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
+/// tests/fixtures/cluster-ca.crt, base64 (YurtHub v1.7's unit pins it by hash).
+fn ca() -> String {
+    yurtctl::render::base64(include_str!("fixtures/cluster-ca.crt").as_bytes())
+}
 
 fn profile(name: &str) -> Profile {
     Profile::load(name).unwrap_or_else(|e| panic!("{e}"))
@@ -24,7 +27,7 @@ fn profile(name: &str) -> Profile {
 /// 1 control plane + 2 workers; every feature flag of the profile on.
 fn context(p: &Profile) -> RenderContext {
     let token = BootstrapTokenRef::new(TOKEN_ID, EXPIRY).unwrap();
-    let mut ctx = RenderContext::new(p, API, CA, token, TokenSecret::new(TOKEN_SECRET).unwrap());
+    let mut ctx = RenderContext::new(p, API, ca(), token, TokenSecret::new(TOKEN_SECRET).unwrap());
     ctx.cloud_nodes = vec!["control-plane".into()];
     ctx.edge_nodes = vec!["worker-1".into(), "worker-2".into()];
     ctx.features = p.flags().into_iter().map(str::to_owned).collect();

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 
 pub use context::{
     BOOTSTRAP_FILE, BootstrapTokenRef, JOIN_TOKEN_FILE, NodeContext, NodePoolRef, RenderContext,
-    TokenSecret, WorkingMode,
+    TokenSecret, WorkingMode, ca_cert_hash,
 };
 pub use engine::{base64, render_str};
 pub use error::{RenderError, Result};
