@@ -1,0 +1,184 @@
+//! `yurtctl images list` against what a conversion really runs, and `--image-repository`
+//! (kubeadm's flag) moving every image a conversion pulls, on yurtsim.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use kube::runtime::watcher::{self, Event};
+use yurtsim::Layout;
+
+/// The repository the test mirrors into. Its last segment stays `openyurt`: a mirror keeps the
+/// images' names, and the sim knows a component's binary by its last two path segments.
+const MIRROR: &str = "registry.example.com/openyurt";
+
+/// Every image of every container and init container of `pod`.
+fn images_of(pod: &Pod) -> Vec<String> {
+    let Some(spec) = &pod.spec else {
+        return Vec::new();
+    };
+    spec.containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .filter_map(|c| c.image.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn images_list_is_what_convert_pulls_and_image_repository_moves_all_of_it() {
+    let env = support::start_sim(3, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+
+    // the list first: it needs no cluster
+    let listed = support::yurtctl(
+        &env.sim,
+        &["images", "list", "--image-repository", MIRROR, "-o", "json"],
+    )
+    .await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let doc = listed.json();
+    assert_eq!(doc["kind"], "ImageList");
+    let listed: BTreeMap<String, String> = doc["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["component"].as_str().unwrap().to_owned(),
+                i["image"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let plain = support::yurtctl(&env.sim, &["images", "list", "--image-repository", MIRROR]).await;
+    assert_eq!(
+        plain.stdout.lines().collect::<BTreeSet<_>>(),
+        listed.values().map(String::as_str).collect(),
+        "one image per line, the same images"
+    );
+
+    // every pod created from now on, the node Jobs' included (deleted once they succeed)
+    let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let before: Arc<Mutex<Option<BTreeSet<String>>>> = Arc::default();
+    let watch = {
+        let (seen, before) = (seen.clone(), before.clone());
+        let pods: Api<Pod> = Api::all(client.clone());
+        tokio::spawn(async move {
+            let mut initial = BTreeSet::new();
+            let mut events = watcher::watcher(pods, watcher::Config::default()).boxed();
+            while let Some(Ok(e)) = events.next().await {
+                match e {
+                    Event::InitApply(p) => {
+                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
+                    }
+                    Event::InitDone => *before.lock().unwrap() = Some(initial.clone()),
+                    Event::Apply(p) | Event::Delete(p) => {
+                        let uid = p.metadata.uid.clone().unwrap_or_default();
+                        if !initial.contains(&uid) {
+                            seen.lock().unwrap().extend(images_of(&p));
+                        }
+                    }
+                    Event::Init => {}
+                }
+            }
+        })
+    };
+    while before.lock().unwrap().is_none() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    let run = support::yurtctl(&env.sim, &["convert", "-y", "--image-repository", MIRROR]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // the last Job pods' deletions reach the watch shortly after convert returns
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    watch.abort();
+    let seen = seen.lock().unwrap().clone();
+
+    // nothing convert started pulls from anywhere but the mirror
+    assert!(!seen.is_empty());
+    let off: Vec<&String> = seen.iter().filter(|i| !i.starts_with(MIRROR)).collect();
+    assert!(
+        off.is_empty(),
+        "pulled from elsewhere: {off:?} (all: {seen:?})"
+    );
+    // and each is listed
+    let unlisted: Vec<&String> = seen
+        .iter()
+        .filter(|i| !listed.values().any(|l| l == *i))
+        .collect();
+    assert!(unlisted.is_empty(), "pulled but not listed: {unlisted:?}");
+    // what is listed but no pod of the conversion ran is handed on: yurt-manager starts its
+    // node-servant Jobs (YurtStaticSet upgrades) with it
+    let idle: Vec<(&String, &String)> = listed
+        .iter()
+        .filter(|(_, image)| !seen.contains(*image))
+        .collect();
+    assert_eq!(
+        idle,
+        vec![(
+            &"node-servant".to_owned(),
+            &format!("{MIRROR}/node-servant:v1.7.0")
+        )],
+        "listed, not run: {idle:?}"
+    );
+    let manager = Api::<Deployment>::namespaced(client.clone(), "kube-system")
+        .get("yurt-manager")
+        .await
+        .unwrap();
+    let args = manager.spec.unwrap().template.spec.unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        args.contains(&format!(
+            "--node-servant-image={MIRROR}/node-servant:v1.7.0"
+        )),
+        "{args:?}"
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn image_flags_are_checked_against_the_profile_before_anything_else() {
+    let env = support::start_sim(1, Layout::Kubeadm, |_| {}).await;
+    for (args, want) in [
+        (
+            vec![
+                "images",
+                "list",
+                "--image-repository",
+                "registry.example.com/",
+            ],
+            "\"registry.example.com/\" is not an image repository: it ends with '/'",
+        ),
+        (
+            vec!["images", "list", "--image", "tunnel=x:1"],
+            "--image tunnel=…: profile openyurt-v1.7 has no component \"tunnel\"",
+        ),
+        (
+            vec!["images", "list", "--openyurt-version", "v1.6.1"],
+            "--openyurt-version v1.6.1: profile openyurt-v1.7 is for OpenYurt v1.7.0",
+        ),
+        (
+            vec![
+                "convert",
+                "-y",
+                "--image-repository",
+                "https://registry.example.com",
+            ],
+            "a repository has no scheme (leave out https://)",
+        ),
+    ] {
+        let run = support::yurtctl(&env.sim, &args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
+    }
+    // convert refused before it changed anything: no journal
+    let client = support::kube_client(&env.sim).await;
+    assert_eq!(support::journal_state(&client).await, None);
+    env.sim.shutdown().await;
+}
