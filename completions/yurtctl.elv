@@ -57,6 +57,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
             cand --image-repository 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)'
             cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand --image-pull-secret 'A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the components pull their images with (repeatable; a static-pod YurtHub cannot use one)'
             cand --concurrency 'Node Jobs running at once'
             cand --job-timeout 'Time allowed for each node''s Job'
             cand --skip-phases 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)'

@@ -62,6 +62,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l servant-imag
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image-pull-secret -d 'A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the components pull their images with (repeatable; a static-pod YurtHub cannot use one)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l concurrency -d 'Node Jobs running at once' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)' -r

@@ -29,6 +29,42 @@ fn images_of(pod: &Pod) -> Vec<String> {
         .collect()
 }
 
+/// Every pod created from now on (the node Jobs' too, which are deleted once they succeed), as
+/// last seen; the watch has listed the pods already there when this returns.
+async fn new_pods(client: &kube::Client) -> (tokio::task::JoinHandle<()>, Arc<Mutex<Vec<Pod>>>) {
+    let pods: Arc<Mutex<Vec<Pod>>> = Arc::default();
+    let (listed_tx, listed_rx) = tokio::sync::oneshot::channel();
+    let watch = {
+        let pods = pods.clone();
+        let api: Api<Pod> = Api::all(client.clone());
+        tokio::spawn(async move {
+            let mut initial = BTreeSet::new();
+            let mut listed_tx = Some(listed_tx);
+            let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
+            while let Some(Ok(e)) = events.next().await {
+                match e {
+                    Event::InitApply(p) => {
+                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
+                    }
+                    Event::InitDone => {
+                        if let Some(tx) = listed_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Event::Apply(p) | Event::Delete(p) => {
+                        if !initial.contains(p.metadata.uid.as_deref().unwrap_or_default()) {
+                            pods.lock().unwrap().push(p);
+                        }
+                    }
+                    Event::Init => {}
+                }
+            }
+        })
+    };
+    listed_rx.await.expect("the pod watch lists");
+    (watch, pods)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn images_list_is_what_convert_pulls_and_image_repository_moves_all_of_it() {
     let env = support::start_sim(3, Layout::Kubeadm, |_| {}).await;
@@ -62,41 +98,13 @@ async fn images_list_is_what_convert_pulls_and_image_repository_moves_all_of_it(
     );
 
     // every pod created from now on, the node Jobs' included (deleted once they succeed)
-    let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let before: Arc<Mutex<Option<BTreeSet<String>>>> = Arc::default();
-    let watch = {
-        let (seen, before) = (seen.clone(), before.clone());
-        let pods: Api<Pod> = Api::all(client.clone());
-        tokio::spawn(async move {
-            let mut initial = BTreeSet::new();
-            let mut events = watcher::watcher(pods, watcher::Config::default()).boxed();
-            while let Some(Ok(e)) = events.next().await {
-                match e {
-                    Event::InitApply(p) => {
-                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
-                    }
-                    Event::InitDone => *before.lock().unwrap() = Some(initial.clone()),
-                    Event::Apply(p) | Event::Delete(p) => {
-                        let uid = p.metadata.uid.clone().unwrap_or_default();
-                        if !initial.contains(&uid) {
-                            seen.lock().unwrap().extend(images_of(&p));
-                        }
-                    }
-                    Event::Init => {}
-                }
-            }
-        })
-    };
-    while before.lock().unwrap().is_none() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-
+    let (watch, pods) = new_pods(&client).await;
     let run = support::yurtctl(&env.sim, &["convert", "-y", "--image-repository", MIRROR]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     // the last Job pods' deletions reach the watch shortly after convert returns
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     watch.abort();
-    let seen = seen.lock().unwrap().clone();
+    let seen: BTreeSet<String> = pods.lock().unwrap().iter().flat_map(images_of).collect();
 
     // nothing convert started pulls from anywhere but the mirror
     assert!(!seen.is_empty());
@@ -180,5 +188,87 @@ async fn image_flags_are_checked_against_the_profile_before_anything_else() {
     // convert refused before it changed anything: no journal
     let client = support::kube_client(&env.sim).await;
     assert_eq!(support::journal_state(&client).await, None);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
+    use k8s_openapi::api::core::v1::Secret;
+    let env = support::start_sim(2, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+    // refused before anything changes while the Secret is missing
+    let refused = support::yurtctl(
+        &env.sim,
+        &["convert", "-y", "--image-pull-secret", "regcred"],
+    )
+    .await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "[ImagePullSecret] Secret kube-system/regcred (--image-pull-secret) does not exist"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(support::journal_state(&client).await, None);
+
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "regcred", "namespace": "kube-system"},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(client.clone(), "kube-system")
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+    let (watch, pods) = new_pods(&client).await;
+    let run = support::yurtctl(
+        &env.sim,
+        &["convert", "-y", "--image-pull-secret", "regcred"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reverted = support::yurtctl(&env.sim, &["revert", "-y"]).await;
+    assert_eq!(reverted.code, 0, "{}", reverted.stderr);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    watch.abort();
+    let pods = pods.lock().unwrap().clone();
+    // pod name → the Secrets it pulls with
+    let pulls: BTreeMap<String, Vec<String>> = pods
+        .iter()
+        .map(|p| {
+            let names = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.image_pull_secrets.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            (p.metadata.name.clone().unwrap_or_default(), names)
+        })
+        .collect();
+    let without: Vec<&String> = pulls
+        .iter()
+        .filter(|(_, s)| s.as_slice() != ["regcred"])
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        without.is_empty(),
+        "pods pulling without regcred: {without:?} (all: {pulls:?})"
+    );
+    // preflight, convert and revert Jobs, and yurt-manager's pods, all came by
+    for prefix in [
+        "yurtctl-preflight-",
+        "yurtctl-convert-",
+        "yurtctl-revert-",
+        "yurt-manager-",
+    ] {
+        assert!(
+            pulls.keys().any(|n| n.starts_with(prefix)),
+            "no {prefix}* pod: {pulls:?}"
+        );
+    }
     env.sim.shutdown().await;
 }

@@ -1092,3 +1092,35 @@ fn platformadmins_can_always_be_deleted() {
         json!([{"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}])
     );
 }
+
+/// `--image-pull-secret` reaches every workload's pods, and no static pod: the kubelet's
+/// mirror pods may not reference Secrets, so a YurtStaticSet's template is left alone.
+#[test]
+fn image_pull_secrets_go_on_every_workload_and_no_static_pod() {
+    for name in PROFILES {
+        let p = profile(name);
+        let mut ctx = context(&p);
+        ctx.image_pull_secrets = vec!["regcred".into()];
+        let objs = render::render_cluster_objects(&p, &ctx).unwrap();
+        let mut workloads = 0;
+        for o in &objs {
+            let v = o.to_value();
+            let pulls = &v["spec"]["template"]["spec"]["imagePullSecrets"];
+            match o.gvk.kind.as_str() {
+                "Deployment" | "DaemonSet" | "StatefulSet" | "Job" => {
+                    workloads += 1;
+                    assert_eq!(pulls, &json!([{"name": "regcred"}]), "{name}: {}", o.id());
+                }
+                _ => assert!(pulls.is_null(), "{name}: {}", o.id()),
+            }
+        }
+        assert!(workloads > 0, "{name} renders a workload");
+        // without the flag nothing changes
+        let (_, plain) = render_all(name);
+        assert!(
+            plain
+                .iter()
+                .all(|o| o.to_value()["spec"]["template"]["spec"]["imagePullSecrets"].is_null())
+        );
+    }
+}

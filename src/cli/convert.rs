@@ -67,6 +67,11 @@ pub struct ConvertCmd {
     #[command(flatten)]
     pub images: super::ImageFlags,
 
+    /// A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the
+    /// components pull their images with (repeatable; a static-pod YurtHub cannot use one)
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
+
     #[command(flatten)]
     pub run: super::RunFlags,
 
@@ -197,6 +202,7 @@ impl ConvertCmd {
             nodepool: self.nodepool.clone(),
             nodepools_from_label: self.nodepools_from_label.clone(),
             cloud_nodepool: self.cloud_nodepool.clone(),
+            image_pull_secrets: self.image_pull_secrets.clone(),
             ..Default::default()
         };
         self.images.apply(&mut o);

@@ -30,6 +30,9 @@ pub struct ConvertOptions {
     /// `--image-repository`: the registry (and path) every image is pulled from instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
+    /// `--image-pull-secret`: kube-system Secrets the node Jobs and components pull with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<String>,
     /// `--disable-nodelifecycle`: None = what the profile needs.
     pub disable_nodelifecycle: Option<bool>,
     /// A NotReady node blocks the whole run instead of only itself.
@@ -103,6 +106,8 @@ pub struct ConvertSettings {
     pub images: BTreeMap<String, String>,
     /// The image every node Job of this run runs (`images["servant"]`).
     pub servant_image: String,
+    /// The Secrets (in kube-system) every node Job and component pulls its images with.
+    pub pull_secrets: Vec<String>,
     /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
     pub disable_nodelifecycle: bool,
 }
@@ -129,6 +134,7 @@ impl ConvertSettings {
         }
         ConvertSettings {
             servant_image: images.get("servant").cloned().unwrap_or_default(),
+            pull_secrets: opts.image_pull_secrets.clone(),
             images,
             disable_nodelifecycle: opts
                 .disable_nodelifecycle

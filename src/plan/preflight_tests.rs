@@ -215,3 +215,43 @@ fn the_two_openyurt_profiles_meet_on_1_31_to_1_37() {
         );
     }
 }
+
+#[test]
+fn an_image_pull_secret_must_exist_and_be_one_the_kubelet_pulls_with() {
+    let mut o = opts();
+    o.image_pull_secrets = vec!["regcred".into(), "opaque".into(), "gone".into()];
+    let mut s = three();
+    s.pull_secrets = [
+        (
+            "regcred".to_owned(),
+            Some("kubernetes.io/dockerconfigjson".to_owned()),
+        ),
+        ("opaque".to_owned(), Some("Opaque".to_owned())),
+        ("gone".to_owned(), None),
+    ]
+    .into();
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
+        panic!("a missing or unusable pull secret is refused before anything changes")
+    };
+    let found: Vec<(Check, &str)> = f.iter().map(|f| (f.check, f.message.as_str())).collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0]
+            .1
+            .starts_with("Secret kube-system/opaque (--image-pull-secret) is of type Opaque;")
+    );
+    assert!(
+        found[1]
+            .1
+            .starts_with("Secret kube-system/gone (--image-pull-secret) does not exist;")
+    );
+    assert!(found[1].1.ends_with(
+        "`kubectl create secret docker-registry gone -n kube-system --docker-server=REGISTRY \
+         --docker-username=USER --docker-password=PASSWORD`"
+    ));
+    assert!(found.iter().all(|(c, _)| *c == Check::ImagePullSecret));
+    // the settings carry the ones the kubelet can use
+    o.image_pull_secrets = vec!["regcred".into()];
+    let p = plan_convert(&s, &o, &profile()).unwrap();
+    assert_eq!(p.settings.pull_secrets, ["regcred"]);
+}

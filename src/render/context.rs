@@ -149,6 +149,9 @@ pub struct RenderContext {
     pub servant_image: String,
     /// Public address of yurt-tunnel-server (`host` or `host:port`), legacy profile only.
     pub tunnel_server_address: Option<String>,
+    /// Secrets every workload's pods pull their images with (`--image-pull-secret`).
+    #[serde(skip)]
+    pub image_pull_secrets: Vec<String>,
     /// kubeadm's pin of the cluster CA, `sha256:<hex>` of its SubjectPublicKeyInfo (what
     /// `kubeadm join --discovery-token-ca-cert-hash` takes); None when `cluster_ca_data` is
     /// not a PEM certificate.
@@ -200,6 +203,7 @@ impl RenderContext {
             node_pools: Vec::new(),
             servant_image: profile.images["servant"].clone(),
             tunnel_server_address: None,
+            image_pull_secrets: Vec::new(),
         }
     }
 
