@@ -46,6 +46,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
+            [CompletionResult]::new('images', 'images', [CompletionResultType]::ParameterValue, 'List the images a conversion pulls, to mirror them for air-gapped clusters')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
             [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
@@ -57,13 +58,15 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--edge-nodes', '--edge-nodes', [CompletionResultType]::ParameterName, 'Only these nodes become edge nodes (comma-separated); other workers are left alone')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Component set to install')
             [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]')
+            [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
+            [CompletionResult]::new('--image-repository', '--image-repository', [CompletionResultType]::ParameterName, 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
+            [CompletionResult]::new('--image-pull-secret', '--image-pull-secret', [CompletionResultType]::ParameterName, 'A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the components pull their images with (repeatable; a static-pod YurtHub cannot use one)')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Node Jobs running at once')
             [CompletionResult]::new('--job-timeout', '--job-timeout', [CompletionResultType]::ParameterName, 'Time allowed for each node''s Job')
             [CompletionResult]::new('--skip-phases', '--skip-phases', [CompletionResultType]::ParameterName, 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)')
             [CompletionResult]::new('--autonomous-nodes', '--autonomous-nodes', [CompletionResultType]::ParameterName, 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]')
             [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'The kind of cluster; convert refuses when the nodes say otherwise')
-            [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
-            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
             [CompletionResult]::new('--disable-nodelifecycle', '--disable-nodelifecycle', [CompletionResultType]::ParameterName, 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes')
             [CompletionResult]::new('--ignore-preflight-errors', '--ignore-preflight-errors', [CompletionResultType]::ParameterName, 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)')
             [CompletionResult]::new('--nodepool', '--nodepool', [CompletionResultType]::ParameterName, 'The NodePool every edge node joins (profiles with NodePools) [default: the profile''s, edge]')
@@ -392,6 +395,68 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
         'yurtctl;staticpod;help;help' {
             break
         }
+        'yurtctl;images' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above a --qps limit')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;images;list' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Component set whose images to list')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]')
+            [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
+            [CompletionResult]::new('--image-repository', '--image-repository', [CompletionResultType]::ParameterName, 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above a --qps limit')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;images;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'yurtctl;images;help;list' {
+            break
+        }
+        'yurtctl;images;help;help' {
+            break
+        }
         'yurtctl;completion' {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
@@ -470,6 +535,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
+            [CompletionResult]::new('images', 'images', [CompletionResultType]::ParameterValue, 'List the images a conversion pulls, to mirror them for air-gapped clusters')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout')
             [CompletionResult]::new('playground', 'playground', [CompletionResultType]::ParameterValue, 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)')
@@ -510,6 +576,13 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;help;staticpod;adopt' {
+            break
+        }
+        'yurtctl;help;images' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)')
+            break
+        }
+        'yurtctl;help;images;list' {
             break
         }
         'yurtctl;help;completion' {

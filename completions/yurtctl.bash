@@ -25,6 +25,9 @@ _yurtctl() {
             yurtctl,help)
                 cmd="yurtctl__subcmd__help"
                 ;;
+            yurtctl,images)
+                cmd="yurtctl__subcmd__images"
+                ;;
             yurtctl,man)
                 cmd="yurtctl__subcmd__man"
                 ;;
@@ -49,6 +52,9 @@ _yurtctl() {
             yurtctl__subcmd__help,help)
                 cmd="yurtctl__subcmd__help__subcmd__help"
                 ;;
+            yurtctl__subcmd__help,images)
+                cmd="yurtctl__subcmd__help__subcmd__images"
+                ;;
             yurtctl__subcmd__help,man)
                 cmd="yurtctl__subcmd__help__subcmd__man"
                 ;;
@@ -63,6 +69,9 @@ _yurtctl() {
                 ;;
             yurtctl__subcmd__help,status)
                 cmd="yurtctl__subcmd__help__subcmd__status"
+                ;;
+            yurtctl__subcmd__help__subcmd__images,list)
+                cmd="yurtctl__subcmd__help__subcmd__images__subcmd__list"
                 ;;
             yurtctl__subcmd__help__subcmd__staticpod,adopt)
                 cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__adopt"
@@ -81,6 +90,18 @@ _yurtctl() {
                 ;;
             yurtctl__subcmd__help__subcmd__staticpod__subcmd__ota,apply)
                 cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__ota__subcmd__apply"
+                ;;
+            yurtctl__subcmd__images,help)
+                cmd="yurtctl__subcmd__images__subcmd__help"
+                ;;
+            yurtctl__subcmd__images,list)
+                cmd="yurtctl__subcmd__images__subcmd__list"
+                ;;
+            yurtctl__subcmd__images__subcmd__help,help)
+                cmd="yurtctl__subcmd__images__subcmd__help__subcmd__help"
+                ;;
+            yurtctl__subcmd__images__subcmd__help,list)
+                cmd="yurtctl__subcmd__images__subcmd__help__subcmd__list"
                 ;;
             yurtctl__subcmd__staticpod,adopt)
                 cmd="yurtctl__subcmd__staticpod__subcmd__adopt"
@@ -140,7 +161,7 @@ _yurtctl() {
 
     case "${cmd}" in
         yurtctl)
-            opts="-v -q -o -n -y -h -V --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help --version convert revert status staticpod completion man playground help"
+            opts="-v -q -o -n -y -h -V --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help --version convert revert status staticpod images completion man playground help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -248,7 +269,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__convert)
-            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --concurrency --job-timeout --force-unlock --skip-workload-restart --skip-phases --autonomous-nodes --provider --openyurt-version --image --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --nodepool --nodepools-from-label --cloud-nodepool --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --concurrency --job-timeout --force-unlock --skip-workload-restart --skip-phases --autonomous-nodes --provider --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --nodepool --nodepools-from-label --cloud-nodepool --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -270,6 +291,22 @@ _yurtctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --openyurt-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --concurrency)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -288,14 +325,6 @@ _yurtctl() {
                     ;;
                 --provider)
                     COMPREPLY=($(compgen -W "auto kubeadm kind minikube" -- "${cur}"))
-                    return 0
-                    ;;
-                --openyurt-version)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --image)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --disable-nodelifecycle)
@@ -370,7 +399,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__help)
-            opts="convert revert status staticpod completion man playground help"
+            opts="convert revert status staticpod images completion man playground help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -414,6 +443,34 @@ _yurtctl() {
         yurtctl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__help__subcmd__images)
+            opts="list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__help__subcmd__images__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -572,6 +629,176 @@ _yurtctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images)
+            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
+                    COMPREPLY=($(compgen -W "auto bars plain none" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images__subcmd__help)
+            opts="list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images__subcmd__list)
+            opts="-v -q -o -n -y -h --profile --servant-image --openyurt-version --image-repository --image --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --openyurt-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
+                    COMPREPLY=($(compgen -W "auto bars plain none" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -43,6 +43,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
+            cand images 'List the images a conversion pulls, to mirror them for air-gapped clusters'
             cand completion 'Print a shell completion script'
             cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
             cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -53,13 +54,15 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --edge-nodes 'Only these nodes become edge nodes (comma-separated); other workers are left alone'
             cand --profile 'Component set to install'
             cand --servant-image 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]'
+            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
+            cand --image-repository 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)'
+            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand --image-pull-secret 'A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the components pull their images with (repeatable; a static-pod YurtHub cannot use one)'
             cand --concurrency 'Node Jobs running at once'
             cand --job-timeout 'Time allowed for each node''s Job'
             cand --skip-phases 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)'
             cand --autonomous-nodes 'Edge nodes that get the autonomy annotation (comma-separated) [default: every edge node]'
             cand --provider 'The kind of cluster; convert refuses when the nodes say otherwise'
-            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
-            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
             cand --disable-nodelifecycle 'Disable kube-controller-manager''s nodelifecycle controller on control-plane nodes'
             cand --ignore-preflight-errors 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, Provider, or all)'
             cand --nodepool 'The NodePool every edge node joins (profiles with NodePools) [default: the profile''s, edge]'
@@ -367,6 +370,63 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         }
         &'yurtctl;staticpod;help;help'= {
         }
+        &'yurtctl;images'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)'
+            cand --burst 'API requests allowed in a burst above a --qps limit'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;images;list'= {
+            cand --profile 'Component set whose images to list'
+            cand --servant-image 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]'
+            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
+            cand --image-repository 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)'
+            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)'
+            cand --burst 'API requests allowed in a burst above a --qps limit'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;images;help'= {
+            cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'yurtctl;images;help;list'= {
+        }
+        &'yurtctl;images;help;help'= {
+        }
         &'yurtctl;completion'= {
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'
@@ -442,6 +502,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
+            cand images 'List the images a conversion pulls, to mirror them for air-gapped clusters'
             cand completion 'Print a shell completion script'
             cand man 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
             cand playground 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -472,6 +533,11 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         &'yurtctl;help;staticpod;ota;apply'= {
         }
         &'yurtctl;help;staticpod;adopt'= {
+        }
+        &'yurtctl;help;images'= {
+            cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+        }
+        &'yurtctl;help;images;list'= {
         }
         &'yurtctl;help;completion'= {
         }

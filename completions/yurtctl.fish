@@ -50,6 +50,7 @@ complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "convert" -d 'Conver
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "images" -d 'List the images a conversion pulls, to mirror them for air-gapped clusters'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
@@ -58,6 +59,10 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l cloud-nodes 
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l edge-nodes -d 'Only these nodes become edge nodes (comma-separated); other workers are left alone' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l profile -d 'Component set to install' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image-pull-secret -d 'A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the components pull their images with (repeatable; a static-pod YurtHub cannot use one)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l concurrency -d 'Node Jobs running at once' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l job-timeout -d 'Time allowed for each node\'s Job' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, preflight/nodes, label-nodes, components, kcm, nodes/edge, nodes/cloud, verify)' -r
@@ -66,8 +71,6 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l provider -d 
 kubeadm\t''
 kind\t''
 minikube\t''"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l disable-nodelifecycle -d 'Disable kube-controller-manager\'s nodelifecycle controller on control-plane nodes' -r -f -a "auto\t'What the profile needs'
 true\t''
 false\t''"
@@ -327,6 +330,57 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l profile -d 'Component set whose images to list' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -400,16 +454,18 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s q -l quie
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "completion" -d 'Print a shell completion script'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "images" -d 'List the images a conversion pulls, to mirror them for air-gapped clusters'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "completion" -d 'Print a shell completion script'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status staticpod images completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from images" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'

@@ -182,6 +182,39 @@ fn path_component(p: &str) -> bool {
     true
 }
 
+/// `image` in `repository`, as kubeadm's `--image-repository` names its images
+/// (`<repository>/<name>:<tag>`; kubernetes/kubernetes@v1.37.2 cmd/kubeadm/app/images
+/// `GetGenericImage`): everything before the image's last path component is replaced, so
+/// `openyurt/yurthub:v1.7.0` in `registry.example.com/mirror` is
+/// `registry.example.com/mirror/yurthub:v1.7.0`; tag and digest are kept.
+pub fn in_repository(image: &str, repository: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    format!("{repository}/{last}")
+}
+
+/// Checks a value of `--image-repository`: a registry and optional path, without tag, digest
+/// or trailing `/`, such that the images moved into it are references.
+pub fn check_repository(repository: &str) -> Result<(), String> {
+    let why = if repository.is_empty() {
+        Some("it is empty".to_owned())
+    } else if repository.contains('@') {
+        Some("a repository has no digest".to_owned())
+    } else if repository.contains("://") {
+        Some("a repository has no scheme (leave out https://)".to_owned())
+    } else if repository.ends_with('/') {
+        Some("it ends with '/'".to_owned())
+    } else {
+        reason(&format!("{repository}/name:tag"))
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "{repository:?} is not an image repository: {why} (expected REGISTRY[:PORT][/PATH] \
+             without a tag, e.g. registry.example.com/openyurt)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +290,52 @@ mod tests {
             assert!(e.contains(&format!("{s:?}")), "{e}");
             assert!(e.contains(why.as_str()), "{s:?}: {e}");
             assert!(e.contains("expected [REGISTRY"), "{e}");
+        }
+    }
+
+    #[test]
+    fn image_repository_replaces_everything_before_the_name_as_kubeadms_does() {
+        let sha = format!("sha256:{}", "a".repeat(64));
+        for (image, repo, want) in [
+            (
+                "openyurt/yurthub:v1.7.0",
+                "registry.example.com/mirror",
+                "registry.example.com/mirror/yurthub:v1.7.0",
+            ),
+            (
+                "docker.io/openyurt/yurt-manager:v1.7.0",
+                "localhost:5000",
+                "localhost:5000/yurt-manager:v1.7.0",
+            ),
+            ("busybox", "r.example.com/a/b", "r.example.com/a/b/busybox"),
+            (
+                &format!("openyurt/yurthub@{sha}"),
+                "r.example.com",
+                &format!("r.example.com/yurthub@{sha}"),
+            ),
+        ] {
+            let moved = in_repository(image, repo);
+            assert_eq!(moved, want);
+            assert_eq!(check_image(&moved), Ok(()), "{moved}");
+        }
+        for ok in [
+            "registry.example.com",
+            "localhost:5000",
+            "r.example.com/team/openyurt",
+            "[::1]:5000/x",
+        ] {
+            assert_eq!(check_repository(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("", "it is empty"),
+            ("r.example.com/", "ends with '/'"),
+            ("https://r.example.com", "no scheme"),
+            ("r.example.com/openyurt:v1", "not an image repository"),
+            ("r.example.com@sha256:00", "no digest"),
+            ("R.example.com/Openyurt", "not an image repository"),
+        ] {
+            let e = check_repository(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 }

@@ -28,7 +28,9 @@ const TEMPLATE: &str = "conformance.yurtctl.io/template";
 fn context(p: &Profile) -> RenderContext {
     let token = BootstrapTokenRef::new("abcdef", "2026-01-02T03:04:05Z").unwrap();
     let secret = TokenSecret::new("0123456789abcdef").unwrap();
-    let mut ctx = RenderContext::new(p, "https://192.168.0.10:6443", "Q0E=", token, secret);
+    // a real CA certificate: YurtHub v1.7's unit pins it by hash
+    let ca = render::base64(include_str!("fixtures/cluster-ca.crt").as_bytes());
+    let mut ctx = RenderContext::new(p, "https://192.168.0.10:6443", ca, token, secret);
     assert_eq!(ctx.namespace, NAMESPACE);
     ctx.cloud_nodes = vec!["control-plane".into()];
     ctx.edge_nodes = vec!["worker-1".into(), "worker-2".into()];

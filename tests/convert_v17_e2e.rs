@@ -183,6 +183,10 @@ async fn converts_and_reverts_exactly(layout: Layout) {
         run.stdout, run.stderr
     );
 
+    let pin = yurtctl::render::ca_cert_hash(&yurtctl::render::base64(
+        yurtsim::models::pki::cluster_ca_pem().as_bytes(),
+    ))
+    .unwrap();
     let mut got = pools(&env).await;
     got.sort();
     assert_eq!(
@@ -225,6 +229,11 @@ async fn converts_and_reverts_exactly(layout: Layout) {
         .unwrap();
         assert!(
             drop_in.contains(&format!("--node-name={name} --nodepool-name={pool} ")),
+            "{layout} {name}: {drop_in}"
+        );
+        // the bootstrap pins the CA cluster-info publishes, as `kubeadm join` does
+        assert!(
+            drop_in.contains(&format!("--discovery-token-ca-cert-hash={pin}\"")),
             "{layout} {name}: {drop_in}"
         );
         let server = n
@@ -338,5 +347,41 @@ async fn a_node_whose_multiplexer_port_is_taken_is_refused_before_anything_chang
         .filter(|n| label(n, EDGE_LABEL).is_some())
         .count();
     assert_eq!(labelled, 0, "no node was labelled");
+    env.sim.shutdown().await;
+}
+
+/// YurtHub's bootstrap pins the cluster CA by hash: a cluster-info whose CA is no certificate is
+/// refused before any node Job runs, naming the ConfigMap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_info_without_a_ca_certificate_is_refused_naming_it() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let env = zoned_cluster(Layout::Kubeadm).await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "kube-public");
+    let mut info = cms.get("cluster-info").await.unwrap();
+    let data = info.data.as_mut().unwrap();
+    let text = data["kubeconfig"].clone();
+    let at = text.find("certificate-authority-data: ").unwrap() + 28;
+    let end = at + text[at..].find('\n').unwrap();
+    data.insert(
+        "kubeconfig".into(),
+        format!("{}Q0E={}", &text[..at], &text[end..]),
+    );
+    cms.replace("cluster-info", &Default::default(), &info)
+        .await
+        .unwrap();
+    let run = convert(&env).await;
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ConfigMap kube-public/cluster-info")
+            && run.stderr.contains("not a PEM certificate")
+            && run.stderr.contains("--discovery-token-ca-cert-hash"),
+        "{}",
+        run.stderr
+    );
+    let jobs = Api::<Job>::all(env.client.clone())
+        .list(&ListParams::default().labels("yurtctl.openyurt.io/action=convert"))
+        .await
+        .unwrap();
+    assert!(jobs.items.is_empty(), "no node was converted");
     env.sim.shutdown().await;
 }

@@ -15,7 +15,10 @@ const TOKEN_ID: &str = "abcdef";
 const TOKEN_SECRET: &str = "0123456789abcdef";
 const EXPIRY: &str = "2026-01-02T03:04:05Z";
 const API: &str = "https://192.168.0.10:6443";
-const CA: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
+/// tests/fixtures/cluster-ca.crt, base64 (YurtHub v1.7's unit pins it by hash).
+fn ca() -> String {
+    yurtctl::render::base64(include_str!("fixtures/cluster-ca.crt").as_bytes())
+}
 
 fn profile(name: &str) -> Profile {
     Profile::load(name).unwrap_or_else(|e| panic!("{e}"))
@@ -24,7 +27,7 @@ fn profile(name: &str) -> Profile {
 /// 1 control plane + 2 workers; every feature flag of the profile on.
 fn context(p: &Profile) -> RenderContext {
     let token = BootstrapTokenRef::new(TOKEN_ID, EXPIRY).unwrap();
-    let mut ctx = RenderContext::new(p, API, CA, token, TokenSecret::new(TOKEN_SECRET).unwrap());
+    let mut ctx = RenderContext::new(p, API, ca(), token, TokenSecret::new(TOKEN_SECRET).unwrap());
     ctx.cloud_nodes = vec!["control-plane".into()];
     ctx.edge_nodes = vec!["worker-1".into(), "worker-2".into()];
     ctx.features = p.flags().into_iter().map(str::to_owned).collect();
@@ -139,7 +142,7 @@ fn profile_declarations() {
         Row {
             name: "openyurt-v1.6",
             openyurt: "v1.6.1",
-            k8s: (21, 30),
+            k8s: (21, 37),
             certified_max: 30,
             disable_nodelifecycle: false,
             mode: render::YurtHubMode::YurtStaticSet,
@@ -560,6 +563,96 @@ fn every_crd_is_structural() {
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
+/// What `kubectl get all` (v1.6) or `kubectl get yurt` (v1.7) lists, and the columns
+/// `kubectl get` prints, as the charts' CRDs have them
+/// (openyurtio/openyurt@v1.6.1 and @v1.7.0 charts/yurt-manager/crds/).
+#[test]
+fn the_crds_show_in_kubectl_as_the_charts_make_them() {
+    for (profile, category, in_it) in [
+        (
+            "openyurt-v1.6",
+            "all",
+            &[
+                "gateways.raven.openyurt.io",
+                "nodebuckets.apps.openyurt.io",
+                "nodepools.apps.openyurt.io",
+                "platformadmins.iot.openyurt.io",
+                "poolservices.network.openyurt.io",
+                "yurtappdaemons.apps.openyurt.io",
+                "yurtappsets.apps.openyurt.io",
+            ][..],
+        ),
+        (
+            "openyurt-v1.7",
+            "yurt",
+            &[
+                "gateways.raven.openyurt.io",
+                "nodebuckets.apps.openyurt.io",
+                "nodepools.apps.openyurt.io",
+                "platformadmins.iot.openyurt.io",
+                "poolservices.network.openyurt.io",
+                "yurtappdaemons.apps.openyurt.io",
+                "yurtappsets.apps.openyurt.io",
+            ][..],
+        ),
+    ] {
+        let (_, objs) = render_all(profile);
+        let crds: Vec<Value> = objs
+            .iter()
+            .filter(|o| o.gvk.kind == "CustomResourceDefinition")
+            .map(|o| o.to_value())
+            .collect();
+        let listed: BTreeSet<&str> = crds
+            .iter()
+            .filter(|c| c["spec"]["names"]["categories"] == json!([category]))
+            .map(|c| c["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, in_it.iter().copied().collect(), "{profile}");
+        let columns = |crd: &str, version: &str| -> Vec<String> {
+            let c = crds.iter().find(|c| c["metadata"]["name"] == crd).unwrap();
+            let v = c["spec"]["versions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == version)
+                .unwrap();
+            v["additionalPrinterColumns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        c["name"].as_str().unwrap(),
+                        c["jsonPath"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            columns("yurtappsets.apps.openyurt.io", "v1alpha1"),
+            [
+                "READY=.status.readyReplicas",
+                "WorkloadTemplate=.status.templateType",
+                "AGE=.metadata.creationTimestamp",
+                "OverriderRef=.status.overriderRef"
+            ],
+            "{profile}"
+        );
+        assert_eq!(
+            columns("platformadmins.iot.openyurt.io", "v1alpha1"),
+            [
+                "READY=.status.ready",
+                "Service=.status.serviceReplicas",
+                "ReadyService=.status.serviceReadyReplicas",
+                "Deployment=.status.deploymentReplicas",
+                "ReadyDeployment=.status.deploymentReadyReplicas"
+            ],
+            "{profile}"
+        );
+    }
+}
+
 /// Upstream facts for the two CRDs yurtctl itself uses.
 #[test]
 fn nodepool_and_yurtstaticset_crds_match_upstream() {
@@ -966,4 +1059,68 @@ fn context_validation() {
     let ctx = context(&p);
     let n = NodeContext::new(&p, &ctx, "Bad_Node", WorkingMode::Edge);
     assert!(render::render_node_manifest(&p, &ctx, &n).is_err());
+}
+
+/// A PlatformAdmin whose NodePool is gone can still lose its finalizer: the v1beta1 handler
+/// both releases serve validates the old object on update too
+/// (openyurtio/openyurt@v1.6.1 and @v1.7.0
+/// pkg/yurtmanager/webhook/platformadmin/v1beta1/platformadmin_validation.go ValidateUpdate).
+#[test]
+fn platformadmins_can_always_be_deleted() {
+    let platformadmin_hooks = |profile: &str| -> Vec<Value> {
+        let (_, objs) = render_all(profile);
+        objs.iter()
+            .filter(|o| o.gvk.kind.ends_with("WebhookConfiguration"))
+            .flat_map(|o| {
+                o.to_value()["webhooks"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|h| h["rules"][0]["resources"] == json!(["platformadmins"]))
+            .collect()
+    };
+    // v1.6 runs on 1.21+, below matchConditions (1.28): none, as after a chart install
+    assert_eq!(platformadmin_hooks("openyurt-v1.6"), Vec::<Value>::new());
+    // v1.7: validated, but not once it is being deleted
+    let v17 = platformadmin_hooks("openyurt-v1.7");
+    let names: Vec<&str> = v17.iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mplatformadmin.kb.io", "vplatformadmin.kb.io"]);
+    assert_eq!(v17[0].get("matchConditions"), None);
+    assert_eq!(
+        v17[1]["matchConditions"],
+        json!([{"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}])
+    );
+}
+
+/// `--image-pull-secret` reaches every workload's pods, and no static pod: the kubelet's
+/// mirror pods may not reference Secrets, so a YurtStaticSet's template is left alone.
+#[test]
+fn image_pull_secrets_go_on_every_workload_and_no_static_pod() {
+    for name in PROFILES {
+        let p = profile(name);
+        let mut ctx = context(&p);
+        ctx.image_pull_secrets = vec!["regcred".into()];
+        let objs = render::render_cluster_objects(&p, &ctx).unwrap();
+        let mut workloads = 0;
+        for o in &objs {
+            let v = o.to_value();
+            let pulls = &v["spec"]["template"]["spec"]["imagePullSecrets"];
+            match o.gvk.kind.as_str() {
+                "Deployment" | "DaemonSet" | "StatefulSet" | "Job" => {
+                    workloads += 1;
+                    assert_eq!(pulls, &json!([{"name": "regcred"}]), "{name}: {}", o.id());
+                }
+                _ => assert!(pulls.is_null(), "{name}: {}", o.id()),
+            }
+        }
+        assert!(workloads > 0, "{name} renders a workload");
+        // without the flag nothing changes
+        let (_, plain) = render_all(name);
+        assert!(
+            plain
+                .iter()
+                .all(|o| o.to_value()["spec"]["template"]["spec"]["imagePullSecrets"].is_null())
+        );
+    }
 }

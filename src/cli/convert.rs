@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration::parse_duration;
-use super::values::{image_ref, node_name};
+use super::values::node_name;
 
 /// `--skip-phases` help, listing the phase ids in run order.
 fn skip_phases_help() -> String {
@@ -17,33 +17,6 @@ fn skip_phases_help() -> String {
 
 fn phase_id(s: &str) -> Result<String, String> {
     crate::plan::phases::parse::<crate::plan::ConvertPhase>(s).map(|_| s.to_owned())
-}
-
-/// `COMPONENT=IMAGE`; which components exist is the profile's to say (checked in `validate`).
-fn component_image(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((c, i)) if !c.is_empty() && !i.is_empty() => Ok((c.to_owned(), image_ref(i)?)),
-        _ => Err(format!(
-            "{s:?} is not COMPONENT=IMAGE (for example yurthub=registry.example.com/openyurt/yurthub:v1.6.1)"
-        )),
-    }
-}
-
-/// `vMAJOR.MINOR.PATCH`.
-fn openyurt_version(s: &str) -> Result<String, String> {
-    let ok = s
-        .strip_prefix('v')
-        .map(|v| v.split('.').collect::<Vec<_>>())
-        .is_some_and(|p| {
-            p.len() == 3
-                && p.iter()
-                    .all(|x| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()))
-        });
-    if ok {
-        Ok(s.to_owned())
-    } else {
-        Err(format!("{s:?} is not an OpenYurt release like v1.6.1"))
-    }
 }
 
 /// `--provider`.
@@ -91,9 +64,13 @@ pub struct ConvertCmd {
     #[arg(long, value_name = "PROFILE", default_value = crate::render::Profile::DEFAULT)]
     pub profile: String,
 
-    /// Image of the node Jobs (yurtctl's own image) [default: the profile's]
-    #[arg(long, value_name = "IMAGE", value_parser = image_ref)]
-    pub servant_image: Option<String>,
+    #[command(flatten)]
+    pub images: super::ImageFlags,
+
+    /// A kube-system Secret of type kubernetes.io/dockerconfigjson the node Jobs and the
+    /// components pull their images with (repeatable; a static-pod YurtHub cannot use one)
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
 
     #[command(flatten)]
     pub run: super::RunFlags,
@@ -114,14 +91,6 @@ pub struct ConvertCmd {
     /// The kind of cluster; convert refuses when the nodes say otherwise
     #[arg(long, value_enum, value_name = "PROVIDER", default_value = "auto")]
     pub provider: ProviderArg,
-
-    /// Another patch release of the profile's OpenYurt version (sets the OpenYurt image tags)
-    #[arg(long, value_name = "VERSION", value_parser = openyurt_version)]
-    pub openyurt_version: Option<String>,
-
-    /// Use IMAGE for COMPONENT (repeatable; components are the profile's image keys)
-    #[arg(long = "image", value_name = "COMPONENT=IMAGE", value_parser = component_image)]
-    pub images: Vec<(String, String)>,
 
     /// Disable kube-controller-manager's nodelifecycle controller on control-plane nodes
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
@@ -195,12 +164,11 @@ impl ConvertCmd {
 
     /// The planner's view of these flags.
     pub fn options(&self) -> crate::plan::ConvertOptions {
-        crate::plan::ConvertOptions {
+        let mut o = crate::plan::ConvertOptions {
             cloud_nodes: self.cloud_nodes.clone(),
             edge_nodes: self.edge_nodes.clone(),
             all_edge: self.all_edge,
             profile: self.profile.clone(),
-            servant_image: self.servant_image.clone(),
             concurrency: self.run.concurrency,
             job_timeout: self.run.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
@@ -212,8 +180,6 @@ impl ConvertCmd {
                 ProviderArg::Kind => Some(crate::plan::Provider::Kind),
                 ProviderArg::Minikube => Some(crate::plan::Provider::Minikube),
             },
-            openyurt_version: self.openyurt_version.clone(),
-            images: self.images.iter().cloned().collect(),
             disable_nodelifecycle: match self.disable_nodelifecycle {
                 Toggle::Auto => None,
                 Toggle::True => Some(true),
@@ -236,6 +202,10 @@ impl ConvertCmd {
             nodepool: self.nodepool.clone(),
             nodepools_from_label: self.nodepools_from_label.clone(),
             cloud_nodepool: self.cloud_nodepool.clone(),
-        }
+            image_pull_secrets: self.image_pull_secrets.clone(),
+            ..Default::default()
+        };
+        self.images.apply(&mut o);
+        o
     }
 }

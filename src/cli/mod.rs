@@ -4,6 +4,7 @@
 mod convert;
 mod docs;
 mod duration;
+mod images;
 mod invocation;
 #[cfg(feature = "playground")]
 mod playground;
@@ -19,6 +20,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 pub use convert::ConvertCmd;
 pub use docs::{CompletionCmd, ManCmd, Shell};
 pub use duration::parse_duration;
+pub use images::{ImageFlags, ImagesCommand, ImagesListCmd};
 pub use invocation::{bin_name_for, parse_from_env};
 #[cfg(feature = "playground")]
 pub use playground::{PlaygroundCmd, PlaygroundLayout};
@@ -200,6 +202,9 @@ pub enum Command {
     /// Roll out, inspect and roll back static pods across nodes, from the client side
     #[command(subcommand)]
     Staticpod(StaticPodCommand),
+    /// List the images a conversion pulls, to mirror them for air-gapped clusters
+    #[command(subcommand)]
+    Images(ImagesCommand),
     /// Print a shell completion script
     ///
     /// Install, for example: `yurtctl completion bash > /etc/bash_completion.d/yurtctl`,

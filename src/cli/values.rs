@@ -10,6 +10,11 @@ pub fn node_name(s: &str) -> Result<String, String> {
     dns1123_subdomain(s, "node name")
 }
 
+/// A Secret's name: a DNS-1123 subdomain.
+pub fn secret_name(s: &str) -> Result<String, String> {
+    dns1123_subdomain(s, "Secret name")
+}
+
 /// A NodePool name: a DNS-1123 subdomain, like every cluster-scoped object's.
 pub fn nodepool_name(s: &str) -> Result<String, String> {
     dns1123_subdomain(s, "NodePool name")

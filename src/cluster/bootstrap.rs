@@ -49,6 +49,26 @@ pub async fn token_secret(cluster: &Cluster, id: &str) -> Result<Option<String>,
         .and_then(|b| String::from_utf8(b.0).ok()))
 }
 
+/// The type of each named Secret in kube-system (`--image-pull-secret`), None where it does
+/// not exist.
+pub async fn secret_types(
+    cluster: &Cluster,
+    names: &[String],
+) -> Result<std::collections::BTreeMap<String, Option<String>>, ClusterError> {
+    let secrets: Api<Secret> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    let mut out = std::collections::BTreeMap::new();
+    for name in names {
+        let found = cluster.call(|| secrets.get_opt(name)).await.map_err(|e| {
+            ClusterError::from_kube(format!("get Secret {SYSTEM_NAMESPACE}/{name}"), e)
+        })?;
+        out.insert(
+            name.clone(),
+            found.map(|s| s.type_.unwrap_or_else(|| "Opaque".into())),
+        );
+    }
+    Ok(out)
+}
+
 /// `n` random characters from `[a-z0-9]` (from /dev/urandom), as bootstrap token ids and
 /// secrets are made.
 pub fn random_token_chars(n: usize) -> Result<String, ClusterError> {

@@ -84,6 +84,10 @@ pub struct ClusterSnapshot {
     pub jobs: Vec<JobInfo>,
     pub lock: Option<LockHolder>,
     pub journal: Option<Journal>,
+    /// The type of each Secret `--image-pull-secret` names (None: it does not exist), read by
+    /// the run that decides (`bootstrap::secret_types`); a name not in the map was not read
+    /// (the look before the lock), so nothing is said about it yet.
+    pub pull_secrets: BTreeMap<String, Option<String>>,
 }
 
 /// What to look at.
@@ -316,5 +320,6 @@ pub async fn snapshot(
         jobs: jobs.items.into_iter().map(job_info).collect(),
         lock,
         journal,
+        pull_secrets: BTreeMap::new(),
     })
 }

@@ -24,6 +24,17 @@ pub use tty::{SilentReporter, TtyReporter};
 
 pub use crate::naming::API_VERSION;
 
+/// `-o json|yaml` of `yurtctl images list` (fields are only ever added).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageList {
+    #[serde(flatten)]
+    pub header: crate::naming::ResultHeader,
+    pub profile: String,
+    pub openyurt_version: String,
+    pub images: Vec<crate::render::PulledImage>,
+}
+
 /// Something worth a line on stderr.
 #[derive(Clone, Debug)]
 pub enum Event<'a> {

@@ -136,6 +136,50 @@ pub fn plan_convert(
             ),
         )),
     }
+    if let Some(j) = snap.journal.as_ref().filter(|j| j.profile != profile.name) {
+        // the nodes it converted run that profile's YurtHub: converting them again with
+        // another one would mix both, and revert would undo the wrong one
+        findings.push(Finding::new(
+            Check::JournalProfile,
+            format!(
+                "this cluster was converted with profile {} (journal {}/{}, last written by \
+                 {}), not {}: re-run with --profile {} to go on with that conversion, or run \
+                 `yurtctl revert` first and then convert with --profile {}",
+                j.profile,
+                crate::cluster::SYSTEM_NAMESPACE,
+                crate::cluster::journal::JOURNAL_NAME,
+                j.command,
+                profile.name,
+                j.profile,
+                profile.name
+            ),
+        ));
+    }
+    for name in &opts.image_pull_secrets {
+        const PULLABLE: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
+        let Some(found) = snap.pull_secrets.get(name) else {
+            continue;
+        };
+        let problem = match found.as_deref() {
+            None => Some("does not exist".to_owned()),
+            Some(t) if !PULLABLE.contains(&t) => Some(format!("is of type {t}")),
+            Some(_) => None,
+        };
+        if let Some(problem) = problem {
+            findings.push(Finding::new(
+                Check::ImagePullSecret,
+                format!(
+                    "Secret {}/{name} (--image-pull-secret) {problem}; the kubelet pulls only \
+                     with a {} Secret in the pod's namespace: create one with `kubectl create \
+                     secret docker-registry {name} -n {} --docker-server=REGISTRY \
+                     --docker-username=USER --docker-password=PASSWORD`",
+                    crate::cluster::SYSTEM_NAMESPACE,
+                    PULLABLE[0],
+                    crate::cluster::SYSTEM_NAMESPACE,
+                ),
+            ));
+        }
+    }
     for n in opts.cloud_nodes.iter().chain(&opts.edge_nodes) {
         if !snap.nodes.iter().any(|x| &x.name == n) {
             findings.push(Finding::new(

@@ -24,8 +24,11 @@ pub enum Check {
     Permissions,
     /// A node cannot join the NodePool this run puts it in.
     NodePool,
-    /// The journal names a profile this yurtctl does not know.
+    /// The journal names a profile this yurtctl does not know, or another than the run's.
     JournalProfile,
+    /// A Secret `--image-pull-secret` names is missing or of a type the kubelet cannot pull
+    /// with.
+    ImagePullSecret,
 }
 
 impl Check {
@@ -45,6 +48,7 @@ impl Check {
             Check::Permissions => "Permissions",
             Check::NodePool => "NodePool",
             Check::JournalProfile => "JournalProfile",
+            Check::ImagePullSecret => "ImagePullSecret",
         }
     }
 

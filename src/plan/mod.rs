@@ -306,4 +306,6 @@ mod pool_tests;
 #[cfg(test)]
 mod preflight_tests;
 #[cfg(test)]
+mod settings_tests;
+#[cfg(test)]
 mod tests;

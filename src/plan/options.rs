@@ -27,6 +27,12 @@ pub struct ConvertOptions {
     pub openyurt_version: Option<String>,
     /// `--image COMPONENT=IMAGE`, by the profile's image keys.
     pub images: BTreeMap<String, String>,
+    /// `--image-repository`: the registry (and path) every image is pulled from instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_repository: Option<String>,
+    /// `--image-pull-secret`: kube-system Secrets the node Jobs and components pull with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<String>,
     /// `--disable-nodelifecycle`: None = what the profile needs.
     pub disable_nodelifecycle: Option<bool>,
     /// A NotReady node blocks the whole run instead of only itself.
@@ -95,11 +101,13 @@ impl Provider {
 /// high-level arguments): every phase reads them from the plan instead of deriving them again.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConvertSettings {
-    /// Every image by the profile's keys, with `--openyurt-version`, `--image` and
-    /// `--servant-image` applied.
+    /// Every image by the profile's keys, with `--openyurt-version`, `--image-repository`,
+    /// `--image` and `--servant-image` applied, in that order (the named ones win).
     pub images: BTreeMap<String, String>,
     /// The image every node Job of this run runs (`images["servant"]`).
     pub servant_image: String,
+    /// The Secrets (in kube-system) every node Job and component pulls its images with.
+    pub pull_secrets: Vec<String>,
     /// Whether kube-controller-manager's nodelifecycle controller gets disabled.
     pub disable_nodelifecycle: bool,
 }
@@ -115,12 +123,18 @@ impl ConvertSettings {
                 }
             }
         }
+        if let Some(repo) = &opts.image_repository {
+            for image in images.values_mut() {
+                *image = crate::reference::in_repository(image, repo);
+            }
+        }
         images.extend(opts.images.clone());
         if let Some(s) = &opts.servant_image {
             images.insert("servant".into(), s.clone());
         }
         ConvertSettings {
             servant_image: images.get("servant").cloned().unwrap_or_default(),
+            pull_secrets: opts.image_pull_secrets.clone(),
             images,
             disable_nodelifecycle: opts
                 .disable_nodelifecycle
@@ -223,22 +237,6 @@ pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), Pla
             }
         )));
     }
-    if let Some(c) = opts
-        .images
-        .keys()
-        .find(|c| !profile.images.contains_key(*c))
-    {
-        return Err(PlanError::Usage(format!(
-            "--image {c}=…: profile {} has no component {c:?}; its components are {}",
-            profile.name,
-            profile
-                .images
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
     let pool_flags = [
         ("--nodepool", &opts.nodepool),
         ("--nodepools-from-label", &opts.nodepools_from_label),
@@ -257,6 +255,29 @@ pub fn check_options(opts: &ConvertOptions, profile: &Profile) -> Result<(), Pla
         return Err(PlanError::Usage(
             "--nodepool and --nodepools-from-label exclude each other".into(),
         ));
+    }
+    check_images(opts, profile)?;
+    Ok(())
+}
+
+/// The checks of the image flags against the profile (`--image` keys, `--openyurt-version`),
+/// which `images list` shares with convert.
+pub fn check_images(opts: &ConvertOptions, profile: &Profile) -> Result<(), PlanError> {
+    if let Some(c) = opts
+        .images
+        .keys()
+        .find(|c| !profile.images.contains_key(*c))
+    {
+        return Err(PlanError::Usage(format!(
+            "--image {c}=…: profile {} has no component {c:?}; its components are {}",
+            profile.name,
+            profile
+                .images
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
     if let Some(v) = &opts.openyurt_version {
         let minor = |s: &str| s.rsplit_once('.').map(|(m, _)| m.to_owned());

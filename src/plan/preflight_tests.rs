@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::cluster::journal::Journal;
+
 use super::tests::{names, opts, profile, three};
 use super::*;
 
@@ -152,4 +154,104 @@ fn ignore_preflight_errors_takes_kubeadm_spellings() {
             (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
         }
     }
+}
+
+#[test]
+fn a_cluster_converted_with_another_profile_is_refused_and_told_which_one() {
+    let mut s = three();
+    let mut j = Journal::new("convert", "openyurt-v1.6");
+    j.set_phase("worker-1", NODES_EDGE, PhaseState::Done, None);
+    s.journal = Some(j);
+    s.server_version = "v1.31.2".into();
+    s.server_minor = "31".into();
+    let mut o = opts();
+    // not a check a user may wave through
+    o.ignore_preflight_errors = Check::IGNORABLE.into_iter().collect();
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
+        panic!("a v1.6 cluster is not converted again with openyurt-v1.7")
+    };
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].check, Check::JournalProfile);
+    assert_eq!(
+        f[0].message,
+        "this cluster was converted with profile openyurt-v1.6 (journal \
+         kube-system/yurtctl-state, last written by convert), not openyurt-v1.7: re-run with \
+         --profile openyurt-v1.6 to go on with that conversion, or run `yurtctl revert` first \
+         and then convert with --profile openyurt-v1.7"
+    );
+    // the same profile goes on
+    s.journal.as_mut().unwrap().profile = Profile::DEFAULT.into();
+    assert!(plan_convert(&s, &opts(), &profile()).is_ok());
+}
+
+#[test]
+fn the_two_openyurt_profiles_meet_on_1_31_to_1_37() {
+    // minor → what each profile does with it: refuse, convert, or convert with a warning
+    let verdict = |profile: &Profile, minor: u32| {
+        let mut s = three();
+        s.server_version = format!("v1.{minor}.0");
+        s.server_minor = minor.to_string();
+        match plan_convert(&s, &opts(), profile) {
+            Err(_) => "refused",
+            Ok(p) if p.warnings.is_empty() => "converts",
+            Ok(_) => "warns",
+        }
+    };
+    let (v16, v17) = (Profile::load("openyurt-v1.6").unwrap(), profile());
+    for (minor, want16, want17) in [
+        (20, "refused", "refused"),
+        (21, "converts", "refused"),
+        (30, "converts", "refused"),
+        (31, "warns", "converts"),
+        (34, "warns", "converts"),
+        (35, "warns", "warns"),
+        (37, "warns", "warns"),
+        (38, "refused", "refused"),
+    ] {
+        assert_eq!(
+            (verdict(&v16, minor), verdict(&v17, minor)),
+            (want16, want17),
+            "1.{minor}: (openyurt-v1.6, openyurt-v1.7)"
+        );
+    }
+}
+
+#[test]
+fn an_image_pull_secret_must_exist_and_be_one_the_kubelet_pulls_with() {
+    let mut o = opts();
+    o.image_pull_secrets = vec!["regcred".into(), "opaque".into(), "gone".into()];
+    let mut s = three();
+    s.pull_secrets = [
+        (
+            "regcred".to_owned(),
+            Some("kubernetes.io/dockerconfigjson".to_owned()),
+        ),
+        ("opaque".to_owned(), Some("Opaque".to_owned())),
+        ("gone".to_owned(), None),
+    ]
+    .into();
+    let Err(PlanError::Preflight(f)) = plan_convert(&s, &o, &profile()) else {
+        panic!("a missing or unusable pull secret is refused before anything changes")
+    };
+    let found: Vec<(Check, &str)> = f.iter().map(|f| (f.check, f.message.as_str())).collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0]
+            .1
+            .starts_with("Secret kube-system/opaque (--image-pull-secret) is of type Opaque;")
+    );
+    assert!(
+        found[1]
+            .1
+            .starts_with("Secret kube-system/gone (--image-pull-secret) does not exist;")
+    );
+    assert!(found[1].1.ends_with(
+        "`kubectl create secret docker-registry gone -n kube-system --docker-server=REGISTRY \
+         --docker-username=USER --docker-password=PASSWORD`"
+    ));
+    assert!(found.iter().all(|(c, _)| *c == Check::ImagePullSecret));
+    // the settings carry the ones the kubelet can use
+    o.image_pull_secrets = vec!["regcred".into()];
+    let p = plan_convert(&s, &o, &profile()).unwrap();
+    assert_eq!(p.settings.pull_secrets, ["regcred"]);
 }

@@ -44,6 +44,7 @@ fn snap(nodes: Vec<NodeInfo>, journal: Option<Journal>) -> ClusterSnapshot {
         jobs: Vec::new(),
         lock: None,
         journal,
+        pull_secrets: Default::default(),
     }
 }
 

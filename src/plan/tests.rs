@@ -39,6 +39,7 @@ fn snap(nodes: Vec<NodeInfo>) -> ClusterSnapshot {
         jobs: Vec::new(),
         lock: None,
         journal: None,
+        pull_secrets: Default::default(),
     }
 }
 

@@ -149,6 +149,32 @@ pub struct RenderContext {
     pub servant_image: String,
     /// Public address of yurt-tunnel-server (`host` or `host:port`), legacy profile only.
     pub tunnel_server_address: Option<String>,
+    /// Secrets every workload's pods pull their images with (`--image-pull-secret`).
+    #[serde(skip)]
+    pub image_pull_secrets: Vec<String>,
+    /// kubeadm's pin of the cluster CA, `sha256:<hex>` of its SubjectPublicKeyInfo (what
+    /// `kubeadm join --discovery-token-ca-cert-hash` takes); None when `cluster_ca_data` is
+    /// not a PEM certificate.
+    pub ca_cert_hash: Option<String>,
+}
+
+/// kubeadm's CA pin of `ca_data` (base64 of a PEM certificate, as a kubeconfig's
+/// `certificate-authority-data`): `sha256:` and the hex SHA-256 of the certificate's
+/// DER SubjectPublicKeyInfo (kubernetes/kubernetes@v1.37.2 cmd/kubeadm/app/util/pubkeypin
+/// `Hash`), or why it cannot be computed.
+pub fn ca_cert_hash(ca_data: &str) -> std::result::Result<String, String> {
+    use base64::Engine as _;
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(ca_data.trim())
+        .map_err(|e| format!("not base64: {e}"))?;
+    let (_, pem) = x509_parser::pem::parse_x509_pem(&pem)
+        .map_err(|e| format!("not a PEM certificate: {e}"))?;
+    let cert = pem
+        .parse_x509()
+        .map_err(|e| format!("not an X.509 certificate: {e}"))?;
+    let digest = ring::digest::digest(&ring::digest::SHA256, cert.tbs_certificate.subject_pki.raw);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("sha256:{hex}"))
 }
 
 impl RenderContext {
@@ -160,13 +186,15 @@ impl RenderContext {
         bootstrap_token: BootstrapTokenRef,
         token_secret: TokenSecret,
     ) -> Self {
+        let cluster_ca_data = cluster_ca_data.into();
         RenderContext {
+            ca_cert_hash: ca_cert_hash(&cluster_ca_data).ok(),
             profile: profile.name.clone(),
             openyurt_version: profile.openyurt_version.clone(),
             images: profile.images.clone(),
             namespace: "kube-system".into(),
             api_server: api_server.into(),
-            cluster_ca_data: cluster_ca_data.into(),
+            cluster_ca_data,
             bootstrap_token,
             token_secret,
             cloud_nodes: Vec::new(),
@@ -175,6 +203,7 @@ impl RenderContext {
             node_pools: Vec::new(),
             servant_image: profile.images["servant"].clone(),
             tunnel_server_address: None,
+            image_pull_secrets: Vec::new(),
         }
     }
 
@@ -311,4 +340,28 @@ fn plain(s: &str) -> bool {
         && s.chars().all(|c| {
             !c.is_whitespace() && !c.is_control() && !matches!(c, '"' | '\'' | '\\' | '`' | '$')
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_pin_is_kubeadms_sha256_of_the_public_key() {
+        use base64::Engine as _;
+        let pem = include_str!("../../tests/fixtures/cluster-ca.crt");
+        let data = base64::engine::general_purpose::STANDARD.encode(pem);
+        // `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | sha256sum`, the
+        // command kubeadm's documentation gives for --discovery-token-ca-cert-hash
+        assert_eq!(
+            ca_cert_hash(&data).unwrap(),
+            "sha256:b2dc8d59514a67eebf5f99b3f095660fd4c83aefd27e5a1ff2e4f84b2be2809a"
+        );
+        assert!(
+            ca_cert_hash("Q0E=")
+                .unwrap_err()
+                .contains("not a PEM certificate")
+        );
+        assert!(ca_cert_hash("%%%").unwrap_err().contains("not base64"));
+    }
 }

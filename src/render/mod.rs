@@ -18,6 +18,7 @@ mod context;
 mod embedded;
 mod engine;
 mod error;
+mod images;
 mod profile;
 mod validate;
 
@@ -28,10 +29,11 @@ use serde_json::{Map, Value, json};
 
 pub use context::{
     BOOTSTRAP_FILE, BootstrapTokenRef, JOIN_TOKEN_FILE, NodeContext, NodePoolRef, RenderContext,
-    TokenSecret, WorkingMode,
+    TokenSecret, WorkingMode, ca_cert_hash,
 };
 pub use engine::{base64, render_str};
 pub use error::{RenderError, Result};
+pub use images::{PulledImage, pulled_images};
 pub use profile::{
     CRATE_VERSION_VAR, Component, ComponentObject, EdgeWorkerLabel, KeyValue, KubernetesRange,
     LabelDecl, NodePoolDecl, PerMode, Profile, ServiceHub, StaticPodHub, UpstreamNodeConversion,
@@ -144,6 +146,7 @@ pub fn render_cluster_objects(
     let mut out = Vec::with_capacity(values.len());
     for (t, mut v) in values {
         inject_token_secret(&mut v, ctx);
+        inject_pull_secrets(&mut v, ctx);
         out.push(finish(profile, ctx, &t, v, &crd_scopes)?);
     }
     Ok(out)
@@ -315,6 +318,33 @@ fn invalid(template: &str, v: &Value, field: &str, message: &str) -> RenderError
         name: v["metadata"]["name"].as_str().unwrap_or("").to_owned(),
         field: field.to_owned(),
         message: message.to_owned(),
+    }
+}
+
+/// `--image-pull-secret` on the pod template of every workload the profile renders. Static
+/// pods cannot use one (the kubelet's mirror pods may not reference Secrets), so a
+/// YurtStaticSet's template is left alone.
+fn inject_pull_secrets(v: &mut Value, ctx: &RenderContext) {
+    let workload = matches!(
+        (v["apiVersion"].as_str(), v["kind"].as_str()),
+        (
+            Some("apps/v1"),
+            Some("Deployment" | "DaemonSet" | "StatefulSet")
+        ) | (Some("batch/v1"), Some("Job"))
+    );
+    if ctx.image_pull_secrets.is_empty() || !workload {
+        return;
+    }
+    if let Some(spec) = v
+        .pointer_mut("/spec/template/spec")
+        .and_then(Value::as_object_mut)
+    {
+        let names: Vec<Value> = ctx
+            .image_pull_secrets
+            .iter()
+            .map(|n| json!({ "name": n }))
+            .collect();
+        spec.insert("imagePullSecrets".into(), Value::Array(names));
     }
 }
 

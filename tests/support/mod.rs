@@ -85,6 +85,11 @@ pub async fn yurtctl_cluster(sim: &Sim) -> yurtctl::cluster::Cluster {
         .expect("connects")
 }
 
+/// tests/fixtures/cluster-ca.crt as a kubeconfig's `certificate-authority-data`.
+pub fn fixture_ca_data() -> String {
+    yurtctl::render::base64(include_str!("../fixtures/cluster-ca.crt").as_bytes())
+}
+
 /// The YurtHub manifest `yurtctl convert` would hand a node of `mode` with `profile`, for an
 /// API server at `api_server` (node tests install it with the servant).
 pub fn yurthub_manifest(
@@ -96,7 +101,7 @@ pub fn yurthub_manifest(
     let p = Profile::load(profile).expect("profile");
     let token = BootstrapTokenRef::new("abcdef", "2030-01-01T00:00:00Z").expect("token");
     let secret = TokenSecret::new("0123456789abcdef").expect("secret");
-    let ctx = RenderContext::new(&p, api_server, "", token, secret);
+    let ctx = RenderContext::new(&p, api_server, fixture_ca_data(), token, secret);
     yurtctl::render::yurthub_manifest(&p, &ctx, mode).expect("manifest renders")
 }
 
@@ -111,7 +116,13 @@ pub async fn yurthub_prerequisites(sim: &Sim, profile: &str) -> tokio::task::Joi
     let p = Profile::load(profile).expect("profile");
     let token = BootstrapTokenRef::new("abcdef", "2030-01-01T00:00:00Z").expect("token");
     let secret = TokenSecret::new("0123456789abcdef").expect("secret");
-    let ctx = RenderContext::new(&p, "https://10.0.0.1:6443", "", token, secret);
+    let ctx = RenderContext::new(
+        &p,
+        "https://10.0.0.1:6443",
+        fixture_ca_data(),
+        token,
+        secret,
+    );
     let wanted: Vec<&str> = p
         .components
         .iter()

@@ -82,7 +82,20 @@ fn render_objects(
     let token = format!("{token_id}.{}", token_secret.expose());
     let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
     let mut ctx = RenderContext::new(profile, server, ca, token_ref, token_secret);
+    if profile.yurthub.mode() == YurtHubMode::Systemd
+        && let Err(why) = crate::render::ca_cert_hash(ca)
+    {
+        return Err(ClusterError::InvalidObject {
+            object: "ConfigMap kube-public/cluster-info".into(),
+            message: format!(
+                "its certificate-authority-data is {why}; YurtHub's bootstrap pins the cluster \
+                 CA by its hash (--discovery-token-ca-cert-hash), so it must be the cluster's CA \
+                 certificate, as kubeadm writes it"
+            ),
+        });
+    }
     ctx.images = plan.settings.images.clone();
+    ctx.image_pull_secrets = plan.settings.pull_secrets.clone();
     ctx.servant_image = plan.settings.servant_image.clone();
     ctx.features = opts.features.clone();
     for n in &plan.nodes {

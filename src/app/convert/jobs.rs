@@ -48,6 +48,7 @@ pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> 
                 job_timeout,
                 &[],
             )
+            .pulling_with(&plan.settings.pull_secrets)
         });
     crate::cluster::jobs::share_templates(jobs)
 }

@@ -69,10 +69,16 @@ async fn decide_and_run(
     rep: &dyn Reporter,
 ) -> Exit {
     let (plan, journal) = {
-        let snap = match snapshot_to_decide(g, cluster).await {
+        let mut snap = match snapshot_to_decide(g, cluster).await {
             Ok(s) => s,
             Err(exit) => return exit,
         };
+        if !opts.image_pull_secrets.is_empty() {
+            match crate::cluster::bootstrap::secret_types(cluster, &opts.image_pull_secrets).await {
+                Ok(found) => snap.pull_secrets = found,
+                Err(e) => return fail(&e),
+            }
+        }
         match plan::plan_convert(&snap, opts, profile) {
             Ok(p) => (p, snap.journal),
             Err(e) => return refuse(&e),

@@ -324,7 +324,10 @@ fn kcm_jobs(c: &ConvertRun<'_>) -> Vec<NodeJob> {
     c.plan
         .kcm_nodes
         .iter()
-        .map(|n| kcm_job(n, &c.plan.settings.servant_image, c.opts.job_timeout))
+        .map(|n| {
+            kcm_job(n, &c.plan.settings.servant_image, c.opts.job_timeout)
+                .pulling_with(&c.plan.settings.pull_secrets)
+        })
         .collect()
 }
 
@@ -371,6 +374,7 @@ fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
             c.opts.job_timeout,
             plan::restarts_workloads(c.opts, n.role),
         )
+        .pulling_with(&c.plan.settings.pull_secrets)
     }))
 }
 

@@ -80,6 +80,11 @@ async fn decide_and_run(
         profile: &profile,
         opts,
         servant_image: servant_image(planned_journal.as_ref(), &profile),
+        pull_secrets: planned_journal
+            .as_ref()
+            .and_then(|j| plan::ConvertOptions::from_journal(&j.options))
+            .map(|o| o.image_pull_secrets)
+            .unwrap_or_default(),
         rep,
         journal,
         planned_journal,

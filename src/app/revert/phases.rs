@@ -31,6 +31,8 @@ pub(super) struct RevertRun<'a> {
     pub profile: &'a Profile,
     pub opts: &'a RevertOptions,
     pub servant_image: String,
+    /// The Secrets convert's node Jobs pulled the servant with (`--image-pull-secret`).
+    pub pull_secrets: Vec<String>,
     pub rep: &'a dyn Reporter,
     pub journal: Journal,
     /// The journal as the plan saw it (None: there was none).
@@ -275,7 +277,7 @@ fn revert_jobs(c: &RevertRun<'_>, role: Role) -> Vec<NodeJob> {
     crate::cluster::jobs::share_templates(
         c.plan
             .to_revert(role)
-            .map(|n| revert_job(&n.name, &c.servant_image, c.opts)),
+            .map(|n| revert_job(&n.name, &c.servant_image, c.opts).pulling_with(&c.pull_secrets)),
     )
 }
 
@@ -331,6 +333,7 @@ fn kcm_jobs(c: &RevertRun<'_>, nodes: &[String]) -> Vec<NodeJob> {
                 c.opts.job_timeout,
                 &[],
             )
+            .pulling_with(&c.pull_secrets)
         })
         .collect()
 }

@@ -75,6 +75,25 @@ impl NodeJob {
         }
     }
 
+    /// The Job's pod pulls its images with these Secrets of its namespace
+    /// (`--image-pull-secret`); none leaves the template as it is.
+    pub fn pulling_with(mut self, secrets: &[String]) -> Self {
+        if !secrets.is_empty() {
+            let spec = Arc::make_mut(&mut self.template)
+                .spec
+                .get_or_insert_with(Default::default);
+            spec.image_pull_secrets = Some(
+                secrets
+                    .iter()
+                    .map(|name| k8s_openapi::api::core::v1::LocalObjectReference {
+                        name: name.clone(),
+                    })
+                    .collect(),
+            );
+        }
+        self
+    }
+
     pub fn name(&self) -> String {
         job_name(&self.action, &self.node)
     }

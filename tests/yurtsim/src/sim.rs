@@ -518,7 +518,11 @@ fn bootstrap_objects(shared: &Shared) {
     let cm = api.info("", "configmaps");
     let server = shared.internal_endpoint.clone();
     let kubeconfig = format!(
-        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: eXVydHNpbS1jYQ==\n    server: {server}\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\npreferences: {{}}\nusers: null\n"
+        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: {server}\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\npreferences: {{}}\nusers: null\n",
+        ca = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            crate::models::pki::cluster_ca_pem()
+        )
     );
     let _ = api.create(
         &cm,

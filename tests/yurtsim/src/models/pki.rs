@@ -238,6 +238,31 @@ fn cluster_ca() -> &'static Ca {
     })
 }
 
+/// The sim's cluster CA certificate (self-signed, `CN=kubernetes`, for the key [`sign`] signs
+/// with), as PEM: what `kube-public/cluster-info` publishes.
+pub fn cluster_ca_pem() -> &'static str {
+    static PEM: OnceLock<String> = OnceLock::new();
+    PEM.get_or_init(|| {
+        let key = rcgen::KeyPair::try_from(cluster_ca().key.as_slice())
+            .expect("the sim's CA key is PKCS#8 ECDSA P-256");
+        let mut params = rcgen::CertificateParams::default();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "kubernetes");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::DigitalSignature,
+            rcgen::KeyUsagePurpose::KeyEncipherment,
+            rcgen::KeyUsagePurpose::KeyCertSign,
+        ];
+        params
+            .self_signed(&key)
+            .expect("self-signing the sim's CA")
+            .pem()
+    })
+}
+
 /// A certificate for the request in `spec_request_pem`, issued by the cluster CA with the
 /// request's subject and key, valid for `ttl` (the csrsigning controller's behaviour).
 pub fn sign(spec_request_pem: &str, ttl: Duration) -> Option<String> {

@@ -1,0 +1,274 @@
+//! `yurtctl images list` against what a conversion really runs, and `--image-repository`
+//! (kubeadm's flag) moving every image a conversion pulls, on yurtsim.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use kube::runtime::watcher::{self, Event};
+use yurtsim::Layout;
+
+/// The repository the test mirrors into. Its last segment stays `openyurt`: a mirror keeps the
+/// images' names, and the sim knows a component's binary by its last two path segments.
+const MIRROR: &str = "registry.example.com/openyurt";
+
+/// Every image of every container and init container of `pod`.
+fn images_of(pod: &Pod) -> Vec<String> {
+    let Some(spec) = &pod.spec else {
+        return Vec::new();
+    };
+    spec.containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .filter_map(|c| c.image.clone())
+        .collect()
+}
+
+/// Every pod created from now on (the node Jobs' too, which are deleted once they succeed), as
+/// last seen; the watch has listed the pods already there when this returns.
+async fn new_pods(client: &kube::Client) -> (tokio::task::JoinHandle<()>, Arc<Mutex<Vec<Pod>>>) {
+    let pods: Arc<Mutex<Vec<Pod>>> = Arc::default();
+    let (listed_tx, listed_rx) = tokio::sync::oneshot::channel();
+    let watch = {
+        let pods = pods.clone();
+        let api: Api<Pod> = Api::all(client.clone());
+        tokio::spawn(async move {
+            let mut initial = BTreeSet::new();
+            let mut listed_tx = Some(listed_tx);
+            let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
+            while let Some(Ok(e)) = events.next().await {
+                match e {
+                    Event::InitApply(p) => {
+                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
+                    }
+                    Event::InitDone => {
+                        if let Some(tx) = listed_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Event::Apply(p) | Event::Delete(p) => {
+                        if !initial.contains(p.metadata.uid.as_deref().unwrap_or_default()) {
+                            pods.lock().unwrap().push(p);
+                        }
+                    }
+                    Event::Init => {}
+                }
+            }
+        })
+    };
+    listed_rx.await.expect("the pod watch lists");
+    (watch, pods)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn images_list_is_what_convert_pulls_and_image_repository_moves_all_of_it() {
+    let env = support::start_sim(3, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+
+    // the list first: it needs no cluster
+    let listed = support::yurtctl(
+        &env.sim,
+        &["images", "list", "--image-repository", MIRROR, "-o", "json"],
+    )
+    .await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let doc = listed.json();
+    assert_eq!(doc["kind"], "ImageList");
+    let listed: BTreeMap<String, String> = doc["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["component"].as_str().unwrap().to_owned(),
+                i["image"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let plain = support::yurtctl(&env.sim, &["images", "list", "--image-repository", MIRROR]).await;
+    assert_eq!(
+        plain.stdout.lines().collect::<BTreeSet<_>>(),
+        listed.values().map(String::as_str).collect(),
+        "one image per line, the same images"
+    );
+
+    // every pod created from now on, the node Jobs' included (deleted once they succeed)
+    let (watch, pods) = new_pods(&client).await;
+    let run = support::yurtctl(&env.sim, &["convert", "-y", "--image-repository", MIRROR]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // the last Job pods' deletions reach the watch shortly after convert returns
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    watch.abort();
+    let seen: BTreeSet<String> = pods.lock().unwrap().iter().flat_map(images_of).collect();
+
+    // nothing convert started pulls from anywhere but the mirror
+    assert!(!seen.is_empty());
+    let off: Vec<&String> = seen.iter().filter(|i| !i.starts_with(MIRROR)).collect();
+    assert!(
+        off.is_empty(),
+        "pulled from elsewhere: {off:?} (all: {seen:?})"
+    );
+    // and each is listed
+    let unlisted: Vec<&String> = seen
+        .iter()
+        .filter(|i| !listed.values().any(|l| l == *i))
+        .collect();
+    assert!(unlisted.is_empty(), "pulled but not listed: {unlisted:?}");
+    // what is listed but no pod of the conversion ran is handed on: yurt-manager starts its
+    // node-servant Jobs (YurtStaticSet upgrades) with it
+    let idle: Vec<(&String, &String)> = listed
+        .iter()
+        .filter(|(_, image)| !seen.contains(*image))
+        .collect();
+    assert_eq!(
+        idle,
+        vec![(
+            &"node-servant".to_owned(),
+            &format!("{MIRROR}/node-servant:v1.7.0")
+        )],
+        "listed, not run: {idle:?}"
+    );
+    let manager = Api::<Deployment>::namespaced(client.clone(), "kube-system")
+        .get("yurt-manager")
+        .await
+        .unwrap();
+    let args = manager.spec.unwrap().template.spec.unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        args.contains(&format!(
+            "--node-servant-image={MIRROR}/node-servant:v1.7.0"
+        )),
+        "{args:?}"
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn image_flags_are_checked_against_the_profile_before_anything_else() {
+    let env = support::start_sim(1, Layout::Kubeadm, |_| {}).await;
+    for (args, want) in [
+        (
+            vec![
+                "images",
+                "list",
+                "--image-repository",
+                "registry.example.com/",
+            ],
+            "\"registry.example.com/\" is not an image repository: it ends with '/'",
+        ),
+        (
+            vec!["images", "list", "--image", "tunnel=x:1"],
+            "--image tunnel=…: profile openyurt-v1.7 has no component \"tunnel\"",
+        ),
+        (
+            vec!["images", "list", "--openyurt-version", "v1.6.1"],
+            "--openyurt-version v1.6.1: profile openyurt-v1.7 is for OpenYurt v1.7.0",
+        ),
+        (
+            vec![
+                "convert",
+                "-y",
+                "--image-repository",
+                "https://registry.example.com",
+            ],
+            "a repository has no scheme (leave out https://)",
+        ),
+    ] {
+        let run = support::yurtctl(&env.sim, &args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
+    }
+    // convert refused before it changed anything: no journal
+    let client = support::kube_client(&env.sim).await;
+    assert_eq!(support::journal_state(&client).await, None);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
+    use k8s_openapi::api::core::v1::Secret;
+    let env = support::start_sim(2, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+    // refused before anything changes while the Secret is missing
+    let refused = support::yurtctl(
+        &env.sim,
+        &["convert", "-y", "--image-pull-secret", "regcred"],
+    )
+    .await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "[ImagePullSecret] Secret kube-system/regcred (--image-pull-secret) does not exist"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(support::journal_state(&client).await, None);
+
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "regcred", "namespace": "kube-system"},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(client.clone(), "kube-system")
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+    let (watch, pods) = new_pods(&client).await;
+    let run = support::yurtctl(
+        &env.sim,
+        &["convert", "-y", "--image-pull-secret", "regcred"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reverted = support::yurtctl(&env.sim, &["revert", "-y"]).await;
+    assert_eq!(reverted.code, 0, "{}", reverted.stderr);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    watch.abort();
+    let pods = pods.lock().unwrap().clone();
+    // pod name → the Secrets it pulls with
+    let pulls: BTreeMap<String, Vec<String>> = pods
+        .iter()
+        .map(|p| {
+            let names = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.image_pull_secrets.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            (p.metadata.name.clone().unwrap_or_default(), names)
+        })
+        .collect();
+    let without: Vec<&String> = pulls
+        .iter()
+        .filter(|(_, s)| s.as_slice() != ["regcred"])
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        without.is_empty(),
+        "pods pulling without regcred: {without:?} (all: {pulls:?})"
+    );
+    // preflight, convert and revert Jobs, and yurt-manager's pods, all came by
+    for prefix in [
+        "yurtctl-preflight-",
+        "yurtctl-convert-",
+        "yurtctl-revert-",
+        "yurt-manager-",
+    ] {
+        assert!(
+            pulls.keys().any(|n| n.starts_with(prefix)),
+            "no {prefix}* pod: {pulls:?}"
+        );
+    }
+    env.sim.shutdown().await;
+}
