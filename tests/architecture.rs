@@ -244,7 +244,7 @@ const SIM_LAYERS: &[(&str, &[&str])] = &[
     // the Kubernetes API server's semantics
     ("api", &["api"]),
     ("facts", &["facts"]),
-    ("leaves", &["http", "version", "util"]),
+    ("leaves", &["pki", "http", "version", "util"]),
 ];
 
 /// Imports against yurtsim's layering that are still to fold (issue 32), as (files, imported

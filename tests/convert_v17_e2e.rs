@@ -184,7 +184,7 @@ async fn converts_and_reverts_exactly(layout: Layout) {
     );
 
     let pin = yurtctl::render::ca_cert_hash(&yurtctl::render::base64(
-        yurtsim::models::pki::cluster_ca_pem().as_bytes(),
+        yurtsim::pki::cluster_ca_pem().as_bytes(),
     ))
     .unwrap();
     let mut got = pools(&env).await;

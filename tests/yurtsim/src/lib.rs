@@ -12,7 +12,7 @@
 //! - [`models`]: the OpenYurt components' models;
 //! - [`nodes`]: simulated machines and their kubelets;
 //! - [`api`]: the Kubernetes API server's semantics;
-//! - the leaves: [`facts`], [`version`], [`util`].
+//! - the leaves: [`facts`], [`pki`], [`version`], [`http`], [`util`].
 
 pub mod api;
 pub mod control;
@@ -22,6 +22,7 @@ pub mod faults;
 pub mod http;
 pub mod models;
 pub mod nodes;
+pub mod pki;
 pub mod real;
 pub mod server;
 pub mod sim;

@@ -521,7 +521,7 @@ fn bootstrap_objects(shared: &Shared) {
         "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: {server}\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\npreferences: {{}}\nusers: null\n",
         ca = base64::Engine::encode(
             &base64::engine::general_purpose::STANDARD,
-            crate::models::pki::cluster_ca_pem()
+            crate::pki::cluster_ca_pem()
         )
     );
     let _ = api.create(

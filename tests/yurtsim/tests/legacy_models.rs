@@ -115,13 +115,13 @@ fn csr_api(client: &kube::Client, version: &str) -> Api<DynamicObject> {
 
 /// A v1beta1 request of the legacy-unknown signer with subject O=`org`.
 async fn legacy_csr(client: &kube::Client, name: &str, org: &str) {
-    let key = yurtsim::models::pki::new_key();
-    let subject = yurtsim::models::pki::Subject {
+    let key = yurtsim::pki::new_key();
+    let subject = yurtsim::pki::Subject {
         common_name: "system:node:worker-1".into(),
         organizations: vec![org.into()],
         ..Default::default()
     };
-    let pem = yurtsim::models::pki::csr_pem(&subject, &key);
+    let pem = yurtsim::pki::csr_pem(&subject, &key);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "certificates.k8s.io/v1beta1", "kind": "CertificateSigningRequest",
         "metadata": {"name": name},
@@ -1050,7 +1050,7 @@ async fn yurt_tunnel_agent_from_upstreams_manifest_connects_once_its_certificate
             let pem = base64::engine::general_purpose::STANDARD
                 .decode(c.data["spec"]["request"].as_str().unwrap_or(""))
                 .unwrap_or_default();
-            yurtsim::models::pki::parse_csr(&String::from_utf8_lossy(&pem))
+            yurtsim::pki::parse_csr(&String::from_utf8_lossy(&pem))
                 .is_some_and(|(s, _)| s.common_name == "yurttunnel-agent")
         })
         .collect();
@@ -1081,7 +1081,7 @@ async fn yurt_tunnel_agent_from_upstreams_manifest_connects_once_its_certificate
             let pem = base64::engine::general_purpose::STANDARD
                 .decode(c.data["spec"]["request"].as_str().unwrap_or(""))
                 .ok()?;
-            let (s, _) = yurtsim::models::pki::parse_csr(&String::from_utf8_lossy(&pem))?;
+            let (s, _) = yurtsim::pki::parse_csr(&String::from_utf8_lossy(&pem))?;
             (s.common_name == "kube-apiserver-kubelet-client")
                 .then(|| s.ips.iter().map(|i| i.to_string()).collect::<Vec<_>>())
         })

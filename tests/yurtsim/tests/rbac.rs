@@ -508,12 +508,12 @@ async fn a_csr_records_its_requester_and_its_approval_needs_the_signers_approve_
     .await;
     let token = sa_token(&c.client, "approver").await;
     let sa = client_with(&url, &token, None).await;
-    let key = yurtsim::models::pki::new_key();
-    let subject = yurtsim::models::pki::Subject {
+    let key = yurtsim::pki::new_key();
+    let subject = yurtsim::pki::Subject {
         common_name: "someone".into(),
         ..Default::default()
     };
-    let pem = yurtsim::models::pki::csr_pem(&subject, &key);
+    let pem = yurtsim::pki::csr_pem(&subject, &key);
     let csr: CertificateSigningRequest = serde_json::from_value(json!({
         "metadata": {"name": "mine"},
         "spec": {"request": base64::engine::general_purpose::STANDARD.encode(pem),

@@ -13,7 +13,7 @@ use kube::api::{Api, DynamicObject, ListParams, LogParams, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use yurtsim::Layout;
-use yurtsim::models::pki;
+use yurtsim::pki;
 
 const V: &str = "v1.7.0";
 const NS: &str = "kube-system";

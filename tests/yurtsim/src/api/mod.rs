@@ -543,7 +543,7 @@ impl Api {
                     &self.info("", "configmaps"),
                     ns,
                     json!({"metadata": {"name": "kube-root-ca.crt", "annotations": {"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."}},
-                        "data": {"ca.crt": crate::models::pki::cluster_ca_pem()}}),
+                        "data": {"ca.crt": crate::pki::cluster_ca_pem()}}),
                     &ctx,
                 );
             }

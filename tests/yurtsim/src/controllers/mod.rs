@@ -1286,7 +1286,7 @@ fn sign_csr(cluster: &Cluster, name: &str) {
         .as_str()
         .and_then(|r| b64.decode(r).ok())
         .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|pem| crate::models::pki::sign(&pem, Duration::from_secs(365 * 24 * 3600)))
+        .and_then(|pem| crate::pki::sign(&pem, Duration::from_secs(365 * 24 * 3600)))
     else {
         return;
     };

@@ -10,7 +10,7 @@ use base64::Engine;
 use serde_json::json;
 
 use super::Caller;
-use super::pki::{self, Subject};
+use crate::pki::{self, Subject};
 
 pub const SIGNER: &str = "kubernetes.io/legacy-unknown";
 const GROUP: &str = "certificates.k8s.io";

@@ -10,7 +10,6 @@
 mod lease;
 pub mod legacy_csr;
 pub mod node_servant;
-pub mod pki;
 mod serveraddr;
 pub mod yurt_app_manager;
 pub mod yurt_controller_manager;

@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Caller, Env, pki};
+use super::{Caller, Env};
 use crate::api::admission::{Review, Verdict, WebhookServer};
 use crate::facts::Facts;
+use crate::pki;
 use crate::util;
 
 const GROUP: &str = "apps.openyurt.io";

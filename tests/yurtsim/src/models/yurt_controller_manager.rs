@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{Caller, Env, pki};
+use super::{Caller, Env};
 use crate::api::error::ApiResult;
 use crate::facts::{self, Facts};
+use crate::pki;
 use crate::util;
 
 const NODE_LIFECYCLE: &str = "nodelifecycle";

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::pki::Subject;
 use super::{Caller, Env, legacy_csr, serveraddr};
 use crate::api::auth::UserInfo;
 use crate::facts::Facts;
+use crate::pki::Subject;
 
 const PROGRAM: &str = "yurttunnel-agent";
 const NS: &str = "kube-system";
@@ -278,7 +278,7 @@ fn client(
                 .unwrap_or_default()
         }
     };
-    let (cn, orgs) = super::pki::certificate_subject(&pem)
+    let (cn, orgs) = crate::pki::certificate_subject(&pem)
         .map(|s| (s.common_name, s.organizations))
         .or_else(|| super::yurthub::stand_in_subject(&pem))
         // no client credentials: the requests are anonymous

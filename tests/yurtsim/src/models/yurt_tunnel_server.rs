@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::pki::Subject;
 use super::{Caller, Env, legacy_csr, serveraddr};
 use crate::facts::Facts;
+use crate::pki::Subject;
 use crate::util;
 
 const NS: &str = "kube-system";

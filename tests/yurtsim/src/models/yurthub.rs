@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::pki::{self, Subject};
 use super::{Caller, Env};
 use crate::facts::{self, Facts};
+use crate::pki::{self, Subject};
 use crate::version::Version;
 
 const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::pki::{self, Subject};
 use super::yurthub::{PortClaim, kubeconfig_token, read_identity, stand_in_subject, write_file};
 use super::{Caller, Env, legacy_csr};
 use crate::api::auth::UserInfo;
 use crate::facts::Facts;
+use crate::pki::{self, Subject};
 
 const HUB_ORG: &str = "openyurt:yurthub";
 

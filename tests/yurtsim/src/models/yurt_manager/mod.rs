@@ -20,9 +20,10 @@ mod webhooks;
 
 pub use static_set::{static_pod_manifest, template_hash};
 
-use super::{Caller, Env, pki};
+use super::{Caller, Env};
 use crate::api::error::ApiResult;
 use crate::facts::{self, Facts};
+use crate::pki;
 use crate::util;
 
 const SETUP: &str = "setup";

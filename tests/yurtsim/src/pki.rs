@@ -2,6 +2,10 @@
 //! component really sends (several `O=` values, SANs), parsed back the way an approver reads
 //! them, and certificates issued by the sim's cluster CA with the request's subject, as
 //! kube-controller-manager's signers do. ECDSA P-256 throughout.
+//!
+//! A leaf (docs/yurtsim.md#layers): the API server publishes the cluster CA
+//! (`kube-root-ca.crt`, `cluster-info`), the controllers sign with it, the models request and
+//! read certificates.
 
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
