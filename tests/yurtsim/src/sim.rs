@@ -640,7 +640,7 @@ fn write_kubeconfig(shared: &Shared) -> anyhow::Result<()> {
 }
 
 /// Descriptors a node may hold, with headroom: its CRI socket for its life (its namespaces are
-/// held by its init, not by fds: runtime/namespaces.rs) and, while a container runs, its pidfd,
+/// held by its init, not by fds: nodes/runtime/namespaces.rs) and, while a container runs, its pidfd,
 /// log and pipes. Real nodes are machines of their own; here 10,000 of them share one process,
 /// whose usual limit is 1,024 to 20,000.
 const OPEN_FILES_PER_NODE: u64 = 8;

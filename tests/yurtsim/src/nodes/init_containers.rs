@@ -7,7 +7,7 @@
 //! `GeneratePodInitializedCondition`: reason ContainersNotInitialized, "containers with
 //! incomplete status: [...]") and its app containers wait with reason PodInitializing
 //! (pkg/kubelet/kubelet_pods.go `convertToAPIContainerStatuses`). `kubectl get pod` derives
-//! `Init:N/M`, `Init:Error`, `Init:CrashLoopBackOff` from these statuses (see table.rs).
+//! `Init:N/M`, `Init:Error`, `Init:CrashLoopBackOff` from these statuses (see api/table.rs).
 
 use std::sync::Arc;
 use std::time::Duration;

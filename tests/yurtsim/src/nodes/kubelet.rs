@@ -126,7 +126,7 @@ pub struct NodeKubelet {
     pub(crate) hub_ports: Mutex<Option<u64>>,
     /// Pods' network sandboxes by pod uid, on a real tier's pod network (real/pod_network.rs).
     sandboxes: Mutex<HashMap<String, Arc<crate::real::pod_network::PodSandbox>>>,
-    /// systemd services other than the kubelet (services.rs).
+    /// systemd services other than the kubelet (systemd/services.rs).
     pub(crate) services: Mutex<crate::nodes::systemd::services::Services>,
     /// The container runtime behind the node's CRI socket.
     pub cri: crate::nodes::cri::NodeRuntime,

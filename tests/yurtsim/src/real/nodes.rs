@@ -15,7 +15,7 @@
 //!   renewed every `nodeLeaseDurationSeconds / 4` = 10 s.
 //!
 //! The kubelet reads its server and credentials from `--kubeconfig` as its systemd unit gives it
-//! (kubelet_config.rs) and connects from inside its node's network (network.rs), so a node
+//! (nodes/kubelet_config.rs) and connects from inside its node's network (network.rs), so a node
 //! whose kubeconfig names a server it cannot reach stops renewing its lease, and the real node
 //! lifecycle controller marks it unreachable.
 
@@ -141,7 +141,7 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
     // by the agent's name, and its `/pods` (static pod upgrades wait on it) lists what it
     // cached for `kubelet` (kubernetes/client-go rest/config.go DefaultKubernetesUserAgent:
     // `<binary>/<gitVersion> (<os>/<arch>) kubernetes/<commit[:7]>`; tests/real/build.sh sets
-    // no commit, as for realcp's components; the sim's nodes are linux/amd64, layout.rs.
+    // no commit, as for realcp's components; the sim's nodes are linux/amd64, nodes/layout.rs.
     // openyurtio/openyurt@v1.7.0 pkg/yurthub/otaupdate/ota.go GetPods)
     let agent = format!(
         "kubelet/{} (linux/amd64) kubernetes/$Format",

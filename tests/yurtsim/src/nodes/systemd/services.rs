@@ -1,5 +1,5 @@
 //! systemd services of a simulated node other than the kubelet: what the node's `systemctl`
-//! stub asks for (through the call log, see runtime/tools.rs), answered with systemd's own
+//! stub asks for (through the call log, see nodes/runtime/tools.rs), answered with systemd's own
 //! output and exit codes, and the services' main processes supervised as systemd does.
 //!
 //! Sources (systemd/systemd, v249–v255). Checked against the source or real output: the
@@ -28,7 +28,7 @@
 //!
 //! A service's output and systemd's messages about it are appended to
 //! `/var/log/yurtsim/<unit>.log` in the node root; the `journalctl -u` stub prints it.
-//! Only modelled binaries (images.rs) run as services: the sim cannot run a host program
+//! Only modelled binaries (nodes/images.rs) run as services: the sim cannot run a host program
 //! inside a node's root, and says so in the unit's log instead of pretending.
 
 use std::collections::{BTreeMap, VecDeque};
