@@ -196,6 +196,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l image-pull-secret -d 'A Secret of type kubernetes.io/dockerconfigjson in the static pod\'s namespace the node Jobs pull the servant image with (repeatable)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -253,6 +254,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l image-pull-secret -d 'A Secret of type kubernetes.io/dockerconfigjson in the static pod\'s namespace the node Jobs pull the servant image with (repeatable)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
