@@ -509,6 +509,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--nodes', '--nodes', [CompletionResultType]::ParameterName, 'Nodes of the simulated cluster (one of them the control plane)')
             [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'What the nodes'' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Component set convert installs')
+            [CompletionResult]::new('--apiserver', '--apiserver', [CompletionResultType]::ParameterName, 'The API server: yurtsim''s own (sim), or a real Kubernetes v1.37.2 control plane with OpenYurt v1.7.0''s real yurt-manager and YurtHub (real: a checkout of yurtctl where tests/real/build.sh has built them; profile openyurt-v1.7)')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')

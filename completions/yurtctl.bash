@@ -865,7 +865,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__playground)
-            opts="-v -q -o -n -y -h --nodes --layout --profile --state-dir --keep --no-keep --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --nodes --layout --profile --apiserver --state-dir --keep --no-keep --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,6 +881,10 @@ _yurtctl() {
                     ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apiserver)
+                    COMPREPLY=($(compgen -W "sim real" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)

@@ -477,6 +477,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --nodes 'Nodes of the simulated cluster (one of them the control plane)'
             cand --layout 'What the nodes'' disks look like (kubelet unit files, kubeadm-flags.env, …): kubeadm (deb packages), kubeadm-usr (pkgs.k8s.io / rpm), kind or minikube'
             cand --profile 'Component set convert installs'
+            cand --apiserver 'The API server: yurtsim''s own (sim), or a real Kubernetes v1.37.2 control plane with OpenYurt v1.7.0''s real yurt-manager and YurtHub (real: a checkout of yurtctl where tests/real/build.sh has built them; profile openyurt-v1.7)'
             cand --state-dir 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]'
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'

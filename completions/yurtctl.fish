@@ -432,6 +432,8 @@ kubeadm-usr\t''
 kind\t''
 minikube\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l profile -d 'Component set convert installs' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l apiserver -d 'The API server: yurtsim\'s own (sim), or a real Kubernetes v1.37.2 control plane with OpenYurt v1.7.0\'s real yurt-manager and YurtHub (real: a checkout of yurtctl where tests/real/build.sh has built them; profile openyurt-v1.7)' -r -f -a "sim\t''
+real\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l state-dir -d 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
