@@ -154,7 +154,6 @@ async fn image_flags_are_checked_against_the_profile_before_anything_else() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
-    use k8s_openapi::api::core::v1::Secret;
     let env = support::start_sim(2, Layout::Kubeadm, |_| {}).await;
     let client = support::kube_client(&env.sim).await;
     // refused before anything changes while the Secret is missing
@@ -173,16 +172,7 @@ async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
     );
     assert_eq!(support::journal_state(&client).await, None);
 
-    let secret: Secret = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "regcred", "namespace": "kube-system"},
-        "type": "kubernetes.io/dockerconfigjson",
-        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(client.clone(), "kube-system")
-        .create(&Default::default(), &secret)
-        .await
-        .unwrap();
+    support::create_registry_secret(&client, "kube-system", "regcred").await;
     let (watch, pods) = support::new_pods(&client).await;
     let run = support::yurtctl(
         &env.sim,

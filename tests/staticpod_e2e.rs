@@ -2407,18 +2407,8 @@ async fn a_rollback_during_an_upgrade_exits_6_and_the_upgrade_decides() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn image_pull_secret_reaches_every_upgrade_job() {
-    use k8s_openapi::api::core::v1::Secret;
     let env = start(2, Duration::from_millis(100)).await;
-    let secret: Secret = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "regcred", "namespace": "default"},
-        "type": "kubernetes.io/dockerconfigjson",
-        "stringData": {".dockerconfigjson": "{\"auths\":{}}"},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(env.client.clone(), "default")
-        .create(&Default::default(), &secret)
-        .await
-        .unwrap();
+    support::create_registry_secret(&env.client, "default", "regcred").await;
     let (watch, pods) = support::new_pods(&env.client).await;
     let run = yurtctl(
         &env,

@@ -487,3 +487,18 @@ pub async fn new_pods(
     listed_rx.await.expect("the pod watch lists");
     (watch, pods)
 }
+
+/// A registry credential Secret (`kubectl create secret docker-registry NAME -n NS`).
+pub async fn create_registry_secret(client: &Client, ns: &str, name: &str) {
+    use k8s_openapi::api::core::v1::Secret;
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": ns},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
+    }))
+    .unwrap();
+    kube::api::Api::<Secret>::namespaced(client.clone(), ns)
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+}
