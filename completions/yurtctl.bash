@@ -865,7 +865,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__playground)
-            opts="-v -q -o -n -y -h --nodes --layout --profile --state-dir --keep --no-keep --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --nodes --layout --profile --apiserver --state-dir --keep --no-keep --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,6 +881,10 @@ _yurtctl() {
                     ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apiserver)
+                    COMPREPLY=($(compgen -W "sim real" -- "${cur}"))
                     return 0
                     ;;
                 --state-dir)
@@ -1291,7 +1295,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__ota__subcmd__apply)
-            opts="-v -q -o -n -y -h --node --node-timeout --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --node --node-timeout --servant-image --image-pull-secret --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1306,6 +1310,10 @@ _yurtctl() {
                     return 0
                     ;;
                 --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1399,7 +1407,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__rollback)
-            opts="-l -v -q -o -n -y -h --to-revision --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-l -v -q -o -n -y -h --to-revision --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --image-pull-secret --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1450,6 +1458,10 @@ _yurtctl() {
                     return 0
                     ;;
                 --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1555,7 +1567,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__staticpod__subcmd__upgrade)
-            opts="-f -l -v -q -o -n -y -h --image --filename --manifest --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-f -l -v -q -o -n -y -h --image --filename --manifest --strategy --selector --max-unavailable --min-ready-seconds --node-timeout --max-failures --partition --priority --canary --pause --servant-image --image-pull-secret --force-unlock --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1618,6 +1630,10 @@ _yurtctl() {
                     return 0
                     ;;
                 --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -196,6 +196,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -l image-pull-secret -d 'A Secret of type kubernetes.io/dockerconfigjson in the static pod\'s namespace the node Jobs pull the servant image with (repeatable)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from upgrade" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -253,6 +254,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l canary -d 'Upgrade only N nodes in this run, then stop (re-run to continue)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l servant-image -d 'Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -l image-pull-secret -d 'A Secret of type kubernetes.io/dockerconfigjson in the static pod\'s namespace the node Jobs pull the servant image with (repeatable)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from rollback" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -430,6 +432,8 @@ kubeadm-usr\t''
 kind\t''
 minikube\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l profile -d 'Component set convert installs' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l apiserver -d 'The API server: yurtsim\'s own (sim), or a real Kubernetes v1.37.2 control plane with OpenYurt v1.7.0\'s real yurt-manager and YurtHub (real: a checkout of yurtctl where tests/real/build.sh has built them; profile openyurt-v1.7)' -r -f -a "sim\t''
+real\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l state-dir -d 'Where the cluster keeps its state (kubeconfig, node file systems) [default: a new temporary directory, removed at the end]' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''

@@ -4,13 +4,10 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
-use kube::runtime::watcher::{self, Event};
 use yurtsim::Layout;
 
 /// The repository the test mirrors into. Its last segment stays `openyurt`: a mirror keeps the
@@ -27,42 +24,6 @@ fn images_of(pod: &Pod) -> Vec<String> {
         .chain(spec.init_containers.iter().flatten())
         .filter_map(|c| c.image.clone())
         .collect()
-}
-
-/// Every pod created from now on (the node Jobs' too, which are deleted once they succeed), as
-/// last seen; the watch has listed the pods already there when this returns.
-async fn new_pods(client: &kube::Client) -> (tokio::task::JoinHandle<()>, Arc<Mutex<Vec<Pod>>>) {
-    let pods: Arc<Mutex<Vec<Pod>>> = Arc::default();
-    let (listed_tx, listed_rx) = tokio::sync::oneshot::channel();
-    let watch = {
-        let pods = pods.clone();
-        let api: Api<Pod> = Api::all(client.clone());
-        tokio::spawn(async move {
-            let mut initial = BTreeSet::new();
-            let mut listed_tx = Some(listed_tx);
-            let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
-            while let Some(Ok(e)) = events.next().await {
-                match e {
-                    Event::InitApply(p) => {
-                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
-                    }
-                    Event::InitDone => {
-                        if let Some(tx) = listed_tx.take() {
-                            let _ = tx.send(());
-                        }
-                    }
-                    Event::Apply(p) | Event::Delete(p) => {
-                        if !initial.contains(p.metadata.uid.as_deref().unwrap_or_default()) {
-                            pods.lock().unwrap().push(p);
-                        }
-                    }
-                    Event::Init => {}
-                }
-            }
-        })
-    };
-    listed_rx.await.expect("the pod watch lists");
-    (watch, pods)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -98,7 +59,7 @@ async fn images_list_is_what_convert_pulls_and_image_repository_moves_all_of_it(
     );
 
     // every pod created from now on, the node Jobs' included (deleted once they succeed)
-    let (watch, pods) = new_pods(&client).await;
+    let (watch, pods) = support::new_pods(&client).await;
     let run = support::yurtctl(&env.sim, &["convert", "-y", "--image-repository", MIRROR]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     // the last Job pods' deletions reach the watch shortly after convert returns
@@ -193,7 +154,6 @@ async fn image_flags_are_checked_against_the_profile_before_anything_else() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
-    use k8s_openapi::api::core::v1::Secret;
     let env = support::start_sim(2, Layout::Kubeadm, |_| {}).await;
     let client = support::kube_client(&env.sim).await;
     // refused before anything changes while the Secret is missing
@@ -212,17 +172,8 @@ async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
     );
     assert_eq!(support::journal_state(&client).await, None);
 
-    let secret: Secret = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "regcred", "namespace": "kube-system"},
-        "type": "kubernetes.io/dockerconfigjson",
-        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(client.clone(), "kube-system")
-        .create(&Default::default(), &secret)
-        .await
-        .unwrap();
-    let (watch, pods) = new_pods(&client).await;
+    support::create_registry_secret(&client, "kube-system", "regcred").await;
+    let (watch, pods) = support::new_pods(&client).await;
     let run = support::yurtctl(
         &env.sim,
         &["convert", "-y", "--image-pull-secret", "regcred"],

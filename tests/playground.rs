@@ -9,16 +9,48 @@ const BIN: &str = env!("CARGO_BIN_EXE_yurtctl");
 
 #[test]
 fn the_tour_runs_every_step_and_shows_each_phase() {
-    tour(yurtctl::render::Profile::DEFAULT);
+    tour(yurtctl::render::Profile::DEFAULT, "kind", "sim");
 }
 
 /// A profile whose YurtHub is a static pod also takes the tour's rollout steps.
 #[test]
 fn the_tour_rolls_out_a_static_pod_yurthub() {
-    tour("openyurt-v1.6");
+    tour("openyurt-v1.6", "kind", "sim");
 }
 
-fn tour(profile_name: &str) {
+/// The same tour with a real kube-apiserver, kube-controller-manager and scheduler, and
+/// OpenYurt v1.7.0's real yurt-manager and YurtHub (docs/yurtsim.md#the-real-tier).
+#[test]
+fn the_tour_runs_on_a_real_control_plane() {
+    yurtsim::real::ensure_built(&[yurtsim::real::NEWEST_KUBERNETES, "openyurt-v1.7.0"])
+        .expect("the real tier builds (tests/real/build.sh)");
+    tour(yurtctl::render::Profile::DEFAULT, "kubeadm", "real");
+}
+
+/// `--apiserver real` runs only the OpenYurt the real tier builds, and says so up front.
+#[test]
+fn a_real_tour_of_a_release_not_built_is_refused_before_anything_starts() {
+    let out = Command::new(BIN)
+        .args([
+            "playground",
+            "--apiserver",
+            "real",
+            "--profile",
+            "openyurt-v1.6",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--apiserver real runs OpenYurt's real binaries, built for v1.7.0 only; profile openyurt-v1.6 is OpenYurt v1.6.1 (the Go module proxy does not serve"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("starting"), "{stderr}");
+}
+
+fn tour(profile_name: &str, layout: &str, apiserver: &str) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let out = Command::new(BIN)
@@ -27,9 +59,11 @@ fn tour(profile_name: &str) {
             "--nodes",
             "3",
             "--layout",
-            "kind",
+            layout,
             "--profile",
             profile_name,
+            "--apiserver",
+            apiserver,
             "--state-dir",
         ])
         .arg(&state)
@@ -67,7 +101,12 @@ fn tour(profile_name: &str) {
             "phase {phase} shown"
         );
     }
-    for node in ["kind-worker", "kind-worker2"] {
+    let workers: &[&str] = if layout == "kind" {
+        &["kind-worker", "kind-worker2"]
+    } else {
+        &["worker-1", "worker-2"]
+    };
+    for node in workers {
         assert!(
             stderr.contains(&format!(
                 "[nodes/edge] node {node} (Job yurtctl-convert-{node}): succeeded"

@@ -1,6 +1,7 @@
 //! `yurtctl convert`, `status` and `revert` on the real tier: the real control plane, with
 //! OpenYurt v1.7.0's own yurt-manager (as its Deployment's pod) and YurtHub (as the systemd
-//! service the servant installs) built from upstream's module (tests/real, built on first use).
+//! service the servant installs) built from upstream's module (tests/real, built on first use),
+//! converted from a private registry mirror with a pull Secret, as an air-gapped cluster is.
 
 mod support;
 
@@ -9,6 +10,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::{kubectl, real};
+
+/// A registry mirror; its last segment stays `openyurt`, as a mirror keeps the images' names.
+const MIRROR: &str = "registry.example.com/openyurt";
 
 fn yurtctl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
     let (code, out) = real::yurtctl(kubeconfig, args);
@@ -49,9 +53,58 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     let kc = sim.kubeconfig_path();
     let nodes = ["control-plane-1", "worker-1", "worker-2"];
 
-    let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["convert", "-y"]));
+    // from a private mirror that needs credentials, as an air-gapped cluster converts
+    kubectl(
+        &kc,
+        &[
+            "-n",
+            "kube-system",
+            "create",
+            "secret",
+            "docker-registry",
+            "regcred",
+            "--docker-server=registry.example.com",
+            "--docker-username=u",
+            "--docker-password=p",
+        ],
+    );
+    let (ok, out) = tokio::task::block_in_place(|| {
+        yurtctl(
+            &kc,
+            &[
+                "convert",
+                "-y",
+                "--image-repository",
+                MIRROR,
+                "--image-pull-secret",
+                "regcred",
+            ],
+        )
+    });
     assert!(ok, "yurtctl convert -y:\n{out}");
     assert!(out.contains("converted 3 node(s)"), "{out}");
+    // the real Deployment controller made yurt-manager's pod from the mirror, with the Secret
+    let manager = json(
+        &kc,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "app.kubernetes.io/name=yurt-manager",
+        ],
+    );
+    let spec = &manager["items"][0]["spec"];
+    assert_eq!(
+        spec["containers"][0]["image"],
+        format!("{MIRROR}/yurt-manager:v1.7.0"),
+        "{manager}"
+    );
+    assert_eq!(
+        spec["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}])
+    );
     // the real Job controller counts a pod in status.succeeded after it marks the Job
     // succeeded: convert still leaves none of its Jobs or their pods behind
     assert_eq!(yurtctl_leftovers(&kc), Vec::<String>::new());

@@ -2404,3 +2404,51 @@ async fn a_rollback_during_an_upgrade_exits_6_and_the_upgrade_decides() {
     }
     env.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn image_pull_secret_reaches_every_upgrade_job() {
+    let env = start(2, Duration::from_millis(100)).await;
+    support::create_registry_secret(&env.client, "default", "regcred").await;
+    let (watch, pods) = support::new_pods(&env.client).await;
+    let run = yurtctl(
+        &env,
+        &args(
+            &UPGRADE,
+            &[
+                "--max-unavailable",
+                "2",
+                "--image-pull-secret",
+                "regcred",
+                "-y",
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    watch.abort();
+    // the servant pods of the upgrade Jobs (the new mirror pods are static pods: none)
+    let servants: BTreeMap<String, Vec<String>> = pods
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| {
+            let spec = p.spec.as_ref()?;
+            (spec.containers[0].name == "servant").then(|| {
+                let pulls = spec
+                    .image_pull_secrets
+                    .iter()
+                    .flatten()
+                    .map(|r| r.name.clone())
+                    .collect();
+                (p.metadata.name.clone().unwrap_or_default(), pulls)
+            })
+        })
+        .collect();
+    assert_eq!(servants.len(), env.workers.len(), "{servants:?}");
+    assert!(
+        servants.values().all(|s| s.as_slice() == ["regcred"]),
+        "{servants:?}"
+    );
+    env.sim.shutdown().await;
+}

@@ -27,8 +27,14 @@ pub fn init_logging(g: &GlobalArgs) {
         (false, 1) => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // kube-client logs every 5xx answer and refused connection at ERROR; yurtctl retries those
+    // and reports what stays failed with its own context, so they show from -vv on
+    let requests = if g.verbose >= 2 { "trace" } else { "off" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!(
+            "{level},kube_client::client::builder={requests}"
+        ))
+    });
     let color =
         std::io::stderr().is_terminal() && crate::output::terminal::colors_allowed(g.no_color);
     let _ = tracing_subscriber::fmt()

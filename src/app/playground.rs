@@ -3,7 +3,7 @@
 //! as child processes, so the user sees exactly what a real run shows.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use yurtsim::{Layout, Sim, SimConfig};
 
 use crate::app::common::{block_on, connect_from};
 use crate::app::error::CommandError;
-use crate::cli::{GlobalArgs, PlaygroundCmd, PlaygroundLayout, Progress};
+use crate::cli::{GlobalArgs, PlaygroundApiServer, PlaygroundCmd, PlaygroundLayout, Progress};
 use crate::cluster::snapshot::{NodeInfo, SnapshotOptions, snapshot};
 use crate::exit::Exit;
 use crate::render::Profile;
@@ -89,9 +89,6 @@ pub const STEPS: &[Step] = &[
     },
 ];
 
-/// The annotations yurtsim's simulated kubelet publishes about itself.
-const KUBELET_SERVER: &str = "yurtsim.openyurt.io/kubelet-server";
-const KUBELET_KUBECONFIG: &str = "yurtsim.openyurt.io/kubelet-kubeconfig";
 const EDGE_LABEL: &str = "openyurt.io/is-edge-worker";
 /// How long an interrupted step may take to stop by itself.
 const STEP_GRACE: Duration = Duration::from_secs(15);
@@ -126,6 +123,9 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
         Ok(p) => p,
         Err(e) => return CommandError::from(e).report(),
     };
+    if let Err(e) = real_tier_ready(cmd, &profile) {
+        return e.report();
+    }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
@@ -143,8 +143,12 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     };
     let mut cfg = sim_config(cmd, &profile, &state_dir, &exe);
     cfg.nodes = cmd.nodes;
+    let control_plane = match cmd.apiserver {
+        PlaygroundApiServer::Sim => "",
+        PlaygroundApiServer::Real => " on a real control plane",
+    };
     say(format!(
-        "==> starting a simulated {}-node {} cluster (Kubernetes {}) in {}",
+        "==> starting a simulated {}-node {} cluster{control_plane} (Kubernetes {}) in {}",
         cmd.nodes,
         layout_name(cmd.layout),
         cfg.kubernetes_version,
@@ -175,7 +179,7 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
         interrupted().await;
         let _ = stop_tx.send(true);
     });
-    let exit = tour(g, cmd, &profile, &exe, &kubeconfig, &mut stop).await;
+    let exit = tour(g, cmd, &profile, &exe, &sim, &mut stop).await;
 
     let keep = if cmd.no_keep {
         false
@@ -197,6 +201,34 @@ async fn playground(g: &GlobalArgs, cmd: &PlaygroundCmd) -> Exit {
     exit
 }
 
+/// With `--apiserver real`: the profile's OpenYurt and the control plane are built, or what to
+/// run to build them.
+fn real_tier_ready(cmd: &PlaygroundCmd, profile: &Profile) -> Result<(), CommandError> {
+    if cmd.apiserver == PlaygroundApiServer::Sim {
+        return Ok(());
+    }
+    let version = profile.openyurt_version.as_str();
+    if !yurtsim::real::OPENYURT_BUILT.contains(&version) {
+        return Err(CommandError::Usage(format!(
+            "--apiserver real runs OpenYurt's real binaries, built for {} only; profile {} is \
+             OpenYurt {version} ({}): use --profile {}",
+            yurtsim::real::OPENYURT_BUILT.join(", "),
+            profile.name,
+            yurtsim::real::openyurt_missing_reason(version),
+            Profile::DEFAULT
+        )));
+    }
+    yurtsim::real::control_plane_binary(yurtsim::real::NEWEST_KUBERNETES)
+        .map_err(|e| CommandError::Local(format!("--apiserver real: {e:#}")))?;
+    if yurtsim::real::openyurt_binary("yurt-manager", version).is_none() {
+        return Err(CommandError::Local(format!(
+            "--apiserver real: OpenYurt {version} is not built: {}",
+            yurtsim::real::openyurt_missing_reason(version)
+        )));
+    }
+    Ok(())
+}
+
 fn layout_name(l: PlaygroundLayout) -> &'static str {
     match l {
         PlaygroundLayout::Kubeadm => "kubeadm",
@@ -209,6 +241,15 @@ fn layout_name(l: PlaygroundLayout) -> &'static str {
 /// A cluster the profile supports, with lively timings (pods start in 100 ms, heartbeats
 /// every 300 ms) so the tour takes seconds.
 fn sim_config(cmd: &PlaygroundCmd, profile: &Profile, state_dir: &Path, exe: &Path) -> SimConfig {
+    if cmd.apiserver == PlaygroundApiServer::Real {
+        // the real components keep their own timings
+        let mut cfg = SimConfig::new(state_dir);
+        cfg.layout = layout(cmd.layout);
+        cfg.yurtctl = Some(exe.to_path_buf());
+        cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+        cfg.kubernetes_version = yurtsim::real::NEWEST_KUBERNETES.into();
+        return cfg;
+    }
     let mut cfg = SimConfig::for_tests(state_dir);
     cfg.layout = layout(cmd.layout);
     cfg.yurtctl = Some(exe.to_path_buf());
@@ -225,10 +266,11 @@ async fn tour(
     cmd: &PlaygroundCmd,
     profile: &Profile,
     exe: &Path,
-    kubeconfig: &Path,
+    sim: &Sim,
     stop: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Exit {
-    show_nodes(g, kubeconfig, "before").await;
+    let kubeconfig = &sim.kubeconfig_path();
+    show_nodes(g, sim, "before").await;
     for (i, step) in STEPS.iter().enumerate() {
         if *stop.borrow() {
             return Exit::Interrupted;
@@ -284,7 +326,7 @@ async fn tour(
             }
         };
         match status {
-            Ok(s) if s.success() => show_nodes(g, kubeconfig, "after this step").await,
+            Ok(s) if s.success() => show_nodes(g, sim, "after this step").await,
             // On a terminal the step gets the SIGINT too and may exit before our own handler
             // has run: its 130 is the same interruption.
             Ok(s) if s.code() == Some(130) || *stop.borrow() => return Exit::Interrupted,
@@ -296,7 +338,7 @@ async fn tour(
                     s.code().map_or("(signal)".into(), |c| c.to_string())
                 ));
                 let exit = failed.report();
-                show_nodes(g, kubeconfig, "after the failed step").await;
+                show_nodes(g, sim, "after the failed step").await;
                 return exit;
             }
             Err(e) => {
@@ -338,9 +380,9 @@ fn passed_on_flags(g: &GlobalArgs) -> Vec<String> {
 
 /// The node table (stdout): role, readiness and which API server each kubelet talks to
 /// (YurtHub's 127.0.0.1:10261 once converted).
-async fn show_nodes(g: &GlobalArgs, kubeconfig: &Path, when: &str) {
+async fn show_nodes(g: &GlobalArgs, sim: &Sim, when: &str) {
     let mut globals = g.clone();
-    globals.kubeconfig = Some(PathBuf::from(kubeconfig));
+    globals.kubeconfig = Some(sim.kubeconfig_path());
     let cluster = match connect_from(&globals).await {
         Ok(c) => c,
         Err(_) => return,
@@ -348,7 +390,12 @@ async fn show_nodes(g: &GlobalArgs, kubeconfig: &Path, when: &str) {
     match snapshot(&cluster, &SnapshotOptions::default()).await {
         Ok(s) => {
             say(format!("==> nodes {when}:"));
-            for l in node_table(&s.nodes) {
+            let kubelets = s
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), kubelet_of(sim, &n.name)))
+                .collect();
+            for l in node_table(&s.nodes, &kubelets) {
                 println!("{l}");
             }
         }
@@ -356,8 +403,32 @@ async fn show_nodes(g: &GlobalArgs, kubeconfig: &Path, when: &str) {
     }
 }
 
+/// The API server a node's kubelet talks to and the kubeconfig it names, read from the node's
+/// files as the kubelet reads them at its next start (its unit, drop-ins and environment
+/// files): the same on yurtsim's API server and on a real one.
+fn kubelet_of(sim: &Sim, node: &str) -> Kubelet {
+    let root = sim.node_root(node);
+    let view = yurtsim::nodes::systemd::load_unit(&root, "kubelet.service")
+        .ok()
+        .and_then(|u| yurtsim::nodes::kubelet_config::kubelet_view(&root, &u).ok());
+    Kubelet {
+        server: view.as_ref().and_then(|v| v.server.clone().ok()),
+        kubeconfig: view.and_then(|v| v.kubeconfig).filter(|k| !k.is_empty()),
+    }
+}
+
+/// What [`node_table`] shows of a node's kubelet.
+#[derive(Clone, Debug, Default)]
+pub struct Kubelet {
+    pub server: Option<String>,
+    pub kubeconfig: Option<String>,
+}
+
 /// `NAME ROLE READY EDGE KUBELET-SERVER KUBELET-KUBECONFIG`.
-pub fn node_table(nodes: &[NodeInfo]) -> Vec<String> {
+pub fn node_table(
+    nodes: &[NodeInfo],
+    kubelets: &std::collections::BTreeMap<String, Kubelet>,
+) -> Vec<String> {
     let row = |cols: [&str; 6]| {
         format!(
             "{:<18} {:<14} {:<6} {:<6} {:<28} {}",
@@ -376,6 +447,7 @@ pub fn node_table(nodes: &[NodeInfo]) -> Vec<String> {
         let get = |m: &std::collections::BTreeMap<String, String>, k: &str| {
             m.get(k).cloned().unwrap_or_else(|| "-".into())
         };
+        let kubelet = kubelets.get(&n.name).cloned().unwrap_or_default();
         let roles = if n.roles.is_empty() {
             "worker".to_owned()
         } else {
@@ -386,8 +458,8 @@ pub fn node_table(nodes: &[NodeInfo]) -> Vec<String> {
             &roles,
             if n.ready { "True" } else { "False" },
             &get(&n.labels, EDGE_LABEL),
-            &get(&n.annotations, KUBELET_SERVER),
-            &get(&n.annotations, KUBELET_KUBECONFIG),
+            kubelet.server.as_deref().unwrap_or("-"),
+            kubelet.kubeconfig.as_deref().unwrap_or("-"),
         ]));
     }
     out
@@ -398,19 +470,14 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn node(name: &str, roles: &[&str], edge: Option<&str>, server: Option<&str>) -> NodeInfo {
+    fn node(name: &str, roles: &[&str], edge: Option<&str>) -> NodeInfo {
         let mut labels = BTreeMap::new();
         if let Some(e) = edge {
             labels.insert(EDGE_LABEL.to_owned(), e.to_owned());
         }
-        let mut annotations = BTreeMap::new();
-        if let Some(s) = server {
-            annotations.insert(KUBELET_SERVER.to_owned(), s.to_owned());
-        }
         NodeInfo {
             name: name.into(),
             labels,
-            annotations,
             taints: vec![],
             ready: true,
             roles: roles.iter().map(|r| (*r).to_owned()).collect(),
@@ -422,15 +489,20 @@ mod tests {
 
     #[test]
     fn the_node_table_shows_role_edge_label_and_kubelet_server() {
-        let t = node_table(&[
-            node(
-                "cp-1",
-                &["control-plane"],
-                Some("false"),
-                Some("http://127.0.0.1:10261"),
-            ),
-            node("w-1", &[], None, None),
-        ]);
+        let kubelets = BTreeMap::from([(
+            "cp-1".to_owned(),
+            Kubelet {
+                server: Some("http://127.0.0.1:10261".into()),
+                kubeconfig: Some("/var/lib/openyurt/kubelet.conf".into()),
+            },
+        )]);
+        let t = node_table(
+            &[
+                node("cp-1", &["control-plane"], Some("false")),
+                node("w-1", &[], None),
+            ],
+            &kubelets,
+        );
         assert_eq!(t.len(), 3);
         assert!(t[0].starts_with("NAME"));
         let cols = |l: &str| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
@@ -442,7 +514,7 @@ mod tests {
                 "True",
                 "false",
                 "http://127.0.0.1:10261",
-                "-"
+                "/var/lib/openyurt/kubelet.conf"
             ]
         );
         assert_eq!(cols(&t[2]), ["w-1", "worker", "True", "-", "-", "-"]);

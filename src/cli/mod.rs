@@ -23,7 +23,7 @@ pub use duration::parse_duration;
 pub use images::{ImageFlags, ImagesCommand, ImagesListCmd};
 pub use invocation::{bin_name_for, parse_from_env};
 #[cfg(feature = "playground")]
-pub use playground::{PlaygroundCmd, PlaygroundLayout};
+pub use playground::{PlaygroundApiServer, PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, RunFlags, StatusCmd};
 pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
 pub use staticpod::{

@@ -28,6 +28,18 @@ pub struct PlaygroundCmd {
     #[arg(long, value_name = "PROFILE", default_value = crate::render::Profile::DEFAULT)]
     pub profile: String,
 
+    /// The API server: yurtsim's own (sim), or a real Kubernetes v1.37.2 control plane with
+    /// OpenYurt v1.7.0's real yurt-manager and YurtHub (real: a checkout of yurtctl where
+    /// tests/real/build.sh has built them; profile openyurt-v1.7)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "KIND",
+        default_value = "sim",
+        hide_possible_values = true
+    )]
+    pub apiserver: PlaygroundApiServer,
+
     /// Where the cluster keeps its state (kubeconfig, node file systems) [default: a new
     /// temporary directory, removed at the end]
     #[arg(long, value_name = "DIR")]
@@ -41,6 +53,13 @@ pub struct PlaygroundCmd {
     /// Shut the cluster down after the last step
     #[arg(long)]
     pub no_keep: bool,
+}
+
+/// `--apiserver`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlaygroundApiServer {
+    Sim,
+    Real,
 }
 
 /// `--layout` (the layouts yurtsim seeds).

@@ -201,6 +201,11 @@ pub struct RolloutArgs {
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE, value_parser = image_ref)]
     pub servant_image: String,
 
+    /// A Secret of type kubernetes.io/dockerconfigjson in the static pod's namespace the node
+    /// Jobs pull the servant image with (repeatable)
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
+
     /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever
     /// holds it (only when that run is known to be dead)
     #[arg(long)]
@@ -278,6 +283,11 @@ pub struct OtaApplyCmd {
     /// Image of the node Jobs running `yurtctl node-servant static-pod-upgrade`
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_SERVANT_IMAGE, value_parser = image_ref)]
     pub servant_image: String,
+
+    /// A Secret of type kubernetes.io/dockerconfigjson in the static pod's namespace the node
+    /// Jobs pull the servant image with (repeatable)
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
 
     /// Delete this static pod's rollout lock (Lease yurtctl-staticpod-NAME) first, whoever
     /// holds it (only when that run is known to be dead)

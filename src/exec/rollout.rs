@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::cluster::jobs::{JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
+use crate::cluster::jobs::{JobImage, JobRunner, NodeJob, NodeJobResult, RunJobsOptions};
 use crate::cluster::nodes::node_state_changes;
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::cluster::watch::Change;
@@ -34,7 +34,7 @@ pub fn static_pod_job(
     action: &str,
     node: &str,
     set: &StaticSet,
-    image: &str,
+    image: &JobImage,
     restore: bool,
     timeout: Duration,
 ) -> NodeJob {
@@ -57,12 +57,13 @@ pub fn static_pod_job(
     let mut job = servant_job(
         action,
         node,
-        image,
+        &image.image,
         "static-pod-upgrade",
         &args,
         timeout,
         &volumes,
-    );
+    )
+    .pulling_with(&image.pull_secrets);
     // The revision the Job installs, as yurt-manager marks its upgrade workers.
     std::sync::Arc::make_mut(&mut job.template)
         .metadata
@@ -126,7 +127,7 @@ pub struct Drive<'a> {
     pub nodes: Vec<NodeInput>,
     pub options: Options,
     pub node_timeout: Duration,
-    pub servant_image: String,
+    pub servant_image: JobImage,
     /// Where progress goes: a node's start and end as
     /// [`Event::Node`](crate::output::Event::Node) of `phase` (what the
     /// bars count), the rest as notes.

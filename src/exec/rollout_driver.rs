@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::report::{failure_line, failure_logs, pod_state};
 use super::{Drive, DriveOutcome, End, LostSignal, Msg, lock_lost_of, static_pod_job};
-use crate::cluster::jobs::{JobEvent, JobRunner, NodeJobResult};
+use crate::cluster::jobs::{JobEvent, JobImage, JobRunner, NodeJobResult};
 use crate::cluster::staticset::{self, MirrorPod, StaticSet};
 use crate::cluster::{Cluster, ClusterError};
 use crate::output::staticpod::RolloutNode;
@@ -52,7 +52,7 @@ pub(super) struct Driver<'d> {
     target: String,
     min_ready: Duration,
     node_timeout: Duration,
-    servant_image: String,
+    servant_image: JobImage,
     rep: &'d dyn Reporter,
     phase: &'d str,
     lock_lost: LostSignal,

@@ -26,7 +26,10 @@ fn pod_of(restore: bool) -> serde_json::Value {
         &action,
         "edge-1",
         &set(),
-        "img:1",
+        &crate::cluster::jobs::JobImage {
+            image: "img:1".into(),
+            pull_secrets: Vec::new(),
+        },
         restore,
         Duration::from_secs(90),
     )

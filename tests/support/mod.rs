@@ -440,3 +440,65 @@ pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Every pod created from now on (the node Jobs' too, which are deleted once they succeed), as
+/// last seen; the watch has listed the pods already there when this returns.
+pub async fn new_pods(
+    client: &Client,
+) -> (
+    tokio::task::JoinHandle<()>,
+    std::sync::Arc<std::sync::Mutex<Vec<k8s_openapi::api::core::v1::Pod>>>,
+) {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::Api;
+    use kube::runtime::watcher::{self, Event};
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+    let pods: Arc<Mutex<Vec<Pod>>> = Arc::default();
+    let (listed_tx, listed_rx) = tokio::sync::oneshot::channel();
+    let watch = {
+        let pods = pods.clone();
+        let api: Api<Pod> = Api::all(client.clone());
+        tokio::spawn(async move {
+            let mut initial = BTreeSet::new();
+            let mut listed_tx = Some(listed_tx);
+            let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
+            while let Some(Ok(e)) = events.next().await {
+                match e {
+                    Event::InitApply(p) => {
+                        initial.insert(p.metadata.uid.clone().unwrap_or_default());
+                    }
+                    Event::InitDone => {
+                        if let Some(tx) = listed_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Event::Apply(p) | Event::Delete(p) => {
+                        if !initial.contains(p.metadata.uid.as_deref().unwrap_or_default()) {
+                            pods.lock().unwrap().push(p);
+                        }
+                    }
+                    Event::Init => {}
+                }
+            }
+        })
+    };
+    listed_rx.await.expect("the pod watch lists");
+    (watch, pods)
+}
+
+/// A registry credential Secret (`kubectl create secret docker-registry NAME -n NS`).
+pub async fn create_registry_secret(client: &Client, ns: &str, name: &str) {
+    use k8s_openapi::api::core::v1::Secret;
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": ns},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": "{\"auths\":{\"registry.example.com\":{\"auth\":\"dTpw\"}}}"},
+    }))
+    .unwrap();
+    kube::api::Api::<Secret>::namespaced(client.clone(), ns)
+        .create(&Default::default(), &secret)
+        .await
+        .unwrap();
+}

@@ -1,6 +1,7 @@
 //! `staticpod ota apply`: the stored revision installed on the named nodes.
 
 use super::*;
+use crate::cluster::jobs::JobImage;
 
 pub(super) async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
     let ns = namespace(g);
@@ -71,8 +72,12 @@ pub(super) async fn ota_apply_decided(
         set.current.hash,
         cmd.nodes.join(", ")
     );
+    let servant = JobImage {
+        image: cmd.servant_image.clone(),
+        pull_secrets: cmd.image_pull_secrets.clone(),
+    };
     let jobs = NodeJobs {
-        servant_image: &cmd.servant_image,
+        servant_image: &servant,
         node_timeout: cmd.node_timeout,
     };
     let rep = reporter(g);

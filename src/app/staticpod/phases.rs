@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::*;
 use crate::cluster::apply::describe;
+use crate::cluster::jobs::JobImage;
 use crate::exec::dry_run::{Write, create_job};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
@@ -52,7 +53,7 @@ pub(super) struct RolloutRun<'a> {
     pub targets: Vec<NodeInput>,
     pub opts: Options,
     pub node_timeout: Duration,
-    pub servant_image: &'a str,
+    pub servant_image: &'a JobImage,
     pub rep: &'a dyn Reporter,
     pub lost: LostSignal,
     pub result: RolloutResult,
@@ -62,7 +63,7 @@ pub(super) struct RolloutRun<'a> {
 
 /// How a rollout reaches its nodes: the servant's image and each node's time.
 pub(super) struct NodeJobs<'a> {
-    pub servant_image: &'a str,
+    pub servant_image: &'a JobImage,
     pub node_timeout: Duration,
 }
 
@@ -317,7 +318,7 @@ async fn drive(r: &mut RolloutRun<'_>) -> Result<(), ClusterError> {
         nodes: std::mem::take(&mut r.targets),
         options: r.opts.clone(),
         node_timeout: r.node_timeout,
-        servant_image: r.servant_image.into(),
+        servant_image: r.servant_image.clone(),
         rep: r.rep,
         phase: NODES,
         lock_lost: r.lost.clone(),

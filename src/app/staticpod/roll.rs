@@ -1,6 +1,7 @@
 //! Plan, confirm, store the revision and carry out the strategy under the lock.
 
 use super::*;
+use crate::cluster::jobs::JobImage;
 
 /// Plan, confirm, store the revision and carry out the strategy (under the lock, whose loss
 /// `lost` signals, when not a dry run).
@@ -41,8 +42,12 @@ pub(super) async fn roll(
         targets.len()
     );
     let rep = reporter(g);
+    let servant = JobImage {
+        image: args.servant_image.clone(),
+        pull_secrets: args.image_pull_secrets.clone(),
+    };
     let jobs = NodeJobs {
-        servant_image: &args.servant_image,
+        servant_image: &servant,
         node_timeout: args.node_timeout,
     };
     let run = RolloutRun::new(

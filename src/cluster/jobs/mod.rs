@@ -42,6 +42,14 @@ pub use named::*;
 pub use run::*;
 use sweep::*;
 
+/// The image a node Job runs and the Secrets (in the Job's namespace) it pulls it with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobImage {
+    pub image: String,
+    /// `--image-pull-secret`; empty: the node's runtime pulls on its own.
+    pub pull_secrets: Vec<String>,
+}
+
 /// One node's Job: what the caller decides (action, node, pod template); the runner adds the
 /// name, labels, node pinning and defaults.
 #[derive(Clone, Debug)]
