@@ -185,21 +185,36 @@ fn errors_meet_at_one_edge() {
     );
 }
 
-#[test]
-fn files_stay_short_enough_to_read() {
+/// The files (relative name, path) over `max` lines that `allowed` does not name, and the
+/// `allowed` ones that are short now or gone.
+fn length_check(
+    files: Vec<(String, PathBuf)>,
+    max: usize,
+    allowed: &[&str],
+) -> (Vec<String>, Vec<String>) {
     let mut long = Vec::new();
-    let mut split = Vec::new();
-    for p in sources() {
-        let rel = relative(&p);
+    let mut stale: Vec<String> = allowed
+        .iter()
+        .filter(|a| !files.iter().any(|(rel, _)| rel == *a))
+        .map(|a| format!("{a} (gone)"))
+        .collect();
+    for (rel, p) in files {
         let lines = std::fs::read_to_string(&p).unwrap().lines().count();
-        let allowed = LONG_FILES.contains(&rel.as_str());
-        if lines > MAX_LINES && !allowed {
+        let listed = allowed.contains(&rel.as_str());
+        if lines > max && !listed {
             long.push(format!("{rel}: {lines} lines"));
         }
-        if lines <= MAX_LINES && allowed {
-            split.push(rel);
+        if lines <= max && listed {
+            stale.push(rel);
         }
     }
+    (long, stale)
+}
+
+#[test]
+fn files_stay_short_enough_to_read() {
+    let files = sources().into_iter().map(|p| (relative(&p), p)).collect();
+    let (long, split) = length_check(files, MAX_LINES, LONG_FILES);
     assert!(long.is_empty(), "split these files:\n{}", long.join("\n"));
     assert!(
         split.is_empty(),
@@ -489,32 +504,20 @@ fn sim_imports_point_down_but_for_the_named_ones() {
 
 #[test]
 fn sim_files_stay_short_enough_to_read() {
-    let mut long = Vec::new();
-    let mut split = Vec::new();
-    for p in sim_sources() {
-        let rel = sim_relative(&p);
-        let lines = std::fs::read_to_string(&p).unwrap().lines().count();
-        let allowed = SIM_LONG_FILES.iter().any(|(f, _)| *f == rel);
-        if lines > SIM_MAX_LINES && !allowed {
-            long.push(format!("{rel}: {lines} lines"));
-        }
-        if lines <= SIM_MAX_LINES && allowed {
-            split.push(rel);
-        }
-    }
-    let missing: Vec<&str> = SIM_LONG_FILES
-        .iter()
-        .map(|(f, _)| *f)
-        .filter(|f| !sim_src().join(f).is_file())
+    let files = sim_sources()
+        .into_iter()
+        .map(|p| (sim_relative(&p), p))
         .collect();
+    let allowed: Vec<&str> = SIM_LONG_FILES.iter().map(|(f, _)| *f).collect();
+    let (long, split) = length_check(files, SIM_MAX_LINES, &allowed);
     assert!(
         long.is_empty(),
         "split these yurtsim files:\n{}",
         long.join("\n")
     );
     assert!(
-        split.is_empty() && missing.is_empty(),
-        "take these off SIM_LONG_FILES, they are short now or gone: {split:?} {missing:?}"
+        split.is_empty(),
+        "take these off SIM_LONG_FILES, they are short now or gone: {split:?}"
     );
 }
 
