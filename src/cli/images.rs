@@ -4,7 +4,7 @@ use clap::{Args, Subcommand};
 
 use super::values::image_ref;
 
-/// `COMPONENT=IMAGE`; which components exist is the profile's to say (`plan::check_options`).
+/// `COMPONENT=IMAGE`; which components exist is the profile's to say (`plan::check_images`).
 fn component_image(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((c, i)) if !c.is_empty() && !i.is_empty() => Ok((c.to_owned(), image_ref(i)?)),

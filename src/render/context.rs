@@ -207,6 +207,13 @@ impl RenderContext {
         }
     }
 
+    /// The run's images by the profile's keys, overrides applied; the servant's is the
+    /// `servant` key's.
+    pub fn use_images(&mut self, images: &BTreeMap<String, String>) {
+        self.images = images.clone();
+        self.servant_image = images.get("servant").cloned().unwrap_or_default();
+    }
+
     pub(crate) fn check(&self, profile: &Profile) -> Result<()> {
         let bad = |m: String| Err(RenderError::Context(m));
         if self.profile != profile.name {

@@ -36,8 +36,7 @@ pub fn pulled_images(
     let secret = TokenSecret::new("0123456789abcdef")?;
     let mut ctx = RenderContext::new(profile, "https://192.0.2.1:6443", "", token, secret);
     ctx.ca_cert_hash = Some(format!("sha256:{}", "0".repeat(64)));
-    ctx.images = images.clone();
-    ctx.servant_image = images.get("servant").cloned().unwrap_or_default();
+    ctx.use_images(images);
     ctx.features = profile.flags().into_iter().map(str::to_owned).collect();
     // every string the rendered objects hold, with the feature of the component they come from
     let mut strings: Vec<(String, Option<String>)> = Vec::new();
@@ -76,24 +75,24 @@ pub fn pulled_images(
     };
     let mut out = Vec::new();
     for (key, image) in images {
-        let users: Vec<&Option<String>> = strings
+        let features: Vec<&Option<String>> = strings
             .iter()
             .filter(|(s, _)| runs(image, s))
             .map(|(_, f)| f)
             .collect();
-        if node_side.contains(key.as_str()) || users.iter().any(|f| f.is_none()) {
-            out.push(PulledImage {
-                component: key.clone(),
-                image: image.clone(),
-                feature: None,
-            });
-        } else if let Some(Some(f)) = users.first() {
-            out.push(PulledImage {
-                component: key.clone(),
-                image: image.clone(),
-                feature: Some(f.clone()),
-            });
-        }
+        // pulled by every conversion, by one with a feature on, or by none
+        let feature = if node_side.contains(key.as_str()) || features.contains(&&None) {
+            None
+        } else if let Some(f) = features.first() {
+            (*f).clone()
+        } else {
+            continue;
+        };
+        out.push(PulledImage {
+            component: key.clone(),
+            image: image.clone(),
+            feature,
+        });
     }
     Ok(out)
 }

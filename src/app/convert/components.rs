@@ -94,9 +94,8 @@ fn render_objects(
             ),
         });
     }
-    ctx.images = plan.settings.images.clone();
+    ctx.use_images(&plan.settings.images);
     ctx.image_pull_secrets = plan.settings.pull_secrets.clone();
-    ctx.servant_image = plan.settings.servant_image.clone();
     ctx.features = opts.features.clone();
     for n in &plan.nodes {
         match n.role {
