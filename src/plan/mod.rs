@@ -17,6 +17,7 @@ use crate::render::Profile;
 
 pub mod phases;
 pub mod revert;
+pub mod upgrade;
 
 mod convert;
 mod convert_phases;

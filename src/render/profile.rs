@@ -40,6 +40,9 @@ pub struct Profile {
     /// the profile deploys it switched off, so that yurtctl is the nodes' one converter.
     #[serde(default)]
     pub upstream_node_conversion: Option<UpstreamNodeConversion>,
+    /// The profiles a cluster converted with can be upgraded to this one (`yurtctl upgrade`).
+    #[serde(default)]
+    pub upgrade_from: Vec<String>,
 }
 
 /// yurt-manager's label-driven node conversion (OpenYurt v1.7), and how the profile turns it off.
@@ -341,6 +344,17 @@ impl Profile {
             && !(self.kubernetes.min_minor..=self.kubernetes.max_minor).contains(&c)
         {
             return bad("kubernetes.certifiedMaxMinor is outside minMinor..maxMinor".into());
+        }
+        let known = Self::names();
+        if let Some(p) = self
+            .upgrade_from
+            .iter()
+            .find(|p| *p == dir || !known.contains(p))
+        {
+            return bad(format!(
+                "upgradeFrom names {p:?}, which is not another profile ({})",
+                known.join(", ")
+            ));
         }
         let mut ids = BTreeSet::new();
         for c in &self.components {
