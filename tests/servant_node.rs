@@ -653,3 +653,210 @@ fn copy_tree(from: &Path, to: &Path) {
         .unwrap();
     assert!(status.success());
 }
+
+// ---------------------------------------------------------------------------------------
+// upgrade: YurtHub moved to another release or from a static pod to the service
+
+/// openyurt-v1.7's service with its bootstrap file (the static pod's, kept).
+fn service_with_bootstrap(n: &NodeSeed, files: &Path, secrets: &Path) -> servant::HubInstall {
+    let mut svc = service(n, files);
+    svc.credential = Some(HubCredential::BootstrapFile {
+        source: bootstrap_file(secrets),
+    });
+    svc.into()
+}
+
+/// Files (not directories) added, removed or changed between two trees, the record left out.
+fn changed_files(a: &BTreeMap<String, Entry>, b: &BTreeMap<String, Entry>) -> Vec<String> {
+    let is_file =
+        |t: &BTreeMap<String, Entry>, p: &String| matches!(t.get(p), Some(Entry::File(..)));
+    diff(a, b)
+        .into_iter()
+        .filter(|p| is_file(a, p) || is_file(b, p))
+        .filter(|p| !p.starts_with("var/lib/yurtctl/backup"))
+        .map(|p| {
+            let mark = match (a.contains_key(&p), b.contains_key(&p)) {
+                (false, _) => '+',
+                (_, false) => '-',
+                _ => '~',
+            };
+            format!("{mark} {p}")
+        })
+        .collect()
+}
+
+#[test]
+fn an_upgrade_moves_yurthub_from_its_static_pod_to_the_service_and_revert_still_restores_the_node()
+{
+    for layout in Layout::all() {
+        let ctx = format!("{layout}");
+        let (secrets, files) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (dir, n) = seed(layout, Role::Worker, &SeedOptions::default());
+        let root = dir.path();
+        let before = tree(root);
+        run(root, servant::convert(root, &full(&n, secrets.path())));
+        // what YurtHub wrote while it ran: its certificate and its cache
+        let cert = root.join("var/lib/yurthub/pki/yurthub-current.pem");
+        fs::create_dir_all(cert.parent().unwrap()).unwrap();
+        fs::write(&cert, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let converted = tree(root);
+        let manifest = converted
+            .keys()
+            .find(|p| p.ends_with("/yurthub.yaml"))
+            .unwrap_or_else(|| panic!("{ctx}: no static pod"))
+            .clone();
+
+        let target = service_with_bootstrap(&n, files.path(), secrets.path());
+        let plan = servant::upgrade(root, &target).unwrap();
+        let last = plan.changes.last().unwrap();
+        assert!(
+            matches!(last, servant::Change::Remove { path, .. } if path.ends_with("/yurthub.yaml")),
+            "{ctx}: the static pod goes last, once the service's files are there: {last:?}"
+        );
+        run(root, Ok(plan));
+        let upgraded = tree(root);
+        let mut want = vec![
+            "+ etc/systemd/system/yurthub.service".to_owned(),
+            "+ etc/systemd/system/yurthub.service.d/10-yurthub.conf".to_owned(),
+            "+ usr/local/bin/yurthub".to_owned(),
+            format!("- {manifest}"),
+        ];
+        want.sort();
+        let mut got = changed_files(&converted, &upgraded);
+        got.sort();
+        assert_eq!(
+            got, want,
+            "{ctx}: the kubelet's files, YurtHub's certificate and bootstrap file stay"
+        );
+        assert_eq!(oracle(root).kubeconfig.as_deref(), Some(OURS), "{ctx}");
+        assert!(
+            servant::upgrade(root, &target).unwrap().is_empty(),
+            "{ctx}: a second upgrade changes nothing"
+        );
+
+        run(root, servant::revert(root));
+        assert_eq!(
+            diff(&before, &tree(root)),
+            Vec::<String>::new(),
+            "{ctx}: revert after the upgrade"
+        );
+    }
+}
+
+#[test]
+fn a_rollback_puts_the_static_pod_back_and_revert_after_it_restores_the_node() {
+    let (secrets, files) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    let v16 = full(&n, secrets.path());
+    run(root, servant::convert(root, &v16));
+    let converted = tree(root);
+    run(
+        root,
+        servant::upgrade(
+            root,
+            &service_with_bootstrap(&n, files.path(), secrets.path()),
+        ),
+    );
+    run(root, servant::upgrade(root, v16.yurthub.as_ref().unwrap()));
+    assert_eq!(
+        changed_files(&converted, &tree(root)),
+        Vec::<String>::new(),
+        "the node's files are those of the v1.6 conversion again"
+    );
+    run(root, servant::revert(root));
+    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+}
+
+#[test]
+fn from_legacy_the_join_token_static_pod_gives_way_to_the_bootstrap_file_one() {
+    let secrets = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    let legacy = NodeConvertOptions {
+        yurthub: Some(
+            hub(
+                &n,
+                HubCredential::JoinTokenFile {
+                    source: token_file(secrets.path()),
+                },
+            )
+            .into(),
+        ),
+        redirect_kubelet: true,
+        restart_workloads: false,
+    };
+    run(root, servant::convert(root, &legacy));
+    let converted = tree(root);
+    let v16 = full(&n, secrets.path());
+    run(root, servant::upgrade(root, v16.yurthub.as_ref().unwrap()));
+    let mut got = changed_files(&converted, &tree(root));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "+ etc/kubernetes/manifests/yurthub.yaml",
+            "+ var/lib/yurthub/bootstrap-hub.conf",
+            "- etc/kubernetes/manifests/yurt-hub.yaml",
+            "- var/lib/yurtctl/yurthub/join-token",
+        ]
+    );
+    run(root, servant::revert(root));
+    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+}
+
+/// An upgrade killed after any number of its changes is finished by the next one, or undone
+/// by revert: the record that lists the new files is written before them, and the old
+/// installation's entries stay in it.
+#[test]
+fn an_upgrade_stopped_after_any_of_its_changes_is_finished_by_the_next_or_reverted() {
+    let (secrets, files) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (dir, n) = seed(Layout::Kind, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    run(root, servant::convert(root, &full(&n, secrets.path())));
+    let target = service_with_bootstrap(&n, files.path(), secrets.path());
+    let whole = tempfile::tempdir().unwrap();
+    copy_tree(root, whole.path());
+    run(whole.path(), servant::upgrade(whole.path(), &target));
+    let upgraded = tree(whole.path());
+    let steps = servant::upgrade(root, &target).unwrap().changes.len();
+    assert!(steps >= 4, "{steps}");
+    for done in 0..steps {
+        for finish in ["upgrade", "revert"] {
+            let copy = tempfile::tempdir().unwrap();
+            copy_tree(root, copy.path());
+            let mut first = servant::upgrade(copy.path(), &target).unwrap();
+            first.changes.truncate(done);
+            servant::apply(copy.path(), &first).unwrap();
+            let (want, next) = match finish {
+                "upgrade" => (&upgraded, servant::upgrade(copy.path(), &target)),
+                _ => (&before, servant::revert(copy.path())),
+            };
+            run(copy.path(), next);
+            assert_eq!(
+                diff(want, &tree(copy.path())),
+                Vec::<String>::new(),
+                "stopped after {done} of {steps} changes, then {finish}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_node_yurtctl_never_converted_is_not_upgraded() {
+    let (secrets, files) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    let before = tree(root);
+    let e = servant::upgrade(
+        root,
+        &service_with_bootstrap(&n, files.path(), secrets.path()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("convert it instead"), "{e}");
+    assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+}

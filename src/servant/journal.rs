@@ -293,6 +293,24 @@ impl<'a> Recorder<'a> {
         Ok(())
     }
 
+    /// Removes a file an earlier run of this operation created (an installation that gives
+    /// way to another). Its entry stays in the record, so a revert of a run interrupted
+    /// before the removal still finds the file, and removes nothing that is no longer there.
+    pub fn remove_ours(&mut self, path: &str) -> Result<()> {
+        let path = self.fs.resolve(path)?;
+        if !self.journal.record(&path).is_some_and(|r| r.created) {
+            return Err(ServantError::Conflict {
+                path,
+                message: "was not created by yurtctl, so it is not removed".into(),
+            });
+        }
+        if let Some(old) = self.fs.read(&path)? {
+            self.fs.stage(&path, None)?;
+            self.pending.push(Change::Remove { path, old });
+        }
+        Ok(())
+    }
+
     /// Finishes: the record and backups are written before the files they describe, so
     /// an interrupted apply can always be reverted. No change at all when nothing changed.
     pub fn finish(mut self) -> Result<NodeChanges> {

@@ -22,7 +22,7 @@ pub mod yurthub;
 pub use edit::{Change, NodeChanges, apply};
 pub use kcm::{disable_nodelifecycle, enable_nodelifecycle};
 pub use plan::{
-    NodeConvertOptions, PreflightReport, convert, preflight, recorded_hub_service, revert,
+    NodeConvertOptions, PreflightReport, convert, preflight, recorded_hub_service, revert, upgrade,
 };
 pub use staticpod::{static_pod_restore, static_pod_upgrade};
 pub use yurthub::{HubCredential, HubInstall, HubService, WorkingMode, YurtHubOptions};

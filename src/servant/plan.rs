@@ -22,8 +22,8 @@ use super::kubelet::{
 };
 use super::systemd::{EffectiveArgv, SourceKind, load_unit};
 use super::yurthub::{
-    HUB_BINARY, HUB_CACHE_DIR, HUB_DIR, HUB_DROP_IN_FILE, HUB_UNIT, HUB_UNIT_FILE, HubInstall,
-    credential_file,
+    BOOTSTRAP_FILE, HUB_BINARY, HUB_CACHE_DIR, HUB_DIR, HUB_DROP_IN_FILE, HUB_UNIT, HUB_UNIT_FILE,
+    HubInstall, JOIN_TOKEN_FILE, credential_file, credential_path,
 };
 
 pub const CONVERT_OPERATION: &str = "convert";
@@ -90,43 +90,7 @@ pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChange
     let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
     let argv = effective_argv(&rec.fs)?;
     if let Some(install) = &opts.yurthub {
-        match install {
-            HubInstall::StaticPod(hub) => {
-                hub.validate()?;
-                let dir = static_pod_dir(&rec.fs, &argv)?;
-                let (cred_path, cred) = credential_file(&hub.credential)?;
-                rec.create(cred_path, cred, 0o600)?;
-                rec.create(
-                    &format!("{}/{}", dir.trim_end_matches('/'), hub.manifest_file),
-                    hub.manifest.clone().into_bytes(),
-                    0o600,
-                )?;
-            }
-            HubInstall::Service(svc) => {
-                svc.validate()?;
-                if let Some(c) = &svc.credential {
-                    let (cred_path, cred) = credential_file(c)?;
-                    rec.create(cred_path, cred, 0o600)?;
-                }
-                rec.create(HUB_BINARY, svc.binary.clone(), 0o755)?;
-                rec.create(HUB_UNIT_FILE, svc.unit.clone().into_bytes(), 0o644)?;
-                rec.create(HUB_DROP_IN_FILE, svc.drop_in.clone().into_bytes(), 0o644)?;
-                // `systemctl enable` links the unit into each WantedBy= target's .wants
-                // directory; disable removes the link but not a directory it created
-                for target in svc.wanted_by() {
-                    rec.note_dirs(&format!("/etc/systemd/system/{target}.wants/{HUB_UNIT}"))?;
-                }
-                // revert stops and disables the unit before removing its files
-                rec.journal
-                    .extra
-                    .insert(HUB_SERVICE_KEY.into(), Value::String(HUB_UNIT.into()));
-            }
-        }
-        for d in [HUB_DIR, HUB_CACHE_DIR] {
-            if !rec.journal.remove_on_revert.iter().any(|x| x == d) {
-                rec.journal.remove_on_revert.push(d.to_owned());
-            }
-        }
+        install_hub(&mut rec, &argv, install)?;
     }
     if opts.redirect_kubelet {
         rec.create(
@@ -159,6 +123,115 @@ pub fn convert(host_root: &Path, opts: &NodeConvertOptions) -> Result<NodeChange
         }
     }
     rec.finish()
+}
+
+/// YurtHub's files and their record: the static pod's manifest or the service's binary, unit
+/// and drop-in, the credential, and the data directories revert removes.
+fn install_hub(rec: &mut Recorder, argv: &EffectiveArgv, install: &HubInstall) -> Result<()> {
+    match install {
+        HubInstall::StaticPod(hub) => {
+            hub.validate()?;
+            let dir = static_pod_dir(&rec.fs, argv)?;
+            let (cred_path, cred) = credential_file(&hub.credential)?;
+            rec.create(cred_path, cred, 0o600)?;
+            rec.create(
+                &format!("{}/{}", dir.trim_end_matches('/'), hub.manifest_file),
+                hub.manifest.clone().into_bytes(),
+                0o600,
+            )?;
+        }
+        HubInstall::Service(svc) => {
+            svc.validate()?;
+            if let Some(c) = &svc.credential {
+                let (cred_path, cred) = credential_file(c)?;
+                rec.create(cred_path, cred, 0o600)?;
+            }
+            rec.create(HUB_BINARY, svc.binary.clone(), 0o755)?;
+            rec.create(HUB_UNIT_FILE, svc.unit.clone().into_bytes(), 0o644)?;
+            rec.create(HUB_DROP_IN_FILE, svc.drop_in.clone().into_bytes(), 0o644)?;
+            // `systemctl enable` links the unit into each WantedBy= target's .wants
+            // directory; disable removes the link but not a directory it created
+            for target in svc.wanted_by() {
+                rec.note_dirs(&format!("/etc/systemd/system/{target}.wants/{HUB_UNIT}"))?;
+            }
+            // revert stops and disables the unit before removing its files
+            rec.journal
+                .extra
+                .insert(HUB_SERVICE_KEY.into(), Value::String(HUB_UNIT.into()));
+        }
+    }
+    for d in [HUB_DIR, HUB_CACHE_DIR] {
+        if !rec.journal.remove_on_revert.iter().any(|x| x == d) {
+            rec.journal.remove_on_revert.push(d.to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// Plans moving this converted node's YurtHub to `install`: another release, or a systemd
+/// service instead of a static pod (or back, for a rollback). It changes convert's record, so
+/// revert undoes the result: the new files are created as convert creates them, and the old
+/// installation's files the new one has no use for are removed, their entries kept, so revert
+/// still knows them should a run stop in between. YurtHub's certificates and cache, and the
+/// kubelet's redirect, stay. Writes come before removals in the result.
+pub fn upgrade(host_root: &Path, install: &HubInstall) -> Result<NodeChanges> {
+    let fs = HostFs::new(host_root)?;
+    let mut rec = Recorder::new(fs, CONVERT_OPERATION)?;
+    if !rec.journal.extra.contains_key("kubelet_kubeconfig") {
+        return Err(ServantError::Conflict {
+            path: super::journal::journal_path(CONVERT_OPERATION),
+            message: "yurtctl has no record of converting this node (its kubelet was never \
+                      redirected); convert it instead of upgrading it"
+                .into(),
+        });
+    }
+    let argv = effective_argv(&rec.fs)?;
+    let dir = static_pod_dir(&rec.fs, &argv)?;
+    let dir = dir.trim_end_matches('/');
+    let wanted: Vec<String> = match install {
+        HubInstall::StaticPod(hub) => vec![
+            format!("{dir}/{}", hub.manifest_file),
+            credential_path(&hub.credential).to_owned(),
+        ],
+        HubInstall::Service(svc) => [HUB_BINARY, HUB_UNIT_FILE, HUB_DROP_IN_FILE]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(
+                svc.credential
+                    .as_ref()
+                    .map(|c| credential_path(c).to_owned()),
+            )
+            .collect(),
+    };
+    let hub_file = |p: &str| {
+        [
+            HUB_BINARY,
+            HUB_UNIT_FILE,
+            HUB_DROP_IN_FILE,
+            BOOTSTRAP_FILE,
+            JOIN_TOKEN_FILE,
+        ]
+        .contains(&p)
+            || p.strip_prefix(dir)
+                .and_then(|f| f.strip_prefix('/'))
+                .is_some_and(|f| !f.contains('/') && f.ends_with(".yaml"))
+    };
+    let retired: Vec<String> = rec
+        .journal
+        .files
+        .iter()
+        .filter(|f| f.created && hub_file(&f.path) && !wanted.contains(&f.path))
+        .map(|f| f.path.clone())
+        .collect();
+    install_hub(&mut rec, &argv, install)?;
+    for p in &retired {
+        rec.remove_ours(p)?;
+    }
+    let mut out = rec.finish()?;
+    // writes (the record first) before removals
+    out.changes
+        .sort_by_key(|c| matches!(c, Change::Remove { .. }));
+    Ok(out)
 }
 
 /// Plans undoing what convert recorded on this node.

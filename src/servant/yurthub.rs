@@ -253,12 +253,19 @@ impl HubService {
     }
 }
 
+/// Where a credential is installed on the node.
+pub fn credential_path(c: &HubCredential) -> &'static str {
+    match c {
+        HubCredential::BootstrapFile { .. } => BOOTSTRAP_FILE,
+        HubCredential::JoinTokenFile { .. } => JOIN_TOKEN_FILE,
+    }
+}
+
 /// Reads and checks the credential; returns (host path, bytes) to install.
 pub fn credential_file(c: &HubCredential) -> Result<(&'static str, Vec<u8>)> {
-    let (src, target) = match c {
-        HubCredential::BootstrapFile { source } => (source, BOOTSTRAP_FILE),
-        HubCredential::JoinTokenFile { source } => (source, JOIN_TOKEN_FILE),
-    };
+    let (HubCredential::BootstrapFile { source: src }
+    | HubCredential::JoinTokenFile { source: src }) = c;
+    let target = credential_path(c);
     let shown = src.display().to_string();
     let bytes = std::fs::read(src).map_err(|e| ServantError::io(shown.clone(), "read", e))?;
     let err = |m: &str| ServantError::Credential {
