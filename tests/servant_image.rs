@@ -65,7 +65,9 @@ fn the_dockerfile_builds_what_the_jobs_run() {
         &profile.images,
         &profile,
         Duration::from_secs(60),
-        true,
+        yurtctl::app::convert::HubJob::Convert {
+            restart_workloads: true,
+        },
     );
     let spec = job.template.spec.clone().expect("pod spec");
     let command = spec.containers[0].command.clone().expect("a command");

@@ -175,6 +175,7 @@ pub fn servant_exit(e: &NodeServantError) -> Exit {
         | E::PreflightFailed { .. }
         | E::ConvertedByOther { .. } => Exit::Preflight,
         E::HubTimeout { .. }
+        | E::HubSwitch { .. }
         | E::Host {
             source: HostCommandError::Timeout { .. },
             ..

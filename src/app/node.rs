@@ -98,6 +98,27 @@ pub fn wait_ready(port: u16, path: &str, timeout: Duration) -> Result<Duration, 
     }
 }
 
+/// Polls until nothing holds any of `ports` on the loopback (returns how long that took) or
+/// `timeout` passes (returns what was seen last).
+pub fn wait_ports_free(ports: &[u16], timeout: Duration) -> Result<Duration, String> {
+    let start = Instant::now();
+    loop {
+        let mut held = Vec::new();
+        for p in ports {
+            if !port_free(*p)? {
+                held.push(format!("127.0.0.1:{p}"));
+            }
+        }
+        if held.is_empty() {
+            return Ok(start.elapsed());
+        }
+        if start.elapsed() >= timeout {
+            return Err(format!("{} still in use", held.join(", ")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Runs `nsenter --target 1 --mount --uts --ipc --net --pid -- systemctl <args>`; a failure
 /// carries the command's stderr.
 pub fn host_systemctl(args: &[&str], timeout: Duration) -> Result<(), HostCommandError> {

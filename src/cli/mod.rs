@@ -25,7 +25,9 @@ pub use invocation::{bin_name_for, parse_from_env};
 #[cfg(feature = "playground")]
 pub use playground::{PlaygroundApiServer, PlaygroundCmd, PlaygroundLayout};
 pub use revert::{RevertCmd, RunFlags, StatusCmd};
-pub use servant::{ConvertArgs, CredentialArgs, HostArgs, NodeServantCommand, StaticPodArgs};
+pub use servant::{
+    ConvertArgs, CredentialArgs, HostArgs, HubArgs, NodeServantCommand, StaticPodArgs,
+};
 pub use staticpod::{
     AdoptCmd, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, SetStrategy, StaticPodCommand,
     StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs, UpgradeCmd,

@@ -22,6 +22,10 @@ pub enum NodeServantCommand {
     /// Install YurtHub as a static pod, wait until it is ready, then point the kubelet at it
     /// and restart the kubelet
     Convert(Box<ConvertArgs>),
+    /// Move this converted node's YurtHub to another release, or from its static pod to the
+    /// systemd service (or back, for a rollback); the kubelet keeps its kubeconfig, and
+    /// YurtHub its certificate and cache
+    Upgrade(Box<HubArgs>),
     /// Undo what convert did on this node and restart the kubelet on its original kubeconfig
     Revert {
         #[command(flatten)]
@@ -61,6 +65,19 @@ pub struct HostArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ConvertArgs {
+    #[command(flatten)]
+    pub hub: HubArgs,
+
+    /// Leave the node's running containers alone: by default they are stopped once the kubelet
+    /// uses its new API server address, so the kubelet starts them again with the matching
+    /// KUBERNETES_SERVICE_HOST/PORT (pods and the servant's own pod excepted, see docs)
+    #[arg(long)]
+    pub skip_workload_restart: bool,
+}
+
+/// The YurtHub a node gets (convert) or moves to (upgrade), and how long to wait for it.
+#[derive(Debug, Clone, Args)]
+pub struct HubArgs {
     #[command(flatten)]
     pub host: HostArgs,
 
@@ -129,12 +146,6 @@ pub struct ConvertArgs {
     /// How long to wait for `systemctl` (daemon-reload, restart kubelet) to finish
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub kubelet_restart_timeout: Duration,
-
-    /// Leave the node's running containers alone: by default they are stopped once the kubelet
-    /// uses its new API server address, so the kubelet starts them again with the matching
-    /// KUBERNETES_SERVICE_HOST/PORT (pods and the servant's own pod excepted, see docs)
-    #[arg(long)]
-    pub skip_workload_restart: bool,
 }
 
 /// YurtHub's bootstrap credential: a file in this process's file system (a mounted Secret).

@@ -48,6 +48,8 @@ pub const VERIFY: &str = ConvertPhase::Verify.id();
 pub const PREFLIGHT_ACTION: &str = "preflight";
 /// The Job action of node conversion (`yurtctl-convert-<node>`).
 pub const CONVERT_ACTION: &str = "convert";
+/// The Job action of a node's YurtHub upgrade (`yurtctl-upgrade-<node>`).
+pub const UPGRADE_ACTION: &str = "upgrade";
 /// The Job action that disables nodelifecycle in kube-controller-manager's manifest.
 pub const KCM_ACTION: &str = "disable-nodelifecycle";
 

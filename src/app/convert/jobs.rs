@@ -53,7 +53,28 @@ pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> 
     crate::cluster::jobs::share_templates(jobs)
 }
 
-/// The node Job running `yurtctl node-servant convert`
+/// What a YurtHub node Job does on its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HubJob {
+    /// `node-servant convert`: YurtHub, then the kubelet's redirect, then (unless false) the
+    /// workload containers started again with YurtHub's address.
+    Convert { restart_workloads: bool },
+    /// `node-servant upgrade`: the node's YurtHub moved to the profile's; the kubelet and the
+    /// workloads keep their address.
+    Upgrade,
+}
+
+impl HubJob {
+    /// The Job's action (its name, `yurtctl-<action>-<node>`) and the servant's subcommand.
+    fn action(self) -> &'static str {
+        match self {
+            HubJob::Convert { .. } => plan::CONVERT_ACTION,
+            HubJob::Upgrade => plan::UPGRADE_ACTION,
+        }
+    }
+}
+
+/// The node Job running `yurtctl node-servant convert` or `upgrade`
 /// (docs/architecture.md#talking-to-the-cluster-and-to-nodes): pinned by the runner,
 /// privileged, hostPID, hostNetwork, host `/` at /host, no service-account token; YurtHub's
 /// files from the profile's ConfigMap for the node's working mode, the credential from the
@@ -70,7 +91,7 @@ pub fn node_job(
     images: &BTreeMap<String, String>,
     profile: &Profile,
     job_timeout: Duration,
-    restart_workloads: bool,
+    what: HubJob,
 ) -> NodeJob {
     // leave the servant time to report before the Job's deadline
     let hub_timeout = format!("{}s", (job_timeout.as_secs() * 3 / 5).max(1));
@@ -119,15 +140,19 @@ pub fn node_job(
     if hub.ready_path() != crate::naming::YURTHUB_READYZ_PATH {
         args.extend(["--yurthub-ready-path".into(), hub.ready_path().into()]);
     }
-    if !restart_workloads {
+    if what
+        == (HubJob::Convert {
+            restart_workloads: false,
+        })
+    {
         args.push("--skip-workload-restart".into());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut job = servant_job(
-        plan::CONVERT_ACTION,
+        what.action(),
         &node.name,
         servant_image,
-        "convert",
+        what.action(),
         &args,
         job_timeout,
         &[
@@ -221,7 +246,9 @@ mod tests {
             &profile.images,
             &profile,
             Duration::from_secs(300),
-            true,
+            HubJob::Convert {
+                restart_workloads: true,
+            },
         )
         .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
         let v = serde_json::to_value(&j).unwrap();
@@ -259,11 +286,44 @@ mod tests {
             &profile.images,
             &profile,
             Duration::from_secs(300),
-            false,
+            HubJob::Convert {
+                restart_workloads: false,
+            },
         )
         .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
         let v = serde_json::to_value(&skipping).unwrap();
         let args = v["spec"]["template"]["spec"]["containers"][0]["command"].to_string();
         assert!(args.contains("--skip-workload-restart"), "{args}");
+        // an upgrade moves YurtHub only: same volumes and hub flags, its own subcommand
+        let v17 = Profile::load("openyurt-v1.7").unwrap();
+        let upgrade = node_job(
+            &edge_node(Some("edge")),
+            "img:1",
+            &v17.images,
+            &v17,
+            Duration::from_secs(300),
+            HubJob::Upgrade,
+        )
+        .to_job(SYSTEM_NAMESPACE, Duration::from_secs(300));
+        let v = serde_json::to_value(&upgrade).unwrap();
+        assert_eq!(v["metadata"]["name"], "yurtctl-upgrade-worker-1");
+        let pod = &v["spec"]["template"]["spec"];
+        let command: Vec<&str> = pod["containers"][0]["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(command[..3], ["yurtctl", "node-servant", "upgrade"]);
+        for flag in [
+            "--yurthub-unit",
+            "--yurthub-binary",
+            "--nodepool-name",
+            "--bootstrap-file",
+        ] {
+            assert!(command.contains(&flag), "{flag}: {command:?}");
+        }
+        assert!(!command.contains(&"--skip-workload-restart"), "{command:?}");
+        assert_eq!(pod["initContainers"][0]["image"], "openyurt/yurthub:v1.7.0");
     }
 }

@@ -26,7 +26,7 @@ use crate::output::{ConvertResult, NodeOutcome, NodeResult, Reporter};
 use crate::plan::{self, NodeAction, Plan, PlanError, Role};
 use crate::render::Profile;
 
-pub use jobs::{BOOTSTRAP_KEY, BOOTSTRAP_SECRET, JOIN_TOKEN_KEY, kcm_job, node_job};
+pub use jobs::{BOOTSTRAP_KEY, BOOTSTRAP_SECRET, HubJob, JOIN_TOKEN_KEY, kcm_job, node_job};
 use phases::ConvertRun;
 
 /// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.

@@ -372,7 +372,9 @@ fn node_jobs(c: &ConvertRun<'_>, role: Role) -> Vec<NodeJob> {
             &c.plan.settings.images,
             c.profile,
             c.opts.job_timeout,
-            plan::restarts_workloads(c.opts, n.role),
+            super::HubJob::Convert {
+                restart_workloads: plan::restarts_workloads(c.opts, n.role),
+            },
         )
         .pulling_with(&c.plan.settings.pull_secrets)
     }))

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn hub_options(a: &ConvertArgs) -> Result<HubInstall> {
+pub(super) fn hub_options(a: &HubArgs) -> Result<HubInstall> {
     let credential = match (&a.credential.bootstrap_file, &a.credential.join_token_file) {
         (Some(p), _) => Some(HubCredential::BootstrapFile { source: p.clone() }),
         (None, Some(p)) => Some(HubCredential::JoinTokenFile { source: p.clone() }),
@@ -51,14 +51,15 @@ pub(super) fn hub_manifest_path(root: &Path, file: &str) -> String {
         .unwrap_or_else(|_| format!("<static-pod directory>/{file}"))
 }
 
-pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> Result<()> {
+pub(super) fn convert(r: &mut ServantResult, args: &ConvertArgs, dry_run: bool) -> Result<()> {
+    let a = &args.hub;
     let root = a.host.host_root.as_path();
     r.node = Some(a.node_name.clone());
     let hub = hub_options(a)?;
     let full = NodeConvertOptions {
         yurthub: Some(hub.clone()),
         redirect_kubelet: true,
-        restart_workloads: !a.skip_workload_restart,
+        restart_workloads: !args.skip_workload_restart,
     };
     // Plan the whole conversion first: if any of it cannot be done, nothing is written.
     let whole = plan(servant::convert(root, &full))?;
@@ -168,7 +169,7 @@ pub(super) fn convert(r: &mut ServantResult, a: &ConvertArgs, dry_run: bool) -> 
     let fs = after_changes(HostFs::new(root), &redirected)?;
     let pending = after_changes(OperationRecord::load(&fs, CONVERT_OPERATION), &redirected)?
         .is_some_and(|rec| servant::plan::workloads_restart_pending(&rec));
-    if pending && !a.skip_workload_restart {
+    if pending && !args.skip_workload_restart {
         restart_workloads(
             r,
             root,

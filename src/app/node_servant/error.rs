@@ -60,6 +60,19 @@ pub enum NodeServantError {
         left: String,
     },
 
+    /// An upgrade's switch of YurtHubs stalled: the old one kept its port, or the new one did
+    /// not report ready. The kubelet's kubeconfig was not touched.
+    #[error(
+        "YurtHub on node {node}: {what} within {waited:?} ({last}). The kubelet still points at YurtHub's address, which nothing may serve now. {left}, then re-run the upgrade, or roll it back"
+    )]
+    HubSwitch {
+        node: String,
+        what: &'static str,
+        waited: Duration,
+        last: String,
+        left: String,
+    },
+
     #[error("{context}: {source}")]
     Host {
         context: String,

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::node::{self, HostCommandError, YURTHUB_PORTS, YURTHUB_SERVER_PORT};
 use crate::cli::{
-    ConvertArgs, GlobalArgs, HostArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
+    ConvertArgs, GlobalArgs, HostArgs, HubArgs, NodeServantCommand, OutputFormat, StaticPodArgs,
 };
 use crate::exit::Exit;
 use crate::servant::edit::ChangeSummary;
@@ -35,6 +35,7 @@ pub mod error;
 mod host;
 mod preflight;
 mod revert;
+mod upgrade;
 
 pub use error::NodeServantError;
 
@@ -42,6 +43,7 @@ use convert::convert;
 use host::*;
 use preflight::preflight;
 use revert::revert;
+use upgrade::upgrade;
 
 type Result<T, E = NodeServantError> = std::result::Result<T, E>;
 
@@ -87,6 +89,10 @@ pub struct ServantResult {
     /// process was seen to use it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_kubeconfig: Option<String>,
+    /// upgrade: how long YurtHub's address (127.0.0.1:10261) went unserved while the old
+    /// YurtHub gave way to the new one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yurthub_unavailable_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,6 +116,7 @@ impl ServantResult {
             host_commands: Vec::new(),
             restarted_containers: Vec::new(),
             kubelet_kubeconfig: None,
+            yurthub_unavailable_seconds: None,
             checks: Vec::new(),
             preflight: None,
             message: String::new(),
@@ -121,7 +128,8 @@ impl ServantResult {
 fn host_of(cmd: &NodeServantCommand) -> (&'static str, &HostArgs) {
     match cmd {
         NodeServantCommand::Preflight { host, .. } => ("preflight", host),
-        NodeServantCommand::Convert(a) => ("convert", &a.host),
+        NodeServantCommand::Convert(a) => ("convert", &a.hub.host),
+        NodeServantCommand::Upgrade(a) => ("upgrade", &a.host),
         NodeServantCommand::Revert { host, .. } => ("revert", host),
         NodeServantCommand::DisableNodelifecycle { host } => ("disable-nodelifecycle", host),
         NodeServantCommand::EnableNodelifecycle { host } => ("enable-nodelifecycle", host),
@@ -152,6 +160,7 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
             yurthub_node_ip_ports,
         } => preflight(&mut r, &host.host_root, &yurthub_node_ip_ports),
         NodeServantCommand::Convert(a) => convert(&mut r, &a, dry_run),
+        NodeServantCommand::Upgrade(a) => upgrade(&mut r, &a, dry_run),
         NodeServantCommand::Revert {
             host,
             kubelet_restart_timeout,

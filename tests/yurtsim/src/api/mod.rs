@@ -731,6 +731,16 @@ impl Api {
         let obj = stored.expect("update returns the object");
         if deleted && !ctx.dry_run {
             self.after_delete(res, &obj, Propagation::Background);
+        } else if !ctx.dry_run
+            && subresource.is_none()
+            && res.group == "apiextensions.k8s.io"
+            && res.resource == "customresourcedefinitions"
+        {
+            // a CRD whose spec changed is served as it now says: the real crdHandler drops
+            // its storage and builds it again on the next request (kubernetes/kubernetes@v1.36.2
+            // staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go
+            // updateCustomResourceDefinition, getOrCreateServingInfoFor)
+            self.registry.register_crd(&obj);
         }
         Ok(Outcome::ok(&obj))
     }
