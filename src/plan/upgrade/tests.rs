@@ -1,5 +1,11 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::objects::storage_of;
 use super::*;
-use crate::render::{BootstrapTokenRef, RenderContext, TokenSecret, render_cluster_objects};
+use crate::cluster::journal::ObjectRef;
+use crate::render::{
+    BootstrapTokenRef, RenderContext, RenderedObject, TokenSecret, render_cluster_objects,
+};
 
 fn load(name: &str) -> Profile {
     Profile::load(name).unwrap()
