@@ -60,9 +60,7 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
             } else {
                 ""
             };
-            let converted = [plan::NODES_EDGE, plan::NODES_CLOUD]
-                .iter()
-                .any(|p| entry(p).is_some_and(|s| s.state == PhaseState::Done));
+            let converted = j.is_some_and(|j| plan::converted_role(j, &n.name).is_some());
             let last = phases.and_then(|m| m.values().max_by_key(|s| s.updated_at));
             let hub = hubs.iter().find(|(h, _)| h == &n.name);
             NodeStatus {

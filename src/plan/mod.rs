@@ -116,6 +116,18 @@ impl fmt::Display for Role {
     }
 }
 
+/// The role a node was converted in, when its conversion is recorded as done.
+pub fn converted_role(journal: &crate::cluster::journal::Journal, node: &str) -> Option<Role> {
+    [(NODES_EDGE, Role::Edge), (NODES_CLOUD, Role::Cloud)]
+        .into_iter()
+        .find(|(phase, _)| {
+            journal
+                .phase(node, phase)
+                .is_some_and(|s| s.state == PhaseState::Done)
+        })
+        .map(|(_, role)| role)
+}
+
 /// What happens to one node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

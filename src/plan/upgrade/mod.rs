@@ -12,9 +12,11 @@ use crate::render::Profile;
 
 mod nodes;
 mod objects;
+mod preflight;
 
 pub use nodes::*;
 pub use objects::*;
+pub use preflight::*;
 
 /// An OpenYurt release, `vMAJOR.MINOR.PATCH`, ordered as numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

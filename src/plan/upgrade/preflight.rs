@@ -1,0 +1,209 @@
+//! What an upgrade checks before it changes anything, and which nodes it moves. PURE: from the
+//! cluster snapshot (its journal included) and the two profiles.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::{NoRoute, Route};
+use crate::cluster::journal::PhaseState;
+use crate::cluster::snapshot::ClusterSnapshot;
+use crate::plan::convert::{pool_of, server_minor};
+use crate::plan::{Check, ConvertOptions, Role, converted_role};
+use crate::render::Profile;
+
+/// Why an upgrade cannot start; each says what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// No journal: yurtctl did not convert this cluster.
+    NotConverted,
+    /// A convert or revert stopped or failed on these nodes (node, phase, state).
+    Unfinished {
+        command: String,
+        nodes: Vec<(String, String, PhaseState)>,
+    },
+    /// The server's Kubernetes is outside the target profile's range.
+    KubernetesVersion {
+        version: String,
+        profile: String,
+        min: u32,
+        max: u32,
+    },
+    /// Nodes carry OpenYurt's edge-worker label with no conversion of yurtctl's recorded.
+    ForeignNodes { label: String, nodes: Vec<String> },
+    /// A node cannot join the NodePool the target needs it in.
+    NodePool(String),
+    /// No route from the cluster's release to the target.
+    Route(NoRoute),
+}
+
+impl Refusal {
+    /// The check `--ignore-preflight-errors` names to turn it into a warning, for the one
+    /// refusal that may be: the cluster looks different from what the profile was made for.
+    pub fn ignorable_as(&self) -> Option<Check> {
+        match self {
+            Refusal::KubernetesVersion { .. } => Some(Check::KubernetesVersion),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotConverted => f.write_str(
+                "this cluster was not converted by yurtctl (no journal kube-system/yurtctl-state): \
+                 there is nothing of yurtctl's to upgrade; convert it with the profile you want",
+            ),
+            Refusal::Unfinished { command, nodes } => {
+                let shown: Vec<String> = nodes
+                    .iter()
+                    .take(5)
+                    .map(|(n, p, s)| format!("{n} ({p} {})", state_word(*s)))
+                    .collect();
+                let more = nodes.len().saturating_sub(shown.len());
+                write!(
+                    f,
+                    "the last {command} did not finish on {}{}: run `yurtctl {command}` again to \
+                     finish it (or `yurtctl revert --nodes …` to take those nodes out), then \
+                     upgrade",
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            Refusal::KubernetesVersion {
+                version,
+                profile,
+                min,
+                max,
+            } => write!(
+                f,
+                "Kubernetes {version} is outside what profile {profile} supports (1.{min} to \
+                 1.{max}): upgrade Kubernetes into that range first, or pass \
+                 --ignore-preflight-errors=KubernetesVersion if you know better"
+            ),
+            Refusal::ForeignNodes { label, nodes } => write!(
+                f,
+                "node(s) {} carry {label} but yurtctl has no record of converting them (another \
+                 tool did): an upgrade moves only what yurtctl converted; revert them with that \
+                 tool, or convert them with yurtctl first",
+                nodes.join(", ")
+            ),
+            Refusal::NodePool(why) => f.write_str(why),
+            Refusal::Route(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+fn state_word(s: PhaseState) -> &'static str {
+    match s {
+        PhaseState::Pending => "pending",
+        PhaseState::Running => "running",
+        PhaseState::Done => "done",
+        PhaseState::Failed => "failed",
+        PhaseState::Skipped => "skipped",
+    }
+}
+
+/// One node the upgrade moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeNode {
+    pub name: String,
+    pub role: Role,
+    /// The NodePool it is in after the upgrade (a target with NodePools).
+    pub pool: Option<String>,
+}
+
+/// The nodes the upgrade moves, or every reason it cannot start. `opts` are the options the
+/// journal recorded (the pools are chosen as that convert chose them); `ignored`, the checks
+/// the upgrade's `--ignore-preflight-errors` names.
+pub fn preflight(
+    snap: &ClusterSnapshot,
+    from: &Profile,
+    to: &Profile,
+    route: &Result<Route, NoRoute>,
+    opts: &ConvertOptions,
+    ignored: &BTreeSet<Check>,
+) -> Result<Vec<UpgradeNode>, Vec<Refusal>> {
+    let Some(journal) = &snap.journal else {
+        return Err(vec![Refusal::NotConverted]);
+    };
+    let mut refused = Vec::new();
+    if let Err(r) = route {
+        refused.push(Refusal::Route(r.clone()));
+    }
+    if let Some(minor) = server_minor(snap)
+        && !to.supports_minor(minor)
+    {
+        refused.push(Refusal::KubernetesVersion {
+            version: snap.server_version.clone(),
+            profile: to.name.clone(),
+            min: to.kubernetes.min_minor,
+            max: to.kubernetes.max_minor,
+        });
+    }
+    let unfinished: Vec<(String, String, PhaseState)> = journal
+        .nodes
+        .iter()
+        .flat_map(|(n, phases)| {
+            phases
+                .iter()
+                .filter(|(_, s)| matches!(s.state, PhaseState::Running | PhaseState::Failed))
+                .map(move |(p, s)| (n.clone(), p.clone(), s.state))
+        })
+        .collect();
+    if !unfinished.is_empty() {
+        refused.push(Refusal::Unfinished {
+            command: journal.command.clone(),
+            nodes: unfinished,
+        });
+    }
+    let label = &from.labels.edge_worker.key;
+    let foreign: Vec<String> = snap
+        .nodes
+        .iter()
+        // a node the journal knows but did not finish is the unfinished run's, said above
+        .filter(|n| n.labels.contains_key(label) && !journal.nodes.contains_key(&n.name))
+        .map(|n| n.name.clone())
+        .collect();
+    if !foreign.is_empty() {
+        refused.push(Refusal::ForeignNodes {
+            label: label.clone(),
+            nodes: foreign,
+        });
+    }
+    let mut nodes = Vec::new();
+    for n in &snap.nodes {
+        let Some(role) = converted_role(journal, &n.name) else {
+            continue;
+        };
+        let pool = match &to.node_pools {
+            None => None,
+            Some(decl) => match pool_of(n, role, opts, decl) {
+                Ok(p) => Some(p),
+                Err(why) => {
+                    refused.push(Refusal::NodePool(why));
+                    None
+                }
+            },
+        };
+        nodes.push(UpgradeNode {
+            name: n.name.clone(),
+            role,
+            pool,
+        });
+    }
+    refused.retain(|r| r.ignorable_as().is_none_or(|c| !ignored.contains(&c)));
+    if refused.is_empty() {
+        Ok(nodes)
+    } else {
+        Err(refused)
+    }
+}
+
+#[cfg(test)]
+#[path = "preflight_tests.rs"]
+mod tests;
