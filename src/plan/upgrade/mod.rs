@@ -12,10 +12,12 @@ use crate::render::Profile;
 
 mod nodes;
 mod objects;
+mod phases;
 mod preflight;
 
 pub use nodes::*;
 pub use objects::*;
+pub use phases::*;
 pub use preflight::*;
 
 /// An OpenYurt release, `vMAJOR.MINOR.PATCH`, ordered as numbers.

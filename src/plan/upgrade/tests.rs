@@ -14,7 +14,7 @@ fn load(name: &str) -> Profile {
 /// `profile`'s objects as convert renders them, at `version` (its own when None), with every
 /// feature on, for any cluster (what differs between two releases does not depend
 /// on the cluster's address or token).
-fn rendered(profile: &Profile, version: Option<&str>) -> Vec<RenderedObject> {
+pub(super) fn rendered(profile: &Profile, version: Option<&str>) -> Vec<RenderedObject> {
     let token = BootstrapTokenRef::new("abcdef", "2000-01-01T00:00:00Z").unwrap();
     let secret = TokenSecret::new("0123456789abcdef").unwrap();
     let mut ctx = RenderContext::new(profile, "https://192.0.2.1:6443", "", token, secret);
@@ -33,7 +33,7 @@ fn rendered(profile: &Profile, version: Option<&str>) -> Vec<RenderedObject> {
     render_cluster_objects(profile, &ctx).unwrap()
 }
 
-fn refs(objects: &[RenderedObject]) -> Vec<ObjectRef> {
+pub(super) fn refs(objects: &[RenderedObject]) -> Vec<ObjectRef> {
     objects
         .iter()
         .map(|o| ObjectRef {
