@@ -46,7 +46,7 @@ fn v16_to_v17() -> UpgradePlan {
     })
 }
 
-fn steps<'a>(p: &'a UpgradePlan, id: &str) -> Vec<String> {
+fn steps(p: &UpgradePlan, id: &str) -> Vec<String> {
     p.phases
         .iter()
         .find(|ph| ph.id == id)
