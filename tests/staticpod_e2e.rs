@@ -2452,3 +2452,85 @@ async fn image_pull_secret_reaches_every_upgrade_job() {
     );
     env.sim.shutdown().await;
 }
+
+/// A pull Secret the node Jobs could not pull with is refused before anything is written: no
+/// revision stored, no Job, no lock left — for a Secret that is missing and one of the wrong
+/// type, in the static pod's namespace, where the Jobs run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pull_secret_the_jobs_cannot_use_is_refused_before_anything_changes() {
+    let env = start(2, Duration::from_millis(100)).await;
+    let before: BTreeMap<String, Option<String>> = mirror_pods(&env)
+        .await
+        .into_iter()
+        .map(|(n, p)| {
+            (
+                n,
+                p.metadata
+                    .annotations
+                    .and_then(|a| a.get("kubernetes.io/config.hash").cloned()),
+            )
+        })
+        .collect();
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(env.client.clone(), "default");
+    let opaque = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "opaque"}, "type": "Opaque", "data": {"x": "eA=="}
+    }))
+    .unwrap();
+    secrets.create(&Default::default(), &opaque).await.unwrap();
+    for (secret, problem) in [
+        ("regcred", "does not exist"),
+        ("opaque", "is of type Opaque"),
+    ] {
+        let run = yurtctl(
+            &env,
+            &args(&UPGRADE, &["--image-pull-secret", secret, "-y"]),
+        )
+        .await;
+        assert_eq!(run.code, 3, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "Secret default/{secret} (--image-pull-secret) {problem}"
+            )) && run.stderr.contains("kubectl create secret docker-registry")
+                && run.stderr.contains("nothing was changed"),
+            "{}",
+            run.stderr
+        );
+    }
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "default");
+    let store = yurtctl::cluster::staticset::configmap_name("nginx");
+    assert!(
+        cms.get_opt(&store).await.unwrap().is_none(),
+        "no revision stored"
+    );
+    let jobs: Api<Job> = Api::namespaced(env.client.clone(), "default");
+    assert!(
+        jobs.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let after: BTreeMap<String, Option<String>> = mirror_pods(&env)
+        .await
+        .into_iter()
+        .map(|(n, p)| {
+            (
+                n,
+                p.metadata
+                    .annotations
+                    .and_then(|a| a.get("kubernetes.io/config.hash").cloned()),
+            )
+        })
+        .collect();
+    assert_eq!(before, after);
+    // with the Secret there, the same command goes ahead
+    support::create_registry_secret(&env.client, "default", "regcred").await;
+    let run = yurtctl(
+        &env,
+        &args(&UPGRADE, &["--image-pull-secret", "regcred", "-y"]),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    env.sim.shutdown().await;
+}

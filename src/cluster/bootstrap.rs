@@ -53,14 +53,16 @@ pub async fn token_secret(cluster: &Cluster, id: &str) -> Result<Option<String>,
 /// not exist.
 pub async fn secret_types(
     cluster: &Cluster,
+    ns: &str,
     names: &[String],
 ) -> Result<std::collections::BTreeMap<String, Option<String>>, ClusterError> {
-    let secrets: Api<Secret> = Api::namespaced(cluster.client().clone(), SYSTEM_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(cluster.client().clone(), ns);
     let mut out = std::collections::BTreeMap::new();
     for name in names {
-        let found = cluster.call(|| secrets.get_opt(name)).await.map_err(|e| {
-            ClusterError::from_kube(format!("get Secret {SYSTEM_NAMESPACE}/{name}"), e)
-        })?;
+        let found = cluster
+            .call(|| secrets.get_opt(name))
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("get Secret {ns}/{name}"), e))?;
         out.insert(
             name.clone(),
             found.map(|s| s.type_.unwrap_or_else(|| "Opaque".into())),

@@ -156,28 +156,12 @@ pub fn plan_convert(
         ));
     }
     for name in &opts.image_pull_secrets {
-        const PULLABLE: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
         let Some(found) = snap.pull_secrets.get(name) else {
             continue;
         };
-        let problem = match found.as_deref() {
-            None => Some("does not exist".to_owned()),
-            Some(t) if !PULLABLE.contains(&t) => Some(format!("is of type {t}")),
-            Some(_) => None,
-        };
-        if let Some(problem) = problem {
-            findings.push(Finding::new(
-                Check::ImagePullSecret,
-                format!(
-                    "Secret {}/{name} (--image-pull-secret) {problem}; the kubelet pulls only \
-                     with a {} Secret in the pod's namespace: create one with `kubectl create \
-                     secret docker-registry {name} -n {} --docker-server=REGISTRY \
-                     --docker-username=USER --docker-password=PASSWORD`",
-                    crate::cluster::SYSTEM_NAMESPACE,
-                    PULLABLE[0],
-                    crate::cluster::SYSTEM_NAMESPACE,
-                ),
-            ));
+        let ns = crate::cluster::SYSTEM_NAMESPACE;
+        if let Some(problem) = pull_secret_problem(ns, name, found.as_deref()) {
+            findings.push(Finding::new(Check::ImagePullSecret, problem));
         }
     }
     for n in opts.cloud_nodes.iter().chain(&opts.edge_nodes) {

@@ -147,3 +147,22 @@ pub(super) fn preflight_failed(findings: &[Finding]) -> String {
     }
     s
 }
+
+/// What is wrong with Secret `ns/name`, which `--image-pull-secret` names, found with type
+/// `found` (None: it does not exist); None when the kubelet can pull with it (a
+/// `kubernetes.io/dockerconfigjson` or `dockercfg` Secret in the pod's namespace).
+pub fn pull_secret_problem(ns: &str, name: &str, found: Option<&str>) -> Option<String> {
+    const PULLABLE: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
+    let problem = match found {
+        None => "does not exist".to_owned(),
+        Some(t) if !PULLABLE.contains(&t) => format!("is of type {t}"),
+        Some(_) => return None,
+    };
+    Some(format!(
+        "Secret {ns}/{name} (--image-pull-secret) {problem}; the kubelet pulls only with a {} \
+         Secret in the pod's namespace: create one with `kubectl create secret docker-registry \
+         {name} -n {ns} --docker-server=REGISTRY --docker-username=USER \
+         --docker-password=PASSWORD`",
+        PULLABLE[0]
+    ))
+}

@@ -74,7 +74,13 @@ async fn decide_and_run(
             Err(exit) => return exit,
         };
         if !opts.image_pull_secrets.is_empty() {
-            match crate::cluster::bootstrap::secret_types(cluster, &opts.image_pull_secrets).await {
+            match crate::cluster::bootstrap::secret_types(
+                cluster,
+                crate::cluster::SYSTEM_NAMESPACE,
+                &opts.image_pull_secrets,
+            )
+            .await
+            {
                 Ok(found) => snap.pull_secrets = found,
                 Err(e) => return fail(&e),
             }

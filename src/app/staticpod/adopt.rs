@@ -43,6 +43,7 @@ pub(super) async fn run(g: &GlobalArgs, cmd: AdoptCmd) -> Exit {
         name: &cmd.name,
         force_unlock: false,
         command: "staticpod adopt",
+        pull_secrets: &[],
     };
     // adopt writes once (the set) and needs no notice of a lost lock
     let cmd = &cmd;

@@ -25,12 +25,15 @@ pub(crate) struct Context {
     /// The yurt-manager leading now (its controller renders YurtStaticSets): `Ok(None)` when
     /// none does, `Err` with why it could not be told (its Leases not readable).
     pub controller: Result<Option<String>, String>,
+    /// The type of each Secret the run's `--image-pull-secret` names, in the static pod's
+    /// namespace, where its node Jobs run (None: it does not exist).
+    pub pull_secrets: BTreeMap<String, Option<String>>,
 }
 
 /// Connects (global flags) and reads the context; a failure is already reported.
 pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Result<Context, Exit> {
     let cluster = connect_from(g).await?;
-    context(cluster, ns, name).await.map_err(|e| fail(&e))
+    context(cluster, ns, name, &[]).await.map_err(|e| fail(&e))
 }
 
 /// The mutating commands' start: connect; a read-only look, so that what the cluster shows
@@ -39,24 +42,22 @@ pub(crate) async fn connect_context(g: &GlobalArgs, ns: &str, name: &str) -> Res
 /// already reported.
 async fn connect_locked(
     g: &GlobalArgs,
-    ns: &str,
-    name: &str,
-    force_unlock: bool,
-    command: &str,
+    run: &LockedRun<'_>,
     refuses: impl Fn(&Context) -> Option<Refusal>,
 ) -> Result<(Cluster, Option<Held>), Exit> {
+    let (ns, name) = (run.ns, run.name);
     let cluster = connect_from(g).await?;
     if g.dry_run.enabled() {
         run_lock::warn_if_held(&cluster, ns, name).await;
         return Ok((cluster, None));
     }
-    let look = context(cluster.clone(), ns, name)
+    let look = context(cluster.clone(), ns, name, run.pull_secrets)
         .await
         .map_err(|e| fail(&e))?;
-    if let Some(r) = refuses(&look) {
+    if let Some(r) = look.pull_secret_refused().or_else(|| refuses(&look)) {
         return Err(run_lock::refuse_unless_running(&cluster, ns, name, r).await);
     }
-    let lock = run_lock::take(&cluster, ns, name, force_unlock, command).await?;
+    let lock = run_lock::take(&cluster, ns, name, run.force_unlock, run.command).await?;
     Ok((cluster, Some(lock)))
 }
 
@@ -66,6 +67,8 @@ pub(super) struct LockedRun<'a> {
     pub(super) name: &'a str,
     pub(super) force_unlock: bool,
     pub(super) command: &'static str,
+    /// The Secrets `--image-pull-secret` names (checked before anything changes).
+    pub(super) pull_secrets: &'a [String],
 }
 
 /// A mutating command from its read-only look to the end: [`connect_locked`], then in the
@@ -78,15 +81,17 @@ pub(super) async fn run_locked<Fut: std::future::Future<Output = Exit>>(
     refuses: impl Fn(&Context) -> Option<Refusal>,
     decided: impl FnOnce(Context, LostSignal) -> Fut,
 ) -> Exit {
-    let (cluster, lock) =
-        match connect_locked(g, run.ns, run.name, run.force_unlock, run.command, refuses).await {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
+    let (cluster, lock) = match connect_locked(g, &run, refuses).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
     let lost = lock.as_ref().map(Held::lost);
     let work = async {
-        match context(cluster, run.ns, run.name).await {
-            Ok(ctx) => decided(ctx, lost).await,
+        match context(cluster, run.ns, run.name, run.pull_secrets).await {
+            Ok(ctx) => match ctx.pull_secret_refused() {
+                Some(r) => r.report(),
+                None => decided(ctx, lost).await,
+            },
             Err(e) => fail(&e),
         }
     };
@@ -99,7 +104,9 @@ pub(crate) async fn context(
     cluster: Cluster,
     ns: &str,
     name: &str,
+    pull_secrets: &[String],
 ) -> Result<Context, ClusterError> {
+    let pull_secrets = crate::cluster::bootstrap::secret_types(&cluster, ns, pull_secrets).await?;
     let set = staticset::load(&cluster, ns, name).await?;
     let yss = yurtstaticset::get(&cluster, ns, name).await?;
     let controller = yurtstaticset::controller_leader(&cluster)
@@ -121,6 +128,7 @@ pub(crate) async fn context(
         nodes,
         yss,
         controller,
+        pull_secrets,
     })
 }
 
@@ -164,6 +172,17 @@ impl Context {
             staticset::configmap_name(&self.name),
             leases.join(" or ")
         )))
+    }
+
+    /// A Secret `--image-pull-secret` names that the node Jobs could not pull with.
+    pub(super) fn pull_secret_refused(&self) -> Option<Refusal> {
+        let problems: Vec<String> = self
+            .pull_secrets
+            .iter()
+            .filter_map(|(name, t)| crate::plan::pull_secret_problem(&self.ns, name, t.as_deref()))
+            .collect();
+        (!problems.is_empty())
+            .then(|| Refusal::Refused(format!("{}; nothing was changed", problems.join("; "))))
     }
 
     pub(super) fn no_mirrors(&self) -> Option<Refusal> {

@@ -10,6 +10,7 @@ pub(super) async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
         name: &cmd.name,
         force_unlock: cmd.force_unlock,
         command: "staticpod ota apply",
+        pull_secrets: &cmd.image_pull_secrets,
     };
     let refuses = |ctx: &Context| ota_set(ctx, &cmd).err();
     let decided = |ctx, lost| ota_apply_decided(g, &cmd, ctx, lost);

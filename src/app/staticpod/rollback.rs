@@ -13,6 +13,7 @@ pub(super) async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
         name: &cmd.name,
         force_unlock: cmd.rollout.force_unlock,
         command: "staticpod rollback",
+        pull_secrets: &cmd.rollout.image_pull_secrets,
     };
     let refuses = |ctx: &Context| {
         rollback_target(ctx, &cmd)

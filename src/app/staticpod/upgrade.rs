@@ -28,6 +28,7 @@ pub(super) async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
         name: &cmd.name,
         force_unlock: cmd.rollout.force_unlock,
         command: "staticpod upgrade",
+        pull_secrets: &cmd.rollout.image_pull_secrets,
     };
     let refuses = |ctx: &Context| {
         upgrade_target(ctx, &cmd, file_pod.clone())
