@@ -45,6 +45,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('diagnose', 'diagnose', [CompletionResultType]::ParameterValue, 'Find what is wrong in a converted cluster, and what to do about it (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
             [CompletionResult]::new('images', 'images', [CompletionResultType]::ParameterValue, 'List the images a conversion pulls, to mirror them for air-gapped clusters')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -130,6 +131,28 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;status' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above a --qps limit')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;diagnose' {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
@@ -538,6 +561,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
+            [CompletionResult]::new('diagnose', 'diagnose', [CompletionResultType]::ParameterValue, 'Find what is wrong in a converted cluster, and what to do about it (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
             [CompletionResult]::new('images', 'images', [CompletionResultType]::ParameterValue, 'List the images a conversion pulls, to mirror them for air-gapped clusters')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -553,6 +577,9 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;help;status' {
+            break
+        }
+        'yurtctl;help;diagnose' {
             break
         }
         'yurtctl;help;staticpod' {

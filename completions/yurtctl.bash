@@ -22,6 +22,9 @@ _yurtctl() {
             yurtctl,convert)
                 cmd="yurtctl__subcmd__convert"
                 ;;
+            yurtctl,diagnose)
+                cmd="yurtctl__subcmd__diagnose"
+                ;;
             yurtctl,help)
                 cmd="yurtctl__subcmd__help"
                 ;;
@@ -48,6 +51,9 @@ _yurtctl() {
                 ;;
             yurtctl__subcmd__help,convert)
                 cmd="yurtctl__subcmd__help__subcmd__convert"
+                ;;
+            yurtctl__subcmd__help,diagnose)
+                cmd="yurtctl__subcmd__help__subcmd__diagnose"
                 ;;
             yurtctl__subcmd__help,help)
                 cmd="yurtctl__subcmd__help__subcmd__help"
@@ -161,7 +167,7 @@ _yurtctl() {
 
     case "${cmd}" in
         yurtctl)
-            opts="-v -q -o -n -y -h -V --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help --version convert revert status staticpod images completion man playground help"
+            opts="-v -q -o -n -y -h -V --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help --version convert revert status diagnose staticpod images completion man playground help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -398,8 +404,62 @@ _yurtctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        yurtctl__subcmd__diagnose)
+            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
+                    COMPREPLY=($(compgen -W "auto bars plain none" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         yurtctl__subcmd__help)
-            opts="convert revert status staticpod images completion man playground help"
+            opts="convert revert status diagnose staticpod images completion man playground help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,6 +487,20 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__help__subcmd__convert)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__help__subcmd__diagnose)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -42,6 +42,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
+            cand diagnose 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
             cand images 'List the images a conversion pulls, to mirror them for air-gapped clusters'
             cand completion 'Print a shell completion script'
@@ -124,6 +125,27 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'yurtctl;status'= {
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)'
+            cand --burst 'API requests allowed in a burst above a --qps limit'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;diagnose'= {
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'
             cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
@@ -505,6 +527,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
             cand status 'Show what convert did and where each node stands (read-only)'
+            cand diagnose 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
             cand images 'List the images a conversion pulls, to mirror them for air-gapped clusters'
             cand completion 'Print a shell completion script'
@@ -517,6 +540,8 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         &'yurtctl;help;revert'= {
         }
         &'yurtctl;help;status'= {
+        }
+        &'yurtctl;help;diagnose'= {
         }
         &'yurtctl;help;staticpod'= {
             cand upgrade 'Roll a new revision of a static pod out to the nodes that run it'

@@ -19,6 +19,8 @@ pub enum Exit {
     Timeout = 5,
     /// Lock held by another run.
     Locked = 6,
+    /// `diagnose` found a problem (an error, not only warnings).
+    Problems = 7,
     /// Confirmation declined.
     Declined = 10,
     /// Interrupted.
@@ -40,6 +42,7 @@ impl Exit {
             Exit::Partial => "partial",
             Exit::Timeout => "timeout",
             Exit::Locked => "locked",
+            Exit::Problems => "problems",
             Exit::Declined => "declined",
             Exit::Interrupted => "interrupted",
         }

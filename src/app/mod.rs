@@ -2,6 +2,7 @@
 
 pub mod common;
 pub mod convert;
+pub mod diagnose;
 pub mod docs;
 pub mod error;
 pub mod images;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::Revert(cmd) => revert::run(&cli.global, &cmd),
         Command::Status(cmd) => status::run(&cli.global, &cmd),
+        Command::Diagnose(cmd) => diagnose::run(&cli.global, &cmd),
         Command::Images(cmd) => images::run(&cli.global, &cmd),
         Command::Completion(c) => docs::run_completion(&c),
         Command::Man(m) => docs::run_man(&m),

@@ -129,6 +129,14 @@ pub struct GlobalArgs {
     pub no_color: bool,
 }
 
+/// `yurtctl diagnose [NODE…]`.
+#[derive(Debug, clap::Args)]
+pub struct DiagnoseCmd {
+    /// Nodes whose node checks to run (default: every node)
+    #[arg(value_name = "NODE", value_parser = values::node_name)]
+    pub nodes: Vec<String>,
+}
+
 /// `--progress` (owned by `output`, which decides what it means).
 pub use crate::output::terminal::Progress;
 
@@ -201,6 +209,16 @@ pub enum Command {
     /// whether the node is Ready, and its last result. A table on stdout; -o json|yaml print
     /// a `kind: Status` object.
     Status(StatusCmd),
+    /// Find what is wrong in a converted cluster, and what to do about it (read-only)
+    ///
+    /// Checks the cluster and its nodes (all, or the NODEs named): leftovers of runs that
+    /// stopped (node Jobs, the run lock, unfinished journal entries), the bootstrap token convert
+    /// made, YurtHub's certificate requests and whether anything approves them, yurt-manager and
+    /// its webhook endpoints, nodes whose NodePool label names no NodePool, converted nodes that
+    /// are NotReady. Each finding has a severity, what was seen and the fix. A block per finding
+    /// on stdout; -o json|yaml print a `kind: DiagnoseResult`. Exit 0 when nothing is worse
+    /// than a warning, 7 otherwise.
+    Diagnose(DiagnoseCmd),
     /// Roll out, inspect and roll back static pods across nodes, from the client side
     #[command(subcommand)]
     Staticpod(StaticPodCommand),

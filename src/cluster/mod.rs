@@ -23,6 +23,7 @@ pub mod bootstrap;
 pub mod client;
 pub mod diagnose;
 pub mod error;
+pub mod health;
 pub mod jobs;
 pub mod journal;
 pub mod lock;

@@ -7,6 +7,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+pub mod diagnose;
 mod plain;
 pub mod progress;
 pub mod staticpod;

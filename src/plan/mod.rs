@@ -15,6 +15,7 @@ use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
 
+pub mod diagnose;
 pub mod phases;
 pub mod revert;
 pub mod upgrade;

@@ -699,6 +699,9 @@ impl Api {
                         }
                     }
                 }
+                if res.group.is_empty() && res.resource == "secrets" {
+                    kinds::merge_string_data(&mut new);
+                }
                 if kinds::tracks_generation(res) && spec_part(cur) != spec_part(&new) {
                     let g = cur["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
                     new["metadata"]["generation"] = json!(g);

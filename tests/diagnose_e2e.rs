@@ -1,0 +1,187 @@
+//! `yurtctl diagnose` end to end on yurtsim: each problem is caused on purpose in a converted
+//! cluster, and diagnose reports it with its severity, what it saw and the fix; errors exit 7,
+//! warnings alone 0. (Certificate requests and NotReady nodes are covered by the planner's
+//! table, `src/plan/diagnose_tests.rs`.)
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::{Value, json};
+use support::{Cluster as Env, Run};
+use yurtsim::Layout;
+
+async fn convert(env: &Env) -> Run {
+    support::yurtctl(
+        &env.sim,
+        &[
+            "convert",
+            "-y",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ],
+    )
+    .await
+}
+
+async fn diagnose(env: &Env, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["diagnose", "-o", "json"];
+    args.extend_from_slice(extra);
+    let run = support::yurtctl(&env.sim, &args).await;
+    (run.code, run.json())
+}
+
+/// The findings as (severity, check, subject), and the whole of each for messages.
+fn findings(r: &Value) -> Vec<(String, String, String)> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap().to_owned();
+            assert!(!s("evidence").is_empty() && !s("fix").is_empty(), "{f:#}");
+            (s("severity"), s("check"), s("subject"))
+        })
+        .collect()
+}
+
+fn has(r: &Value, severity: &str, check: &str, subject: &str) -> bool {
+    findings(r)
+        .iter()
+        .any(|(s, c, x)| s == severity && c == check && x == subject)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_healthy_cluster_passes_and_yurt_manager_down_is_an_error_with_its_fix() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
+    let before = support::yurtctl(&env.sim, &["diagnose"]).await;
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    assert!(
+        before.stdout.contains("no problem found"),
+        "{}",
+        before.stdout
+    );
+    assert_eq!(convert(&env).await.code, 0);
+    let (code, r) = diagnose(&env, &[]).await;
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["kind"], "DiagnoseResult");
+    assert_eq!(r["profile"], "openyurt-v1.7");
+    assert_eq!(findings(&r), [], "{r:#}");
+    assert!(r["checks"].as_array().unwrap().len() >= 6, "{r:#}");
+
+    // yurt-manager scaled to nothing: no approver, no webhook endpoint
+    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), "kube-system");
+    deployments
+        .patch(
+            "yurt-manager",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 0}})),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let r = loop {
+        let (code, r) = diagnose(&env, &[]).await;
+        if code == 7 {
+            break r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert!(
+        has(
+            &r,
+            "error",
+            "YurtManager",
+            "deployment/kube-system/yurt-manager"
+        ),
+        "{r:#}"
+    );
+    let text = support::yurtctl(&env.sim, &["diagnose"]).await;
+    assert_eq!(text.code, 7);
+    assert!(
+        text.stdout.contains("error   YurtManager")
+            && text.stdout.contains("seen: scaled to 0 replicas")
+            && text.stdout.contains("fix:  no controller approves"),
+        "{}",
+        text.stdout
+    );
+    let bad = support::yurtctl(&env.sim, &["diagnose", "ghost"]).await;
+    assert_eq!(bad.code, 3, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("node ghost does not exist"),
+        "{}",
+        bad.stderr
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_convert_leaves_an_unfinished_journal_and_its_job() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
+    let worker = env
+        .sim
+        .node_names()
+        .into_iter()
+        .find(|n| n.starts_with("worker"))
+        .unwrap();
+    env.sim
+        .faults()
+        .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);
+    assert_eq!(convert(&env).await.code, 4);
+    let (code, r) = diagnose(&env, &[]).await;
+    assert_eq!(code, 7, "{r:#}");
+    assert!(
+        has(
+            &r,
+            "error",
+            "Leftovers",
+            "configmap/kube-system/yurtctl-state"
+        ),
+        "{r:#}"
+    );
+    let journal = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["subject"] == "configmap/kube-system/yurtctl-state")
+        .unwrap();
+    assert!(
+        journal["evidence"].as_str().unwrap().contains(&worker)
+            && journal["fix"].as_str().unwrap().contains("yurtctl convert"),
+        "{journal:#}"
+    );
+    // the fix works: with the fault gone, convert finishes and nothing is left
+    env.sim.faults().clear_failing_jobs(&worker);
+    assert_eq!(convert(&env).await.code, 0);
+    let (code, r) = diagnose(&env, &[]).await;
+    assert_eq!((code, findings(&r)), (0, vec![]), "{r:#}");
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_expired_bootstrap_token_is_a_warning_and_exits_0() {
+    let env = support::cluster(2, Layout::Kubeadm, "v1.33.1").await;
+    assert_eq!(convert(&env).await.code, 0);
+    let state = support::journal_state(&env.client).await.unwrap();
+    let id = state["tokenId"].as_str().unwrap().to_owned();
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "kube-system");
+    secrets
+        .patch(
+            &format!("bootstrap-token-{id}"),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"expiration": "2020-01-01T00:00:00Z"}})),
+        )
+        .await
+        .unwrap();
+    let (code, r) = diagnose(&env, &[]).await;
+    assert_eq!(code, 0, "warnings alone exit 0: {r:#}");
+    let subject = format!("secret/kube-system/bootstrap-token-{id}");
+    assert!(has(&r, "warning", "BootstrapToken", &subject), "{r:#}");
+    env.sim.shutdown().await;
+}
