@@ -660,6 +660,26 @@ pub fn selectable_fields(res: &ResourceInfo) -> &'static [&'static str] {
     }
 }
 
+/// A Secret's `stringData` overwrites its `data` on every write, create, update or patch (the
+/// API server converts it on decoding: kubernetes/kubernetes@v1.36.2
+/// pkg/apis/core/v1/conversion.go `Convert_v1_Secret_To_core_Secret`); it is never stored.
+pub fn merge_string_data(obj: &mut Value) {
+    let Some(sd) = obj.get("stringData").and_then(Value::as_object).cloned() else {
+        return;
+    };
+    use base64::Engine;
+    let mut data: Map<String, Value> = obj["data"].as_object().cloned().unwrap_or_default();
+    for (k, v) in sd {
+        let s = v.as_str().unwrap_or_default();
+        data.insert(
+            k,
+            json!(base64::engine::general_purpose::STANDARD.encode(s)),
+        );
+    }
+    obj["data"] = Value::Object(data);
+    obj.as_object_mut().unwrap().remove("stringData");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -723,24 +743,4 @@ mod tests {
         let new = json!({"metadata": {"name": "c"}, "immutable": true, "data": {"a": "2"}});
         assert_eq!(validate(&cm, &new, Some(&old))[0].0, "data");
     }
-}
-
-/// A Secret's `stringData` overwrites its `data` on every write, create, update or patch (the
-/// API server converts it on decoding: kubernetes/kubernetes@v1.36.2
-/// pkg/apis/core/v1/conversion.go `Convert_v1_Secret_To_core_Secret`); it is never stored.
-pub fn merge_string_data(obj: &mut Value) {
-    let Some(sd) = obj.get("stringData").and_then(Value::as_object).cloned() else {
-        return;
-    };
-    use base64::Engine;
-    let mut data: Map<String, Value> = obj["data"].as_object().cloned().unwrap_or_default();
-    for (k, v) in sd {
-        let s = v.as_str().unwrap_or_default();
-        data.insert(
-            k,
-            json!(base64::engine::general_purpose::STANDARD.encode(s)),
-        );
-    }
-    obj["data"] = Value::Object(data);
-    obj.as_object_mut().unwrap().remove("stringData");
 }
