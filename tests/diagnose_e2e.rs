@@ -124,12 +124,7 @@ async fn a_healthy_cluster_passes_and_yurt_manager_down_is_an_error_with_its_fix
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_convert_leaves_an_unfinished_journal_and_its_job() {
     let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
-    let worker = env
-        .sim
-        .node_names()
-        .into_iter()
-        .find(|n| n.starts_with("worker"))
-        .unwrap();
+    let worker = support::first_worker(&env.sim);
     env.sim
         .faults()
         .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);

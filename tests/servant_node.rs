@@ -145,6 +145,23 @@ fn full(n: &NodeSeed, secrets: &Path) -> NodeConvertOptions {
     }
 }
 
+/// legacy-v0.6's convert: YurtHub with a join token, and the kubelet's redirect.
+fn legacy(n: &NodeSeed, secrets: &Path) -> NodeConvertOptions {
+    NodeConvertOptions {
+        yurthub: Some(
+            hub(
+                n,
+                HubCredential::JoinTokenFile {
+                    source: token_file(secrets),
+                },
+            )
+            .into(),
+        ),
+        redirect_kubelet: true,
+        restart_workloads: false,
+    }
+}
+
 fn run(root: &Path, c: servant::Result<NodeChanges>) -> NodeChanges {
     let c = c.unwrap();
     servant::apply(root, &c).unwrap();
@@ -393,19 +410,7 @@ fn legacy_join_token_is_never_in_the_manifest() {
     let secrets = tempfile::tempdir().unwrap();
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
-    let opts = NodeConvertOptions {
-        yurthub: Some(
-            hub(
-                &n,
-                HubCredential::JoinTokenFile {
-                    source: token_file(secrets.path()),
-                },
-            )
-            .into(),
-        ),
-        redirect_kubelet: true,
-        restart_workloads: false,
-    };
+    let opts = legacy(&n, secrets.path());
     run(root, servant::convert(root, &opts));
     let m = fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
     assert!(!m.contains("0123456789abcdef"), "{m}");
@@ -775,19 +780,7 @@ fn from_legacy_the_join_token_static_pod_gives_way_to_the_bootstrap_file_one() {
     let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
     let root = dir.path();
     let before = tree(root);
-    let legacy = NodeConvertOptions {
-        yurthub: Some(
-            hub(
-                &n,
-                HubCredential::JoinTokenFile {
-                    source: token_file(secrets.path()),
-                },
-            )
-            .into(),
-        ),
-        redirect_kubelet: true,
-        restart_workloads: false,
-    };
+    let legacy = legacy(&n, secrets.path());
     run(root, servant::convert(root, &legacy));
     let converted = tree(root);
     let v16 = full(&n, secrets.path());

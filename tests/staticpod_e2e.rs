@@ -2453,24 +2453,28 @@ async fn image_pull_secret_reaches_every_upgrade_job() {
     env.sim.shutdown().await;
 }
 
+/// Each node's static pod revision, as its mirror pod's config hash says.
+async fn mirror_hashes(env: &Env) -> BTreeMap<String, Option<String>> {
+    mirror_pods(env)
+        .await
+        .into_iter()
+        .map(|(n, p)| {
+            let hash = p
+                .metadata
+                .annotations
+                .and_then(|a| a.get("kubernetes.io/config.hash").cloned());
+            (n, hash)
+        })
+        .collect()
+}
+
 /// A pull Secret the node Jobs could not pull with is refused before anything is written: no
 /// revision stored, no Job, no lock left — for a Secret that is missing and one of the wrong
 /// type, in the static pod's namespace, where the Jobs run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_pull_secret_the_jobs_cannot_use_is_refused_before_anything_changes() {
     let env = start(2, Duration::from_millis(100)).await;
-    let before: BTreeMap<String, Option<String>> = mirror_pods(&env)
-        .await
-        .into_iter()
-        .map(|(n, p)| {
-            (
-                n,
-                p.metadata
-                    .annotations
-                    .and_then(|a| a.get("kubernetes.io/config.hash").cloned()),
-            )
-        })
-        .collect();
+    let before = mirror_hashes(&env).await;
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(env.client.clone(), "default");
     let opaque = serde_json::from_value(serde_json::json!({
@@ -2511,18 +2515,7 @@ async fn a_pull_secret_the_jobs_cannot_use_is_refused_before_anything_changes() 
             .items
             .is_empty()
     );
-    let after: BTreeMap<String, Option<String>> = mirror_pods(&env)
-        .await
-        .into_iter()
-        .map(|(n, p)| {
-            (
-                n,
-                p.metadata
-                    .annotations
-                    .and_then(|a| a.get("kubernetes.io/config.hash").cloned()),
-            )
-        })
-        .collect();
+    let after = mirror_hashes(&env).await;
     assert_eq!(before, after);
     // with the Secret there, the same command goes ahead
     support::create_registry_secret(&env.client, "default", "regcred").await;

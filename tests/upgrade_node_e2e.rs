@@ -151,12 +151,7 @@ async fn a_node_moves_from_the_v1_6_static_pod_to_the_v1_7_service_and_stays_rea
     )
     .await;
     assert_eq!(convert.code, 0, "{}", convert.stderr);
-    let worker = env
-        .sim
-        .node_names()
-        .into_iter()
-        .find(|n| n.starts_with("worker"))
-        .unwrap();
+    let worker = support::first_worker(&env.sim);
     let root = env.sim.node_root(&worker);
     assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
     apply_v17_units(&env).await;

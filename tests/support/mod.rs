@@ -249,6 +249,14 @@ pub async fn run(mut cmd: tokio::process::Command, what: &str) -> Run {
     run
 }
 
+/// The first worker node of `sim` (the layouts name them `worker…`, after the control planes).
+pub fn first_worker(sim: &Sim) -> String {
+    sim.node_names()
+        .into_iter()
+        .find(|n| n.starts_with("worker"))
+        .expect("a worker node")
+}
+
 /// A simulated cluster with a kube-rs client for it.
 pub struct Cluster {
     pub sim: Sim,
