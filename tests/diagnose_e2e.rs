@@ -29,6 +29,23 @@ async fn convert(env: &Env) -> Run {
     .await
 }
 
+async fn convert_legacy(env: &Env) -> Run {
+    support::yurtctl(
+        &env.sim,
+        &[
+            "convert",
+            "--profile",
+            "legacy-v0.6",
+            "-y",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+        ],
+    )
+    .await
+}
+
 async fn diagnose(env: &Env, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["diagnose", "-o", "json"];
     args.extend_from_slice(extra);
@@ -178,5 +195,54 @@ async fn an_expired_bootstrap_token_is_a_warning_and_exits_0() {
     assert_eq!(code, 0, "warnings alone exit 0: {r:#}");
     let subject = format!("secret/kube-system/bootstrap-token-{id}");
     assert!(has(&r, "warning", "BootstrapToken", &subject), "{r:#}");
+    env.sim.shutdown().await;
+}
+
+/// legacy-v0.6 replaces kube-controller-manager's nodelifecycle with its own controller: a
+/// manifest rewritten without `-nodelifecycle` (as a kubeadm upgrade rewrites it) is an error,
+/// and convert's fix holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn nodelifecycle_running_again_under_legacy_is_an_error() {
+    let env = support::cluster(2, Layout::Kubeadm, "v1.20.15").await;
+    assert_eq!(convert_legacy(&env).await.code, 0);
+    let (code, r) = diagnose(&env, &[]).await;
+    assert_eq!((code, findings(&r)), (0, vec![]), "{r:#}");
+    let cp = env
+        .sim
+        .node_names()
+        .into_iter()
+        .find(|n| !n.starts_with("worker"))
+        .unwrap();
+    let manifest = env
+        .sim
+        .node_root(&cp)
+        .join("etc/kubernetes/manifests/kube-controller-manager.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let on = text
+        .replace(",-nodelifecycle", "")
+        .replace("-nodelifecycle,", "");
+    assert_ne!(on, text, "convert disabled nodelifecycle: {text}");
+    std::fs::write(&manifest, on).unwrap();
+    let subject = format!("pod/kube-system/kube-controller-manager-{cp}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, r) = diagnose(&env, &[]).await;
+        if has(&r, "error", "KubeControllerManager", &subject) {
+            assert_eq!(code, 7);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(convert_legacy(&env).await.code, 0);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, r) = diagnose(&env, &[]).await;
+        if code == 0 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
     env.sim.shutdown().await;
 }

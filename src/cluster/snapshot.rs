@@ -39,12 +39,30 @@ pub struct NodeInfo {
     pub kubelet_version: String,
     /// A `kube-controller-manager-<node>` mirror pod (static pod from a file) runs here.
     pub kcm_static_pod: bool,
+    /// That pod's `--controllers` value, when it has the flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kcm_controllers: Option<String>,
+    /// yurt-manager's node-conversion controller says it failed on this node (its
+    /// `YurtNodeConversionFailed` condition True): `reason: message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_conversion_failed: Option<String>,
     /// `spec.providerID` (kind: `kind://…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
 }
 
 impl NodeInfo {
+    /// Whether the node's kube-controller-manager static pod runs the nodelifecycle controller,
+    /// as its `--controllers` says (`*` runs it; `-nodelifecycle` turns it off); None without
+    /// such a pod or without the flag (kubeadm always writes it, and so does yurtctl's edit).
+    pub fn kcm_runs_nodelifecycle(&self) -> Option<bool> {
+        let c = self
+            .kcm_controllers
+            .as_deref()
+            .filter(|_| self.kcm_static_pod)?;
+        Some(!c.split(',').any(|x| x.trim() == "-nodelifecycle"))
+    }
+
     pub fn is_control_plane(&self) -> bool {
         self.roles
             .iter()
@@ -152,8 +170,24 @@ fn node_info(n: Node) -> NodeInfo {
     roles.sort();
     let spec = n.spec.unwrap_or_default();
     let status = n.status.unwrap_or_default();
+    // openyurtio/openyurt@v1.7.0 pkg/yurtmanager/controller/yurtnodeconversion
+    // (conversionConditionType, newConversionCondition: True only for a failure)
+    let upstream_conversion_failed = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "YurtNodeConversionFailed" && c.status == "True")
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.reason.as_deref().unwrap_or_default(),
+                c.message.as_deref().unwrap_or_default()
+            )
+        });
     NodeInfo {
         kcm_static_pod: false,
+        kcm_controllers: None,
+        upstream_conversion_failed,
         provider_id: spec.provider_id.clone(),
         name,
         labels,
@@ -278,7 +312,8 @@ pub async fn snapshot(
     let (version, mut nodes, kcm, jobs, lock, journal, lists) =
         futures::try_join!(version, nodes, kcm, jobs, lock, journal, lists)?;
 
-    let kcm_nodes: std::collections::HashSet<String> = kcm
+    // node → its kube-controller-manager's --controllers, if it has the flag
+    let kcm_nodes: std::collections::HashMap<String, Option<String>> = kcm
         .items
         .into_iter()
         .filter(|p| {
@@ -289,13 +324,25 @@ pub async fn snapshot(
                 .is_some_and(|s| s == "file")
         })
         .filter_map(|p| {
-            let node = p.spec.as_ref()?.node_name.clone()?;
+            let spec = p.spec.as_ref()?;
+            let node = spec.node_name.clone()?;
             let name = p.metadata.name.as_deref()?;
-            (name == format!("kube-controller-manager-{node}")).then_some(node)
+            let controllers = spec.containers.first().and_then(|c| {
+                c.command
+                    .iter()
+                    .flatten()
+                    .chain(c.args.iter().flatten())
+                    .find_map(|a| a.strip_prefix("--controllers="))
+                    .map(str::to_owned)
+            });
+            (name == format!("kube-controller-manager-{node}")).then_some((node, controllers))
         })
         .collect();
     for n in &mut nodes {
-        n.kcm_static_pod = kcm_nodes.contains(&n.name);
+        if let Some(c) = kcm_nodes.get(&n.name) {
+            n.kcm_static_pod = true;
+            n.kcm_controllers = c.clone();
+        }
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
     let mut managed_objects: Vec<ManagedObject> = lists.into_iter().flatten().collect();

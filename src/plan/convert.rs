@@ -294,7 +294,12 @@ pub fn plan_convert(
     let kcm_nodes: Vec<String> = if settings.disable_nodelifecycle {
         snap.nodes
             .iter()
-            .filter(|n| n.kcm_static_pod && n.ready && !kcm_done(&n.name))
+            // done, unless its manifest was rewritten since (a kubeadm upgrade does)
+            .filter(|n| {
+                n.ready
+                    && (!kcm_done(&n.name) && n.kcm_static_pod
+                        || n.kcm_runs_nodelifecycle() == Some(true))
+            })
             .map(|n| n.name.clone())
             .collect()
     } else {

@@ -65,12 +65,14 @@ fn finding(
 }
 
 /// The checks this diagnose runs, in order (the result lists them).
-pub const CHECKS: [&str; 6] = [
+pub const CHECKS: [&str; 8] = [
     "Leftovers",
     "BootstrapToken",
     "YurtHubCertificates",
     "YurtManager",
+    "KubeControllerManager",
     "NodePoolLabels",
+    "UpstreamConversion",
     "NodeReady",
 ];
 
@@ -92,8 +94,10 @@ pub fn diagnose(
     yurthub_certificates(health, now, &mut out);
     if let Some(p) = profile {
         yurt_manager(p, health, &mut out);
+        node_lifecycle(p, snap, &mut out);
         pool_labels(p, snap, health, nodes, &mut out);
     }
+    upstream_conversion(snap, nodes, &mut out);
     node_ready(snap, nodes, &mut out);
     out.sort_by_key(|d| std::cmp::Reverse(d.severity));
     out
@@ -300,6 +304,69 @@ fn yurt_manager(p: &Profile, health: &Health, out: &mut Vec<Diagnosis>) {
             "the webhook Service has no ready endpoint",
             "the API server cannot call yurt-manager's webhooks, so writes of the objects they \
              admit (NodePools, nodes' OpenYurt labels) fail until a yurt-manager pod is Ready",
+        ));
+    }
+}
+
+/// A profile that needs kube-controller-manager's nodelifecycle off (its own controller
+/// replaces it): every kube-controller-manager whose `--controllers` still runs it.
+fn node_lifecycle(p: &Profile, snap: &ClusterSnapshot, out: &mut Vec<Diagnosis>) {
+    if !p.disable_node_lifecycle || snap.journal.is_none() {
+        return;
+    }
+    let kcm: Vec<_> = snap.nodes.iter().filter(|n| n.kcm_static_pod).collect();
+    if kcm.is_empty() {
+        out.push(finding(
+            Severity::Warning,
+            "KubeControllerManager",
+            "cluster",
+            format!(
+                "profile {} needs kube-controller-manager's nodelifecycle controller off, and no \
+                 kube-controller-manager runs as a static pod here, so it could not be checked",
+                p.name
+            ),
+            "make sure its --controllers holds -nodelifecycle wherever it runs; otherwise edge \
+             nodes cut off from the cloud are marked NotReady and their pods evicted",
+        ));
+    }
+    for n in kcm {
+        if n.kcm_runs_nodelifecycle() != Some(true) {
+            continue;
+        }
+        out.push(finding(
+            Severity::Error,
+            "KubeControllerManager",
+            format!("pod/kube-system/kube-controller-manager-{}", n.name),
+            format!(
+                "nodelifecycle runs (--controllers={}), and profile {} replaces it with its own \
+                 controller: edge nodes cut off from the cloud are marked NotReady and their \
+                 pods evicted (openyurtio/openyurt#267)",
+                n.kcm_controllers.as_deref().unwrap_or_default(),
+                p.name
+            ),
+            "re-run `yurtctl convert`: its kcm phase puts -nodelifecycle back in the manifest \
+             (a kubeadm upgrade that rewrote the manifest takes it out)",
+        ));
+    }
+}
+
+/// yurt-manager's own node-conversion controller failed on a node (yurtctl converts nodes with
+/// it off; it ran where another tool or an older setup turned it on).
+fn upstream_conversion(snap: &ClusterSnapshot, nodes: &[String], out: &mut Vec<Diagnosis>) {
+    for n in selected(snap, nodes) {
+        let Some(why) = &n.upstream_conversion_failed else {
+            continue;
+        };
+        out.push(finding(
+            Severity::Error,
+            "UpstreamConversion",
+            format!("node/{}", n.name),
+            format!(
+                "yurt-manager's node-conversion controller reports YurtNodeConversionFailed ({why})"
+            ),
+            "its Job node-servant-conversion-NODE in kube-system has the log; yurtctl converts \
+             nodes with that controller off (docs/profiles.md): run yurt-manager with \
+             --controllers=-yurtnodeconversion,* and convert or revert the node with yurtctl",
         ));
     }
 }

@@ -89,7 +89,7 @@ type Case = (
 
 #[test]
 fn each_problem_is_one_finding_with_what_was_seen_and_what_to_do() {
-    let table: [Case; 11] = [
+    let table: [Case; 12] = [
         (
             "a dead run's lock",
             |s, _| {
@@ -240,6 +240,20 @@ fn each_problem_is_one_finding_with_what_was_seen_and_what_to_do() {
             ),
         ),
         (
+            "upstream's conversion failed",
+            |s, _| {
+                s.nodes[1].upstream_conversion_failed = Some(
+                    "ConvertFailed: conversion Job node-servant-conversion-worker-1 failed".into(),
+                )
+            },
+            (
+                Severity::Error,
+                "UpstreamConversion",
+                "node/worker-1",
+                "YurtNodeConversionFailed (ConvertFailed",
+            ),
+        ),
+        (
             "a converted node NotReady",
             |s, _| s.nodes[2].ready = false,
             (
@@ -295,4 +309,50 @@ fn a_live_run_is_no_leftover_and_the_node_list_narrows_node_findings() {
     let got = diagnose(&s, &healthy(), Some(&profile), now(), &["worker-2".into()]);
     let subjects: Vec<&str> = got.iter().map(|d| d.subject.as_str()).collect();
     assert_eq!(subjects, ["node/worker-2"], "{got:#?}");
+}
+
+#[test]
+fn a_profile_that_needs_nodelifecycle_off_finds_every_kube_controller_manager_that_runs_it() {
+    let legacy = Profile::load("legacy-v0.6").unwrap();
+    let check = |controllers: Option<&str>, static_pod: bool| {
+        let mut s = converted();
+        if let Some(j) = &mut s.journal {
+            j.profile = legacy.name.clone();
+        }
+        s.nodes[0].kcm_static_pod = static_pod;
+        s.nodes[0].kcm_controllers = controllers.map(str::to_owned);
+        diagnose(&s, &healthy(), Some(&legacy), now(), &[])
+            .into_iter()
+            .filter(|d| d.check == "KubeControllerManager")
+            .map(|d| (d.severity, d.subject, d.evidence))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(check(Some("-nodelifecycle,*,bootstrapsigner"), true), []);
+    let on = check(Some("*,bootstrapsigner,tokencleaner"), true);
+    assert_eq!(on.len(), 1, "{on:#?}");
+    assert_eq!(
+        (on[0].0, on[0].1.as_str()),
+        (
+            Severity::Error,
+            "pod/kube-system/kube-controller-manager-cp-1"
+        )
+    );
+    assert!(
+        on[0]
+            .2
+            .contains("--controllers=*,bootstrapsigner,tokencleaner"),
+        "{on:#?}"
+    );
+    assert_eq!(check(None, true), [], "no flag read: nothing is said");
+    let unseen = check(None, false);
+    assert_eq!(
+        (unseen.len(), unseen[0].0),
+        (1, Severity::Warning),
+        "{unseen:#?}"
+    );
+    // openyurt-v1.7 leaves nodelifecycle on: nothing to find
+    let mut s = converted();
+    s.nodes[0].kcm_static_pod = true;
+    s.nodes[0].kcm_controllers = Some("*".into());
+    assert_eq!(run(&s, &healthy()), []);
 }

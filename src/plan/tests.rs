@@ -396,6 +396,11 @@ fn a_pending_kcm_change_is_something_to_do() {
     j.set_phase("cp-1", KCM, PhaseState::Done, None);
     s.journal = Some(j);
     assert!(plan_convert(&s, &o, &legacy).unwrap().nothing_to_do());
+    // a manifest rewritten since (a kubeadm upgrade) runs nodelifecycle again: done again
+    s.nodes[0].kcm_controllers = Some("*,bootstrapsigner".into());
+    assert_eq!(plan_convert(&s, &o, &legacy).unwrap().kcm_nodes, ["cp-1"]);
+    s.nodes[0].kcm_controllers = Some("-nodelifecycle,*".into());
+    assert!(plan_convert(&s, &o, &legacy).unwrap().nothing_to_do());
 }
 
 #[test]
