@@ -214,8 +214,9 @@ pub enum Command {
     /// Checks the cluster and its nodes (all, or the NODEs named): leftovers of runs that
     /// stopped (node Jobs, the run lock, unfinished journal entries), the bootstrap token convert
     /// made, YurtHub's certificate requests and whether anything approves them, yurt-manager and
-    /// its webhook endpoints, nodes whose NodePool label names no NodePool, converted nodes that
-    /// are NotReady. Each finding has a severity, what was seen and the fix. A block per finding
+    /// its webhook endpoints, kube-controller-manager's nodelifecycle where the profile needs it
+    /// off, nodes whose NodePool label names no NodePool, yurt-manager's own node conversion
+    /// failing, converted nodes that are NotReady. Each finding has a severity, what was seen and the fix. A block per finding
     /// on stdout; -o json|yaml print a `kind: DiagnoseResult`. Exit 0 when nothing is worse
     /// than a warning, 7 otherwise.
     Diagnose(DiagnoseCmd),
