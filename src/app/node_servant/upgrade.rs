@@ -89,7 +89,7 @@ pub(super) fn upgrade(r: &mut ServantResult, a: &HubArgs, dry_run: bool) -> Resu
                 what: "the old YurtHub did not give up its address",
                 waited: a.yurthub_timeout,
                 last,
-                left: "Look at what holds the port on the node (ss -ltnp 'sport = 10261')".into(),
+                left: "Look at what holds YurtHub's ports on the node (ss -ltnp)".into(),
             }
         })?;
         tracing::info!(
