@@ -246,3 +246,116 @@ async fn nodelifecycle_running_again_under_legacy_is_an_error() {
     }
     env.sim.shutdown().await;
 }
+
+/// `--collect DIR` writes one .tar.gz with what a bug report needs, and no secret: a bootstrap
+/// token and a ServiceAccount token planted in an event's message come out redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn collect_writes_one_archive_with_the_secrets_redacted() {
+    let env = support::cluster(2, Layout::Kubeadm, "v1.33.1").await;
+    let worker = support::first_worker(&env.sim);
+    env.sim
+        .faults()
+        .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);
+    assert_eq!(convert(&env).await.code, 4);
+    let token = "plnted.0123456789abcdef";
+    let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJwbGFudGVkIn0.c2lnbmF0dXJlX3BsYW50ZWQ";
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(env.client.clone(), "kube-system");
+    let planted = serde_json::from_value(json!({
+        "metadata": {"name": "planted"},
+        "involvedObject": {"kind": "Node", "name": worker},
+        "reason": "Planted",
+        "type": "Warning",
+        "message": format!("joined with --token {token}, then as Bearer {jwt}"),
+    }))
+    .unwrap();
+    events.create(&Default::default(), &planted).await.unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("report");
+    let dir_arg = dir.display().to_string();
+    let run = support::yurtctl(&env.sim, &["diagnose", "--collect", &dir_arg]).await;
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("secrets and tokens redacted"),
+        "{}",
+        run.stderr
+    );
+    let archives: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(archives.len(), 1);
+    let archive = archives[0].path();
+    assert!(
+        archive.to_string_lossy().ends_with(".tar.gz"),
+        "{archive:?}"
+    );
+    let unpacked = out.path().join("unpacked");
+    std::fs::create_dir_all(&unpacked).unwrap();
+    let status = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let top = std::fs::read_dir(&unpacked)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut files = Vec::new();
+    let mut stack = vec![top.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(&top).unwrap().display().to_string();
+                files.push((rel, std::fs::read_to_string(e.path()).unwrap()));
+            }
+        }
+    }
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    for want in [
+        "diagnose.json",
+        "versions.json",
+        "events.txt",
+        "journal/yurtctl-state.json",
+    ] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    assert!(
+        names.iter().any(|n| n.starts_with("jobs/yurtctl-convert-")),
+        "the failed node Job's pod log: {names:?}"
+    );
+    for (name, text) in &files {
+        assert!(
+            !text.contains(token) && !text.contains(jwt),
+            "{name} holds a secret:\n{text}"
+        );
+    }
+    let events = &files.iter().find(|(n, _)| n == "events.txt").unwrap().1;
+    assert!(
+        events.contains("Warning Planted Node/") && events.contains("--token <redacted>"),
+        "{events}"
+    );
+    let d: Value =
+        serde_json::from_str(&files.iter().find(|(n, _)| n == "diagnose.json").unwrap().1).unwrap();
+    assert_eq!(d["kind"], "DiagnoseResult");
+    // a file where the directory should be is refused before the cluster is contacted
+    let file = out.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let bad = support::yurtctl(
+        &env.sim,
+        &["diagnose", "--collect", &file.display().to_string()],
+    )
+    .await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("it is a file, not a directory"),
+        "{}",
+        bad.stderr
+    );
+    env.sim.shutdown().await;
+}

@@ -135,6 +135,12 @@ pub struct DiagnoseCmd {
     /// Nodes whose node checks to run (default: every node)
     #[arg(value_name = "NODE", value_parser = values::node_name)]
     pub nodes: Vec<String>,
+
+    /// Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted:
+    /// the findings, versions, kube-system's events, the logs of yurtctl's node Job pods and
+    /// of yurt-manager, the journal
+    #[arg(long, value_name = "DIR")]
+    pub collect: Option<PathBuf>,
 }
 
 /// `--progress` (owned by `output`, which decides what it means).

@@ -21,6 +21,7 @@ pub mod access;
 pub mod apply;
 pub mod bootstrap;
 pub mod client;
+pub mod collect;
 pub mod diagnose;
 pub mod error;
 pub mod health;

@@ -10,6 +10,7 @@ use serde::Serialize;
 pub mod diagnose;
 mod plain;
 pub mod progress;
+pub mod redact;
 pub mod staticpod;
 
 use std::collections::BTreeMap;
