@@ -153,6 +153,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;diagnose' {
+            [CompletionResult]::new('--collect', '--collect', [CompletionResultType]::ParameterName, 'Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted: the findings, versions, kube-system''s events, the logs of yurtctl''s node Job pods and of yurt-manager, the journal')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')

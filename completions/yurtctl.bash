@@ -405,12 +405,16 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__diagnose)
-            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --collect --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --collect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
                     return 0

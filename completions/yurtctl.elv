@@ -146,6 +146,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'yurtctl;diagnose'= {
+            cand --collect 'Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted: the findings, versions, kube-system''s events, the logs of yurtctl''s node Job pods and of yurt-manager, the journal'
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'
             cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
