@@ -1,7 +1,7 @@
 //! `yurtctl diagnose` end to end on yurtsim: each problem is caused on purpose in a converted
 //! cluster, and diagnose reports it with its severity, what it saw and the fix; errors exit 7,
-//! warnings alone 0. (Certificate requests and NotReady nodes are covered by the planner's
-//! table, `src/plan/diagnose_tests.rs`.)
+//! warnings alone 0. (What cannot be caused quickly here — a request waiting 5 minutes — is
+//! covered by the planner's table, `src/plan/diagnose_tests.rs`.)
 
 mod support;
 
@@ -356,6 +356,82 @@ async fn collect_writes_one_archive_with_the_secrets_redacted() {
         bad.stderr.contains("it is a file, not a directory"),
         "{}",
         bad.stderr
+    );
+    env.sim.shutdown().await;
+}
+
+/// A YurtHub certificate request someone denied, and a converted node gone NotReady, are
+/// errors naming the request and the node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_denied_yurthub_request_and_a_notready_node_are_errors() {
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let env = support::cluster(2, Layout::Kubeadm, "v1.33.1").await;
+    assert_eq!(convert(&env).await.code, 0);
+    let worker = support::first_worker(&env.sim);
+    // a request as YurtHub makes its first one: with convert's bootstrap token (the API server
+    // sets the requester, system:bootstrap:<id>)
+    let state = support::journal_state(&env.client).await.unwrap();
+    let id = state["tokenId"].as_str().unwrap().to_owned();
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "kube-system");
+    let secret = secrets.get(&format!("bootstrap-token-{id}")).await.unwrap();
+    let part = |k: &str| String::from_utf8(secret.data.as_ref().unwrap()[k].0.clone()).unwrap();
+    let token = format!("{}.{}", part("token-id"), part("token-secret"));
+    let mut config = kube::Config::new(env.sim.url().parse().unwrap());
+    config.auth_info.token = Some(token.into());
+    let as_bootstrap = kube::Client::try_from(config).unwrap();
+    let request = serde_json::from_value(json!({
+        "metadata": {"name": "yurthub-denied"},
+        "spec": {
+            "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["digital signature", "key encipherment", "client auth"],
+        }
+    }))
+    .unwrap();
+    let as_hub: Api<CertificateSigningRequest> = Api::all(as_bootstrap);
+    as_hub.create(&Default::default(), &request).await.unwrap();
+    let csrs: Api<CertificateSigningRequest> = Api::all(env.client.clone());
+    let denied = json!({"status": {"conditions": [{
+        "type": "Denied", "status": "True", "reason": "Test", "message": "denied by the test"
+    }]}});
+    csrs.patch_approval(
+        "yurthub-denied",
+        &PatchParams::default(),
+        &Patch::Merge(denied),
+    )
+    .await
+    .unwrap();
+    env.sim.set_node_ready(&worker, false).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let r = loop {
+        let (code, r) = diagnose(&env, &[]).await;
+        if has(&r, "error", "NodeReady", &format!("node/{worker}")) {
+            assert_eq!(code, 7);
+            break r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert!(
+        has(
+            &r,
+            "error",
+            "YurtHubCertificates",
+            "certificatesigningrequest/yurthub-denied"
+        ),
+        "{r:#}"
+    );
+    // NODE narrows the node checks: the control plane is Ready, so nothing of it is said
+    let cp = env
+        .sim
+        .node_names()
+        .into_iter()
+        .find(|n| *n != worker)
+        .unwrap();
+    let (_, only) = diagnose(&env, &[&cp]).await;
+    assert!(
+        !has(&only, "error", "NodeReady", &format!("node/{worker}")),
+        "{only:#}"
     );
     env.sim.shutdown().await;
 }
