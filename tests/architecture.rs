@@ -290,23 +290,6 @@ const SIM_UPWARD: &[(&[&str], &[&str], &str)] = &[
         &["crate::sim::SimConfig"],
         "RealCluster::start reads the whole configuration; to fold: a RealConfig of its own",
     ),
-    (
-        &[
-            "nodes/containers.rs",
-            "nodes/kubelet.rs",
-            "nodes/systemd/services.rs",
-        ],
-        &[
-            "crate::real::ApiServerKind",
-            "crate::real::kubelet_api::KubeletApi",
-            "crate::real::network::dummy_link_stand_in",
-            "crate::real::openyurt_binary",
-            "crate::real::openyurt_missing_reason",
-            "crate::real::pod_network::PodSandbox",
-        ],
-        "the node side of the real tier (its kubelet's API client, its pod network, the real \
-         OpenYurt binaries) lives in real/; to fold: it moves under nodes/",
-    ),
 ];
 
 /// yurtsim's files allowed over [`SIM_MAX_LINES`], each with why. The list may only shrink:

@@ -51,7 +51,7 @@ pub struct SimConfig {
     pub seed: SeedOptions,
     /// yurtsim's own API server, or a real control plane built by tests/real/build.sh
     /// (`kubernetes_version` picks which).
-    pub apiserver: crate::real::ApiServerKind,
+    pub apiserver: crate::nodes::real_api::ApiServerKind,
 }
 
 impl SimConfig {
@@ -93,7 +93,7 @@ impl SimConfig {
             crash_backoff_max: Duration::from_secs(300),
             model_time_scale: 1.0,
             seed: SeedOptions::default(),
-            apiserver: crate::real::ApiServerKind::Sim,
+            apiserver: crate::nodes::real_api::ApiServerKind::Sim,
         }
     }
 }
@@ -195,7 +195,7 @@ impl Sim {
         }
         check_state_dir(&cfg.state_dir)?;
         raise_open_files_limit(cfg.nodes);
-        if cfg.apiserver == crate::real::ApiServerKind::Real {
+        if cfg.apiserver == crate::nodes::real_api::ApiServerKind::Real {
             return Self::start_real(cfg).await;
         }
         let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await.map_err(|e| {

@@ -137,15 +137,15 @@ fn model_program(
     args: Vec<String>,
     fs: Option<&images::Image>,
 ) -> Program {
-    if shared.cfg.apiserver != crate::real::ApiServerKind::Real {
+    if shared.cfg.apiserver != crate::nodes::real_api::ApiServerKind::Real {
         return Program::Model(model, args);
     }
     let (component, version) = (&model.facts.component, &model.facts.version);
-    match crate::real::openyurt_binary(component, version) {
+    match crate::nodes::real_api::openyurt_binary(component, version) {
         Some(bin) => Program::Process(bin.display().to_string(), args, fs.cloned()),
         None => Program::StartError(format!(
             "yurtsim's real tier has no real {component} {version}: {}",
-            crate::real::openyurt_missing_reason(version)
+            crate::nodes::real_api::openyurt_missing_reason(version)
         )),
     }
 }

@@ -103,10 +103,10 @@ struct HubModel {
 }
 
 /// Where a node's kubelet reads and writes the API: yurtsim's own store, or a real
-/// kube-apiserver as the node's identity (real/kubelet_api.rs).
+/// kube-apiserver as the node's identity (nodes/real_api.rs; real/kubelet_api.rs has the client).
 pub enum NodeApi {
     Sim,
-    Real(Arc<crate::real::kubelet_api::KubeletApi>),
+    Real(Arc<dyn crate::nodes::real_api::RealApi>),
 }
 
 pub struct NodeKubelet {
@@ -124,8 +124,8 @@ pub struct NodeKubelet {
     /// Which YurtHub process holds the hub's ports on this node (one listener per address:
     /// a second hub's bind fails with EADDRINUSE).
     pub(crate) hub_ports: Mutex<Option<u64>>,
-    /// Pods' network sandboxes by pod uid, on a real tier's pod network (real/pod_network.rs).
-    sandboxes: Mutex<HashMap<String, Arc<crate::real::pod_network::PodSandbox>>>,
+    /// Pods' network sandboxes by pod uid, on a real tier's pod network (nodes/pod_network.rs).
+    sandboxes: Mutex<HashMap<String, Arc<crate::nodes::pod_network::PodSandbox>>>,
     /// systemd services other than the kubelet (systemd/services.rs).
     pub(crate) services: Mutex<crate::nodes::systemd::services::Services>,
     /// The container runtime behind the node's CRI socket.
@@ -182,7 +182,7 @@ impl NodeKubelet {
     pub(crate) fn pod_sandbox(
         &self,
         uid: &str,
-    ) -> Result<Option<Arc<crate::real::pod_network::PodSandbox>>, String> {
+    ) -> Result<Option<Arc<crate::nodes::pod_network::PodSandbox>>, String> {
         let NodeApi::Real(api) = &self.api else {
             return Ok(None);
         };
@@ -191,7 +191,7 @@ impl NodeKubelet {
             return Ok(Some(s.clone()));
         }
         let s = Arc::new(
-            api.pod_network
+            api.pod_network()
                 .sandbox()
                 .map_err(|e| format!("failed to set up the pod's network: {e:#}"))?,
         );
@@ -2315,7 +2315,7 @@ pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
 }
 
 /// The real API server the kubelet of the pod's node talks to, if its node is in front of one.
-fn real_api_of(shared: &Shared, p: &Value) -> Option<Arc<crate::real::kubelet_api::KubeletApi>> {
+fn real_api_of(shared: &Shared, p: &Value) -> Option<Arc<dyn crate::nodes::real_api::RealApi>> {
     let k = shared.kubelets.get(p["spec"]["nodeName"].as_str()?)?;
     match &k.api {
         NodeApi::Real(api) => Some(api.clone()),

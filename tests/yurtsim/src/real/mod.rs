@@ -12,7 +12,6 @@ pub mod kubelet_api;
 pub mod network;
 pub mod nodes;
 pub mod pki;
-pub mod pod_network;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,42 +22,15 @@ use anyhow::{Context, bail};
 use tokio::sync::watch;
 
 use crate::nodes::layout::{NodeSeed, Role};
+use crate::nodes::pod_network;
+pub use crate::nodes::real_api::{
+    ApiServerKind, OPENYURT_BUILT, build_script, openyurt_binary, openyurt_missing_reason, real_dir,
+};
 use crate::sim::SimConfig;
 use crate::version::Version;
 
-/// Which API server a cluster runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApiServerKind {
-    /// yurtsim's own API server and controllers, with its fault controls (the default).
-    #[default]
-    Sim,
-    /// etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from upstream's
-    /// modules (tests/real/build.sh).
-    Real,
-}
-
 /// The Kubernetes release `tests/real/build.sh` builds by default, the newest.
 pub const NEWEST_KUBERNETES: &str = "v1.37.2";
-
-/// Where `tests/real/build.sh` puts what it builds: `YURTSIM_REAL_DIR`, else `target/real` of
-/// this checkout.
-pub fn real_dir() -> PathBuf {
-    match std::env::var_os("YURTSIM_REAL_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => {
-            let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            std::fs::canonicalize(&checkout)
-                .unwrap_or(checkout)
-                .join("target/real")
-        }
-    }
-}
-
-/// The build script, in this checkout.
-pub fn build_script() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../real/build.sh");
-    std::fs::canonicalize(&p).unwrap_or(p)
-}
 
 /// The Kubernetes versions built into [`real_dir`], oldest first.
 pub fn built_kubernetes_versions() -> Vec<String> {
@@ -120,31 +92,6 @@ pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// The OpenYurt releases `tests/real/build.sh` builds real binaries of.
-pub const OPENYURT_BUILT: &[&str] = &["v1.7.0"];
-
-/// The real binary of OpenYurt `component` at `version`, when it is built.
-pub fn openyurt_binary(component: &str, version: &str) -> Option<PathBuf> {
-    let bin = real_dir()
-        .join(format!("openyurt-{version}"))
-        .join(component);
-    bin.is_file().then_some(bin)
-}
-
-/// Why there is no real binary of an OpenYurt `version`.
-pub fn openyurt_missing_reason(version: &str) -> String {
-    if OPENYURT_BUILT.contains(&version) {
-        format!(
-            "build it with `{} openyurt-{version}`",
-            build_script().display()
-        )
-    } else {
-        format!(
-            "the Go module proxy does not serve github.com/openyurtio/openyurt {version} (docs/yurtsim.md#the-real-tier); only the sim tier runs its model"
-        )
-    }
 }
 
 /// A running real-tier cluster.
@@ -359,7 +306,7 @@ impl RealCluster {
     }
 
     /// Waits for kube-controller-manager to give every node its pod range, then keeps the
-    /// nodes' routes to each other's ranges as kindnetd does (pod_network.rs).
+    /// nodes' routes to each other's ranges as kindnetd does (nodes/pod_network.rs).
     async fn start_pod_network(
         &mut self,
         admin: &kube::Client,

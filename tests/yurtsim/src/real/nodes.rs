@@ -37,6 +37,7 @@ use super::kubelet_api::KubeletApi;
 use super::network::{ClusterNetwork, Target};
 use crate::nodes::kubelet::NodeKubelet;
 use crate::nodes::layout::{Layout, Role};
+use crate::nodes::real_api::RealApi;
 use crate::sim::Shared;
 
 /// A node as the real tier runs it.

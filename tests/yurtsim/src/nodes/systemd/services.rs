@@ -570,9 +570,9 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
         );
         return exited(k, u, s, 1, "FAILURE", true);
     };
-    if shared.cfg.apiserver == crate::real::ApiServerKind::Real {
+    if shared.cfg.apiserver == crate::nodes::real_api::ApiServerKind::Real {
         let (c, v) = (&model.facts.component, &model.facts.version);
-        let started = match crate::real::openyurt_binary(c, v) {
+        let started = match crate::nodes::real_api::openyurt_binary(c, v) {
             Some(bin) => {
                 if model.component == crate::nodes::programs::Component::YurtHub {
                     let name = flag_value(&argv[1..], "--dummy-if-name").unwrap_or("hub-dummy0");
@@ -581,7 +581,7 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
                         && let Err(e) = crate::nodes::host_processes::node_namespaces(shared, k)
                             .map_err(anyhow::Error::from)
                             .and_then(|ns| {
-                                crate::real::network::dummy_link_stand_in(
+                                crate::nodes::pod_network::dummy_link_stand_in(
                                     &ns,
                                     &crate::nodes::host_processes::init_path(shared),
                                     name,
@@ -599,7 +599,7 @@ fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
             }
             None => Err(format!(
                 "yurtsim's real tier has no real {c} {v}: {}",
-                crate::real::openyurt_missing_reason(v)
+                crate::nodes::real_api::openyurt_missing_reason(v)
             )),
         };
         match started {
