@@ -285,11 +285,6 @@ const SIM_UPWARD: &[(&[&str], &[&str], &str)] = &[
          (the Api, the kubelets, the config), so it lives at the top. To fold: each layer takes \
          its own part, as the API layer takes the Api (which holds its tokens and version)",
     ),
-    (
-        &["real/mod.rs"],
-        &["crate::sim::SimConfig"],
-        "RealCluster::start reads the whole configuration; to fold: a RealConfig of its own",
-    ),
 ];
 
 /// yurtsim's files allowed over [`SIM_MAX_LINES`], each with why. The list may only shrink:

@@ -55,6 +55,21 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
+    /// The parts of this configuration the real tier reads.
+    fn real(&self) -> crate::real::RealConfig {
+        crate::real::RealConfig {
+            layout: self.layout,
+            state_dir: self.state_dir.clone(),
+            port: self.port,
+            kubernetes_version: self.kubernetes_version.clone(),
+            control_planes: self.control_planes,
+            heartbeat_interval: self.heartbeat_interval,
+            crash_backoff: self.crash_backoff,
+            crash_backoff_max: self.crash_backoff_max,
+            seed: self.seed.clone(),
+        }
+    }
+
     /// Timings for tests: pods start in 100 ms, a silent node goes Unknown after 600 ms, and
     /// kubelets and controllers react within ~100 ms, so end-to-end tests take seconds.
     pub fn for_tests(state_dir: impl Into<PathBuf>) -> Self {
@@ -285,7 +300,7 @@ impl Sim {
         let names = cfg
             .layout
             .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
-        let mut real = crate::real::RealCluster::start(&cfg, &names).await?;
+        let mut real = crate::real::RealCluster::start(cfg.real(), &names).await?;
         let addr = real.url().trim_start_matches("https://").parse()?;
         let (stop, shutdown) = watch::channel(false);
         let shared = Arc::new(Shared {

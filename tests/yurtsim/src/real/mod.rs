@@ -21,12 +21,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::nodes::layout::{NodeSeed, Role};
+use crate::nodes::layout::{Layout, NodeSeed, Role, SeedOptions};
 use crate::nodes::pod_network;
 pub use crate::nodes::real_api::{
     ApiServerKind, OPENYURT_BUILT, build_script, openyurt_binary, openyurt_missing_reason, real_dir,
 };
-use crate::sim::SimConfig;
 use crate::version::Version;
 
 /// The Kubernetes release `tests/real/build.sh` builds by default, the newest.
@@ -94,8 +93,28 @@ pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the real tier is started with: the parts of the cluster's configuration it reads
+/// (sim.rs builds it from `SimConfig`).
+#[derive(Clone, Debug)]
+pub struct RealConfig {
+    pub layout: Layout,
+    /// Node roots, the control plane's files and the kubeconfig go under it.
+    pub state_dir: PathBuf,
+    /// The host's port to the API server; 0 = a free port.
+    pub port: u16,
+    /// A release built by tests/real/build.sh.
+    pub kubernetes_version: String,
+    pub control_planes: usize,
+    pub heartbeat_interval: Duration,
+    /// The first back-off after a control-plane component exits, and its cap.
+    pub crash_backoff: Duration,
+    pub crash_backoff_max: Duration,
+    pub seed: SeedOptions,
+}
+
 /// A running real-tier cluster.
 pub struct RealCluster {
+    cfg: RealConfig,
     pub control_plane: control_plane::ControlPlane,
     /// The nodes' networks; the control plane runs in the first node's.
     pub network: Arc<network::ClusterNetwork>,
@@ -109,7 +128,7 @@ pub struct RealCluster {
 impl RealCluster {
     /// Starts the control plane of `cfg.kubernetes_version` in the first node's network and
     /// creates what `kubeadm init` does; [`RealCluster::start_nodes`] then starts the nodes.
-    pub async fn start(cfg: &SimConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
+    pub async fn start(cfg: RealConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
         let binary = control_plane_binary(&cfg.kubernetes_version)?;
         for (tool, package, why) in [
             ("ip", "iproute2", "wires the nodes' and pods' networks"),
@@ -179,7 +198,9 @@ impl RealCluster {
         // a cluster whose RBAC bindings kubeadm's init has not created yet
         let kubeconfig = cfg.state_dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
+        let kubernetes_version = cfg.kubernetes_version.clone();
         let cluster = RealCluster {
+            cfg,
             control_plane: cp,
             kubeconfig,
             nodes: names.to_vec(),
@@ -201,7 +222,7 @@ impl RealCluster {
                 cluster_name,
                 endpoint: &endpoint,
                 ca_pem: &cluster.control_plane.pki.ca.pair.cert,
-                kubernetes_version: &cfg.kubernetes_version,
+                kubernetes_version: &kubernetes_version,
             },
         )
         .await?;
@@ -213,7 +234,7 @@ impl RealCluster {
     /// every node is registered and marked as kubeadm marks it, the `default` ServiceAccount
     /// exists (pods can be created) and the control plane's mirror pods run.
     pub async fn start_nodes(&mut self, shared: &Arc<crate::sim::Shared>) -> anyhow::Result<()> {
-        let cfg = &shared.cfg;
+        let cfg = &self.cfg.clone();
         let layout = cfg.layout;
         let cluster_name = layout.cluster_name();
         let stop_rx = self.stop.subscribe();
