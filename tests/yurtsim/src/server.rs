@@ -598,7 +598,7 @@ async fn dispatch(
     match verb {
         "get" => {
             if t.sub.as_deref() == Some("log") {
-                return crate::nodes::kubelet::pod_log(shared.clone(), &ns, &name, q).await;
+                return crate::nodes::kubelet::pod_log(shared.nodes.clone(), &ns, &name, q).await;
             }
             let obj = shared.api.get(&t.res, &ns, &name)?;
             if t.sub.as_deref() == Some("scale") {

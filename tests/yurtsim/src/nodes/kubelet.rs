@@ -18,11 +18,11 @@ use crate::api::error::ApiResult;
 use crate::api::store::{EventType, Filter};
 use crate::api::{Ctx, DeleteOptions};
 use crate::http::{Body, json_response, text_response};
+use crate::nodes::Cluster;
 use crate::nodes::kubelet_config::{KubeletView, kubelet_view};
 use crate::nodes::layout::Role;
 use crate::nodes::runtime::{NodeNamespaces, NodeTools};
 use crate::nodes::systemd::{LoadedUnit, load_unit};
-use crate::sim::Shared;
 use crate::util;
 
 /// Where the kubelet reaches YurtHub once redirected (`--kubeconfig=/var/lib/openyurt/kubelet.conf`).
@@ -166,7 +166,7 @@ impl NodeKubelet {
     /// A core/v1 object as this node's kubelet reads it from its API server.
     pub(crate) fn read(
         &self,
-        shared: &Shared,
+        shared: &Cluster,
         resource: &str,
         ns: &str,
         name: &str,
@@ -224,7 +224,7 @@ pub fn resolve_under(root: &Path, p: &str) -> PathBuf {
     out
 }
 
-pub(crate) fn state_dir_of(shared: &Shared, parts: &[&str]) -> PathBuf {
+pub(crate) fn state_dir_of(shared: &Cluster, parts: &[&str]) -> PathBuf {
     let mut p = shared.cfg.state_dir.join("sim");
     for x in parts {
         p.push(x);
@@ -237,7 +237,7 @@ fn normalize_server(s: &str) -> String {
 }
 
 /// Starts every node's kubelet; returns the background tasks.
-pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()>> {
+pub fn start(shared: Arc<Cluster>, names: &[(String, Role)]) -> Vec<JoinHandle<()>> {
     for (i, (name, role)) in names.iter().enumerate() {
         add_node(
             &shared,
@@ -258,7 +258,7 @@ pub fn start(shared: Arc<Shared>, names: &[(String, Role)]) -> Vec<JoinHandle<()
 /// Adds a node's kubelet, loads its unit and starts it (`namespaces`: the node's network
 /// and PID namespaces when they exist already).
 pub fn add_node(
-    shared: &Shared,
+    shared: &Cluster,
     name: &str,
     role: Role,
     ip: String,
@@ -309,7 +309,7 @@ fn daemon_reload(k: &NodeKubelet) {
 }
 
 /// (Re)starts the kubelet: EnvironmentFiles are read now, the unit as of the last daemon-reload.
-fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
+fn restart_kubelet(shared: &Cluster, k: &NodeKubelet) {
     let mut st = k.state.lock().unwrap();
     st.active = true;
     st.restarts += 1;
@@ -331,7 +331,7 @@ fn restart_kubelet(shared: &Shared, k: &NodeKubelet) {
 }
 
 /// Why the kubelet cannot post to its API server right now, if it cannot.
-fn unreachable_reason(shared: &Shared, k: &NodeKubelet, st: &NodeState) -> Option<String> {
+fn unreachable_reason(shared: &Cluster, k: &NodeKubelet, st: &NodeState) -> Option<String> {
     if !st.active {
         return Some("kubelet.service is not running".into());
     }
@@ -370,7 +370,7 @@ fn is_hub(e: &StaticEntry) -> bool {
 }
 
 /// How long a static pod on `node` takes to start (`static_pod_ready_delays`, else the default).
-fn static_delay(shared: &Shared, node: &str) -> Duration {
+fn static_delay(shared: &Cluster, node: &str) -> Duration {
     shared
         .cfg
         .static_pod_ready_delays
@@ -380,7 +380,7 @@ fn static_delay(shared: &Shared, node: &str) -> Duration {
 }
 
 fn container_ready_after_delay(
-    shared: &Shared,
+    shared: &Cluster,
     node: &str,
     manifest: &Value,
     since: Instant,
@@ -399,7 +399,7 @@ fn container_ready_after_delay(
 
 /// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
 /// (the same check gates its proxy), any other hub image once started.
-fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
+fn hub_running(shared: &Cluster, node: &str, st: &NodeState) -> bool {
     if service_hub(shared, node).is_some_and(|(_, ready)| ready) {
         return true;
     }
@@ -413,7 +413,7 @@ fn hub_running(shared: &Shared, node: &str, st: &NodeState) -> bool {
 }
 
 /// (serving, ready) of a YurtHub that runs as a systemd service on `node` (yurthub.service).
-fn service_hub(shared: &Shared, node: &str) -> Option<(bool, bool)> {
+fn service_hub(shared: &Cluster, node: &str) -> Option<(bool, bool)> {
     shared
         .kubelets
         .get(node)
@@ -421,7 +421,7 @@ fn service_hub(shared: &Shared, node: &str) -> Option<(bool, bool)> {
 }
 
 /// Whether YurtHub's own server (port 10267) listens.
-fn hub_serving(shared: &Shared, node: &str, st: &NodeState) -> bool {
+fn hub_serving(shared: &Cluster, node: &str, st: &NodeState) -> bool {
     if service_hub(shared, node).is_some_and(|(serving, _)| serving) {
         return true;
     }
@@ -433,7 +433,7 @@ fn hub_serving(shared: &Shared, node: &str, st: &NodeState) -> bool {
 
 /// Starts, restarts (after the crash back-off) or stops the YurtHub model so that it runs the
 /// current YurtHub static pod.
-fn ensure_hub_model(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
+fn ensure_hub_model(shared: &Arc<Cluster>, k: &Arc<NodeKubelet>) {
     let mut st = k.state.lock().unwrap();
     let Some((hash, manifest, pod_name, namespace)) =
         st.statics.values().find(|e| is_hub(e)).map(|e| {
@@ -577,7 +577,7 @@ fn static_container_path(
         .map(|(_, p)| k.host_path(p.trim_end_matches('/')))
 }
 
-fn annotate(shared: &Shared, k: &NodeKubelet) {
+fn annotate(shared: &Cluster, k: &NodeKubelet) {
     let st = k.state.lock().unwrap();
     let reason = unreachable_reason(shared, k, &st);
     let view = st.view.as_ref();
@@ -609,7 +609,7 @@ fn annotate(shared: &Shared, k: &NodeKubelet) {
 /// `nodelifecycle` controller enabled (`--controllers` absent, or listing `*` or
 /// `nodelifecycle`, and not `-nodelifecycle`). Locks each control plane's node state in turn:
 /// never call it holding one.
-pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
+pub fn nodelifecycle_enabled(shared: &Cluster) -> bool {
     // yurt-controller-manager v0.6's fork of the controller marks silent nodes the same way
     // (openyurtio/openyurt@v0.6.1 pkg/controller/nodelifecycle/node_lifecycle_controller.go
     // monitorNodeHealth; its autonomy annotation spares only the node's pods)
@@ -663,7 +663,7 @@ pub fn nodelifecycle_enabled(shared: &Shared) -> bool {
 }
 
 /// `systemctl start|stop kubelet` typed on `node` by its operator (outside any pod).
-pub fn operator_kubelet(shared: &Shared, node: &str, start: bool) -> anyhow::Result<()> {
+pub fn operator_kubelet(shared: &Cluster, node: &str, start: bool) -> anyhow::Result<()> {
     let k = shared
         .kubelets
         .get(node)
@@ -679,7 +679,7 @@ pub fn operator_kubelet(shared: &Shared, node: &str, start: bool) -> anyhow::Res
     Ok(())
 }
 
-pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow::Result<()> {
+pub fn force_ready(shared: &Cluster, node: &str, forced: Option<bool>) -> anyhow::Result<()> {
     let Some(k) = shared.kubelets.get(node) else {
         bail!("no node named {node:?}")
     };
@@ -690,7 +690,7 @@ pub fn force_ready(shared: &Shared, node: &str, forced: Option<bool>) -> anyhow:
 
 /// The node's Ready condition and taints, as the kubelet (or, when it is silent, the node
 /// lifecycle controller) would set them.
-fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
+fn post_status(shared: &Cluster, k: &NodeKubelet, force_report: bool) {
     // A snapshot, not the guard: the node lifecycle check below locks every control plane's
     // state, this node's too (issue 18: a silent control plane deadlocked on itself).
     let (reason, forced_ready, last_posted) = {
@@ -841,7 +841,7 @@ fn post_status(shared: &Shared, k: &NodeKubelet, force_report: bool) {
     k.state.lock().unwrap().last_status_report = Some(Instant::now());
 }
 
-async fn heartbeat_loop(shared: Arc<Shared>) {
+async fn heartbeat_loop(shared: Arc<Cluster>) {
     let leases = shared.api.info("coordination.k8s.io", "leases");
     let mut stop = shared.shutting_down();
     let interval = shared.cfg.heartbeat_interval;
@@ -874,7 +874,7 @@ async fn heartbeat_loop(shared: Arc<Shared>) {
 /// Static pods, tool calls (systemctl), and node status changes that follow from them.
 /// The kubelets' periodic work: the node's tool calls (`systemctl`, `crictl`), its systemd
 /// services, and its static pods.
-pub(crate) async fn tick_loop(shared: Arc<Shared>) {
+pub(crate) async fn tick_loop(shared: Arc<Cluster>) {
     let mut stop = shared.shutting_down();
     let n = shared.kubelets.names().len().max(1);
     let period = shared.cfg.static_pod_poll * (n as u32).div_ceil(500).max(1);
@@ -894,7 +894,7 @@ pub(crate) async fn tick_loop(shared: Arc<Shared>) {
     }
 }
 
-fn process_tool_calls(shared: &Arc<Shared>, k: &Arc<NodeKubelet>) {
+fn process_tool_calls(shared: &Arc<Cluster>, k: &Arc<NodeKubelet>) {
     let calls = {
         let mut t = k.tools.lock().unwrap();
         let Some(tools) = t.as_mut() else { return };
@@ -972,7 +972,7 @@ fn file_sig(md: &std::fs::Metadata) -> (SystemTime, u64, u64) {
 }
 
 /// The kubelet's file source: every non-dot file in the static-pod directory is a pod.
-fn sync_static_pods(shared: &Shared, k: &Arc<NodeKubelet>) {
+fn sync_static_pods(shared: &Cluster, k: &Arc<NodeKubelet>) {
     let active = k.state.lock().unwrap().active;
     if !active {
         return;
@@ -1168,7 +1168,7 @@ impl StaticManifest {
 }
 
 /// Mirror pods have no containers of their own to stop: they go at once.
-fn delete_mirror_pod(shared: &Shared, ns: &str, name: &str) {
+fn delete_mirror_pod(shared: &Cluster, ns: &str, name: &str) {
     let pods = shared.api.info("", "pods");
     let opts = DeleteOptions {
         grace_period: Some(0),
@@ -1201,7 +1201,7 @@ fn mark_mirrored(k: &NodeKubelet, pod: &str) {
 /// changed.
 #[allow(clippy::type_complexity)]
 fn static_containers(
-    shared: &Shared,
+    shared: &Cluster,
     k: &Arc<NodeKubelet>,
     entries: &[(String, String, Value, Instant, bool, String)],
     hub_pod: Option<&str>,
@@ -1250,7 +1250,7 @@ fn static_containers(
 
 /// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
 /// configured never to become ready). A deleted mirror pod is recreated.
-fn refresh_static_status(shared: &Shared, k: &Arc<NodeKubelet>) {
+fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
     ensure_hub_model(&shared.self_arc(), k);
     let (entries, reachable) = {
         let st = k.state.lock().unwrap();
@@ -1451,7 +1451,7 @@ pub(crate) fn pod_status(
     st
 }
 
-fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
+fn set_hub(shared: &Cluster, k: &Arc<NodeKubelet>, running: bool) {
     let mut st = k.state.lock().unwrap();
     if running && st.hub.is_none() {
         let net = match crate::nodes::host_processes::node_namespaces(shared, k) {
@@ -1476,7 +1476,7 @@ fn set_hub(shared: &Shared, k: &Arc<NodeKubelet>, running: bool) {
     }
 }
 
-async fn serve_hub(shared: Arc<Shared>, node: String, l: std::net::TcpListener) {
+async fn serve_hub(shared: Arc<Cluster>, node: String, l: std::net::TcpListener) {
     let Ok(listener) = tokio::net::TcpListener::from_std(l) else {
         return;
     };
@@ -1510,7 +1510,7 @@ async fn serve_hub(shared: Arc<Shared>, node: String, l: std::net::TcpListener) 
 /// YurtHub's node-local endpoints (port 10267), with the status codes and plain-text bodies of
 /// the real hub (see reference/staticpod-rollout.md §4).
 pub fn yurthub_endpoint(
-    shared: &Shared,
+    shared: &Cluster,
     node: &str,
     method: &hyper::Method,
     path: &str,
@@ -1575,7 +1575,7 @@ pub fn yurthub_endpoint(
     }
 }
 
-fn ota_upgrade(shared: &Shared, k: &NodeKubelet, ns: &str, pod: &str) -> hyper::Response<Body> {
+fn ota_upgrade(shared: &Cluster, k: &NodeKubelet, ns: &str, pod: &str) -> hyper::Response<Body> {
     if k.state.lock().unwrap().forced_ready == Some(false) {
         return text_response(
             503,
@@ -1668,7 +1668,7 @@ fn ota_upgrade(shared: &Shared, k: &NodeKubelet, ns: &str, pod: &str) -> hyper::
 // ---------------------------------------------------------------------------------------------
 // Pods bound to nodes.
 
-async fn pod_loop(shared: Arc<Shared>) {
+async fn pod_loop(shared: Arc<Cluster>) {
     let pods = shared.api.info("", "pods");
     let mut events = shared.api.store.subscribe();
     for p in shared.api.list(&pods, &Filter::default()).0 {
@@ -1694,7 +1694,7 @@ async fn pod_loop(shared: Arc<Shared>) {
 
 /// A pod bound to a node was deleted from the API: its containers stop and the runtime
 /// forgets its sandbox.
-pub(crate) fn pod_gone(shared: &Shared, p: &Value) {
+pub(crate) fn pod_gone(shared: &Cluster, p: &Value) {
     let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
     if let Some(k) = p["spec"]["nodeName"]
         .as_str()
@@ -1715,7 +1715,7 @@ fn is_mirror(p: &Value) -> bool {
 /// The node's pods that a fresh list of its API server no longer has (deleted while the watch
 /// was down) stop, as if their deletion had been seen.
 pub(crate) fn forget_pods_except(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     listed: &std::collections::HashSet<String>,
 ) {
@@ -1738,7 +1738,7 @@ pub(crate) fn forget_pods_except(
 
 /// A pod bound to a node was added or changed: its kubelet starts it, or stops it and
 /// confirms its deletion.
-pub(crate) fn consider_pod(shared: &Arc<Shared>, p: &Value) {
+pub(crate) fn consider_pod(shared: &Arc<Cluster>, p: &Value) {
     if is_mirror(p) {
         return;
     }
@@ -1804,7 +1804,7 @@ fn kubelet_copy(p: &Value) -> Value {
     Value::Object(copy.collect())
 }
 
-fn finalize_deletion(shared: &Shared, p: &Value) {
+fn finalize_deletion(shared: &Cluster, p: &Value) {
     let (ns, name) = crate::api::store::key_of(p);
     let uid = p["metadata"]["uid"].as_str().map(str::to_string);
     if let Some(api) = real_api_of(shared, p) {
@@ -1873,7 +1873,7 @@ async fn take_runs(
 
 /// Stops every node's pods, YurtHub endpoint and services within `STOP_GRACE`: pods still
 /// running then are aborted, and a node whose state stays locked is left as it is.
-pub async fn stop_all(shared: &Shared) {
+pub async fn stop_all(shared: &Cluster) {
     let deadline = wall_deadline(STOP_GRACE);
     let mut runs: Vec<PodRun> = Vec::new();
     for k in shared.kubelets.all() {
@@ -1901,7 +1901,7 @@ pub async fn stop_all(shared: &Shared) {
 
 /// Installs the node's tool stubs (`systemctl`, `nsenter`, `journalctl`) once, for the first
 /// process container that runs on the node.
-pub(crate) fn ensure_tools(shared: &Shared, k: &NodeKubelet, tools_dir: &Path) {
+pub(crate) fn ensure_tools(shared: &Cluster, k: &NodeKubelet, tools_dir: &Path) {
     let mut t = k.tools.lock().unwrap();
     if t.is_some() {
         return;
@@ -1926,14 +1926,14 @@ pub(crate) fn ensure_tools(shared: &Shared, k: &NodeKubelet, tools_dir: &Path) {
     }
 }
 
-pub(crate) fn pod_dir(shared: &Shared, p: &Value) -> PathBuf {
+pub(crate) fn pod_dir(shared: &Cluster, p: &Value) -> PathBuf {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
     let name = p["metadata"]["name"].as_str().unwrap_or_default();
     let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
     state_dir_of(shared, &["pods", &format!("{ns}_{name}_{uid}")])
 }
 
-pub(crate) fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
+pub(crate) fn log_path(shared: &Cluster, p: &Value, container: &str) -> PathBuf {
     if p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string() {
         let ns = p["metadata"]["namespace"].as_str().unwrap_or_default();
         let name = p["metadata"]["name"].as_str().unwrap_or_default();
@@ -1944,7 +1944,7 @@ pub(crate) fn log_path(shared: &Shared, p: &Value, container: &str) -> PathBuf {
 
 /// A static pod's container log: by the mirror pod's name, which is known before the mirror
 /// pod exists (the kubelet runs static pods whether or not it reaches the API).
-fn static_log_path(shared: &Shared, ns: &str, pod: &str, container: &str) -> PathBuf {
+fn static_log_path(shared: &Cluster, ns: &str, pod: &str, container: &str) -> PathBuf {
     state_dir_of(shared, &["static-pods", &format!("{ns}_{pod}")]).join(format!("{container}.log"))
 }
 
@@ -1987,7 +1987,7 @@ fn field_ref(k: &NodeKubelet, p: &Value, path: &str) -> String {
     }
 }
 
-fn key_ref(shared: &Shared, k: &NodeKubelet, ns: &str, kind: &str, r: &Value) -> Option<String> {
+fn key_ref(shared: &Cluster, k: &NodeKubelet, ns: &str, kind: &str, r: &Value) -> Option<String> {
     let obj = k.read(shared, kind, ns, r["name"].as_str()?)?;
     let key = r["key"].as_str()?;
     if kind == "secrets" {
@@ -2014,7 +2014,7 @@ pub(crate) fn pod_hostname(k: &NodeKubelet, p: &Value) -> String {
 }
 
 pub(crate) fn container_env(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     p: &Value,
     c: &Value,
@@ -2024,7 +2024,7 @@ pub(crate) fn container_env(
 }
 
 fn container_env_with(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     p: &Value,
     c: &Value,
@@ -2133,7 +2133,7 @@ fn service_view_of(k: &NodeKubelet, st: &NodeState) -> crate::nodes::cri::Servic
 
 /// Volumes as real directories/files: hostPath inside the node root; others under the pod dir.
 fn prepare_volumes(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     p: &Value,
 ) -> Result<HashMap<String, (PathBuf, bool)>, String> {
@@ -2305,7 +2305,7 @@ fn prepare_volumes(
 }
 
 /// The pod object as stored now, when it is still the same pod (same uid).
-pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
+pub(crate) fn current_pod(shared: &Cluster, p: &Value) -> Option<Arc<Value>> {
     let (ns, name) = crate::api::store::key_of(p);
     let cur = match real_api_of(shared, p) {
         Some(api) => api.get("pods", &ns, &name).ok().map(Arc::new),
@@ -2315,7 +2315,7 @@ pub(crate) fn current_pod(shared: &Shared, p: &Value) -> Option<Arc<Value>> {
 }
 
 /// The real API server the kubelet of the pod's node talks to, if its node is in front of one.
-fn real_api_of(shared: &Shared, p: &Value) -> Option<Arc<dyn crate::nodes::real_api::RealApi>> {
+fn real_api_of(shared: &Cluster, p: &Value) -> Option<Arc<dyn crate::nodes::real_api::RealApi>> {
     let k = shared.kubelets.get(p["spec"]["nodeName"].as_str()?)?;
     match &k.api {
         NodeApi::Real(api) => Some(api.clone()),
@@ -2325,7 +2325,7 @@ fn real_api_of(shared: &Shared, p: &Value) -> Option<Arc<dyn crate::nodes::real_
 
 /// Why the kubelet of `node` cannot post anything now (stopped, or no way to its API
 /// server), if it cannot.
-pub(crate) fn cannot_post(shared: &Shared, node: &str) -> Option<String> {
+pub(crate) fn cannot_post(shared: &Cluster, node: &str) -> Option<String> {
     let k = shared.kubelets.get(node)?;
     let st = k.state.lock().unwrap();
     unreachable_reason(shared, &k, &st)
@@ -2335,7 +2335,7 @@ pub(crate) fn cannot_post(shared: &Shared, node: &str) -> Option<String> {
 /// posts nothing: the pod keeps the status it last reported (a real kubelet's status manager
 /// lives in the kubelet process and talks to the API server; containerd keeps the containers
 /// running meanwhile). Err(503) then, for the caller to post again once it can.
-pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiResult<()> {
+pub(crate) fn set_pod_status(shared: &Cluster, p: &Value, status: Value) -> ApiResult<()> {
     if let Some(why) = p["spec"]["nodeName"]
         .as_str()
         .and_then(|n| cannot_post(shared, n))
@@ -2387,7 +2387,7 @@ pub(crate) fn set_pod_status(shared: &Shared, p: &Value, status: Value) -> ApiRe
 
 /// A container the runtime could not start: its log says why and the pod gets containerd's
 /// `Failed` event, as the real kubelet reports a StartError.
-pub(crate) fn start_failed(shared: &Shared, p: &Value, log: &Path, msg: &str) {
+pub(crate) fn start_failed(shared: &Cluster, p: &Value, log: &Path, msg: &str) {
     let _ = std::fs::write(log, format!("{msg}\n"));
     pod_event(
         shared,
@@ -2400,7 +2400,7 @@ pub(crate) fn start_failed(shared: &Shared, p: &Value, log: &Path, msg: &str) {
     );
 }
 
-pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg: &str) {
+pub(crate) fn pod_event(shared: &Cluster, p: &Value, typ: &str, reason: &str, msg: &str) {
     if let Some(api) = real_api_of(shared, p) {
         api.event(p, "Pod", typ, reason, msg);
         return;
@@ -2411,7 +2411,7 @@ pub(crate) fn pod_event(shared: &Shared, p: &Value, typ: &str, reason: &str, msg
 }
 
 async fn run_pod(
-    shared: Arc<Shared>,
+    shared: Arc<Cluster>,
     k: Arc<NodeKubelet>,
     p: Value,
     mut stop: watch::Receiver<bool>,
@@ -2477,7 +2477,7 @@ async fn wait_stop(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
 }
 
 async fn run_pod_inner(
-    shared: &Arc<Shared>,
+    shared: &Arc<Cluster>,
     k: &Arc<NodeKubelet>,
     pod: Value,
     stop: &mut watch::Receiver<bool>,
@@ -2584,7 +2584,7 @@ async fn run_pod_inner(
 
 /// `GET pods/{name}/log`: the container's output, optionally followed while it runs.
 pub async fn pod_log(
-    shared: Arc<Shared>,
+    shared: Arc<Cluster>,
     ns: &str,
     name: &str,
     q: &HashMap<String, String>,

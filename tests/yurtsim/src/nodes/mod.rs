@@ -1,5 +1,6 @@
 //! The nodes layer: simulated machines and their kubelets (docs/yurtsim.md#layers).
 //!
+//! - [`cluster`]: what the nodes are handed of the cluster ([`Cluster`]);
 //! - [`layout`]: a node's root file system as each cluster layout seeds it;
 //! - [`systemd`]: unit files to argv, and the services `systemctl` manages;
 //! - [`kubelet`], [`kubelet_config`]: the kubelet, and what it concludes from its flags;
@@ -13,6 +14,7 @@
 //!   which API server the cluster runs, a kubelet's calls to a real one, the real OpenYurt
 //!   binaries, and a node's end of the pod network.
 
+pub mod cluster;
 pub mod containers;
 pub mod cri;
 pub mod host_processes;
@@ -28,3 +30,5 @@ pub mod real_api;
 pub mod runtime;
 pub mod shell;
 pub mod systemd;
+
+pub use cluster::Cluster;

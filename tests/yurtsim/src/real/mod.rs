@@ -233,7 +233,7 @@ impl RealCluster {
     /// in `shared` (each from inside its node's network, as its node's identity). Returns once
     /// every node is registered and marked as kubeadm marks it, the `default` ServiceAccount
     /// exists (pods can be created) and the control plane's mirror pods run.
-    pub async fn start_nodes(&mut self, shared: &Arc<crate::sim::Shared>) -> anyhow::Result<()> {
+    pub async fn start_nodes(&mut self, shared: &Arc<crate::nodes::Cluster>) -> anyhow::Result<()> {
         let cfg = &self.cfg.clone();
         let layout = cfg.layout;
         let cluster_name = layout.cluster_name();

@@ -35,10 +35,10 @@ use tokio::sync::watch;
 
 use super::kubelet_api::KubeletApi;
 use super::network::{ClusterNetwork, Target};
+use crate::nodes::Cluster;
 use crate::nodes::kubelet::NodeKubelet;
 use crate::nodes::layout::{Layout, Role};
 use crate::nodes::real_api::RealApi;
-use crate::sim::Shared;
 
 /// A node as the real tier runs it.
 #[derive(Clone, Debug)]
@@ -466,7 +466,7 @@ pub async fn run_static_pods(
 /// (pkg/kubelet/config/apiserver.go: `spec.nodeName=NAME`), handed to the kubelet as they
 /// come and go. The watch starts again with a new client after a kubelet restart.
 pub async fn watch_pods(
-    shared: Arc<Shared>,
+    shared: Arc<Cluster>,
     k: Arc<NodeKubelet>,
     api: Arc<KubeletApi>,
     mut stop: watch::Receiver<bool>,

@@ -38,9 +38,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::nodes::Cluster;
 use crate::nodes::kubelet::NodeKubelet;
 use crate::nodes::systemd::{LoadedUnit, UnitError, load_unit};
-use crate::sim::Shared;
 
 const START_LIMIT_BURST: usize = 5;
 const START_LIMIT_INTERVAL: Duration = Duration::from_secs(10);
@@ -245,7 +245,7 @@ impl Svc {
 }
 
 /// Runs one `systemctl` call (argv without "systemctl"); the kubelet unit is not handled here.
-pub fn systemctl(shared: &Arc<Shared>, k: &NodeKubelet, args: &[String]) -> Answer {
+pub fn systemctl(shared: &Arc<Cluster>, k: &NodeKubelet, args: &[String]) -> Answer {
     let mut positional = args.iter().filter(|a| !a.starts_with('-'));
     let verb = positional.next().map(String::as_str).unwrap_or("");
     let units: Vec<String> = positional.map(|u| unit_name(u)).collect();
@@ -522,7 +522,7 @@ fn start_limit_hit(s: &mut Svc) -> bool {
 }
 
 /// Forks the main process: the modelled program ExecStart names, or a 203/EXEC failure.
-fn exec(shared: &Arc<Shared>, k: &NodeKubelet, u: &str, s: &mut Svc) {
+fn exec(shared: &Arc<Cluster>, k: &NodeKubelet, u: &str, s: &mut Svc) {
     s.starts.push_back(Instant::now());
     s.restart_at = None;
     s.since = SystemTime::now();
@@ -656,7 +656,7 @@ const NODE_STATE_DIRS: &[&str] = &["/var/lib", "/etc/kubernetes"];
 /// Starts a real binary as the service's main process: in the node's network and PID
 /// namespaces, with the node's name as hostname and its state directories at their paths.
 fn real_process(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     u: &str,
     bin: &Path,
@@ -746,7 +746,7 @@ fn exited(k: &NodeKubelet, u: &str, s: &mut Svc, code: i32, name: &str, failed: 
 }
 
 /// Supervision, called on every kubelet tick: exits are noticed, restarts happen.
-pub fn tick(shared: &Arc<Shared>, k: &NodeKubelet) {
+pub fn tick(shared: &Arc<Cluster>, k: &NodeKubelet) {
     let mut svcs = k.services.lock().unwrap();
     for (u, s) in svcs.units.iter_mut() {
         if let Some(m) = &s.main
