@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "nodes/kubelet.rs",
-        "to split: node loop, static pods, pod sync and the node's endpoints",
-    ),
-    (
         "api/patch.rs",
         "to split: JSON, merge and strategic merge patch, server-side apply",
     ),
@@ -321,7 +317,7 @@ fn sim_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yurtsim/src")
 }
 
-/// `nodes/kubelet.rs` for a path under tests/yurtsim/src.
+/// `nodes/kubelet/mod.rs` for a path under tests/yurtsim/src.
 fn sim_relative(p: &Path) -> String {
     p.strip_prefix(sim_src())
         .unwrap()

@@ -11,7 +11,7 @@
 //! (runtime/namespaces.rs), a pipe nobody writes to, so they end when the sim does, however it
 //! ends. No CPU, no child. On x86_64 a static executable of 150 bytes (12 KiB resident, so
 //! 10,000 nodes' inits and kubelets cost ~200 MiB, not the ~10 GiB of as many shells);
-//! elsewhere a shell. The kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
+//! elsewhere a shell. The kubelet's behaviour stays in kubelet/. init exists from the node's first use of its
 //! namespaces (it holds them: runtime/namespaces.rs), the kubelet process from the first
 //! `hostPID` container on the node, so large sims without such pods carry none.
 

@@ -42,7 +42,7 @@ pub fn build_script() -> PathBuf {
 }
 
 /// The calls a node's kubelet makes to a real kube-apiserver, as the node's own identity: the
-/// pod path of the sim's kubelet (nodes/kubelet.rs) makes them through this when its node is
+/// pod path of the sim's kubelet (nodes/kubelet/pod_sync.rs, pod_env.rs) makes them through this when its node is
 /// in front of the real control plane (real/kubelet_api.rs has the client).
 pub trait RealApi: Send + Sync {
     /// GET one core/v1 object.

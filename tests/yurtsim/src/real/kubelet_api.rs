@@ -1,6 +1,6 @@
 //! The calls a node's kubelet makes to a real kube-apiserver, as the node's own identity and
 //! through the server its kubelet kubeconfig names (nodes.rs builds that client): the pod
-//! path of the sim's kubelet (nodes/kubelet.rs) makes them through [`KubeletApi`] when its node is
+//! path of the sim's kubelet (nodes/kubelet/) makes them through [`KubeletApi`] when its node is
 //! in front of the real control plane.
 //!
 //! The Node authorizer and NodeRestriction judge every one of them
