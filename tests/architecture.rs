@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "api/patch.rs",
-        "to split: JSON, merge and strategic merge patch, server-side apply",
-    ),
-    (
         "nodes/layout.rs",
         "to split: the seeding of each layout, and its tests",
     ),
