@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "nodes/layout.rs",
-        "to split: the seeding of each layout, and its tests",
-    ),
-    (
         "nodes/runtime/mod.rs",
         "to split: the container spec, spawning, and its tests",
     ),

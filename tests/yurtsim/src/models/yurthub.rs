@@ -432,8 +432,8 @@ pub(super) fn write_file(path: &Path, data: impl AsRef<[u8]>) {
 
 /// kubeletcertificate mode: the three files NewKubeletCertManager checks, in its order, with
 /// its errors; the identity is the kubelet client certificate's subject (system:node:<n>,
-/// system:nodes). The sim's layouts write a stand-in PEM for that certificate (nodes/layout.rs
-/// fake_pem), read here like a real one.
+/// system:nodes). The sim's layouts write a stand-in PEM for that certificate
+/// (nodes/layout/mod.rs fake_pem), read here like a real one.
 fn kubelet_cert_identity(
     shared: &std::sync::Arc<crate::nodes::Cluster>,
     root: &Path,

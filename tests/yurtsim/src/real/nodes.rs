@@ -142,7 +142,7 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
     // by the agent's name, and its `/pods` (static pod upgrades wait on it) lists what it
     // cached for `kubelet` (kubernetes/client-go rest/config.go DefaultKubernetesUserAgent:
     // `<binary>/<gitVersion> (<os>/<arch>) kubernetes/<commit[:7]>`; tests/real/build.sh sets
-    // no commit, as for realcp's components; the sim's nodes are linux/amd64, nodes/layout.rs.
+    // no commit, as for realcp's components; the sim's nodes are linux/amd64, nodes/layout/.
     // openyurtio/openyurt@v1.7.0 pkg/yurthub/otaupdate/ota.go GetPods)
     let agent = format!(
         "kubelet/{} (linux/amd64) kubernetes/$Format",
