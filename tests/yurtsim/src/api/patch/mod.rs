@@ -2,10 +2,10 @@
 //! with `metadata.managedFields` ownership tracking, following kube-apiserver semantics.
 //!
 //! This file holds the errors and the schemas lists merge by; the rest is by seam:
-//! - [`json`]: JSON merge patch and JSON patch;
-//! - [`strategic`]: strategic merge patch;
-//! - [`fields`]: field sets and the FieldsV1 encoding;
-//! - [`apply`]: managedFields entries and server-side apply.
+//! - `json`: JSON merge patch and JSON patch;
+//! - `strategic`: strategic merge patch;
+//! - `fields`: field sets and the FieldsV1 encoding;
+//! - `apply`: managedFields entries and server-side apply.
 
 use serde_json::{Map, Value};
 

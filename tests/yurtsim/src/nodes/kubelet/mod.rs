@@ -5,11 +5,11 @@
 //! its hostPath volumes mapped into the node's root.
 //!
 //! This file holds the kubelets' state and a node's start; the rest is by what it does:
-//! - [`node_loop`]: restarts, reachability, the Node's status and heartbeat, the tick loop;
-//! - [`static_pods`]: the manifest directory's mirror pods and the hub model;
-//! - [`pod_sync`]: the pods bound to the node, their status, deletion and runs;
-//! - [`pod_env`]: what a pod's containers are given (tools, logs, environment, volumes);
-//! - [`endpoints`]: YurtHub's endpoints and the kubelet's `pods/log`.
+//! - `node_loop`: restarts, reachability, the Node's status and heartbeat, the tick loop;
+//! - `static_pods`: the manifest directory's mirror pods and the hub model;
+//! - `pod_sync`: the pods bound to the node, their status, deletion and runs;
+//! - `pod_env`: what a pod's containers are given (tools, logs, environment, volumes);
+//! - `endpoints`: YurtHub's endpoints and the kubelet's `pods/log`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
