@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "nodes/runtime/mod.rs",
-        "to split: the container spec, spawning, and its tests",
-    ),
-    (
         "api/mod.rs",
         "to split: the verbs (create, update, patch, delete and collection)",
     ),
