@@ -277,10 +277,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "nodes/systemd/mod.rs",
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
-    (
-        "api/mod.rs",
-        "to split: the verbs (create, update, patch, delete and collection)",
-    ),
     ("controllers/mod.rs", "to split: one file per controller"),
     (
         "server.rs",
