@@ -277,7 +277,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "nodes/systemd/mod.rs",
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
-    ("controllers/mod.rs", "to split: one file per controller"),
     (
         "server.rs",
         "to split: routing and discovery, dispatch, watch streams",
