@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "server.rs",
-        "to split: routing and discovery, dispatch, watch streams",
-    ),
-    (
         "api/auth.rs",
         "to split: authentication, the Node authorizer, RBAC",
     ),

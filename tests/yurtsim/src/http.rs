@@ -1,4 +1,4 @@
-//! HTTP responses as the sim's servers write them: the API server (server.rs), the control API
+//! HTTP responses as the sim's servers write them: the API server (server/), the control API
 //! (control.rs) and the kubelets' endpoints (nodes/kubelet/endpoints.rs) alike. A leaf: it knows no
 //! layer of the sim.
 
