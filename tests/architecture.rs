@@ -278,10 +278,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
     (
-        "api/selector.rs",
-        "to split: label and field selectors, and their tests",
-    ),
-    (
         "nodes/systemd/services.rs",
         "to split: systemctl's answers, supervision of main processes",
     ),
