@@ -277,10 +277,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "nodes/systemd/mod.rs",
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
-    (
-        "nodes/systemd/services.rs",
-        "to split: systemctl's answers, supervision of main processes",
-    ),
 ];
 const SIM_MAX_LINES: usize = 800;
 

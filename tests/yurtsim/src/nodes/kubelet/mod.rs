@@ -139,7 +139,7 @@ pub struct NodeKubelet {
     pub(crate) hub_ports: Mutex<Option<u64>>,
     /// Pods' network sandboxes by pod uid, on a real tier's pod network (nodes/pod_network.rs).
     sandboxes: Mutex<HashMap<String, Arc<crate::nodes::pod_network::PodSandbox>>>,
-    /// systemd services other than the kubelet (systemd/services.rs).
+    /// systemd services other than the kubelet (systemd/services/).
     pub(crate) services: Mutex<crate::nodes::systemd::services::Services>,
     /// The container runtime behind the node's CRI socket.
     pub cri: crate::nodes::cri::NodeRuntime,
