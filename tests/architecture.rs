@@ -6,7 +6,7 @@
 //!
 //! The same rules hold for the simulator, `tests/yurtsim/src` (docs/yurtsim.md#layers): its
 //! layers are ranked, an import may only point down, and files stay short; the `sim_` tests
-//! below check it, with the imports and long files still to fold named one by one.
+//! below check it, with the long files still allowed named one by one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -262,53 +262,6 @@ const SIM_LAYERS: &[(&str, &[&str])] = &[
     ("leaves", &["pki", "http", "version", "util"]),
 ];
 
-/// Imports against yurtsim's layering that are still to fold (issue 32), as (files, imported
-/// paths, why). Nothing may join: an upward import not named here fails. The list may only
-/// shrink: a file or path named here that no longer makes such an import fails too, so an
-/// import folded is taken off.
-const SIM_UPWARD: &[(&[&str], &[&str], &str)] = &[
-    (
-        &[
-            "models/mod.rs",
-            "models/yurthub.rs",
-            "nodes/containers.rs",
-            "nodes/host_processes.rs",
-            "nodes/init_containers.rs",
-            "nodes/kubelet.rs",
-            "nodes/pod_worker.rs",
-            "nodes/systemd/services.rs",
-            "real/mod.rs",
-            "real/nodes.rs",
-        ],
-        &["crate::sim::Shared"],
-        "the sim-wide context the layers under the top are handed; its fields span the layers \
-         (the Api, the kubelets, the config), so it lives at the top. To fold: each layer takes \
-         its own part, as the API layer takes the Api (which holds its tokens and version)",
-    ),
-    (
-        &["real/mod.rs"],
-        &["crate::sim::SimConfig"],
-        "RealCluster::start reads the whole configuration; to fold: a RealConfig of its own",
-    ),
-    (
-        &[
-            "nodes/containers.rs",
-            "nodes/kubelet.rs",
-            "nodes/systemd/services.rs",
-        ],
-        &[
-            "crate::real::ApiServerKind",
-            "crate::real::kubelet_api::KubeletApi",
-            "crate::real::network::dummy_link_stand_in",
-            "crate::real::openyurt_binary",
-            "crate::real::openyurt_missing_reason",
-            "crate::real::pod_network::PodSandbox",
-        ],
-        "the node side of the real tier (its kubelet's API client, its pod network, the real \
-         OpenYurt binaries) lives in real/; to fold: it moves under nodes/",
-    ),
-];
-
 /// yurtsim's files allowed over [`SIM_MAX_LINES`], each with why. The list may only shrink:
 /// a file named here that is short now fails until it is taken off.
 const SIM_LONG_FILES: &[(&str, &str)] = &[
@@ -324,43 +277,6 @@ const SIM_LONG_FILES: &[(&str, &str)] = &[
         "nodes/systemd/mod.rs",
         "systemd's parsers transcribed as one oracle (as src/servant/systemd.rs)",
     ),
-    (
-        "nodes/kubelet.rs",
-        "to split: node loop, static pods, pod sync and the node's endpoints",
-    ),
-    (
-        "api/patch.rs",
-        "to split: JSON, merge and strategic merge patch, server-side apply",
-    ),
-    (
-        "nodes/layout.rs",
-        "to split: the seeding of each layout, and its tests",
-    ),
-    (
-        "nodes/runtime/mod.rs",
-        "to split: the container spec, spawning, and its tests",
-    ),
-    (
-        "api/mod.rs",
-        "to split: the verbs (create, update, patch, delete and collection)",
-    ),
-    ("controllers/mod.rs", "to split: one file per controller"),
-    (
-        "server.rs",
-        "to split: routing and discovery, dispatch, watch streams",
-    ),
-    (
-        "api/auth.rs",
-        "to split: authentication, the Node authorizer, RBAC",
-    ),
-    (
-        "api/selector.rs",
-        "to split: label and field selectors, and their tests",
-    ),
-    (
-        "nodes/systemd/services.rs",
-        "to split: systemctl's answers, supervision of main processes",
-    ),
 ];
 const SIM_MAX_LINES: usize = 800;
 
@@ -368,7 +284,7 @@ fn sim_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yurtsim/src")
 }
 
-/// `nodes/kubelet.rs` for a path under tests/yurtsim/src.
+/// `nodes/kubelet/mod.rs` for a path under tests/yurtsim/src.
 fn sim_relative(p: &Path) -> String {
     p.strip_prefix(sim_src())
         .unwrap()
@@ -453,21 +369,10 @@ fn sim_upward_imports() -> Vec<(String, String)> {
     out
 }
 
-/// Whether `path` is `item` or something inside it.
-fn names(path: &str, item: &str) -> bool {
-    path == item || path.starts_with(&format!("{item}::"))
-}
-
 #[test]
-fn sim_imports_point_down_but_for_the_named_ones() {
-    let upward = sim_upward_imports();
-    let unnamed: Vec<String> = upward
+fn sim_imports_point_down() {
+    let upward: Vec<String> = sim_upward_imports()
         .iter()
-        .filter(|(file, path)| {
-            !SIM_UPWARD.iter().any(|(files, items, _)| {
-                files.contains(&file.as_str()) && items.iter().any(|i| names(path, i))
-            })
-        })
         .map(|(file, path)| {
             let (_, from) = sim_layer(file.split('/').next().unwrap().trim_end_matches(".rs"));
             let (_, to) = sim_layer(path.split("::").nth(1).unwrap());
@@ -475,30 +380,10 @@ fn sim_imports_point_down_but_for_the_named_ones() {
         })
         .collect();
     assert!(
-        unnamed.is_empty(),
+        upward.is_empty(),
         "yurtsim imports against the layering (docs/yurtsim.md#layers): move the type or \
          function down to the layer that owns it, or pass it in:\n{}",
-        unnamed.join("\n")
-    );
-    let mut folded = Vec::new();
-    for (files, items, _) in SIM_UPWARD {
-        let covered =
-            |file: &str, item: &str| upward.iter().any(|(f, p)| f == file && names(p, item));
-        for file in *files {
-            if !items.iter().any(|i| covered(file, i)) {
-                folded.push(format!("{file} (for {items:?})"));
-            }
-        }
-        for item in *items {
-            if !files.iter().any(|f| covered(f, item)) {
-                folded.push(format!("{item} (in {files:?})"));
-            }
-        }
-    }
-    assert!(
-        folded.is_empty(),
-        "take these off SIM_UPWARD, nothing imports them upward any more:\n{}",
-        folded.join("\n")
+        upward.join("\n")
     );
 }
 

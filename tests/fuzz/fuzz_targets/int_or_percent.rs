@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 mod checks;
 // yurtsim's node layouts (std only), compiled in so the fuzz build skips the simulator
 #[allow(dead_code)]
-#[path = "../../yurtsim/src/nodes/layout.rs"]
+#[path = "../../yurtsim/src/nodes/layout/mod.rs"]
 mod layout;
 #[path = "../../yurtsim/src/version.rs"]
 mod version;

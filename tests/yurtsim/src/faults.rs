@@ -190,6 +190,16 @@ impl Faults {
     }
 }
 
+impl crate::nodes::cluster::NodeFaults for Faults {
+    fn job_failure_for(&self, node: &str, job: &str) -> Option<i32> {
+        Faults::job_failure_for(self, node, job)
+    }
+
+    fn is_never_ready(&self, image: &str) -> bool {
+        Faults::is_never_ready(self, image)
+    }
+}
+
 /// Request counts by user agent, verb and resource.
 #[derive(Default)]
 pub struct Metrics {

@@ -1,5 +1,5 @@
-//! HTTP responses as the sim's servers write them: the API server (server.rs), the control API
-//! (control.rs) and the kubelets' endpoints (nodes/kubelet.rs) alike. A leaf: it knows no
+//! HTTP responses as the sim's servers write them: the API server (server/), the control API
+//! (control.rs) and the kubelets' endpoints (nodes/kubelet/endpoints.rs) alike. A leaf: it knows no
 //! layer of the sim.
 
 use std::convert::Infallible;

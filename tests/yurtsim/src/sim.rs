@@ -13,9 +13,8 @@ use tokio::sync::watch;
 
 use crate::api::{Api, Ctx};
 use crate::faults::{Faults, Metrics};
-use crate::nodes::kubelet::Kubelets;
+use crate::nodes::cluster::{Cluster, NodesConfig};
 use crate::nodes::layout::{Layout, NodeSeed, Role, SeedOptions};
-use crate::nodes::programs::{Container, Model, Run};
 use crate::version::Version;
 
 #[derive(Clone, Debug)]
@@ -51,10 +50,43 @@ pub struct SimConfig {
     pub seed: SeedOptions,
     /// yurtsim's own API server, or a real control plane built by tests/real/build.sh
     /// (`kubernetes_version` picks which).
-    pub apiserver: crate::real::ApiServerKind,
+    pub apiserver: crate::nodes::real_api::ApiServerKind,
 }
 
 impl SimConfig {
+    /// The parts of this configuration the nodes read.
+    fn nodes_config(&self) -> NodesConfig {
+        NodesConfig {
+            layout: self.layout,
+            state_dir: self.state_dir.clone(),
+            yurtctl: self.yurtctl.clone(),
+            pod_ready_delay: self.pod_ready_delay,
+            static_pod_ready_delays: self.static_pod_ready_delays.clone(),
+            heartbeat_interval: self.heartbeat_interval,
+            node_monitor_grace: self.node_monitor_grace,
+            static_pod_poll: self.static_pod_poll,
+            crash_backoff: self.crash_backoff,
+            crash_backoff_max: self.crash_backoff_max,
+            model_time_scale: self.model_time_scale,
+            apiserver: self.apiserver,
+        }
+    }
+
+    /// The parts of this configuration the real tier reads.
+    fn real(&self) -> crate::real::RealConfig {
+        crate::real::RealConfig {
+            layout: self.layout,
+            state_dir: self.state_dir.clone(),
+            port: self.port,
+            kubernetes_version: self.kubernetes_version.clone(),
+            control_planes: self.control_planes,
+            heartbeat_interval: self.heartbeat_interval,
+            crash_backoff: self.crash_backoff,
+            crash_backoff_max: self.crash_backoff_max,
+            seed: self.seed.clone(),
+        }
+    }
+
     /// Timings for tests: pods start in 100 ms, a silent node goes Unknown after 600 ms, and
     /// kubelets and controllers react within ~100 ms, so end-to-end tests take seconds.
     pub fn for_tests(state_dir: impl Into<PathBuf>) -> Self {
@@ -93,35 +125,58 @@ impl SimConfig {
             crash_backoff_max: Duration::from_secs(300),
             model_time_scale: 1.0,
             seed: SeedOptions::default(),
-            apiserver: crate::real::ApiServerKind::Sim,
+            apiserver: crate::nodes::real_api::ApiServerKind::Sim,
         }
     }
 }
 
-/// Starts `model` as `container` runs it: a node's kubelet or systemd, for a program the sim
-/// models.
-pub type StartModel = fn(&Arc<Shared>, Model, Container) -> Run;
-
+/// The sim-wide state: the configuration, the nodes' part of the cluster (the `Api`, the
+/// kubelets, ...; reached through `Deref`), the faults and request counters, and the address
+/// the API server listens on.
 pub struct Shared {
     pub cfg: SimConfig,
-    pub api: Arc<Api>,
-    pub faults: Faults,
+    /// What the nodes, the models they start and the real tier's nodes are handed.
+    pub nodes: Arc<Cluster>,
+    pub faults: Arc<Faults>,
     pub metrics: Metrics,
     pub addr: SocketAddr,
-    pub kubelets: Kubelets,
-    /// The API endpoint as nodes know it (layout-specific), which kubelets can reach.
-    pub internal_endpoint: String,
-    /// yurt-controller-manager v0.6 models whose nodelifecycle controller runs (leading, caches
-    /// synced): silent nodes go `Unknown` while one does, as with kube-controller-manager's.
-    pub model_node_lifecycles: std::sync::atomic::AtomicUsize,
-    /// How a node starts a modelled program: [`crate::models::start`], handed down so the
-    /// nodes layer runs the models without importing them (docs/yurtsim.md#layers).
-    pub start_model: StartModel,
-    shutdown: watch::Receiver<bool>,
-    self_ref: std::sync::OnceLock<std::sync::Weak<Shared>>,
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        &self.nodes
+    }
 }
 
 impl Shared {
+    /// The sim-wide state of a cluster configured by `cfg`, its nodes' part built from it.
+    fn new(
+        cfg: SimConfig,
+        api: Api,
+        addr: SocketAddr,
+        internal_endpoint: String,
+        shutdown: watch::Receiver<bool>,
+    ) -> Arc<Shared> {
+        let faults = Arc::new(Faults::default());
+        let nodes = Cluster::new(
+            cfg.nodes_config(),
+            Arc::new(api),
+            faults.clone(),
+            internal_endpoint,
+            crate::models::start,
+            shutdown,
+        );
+        Arc::new(Shared {
+            cfg,
+            nodes,
+            faults,
+            metrics: Metrics::default(),
+            addr,
+        })
+    }
+
     pub fn server_address(&self) -> String {
         self.addr.to_string()
     }
@@ -132,22 +187,6 @@ impl Shared {
         json!({"major": parts.next().unwrap_or("1"), "minor": parts.next().unwrap_or("0"), "gitVersion": self.cfg.kubernetes_version,
             "gitCommit": "yurtsim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64",
             "emulationMajor": parts.clone().next().map(|_| "1"), "emulationMinor": null})
-    }
-
-    /// The owning Arc, for tasks started from code that only has `&Shared`.
-    pub fn self_arc(&self) -> Arc<Shared> {
-        self.self_ref
-            .get()
-            .and_then(std::sync::Weak::upgrade)
-            .expect("Shared lives in an Arc")
-    }
-
-    pub fn shutting_down(&self) -> watch::Receiver<bool> {
-        self.shutdown.clone()
-    }
-
-    pub fn node_root(&self, node: &str) -> PathBuf {
-        self.cfg.state_dir.join("nodes").join(node)
     }
 }
 
@@ -195,7 +234,7 @@ impl Sim {
         }
         check_state_dir(&cfg.state_dir)?;
         raise_open_files_limit(cfg.nodes);
-        if cfg.apiserver == crate::real::ApiServerKind::Real {
+        if cfg.apiserver == crate::nodes::real_api::ApiServerKind::Real {
             return Self::start_real(cfg).await;
         }
         let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await.map_err(|e| {
@@ -212,25 +251,13 @@ impl Sim {
             .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
         let internal_endpoint = cfg.layout.api_server(&cfg.layout.node_ip(0));
         let (stop, shutdown) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            api: Arc::new(Api::new(
-                cfg.history_limit,
-                cfg.watch_buffer,
-                Version::kubernetes(&cfg.kubernetes_version),
-                token,
-            )),
-            faults: Faults::default(),
-            metrics: Metrics::default(),
-            addr,
-            kubelets: Kubelets::default(),
-            internal_endpoint,
-            model_node_lifecycles: Default::default(),
-            start_model: crate::models::start,
-            shutdown,
-            self_ref: std::sync::OnceLock::new(),
-            cfg,
-        });
-        let _ = shared.self_ref.set(Arc::downgrade(&shared));
+        let api = Api::new(
+            cfg.history_limit,
+            cfg.watch_buffer,
+            Version::kubernetes(&cfg.kubernetes_version),
+            token,
+        );
+        let shared = Shared::new(cfg, api, addr, internal_endpoint, shutdown);
         // certificates.k8s.io/v1beta1 CertificateSigningRequests are served up to 1.21 (removed
         // in 1.22: kubernetes/kubernetes@v1.22.0 CHANGELOG/CHANGELOG-1.22.md, "Removal of
         // deprecated beta APIs"); YurtHub v0.6 creates its requests through it.
@@ -265,7 +292,7 @@ impl Sim {
             }),
             shared.shutting_down(),
         )));
-        tasks.extend(crate::nodes::kubelet::start(shared.clone(), &names));
+        tasks.extend(crate::nodes::kubelet::start(shared.nodes.clone(), &names));
         tasks.push(tokio::spawn(serve(shared.clone(), listener)));
         tasks.push(tokio::spawn(crate::util::release_free_heap(
             Duration::from_secs(10),
@@ -285,29 +312,18 @@ impl Sim {
         let names = cfg
             .layout
             .node_names(cfg.control_planes, cfg.nodes - cfg.control_planes);
-        let mut real = crate::real::RealCluster::start(&cfg, &names).await?;
+        let mut real = crate::real::RealCluster::start(cfg.real(), &names).await?;
         let addr = real.url().trim_start_matches("https://").parse()?;
         let (stop, shutdown) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            api: Arc::new(Api::new(
-                1,
-                1,
-                Version::kubernetes(&cfg.kubernetes_version),
-                String::new(),
-            )),
-            faults: Faults::default(),
-            metrics: Metrics::default(),
-            addr,
-            kubelets: Kubelets::default(),
-            internal_endpoint: cfg.layout.api_server(&cfg.layout.node_ip(0)),
-            model_node_lifecycles: Default::default(),
-            start_model: crate::models::start,
-            shutdown,
-            self_ref: std::sync::OnceLock::new(),
-            cfg,
-        });
-        let _ = shared.self_ref.set(Arc::downgrade(&shared));
-        if let Err(e) = real.start_nodes(&shared).await {
+        let api = Api::new(
+            1,
+            1,
+            Version::kubernetes(&cfg.kubernetes_version),
+            String::new(),
+        );
+        let internal_endpoint = cfg.layout.api_server(&cfg.layout.node_ip(0));
+        let shared = Shared::new(cfg, api, addr, internal_endpoint, shutdown);
+        if let Err(e) = real.start_nodes(&shared.nodes).await {
             let _ = stop.send(true);
             crate::nodes::kubelet::stop_all(&shared).await;
             real.shutdown().await;

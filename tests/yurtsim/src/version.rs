@@ -2,7 +2,7 @@
 //! numbers: `v1.10.0` is newer than `v1.9.3`, and "from v1.7.0 on" is one comparison, not a
 //! string match that a new tag silently misses.
 //!
-//! std only: `nodes/layout.rs` uses it, and the fuzz targets compile both files in.
+//! std only: `nodes/layout/` uses it, and the fuzz targets compile both in.
 
 use std::fmt;
 

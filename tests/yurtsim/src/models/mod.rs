@@ -33,12 +33,12 @@ use crate::api::registry::ResourceInfo;
 use crate::api::store::Filter;
 use crate::api::{Ctx, DeleteOptions, PatchType, Propagation};
 use crate::facts::{self, Facts};
+use crate::nodes::Cluster;
 use crate::nodes::programs::{Component, Container, Model, Run};
-use crate::sim::Shared;
 
 /// What a model sees: the sim, its container, its log and its readiness switches.
 pub struct Env {
-    pub shared: Arc<Shared>,
+    pub shared: Arc<Cluster>,
     pub container: Container,
     pub log: Log,
     /// The readiness endpoint answers OK.
@@ -137,7 +137,7 @@ impl Env {
     }
 }
 
-pub fn start(shared: &Arc<Shared>, model: Model, container: Container) -> Run {
+pub fn start(shared: &Arc<Cluster>, model: Model, container: Container) -> Run {
     let (ready_tx, ready) = watch::channel(false);
     let (serving_tx, serving) = watch::channel(false);
     let env = Env {
@@ -387,12 +387,12 @@ fn start_v0(
 /// answered from the sim's store, with admission (webhooks) applied to writes.
 #[derive(Clone)]
 pub struct Caller {
-    shared: Arc<Shared>,
+    shared: Arc<Cluster>,
     pub user: UserInfo,
 }
 
 impl Caller {
-    pub fn new(shared: &Arc<Shared>, user: UserInfo) -> Caller {
+    pub fn new(shared: &Arc<Cluster>, user: UserInfo) -> Caller {
         Caller {
             shared: shared.clone(),
             user,

@@ -390,7 +390,7 @@ impl Hub<'_> {
 
 /// The identity a stored client certificate gives: CN the user, every O a group.
 pub(super) fn read_identity(
-    shared: &std::sync::Arc<crate::sim::Shared>,
+    shared: &std::sync::Arc<crate::nodes::Cluster>,
     pem: &Path,
 ) -> Option<Caller> {
     let text = std::fs::read_to_string(pem).ok()?;
@@ -432,10 +432,10 @@ pub(super) fn write_file(path: &Path, data: impl AsRef<[u8]>) {
 
 /// kubeletcertificate mode: the three files NewKubeletCertManager checks, in its order, with
 /// its errors; the identity is the kubelet client certificate's subject (system:node:<n>,
-/// system:nodes). The sim's layouts write a stand-in PEM for that certificate (nodes/layout.rs
-/// fake_pem), read here like a real one.
+/// system:nodes). The sim's layouts write a stand-in PEM for that certificate
+/// (nodes/layout/mod.rs fake_pem), read here like a real one.
 fn kubelet_cert_identity(
-    shared: &std::sync::Arc<crate::sim::Shared>,
+    shared: &std::sync::Arc<crate::nodes::Cluster>,
     root: &Path,
 ) -> Result<Caller, String> {
     let exists = |p: &str| crate::nodes::systemd::read_host_file(root, p).is_ok();

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::nodes::Cluster;
 use crate::nodes::images;
 use crate::nodes::kubelet::{
     NodeKubelet, container_env, ensure_tools, pod_dir, pod_hostname, resolve_under, state_dir_of,
 };
 use crate::nodes::runtime::{ContainerSpec, Mount, Network, Pid, Running};
-use crate::sim::Shared;
 
 /// The pod's volumes by name: the real directory and whether it is read-only by default.
 pub type Volumes = HashMap<String, (PathBuf, bool)>;
@@ -52,7 +52,7 @@ fn container_argv(c: &Value) -> (Vec<String>, bool) {
 /// entrypoint, or a command naming one of its modelled binaries, runs that binary's model; any
 /// other command is a process that sees the image's files. Images without a described file
 /// system keep the older rule: a modelled image always runs its model.
-pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) -> Program {
+pub(crate) fn resolve_program(shared: &Cluster, c: &Value, restart_policy: &str) -> Program {
     let image = c["image"].as_str().unwrap_or("");
     let (mut argv, entrypoint) = container_argv(c);
     let fs = images::for_image(image);
@@ -132,20 +132,20 @@ pub(crate) fn resolve_program(shared: &Shared, c: &Value, restart_policy: &str) 
 /// `tests/real/build.sh` built from upstream's module, whose API is the real one, or a start
 /// error naming why there is none (the sim's models serve only the sim's own API server).
 fn model_program(
-    shared: &Shared,
+    shared: &Cluster,
     model: crate::nodes::programs::Model,
     args: Vec<String>,
     fs: Option<&images::Image>,
 ) -> Program {
-    if shared.cfg.apiserver != crate::real::ApiServerKind::Real {
+    if shared.cfg.apiserver != crate::nodes::real_api::ApiServerKind::Real {
         return Program::Model(model, args);
     }
     let (component, version) = (&model.facts.component, &model.facts.version);
-    match crate::real::openyurt_binary(component, version) {
+    match crate::nodes::real_api::openyurt_binary(component, version) {
         Some(bin) => Program::Process(bin.display().to_string(), args, fs.cloned()),
         None => Program::StartError(format!(
             "yurtsim's real tier has no real {component} {version}: {}",
-            crate::real::openyurt_missing_reason(version)
+            crate::nodes::real_api::openyurt_missing_reason(version)
         )),
     }
 }
@@ -163,7 +163,7 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 
 /// Starts container `c` of pod `p` with its output in `lp`; the error is the runtime's message.
 pub(crate) fn start(
-    shared: &Arc<Shared>,
+    shared: &Arc<Cluster>,
     k: &Arc<NodeKubelet>,
     p: &Value,
     c: &Value,

@@ -11,7 +11,7 @@
 //! (runtime/namespaces.rs), a pipe nobody writes to, so they end when the sim does, however it
 //! ends. No CPU, no child. On x86_64 a static executable of 150 bytes (12 KiB resident, so
 //! 10,000 nodes' inits and kubelets cost ~200 MiB, not the ~10 GiB of as many shells);
-//! elsewhere a shell. The kubelet's behaviour stays in kubelet.rs. init exists from the node's first use of its
+//! elsewhere a shell. The kubelet's behaviour stays in kubelet/. init exists from the node's first use of its
 //! namespaces (it holds them: runtime/namespaces.rs), the kubelet process from the first
 //! `hostPID` container on the node, so large sims without such pods carry none.
 
@@ -19,9 +19,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::nodes::Cluster;
 use crate::nodes::kubelet::{NodeKubelet, state_dir_of};
 use crate::nodes::runtime::{HostProcess, NodeNamespaces};
-use crate::sim::Shared;
 
 /// A node's kubelet process, once a `hostPID` pod made it visible.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub struct NodeProcesses {
 /// The node's network and PID namespaces, created with their init on first use (the first
 /// `hostNetwork` or `hostPID` pod, or the node's YurtHub endpoint).
 pub(crate) fn node_namespaces(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
 ) -> std::io::Result<Arc<NodeNamespaces>> {
     let mut ns = k.namespaces.lock().unwrap();
@@ -48,7 +48,7 @@ pub(crate) fn node_namespaces(
 
 /// The node's namespaces as a `hostPID` pod sees them: with the kubelet process (if the
 /// kubelet runs) started on first use.
-pub(crate) fn node_pids(shared: &Shared, k: &NodeKubelet) -> std::io::Result<Arc<NodeNamespaces>> {
+pub(crate) fn node_pids(shared: &Cluster, k: &NodeKubelet) -> std::io::Result<Arc<NodeNamespaces>> {
     let mut procs = k.processes.lock().unwrap();
     if let Some(p) = &*procs {
         return Ok(p.ns.clone());
@@ -64,7 +64,7 @@ pub(crate) fn node_pids(shared: &Shared, k: &NodeKubelet) -> std::io::Result<Arc
 
 /// kubelet.service was (re)started or stopped: the old process goes, a new one starts with the
 /// flags it now runs with (none while it is stopped or cannot start).
-pub(crate) fn kubelet_changed(shared: &Shared, k: &NodeKubelet) {
+pub(crate) fn kubelet_changed(shared: &Cluster, k: &NodeKubelet) {
     let mut procs = k.processes.lock().unwrap();
     let Some(p) = procs.as_mut() else { return };
     p.kubelet = None;
@@ -75,7 +75,7 @@ pub(crate) fn kubelet_changed(shared: &Shared, k: &NodeKubelet) {
 }
 
 fn start_kubelet(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     ns: &NodeNamespaces,
     bin: &Path,
@@ -92,14 +92,14 @@ fn start_kubelet(
 }
 
 /// The directory of the stand-in executables, written once per sim.
-fn stand_ins(shared: &Shared) -> std::io::Result<PathBuf> {
+fn stand_ins(shared: &Cluster) -> std::io::Result<PathBuf> {
     let dir = state_dir_of(shared, &["host-bin"]);
     write_stand_ins(&dir)?;
     Ok(dir)
 }
 
 /// The init stand-in that holds a namespace's processes.
-pub(crate) fn init_path(shared: &Shared) -> PathBuf {
+pub(crate) fn init_path(shared: &Cluster) -> PathBuf {
     stand_ins(shared)
         .unwrap_or_else(|_| state_dir_of(shared, &["host-bin"]))
         .join("systemd")

@@ -15,11 +15,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::nodes::Cluster;
 use crate::nodes::containers::{self, Volumes};
 use crate::nodes::kubelet::{
     NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed,
 };
-use crate::sim::Shared;
 use crate::util;
 
 /// How the init phase ended.
@@ -34,7 +34,7 @@ pub(crate) enum InitEnd {
 
 /// Runs the pod's init containers; `Done` at once when it has none.
 pub(crate) async fn run(
-    shared: &Arc<Shared>,
+    shared: &Arc<Cluster>,
     k: &Arc<NodeKubelet>,
     p: &Value,
     volumes: &Volumes,

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::nodes::Cluster;
 use crate::nodes::containers::{Started, Volumes};
 use crate::nodes::kubelet::{
     NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed,
 };
-use crate::sim::Shared;
 use crate::util;
 
 pub(crate) enum End {
@@ -104,7 +104,7 @@ async fn next_event(
 
 /// Starts (or restarts) one container and registers it with the runtime.
 fn start_slot(
-    shared: &Arc<Shared>,
+    shared: &Arc<Cluster>,
     k: &Arc<NodeKubelet>,
     p: &Value,
     s: &mut Slot,
@@ -178,7 +178,7 @@ async fn stop_all(slots: &mut [Slot], k: &NodeKubelet, grace: Duration) {
 /// Runs the app containers until the pod ends or is stopped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
-    shared: &Arc<Shared>,
+    shared: &Arc<Cluster>,
     k: &Arc<NodeKubelet>,
     p: &Value,
     volumes: &Volumes,
@@ -296,7 +296,7 @@ pub(crate) async fn run(
 
 /// A container ended (`code` None: the runtime stopped it, SIGKILL → 137).
 async fn exited(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     p: &Value,
     s: &mut Slot,
@@ -357,7 +357,7 @@ async fn exited(
 /// Writes the pod's Running status when something visible changed; returns what was written
 /// (None when the kubelet could not post it).
 fn write_status(
-    shared: &Shared,
+    shared: &Cluster,
     k: &NodeKubelet,
     p: &Value,
     slots: &[Slot],

@@ -5,7 +5,8 @@
 //! runs), and the kubelet's `$(VAR)` expansion of its arguments ([`expand_args`]).
 //!
 //! Starting a model is the models' own business: the node is handed `models::start` in
-//! `Shared::start_model` (sim.rs), so the nodes layer does not import the models above it.
+//! `Cluster::start_model` (nodes/cluster.rs; sim.rs sets it), so the nodes layer does not
+//! import the models above it.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! The calls a node's kubelet makes to a real kube-apiserver, as the node's own identity and
 //! through the server its kubelet kubeconfig names (nodes.rs builds that client): the pod
-//! path of the sim's kubelet (nodes/kubelet.rs) makes them through [`KubeletApi`] when its node is
+//! path of the sim's kubelet (nodes/kubelet/) makes them through [`KubeletApi`] when its node is
 //! in front of the real control plane.
 //!
 //! The Node authorizer and NodeRestriction judge every one of them
@@ -20,13 +20,15 @@ use tokio::sync::watch;
 
 use super::nodes::{NodeNet, NodeSpec, kubelet_client};
 use crate::api::error::{ApiError, ApiResult};
+use crate::nodes::pod_network::PodNetwork;
+use crate::nodes::real_api::RealApi;
 
 /// One node's kubelet client: built from the kubelet's kubeconfig on first use, dropped when
 /// the kubelet restarts (it re-reads its kubeconfig then) or a request cannot get through.
 pub struct KubeletApi {
     pub node: NodeSpec,
-    /// The node's end of the pod network (pod_network.rs).
-    pub pod_network: super::pod_network::PodNetwork,
+    /// The node's end of the pod network (nodes/pod_network.rs).
+    pub pod_network: PodNetwork,
     net: NodeNet,
     client: Mutex<Option<kube::Client>>,
     /// Bumped each time the client is dropped: watches started with an older client restart.
@@ -38,7 +40,7 @@ impl KubeletApi {
     pub fn new(
         node: NodeSpec,
         net: NodeNet,
-        pod_network: super::pod_network::PodNetwork,
+        pod_network: PodNetwork,
         runtime: tokio::runtime::Handle,
     ) -> Arc<KubeletApi> {
         Arc::new(KubeletApi {
@@ -59,13 +61,6 @@ impl KubeletApi {
         let c = kubelet_client(&self.node, &self.net).await?;
         *self.client.lock().unwrap() = Some(c.clone());
         Ok(c)
-    }
-
-    /// Forgets the client: the next request reads the kubeconfig again.
-    pub fn reset(&self) {
-        if self.client.lock().unwrap().take().is_some() {
-            self.generation.send_modify(|g| *g += 1);
-        }
     }
 
     /// Changes each time the client is dropped.
@@ -119,9 +114,10 @@ impl KubeletApi {
             }
         }
     }
+}
 
-    /// GET one core/v1 object.
-    pub fn get(&self, resource: &str, ns: &str, name: &str) -> ApiResult<Value> {
+impl RealApi for KubeletApi {
+    fn get(&self, resource: &str, ns: &str, name: &str) -> ApiResult<Value> {
         self.block(self.send(
             http::Method::GET,
             &core_path(resource, ns, Some(name)),
@@ -129,16 +125,13 @@ impl KubeletApi {
         ))
     }
 
-    /// The items of a core/v1 list across namespaces.
-    pub fn list(&self, resource: &str) -> ApiResult<Vec<Value>> {
+    fn list(&self, resource: &str) -> ApiResult<Vec<Value>> {
         let list =
             self.block(self.send(http::Method::GET, &core_path(resource, "", None), None))?;
         Ok(list["items"].as_array().cloned().unwrap_or_default())
     }
 
-    /// Reads the object, lets `f` change it (false: leave it), and writes it back through
-    /// `subresource`, again on a conflict, as client-go's `RetryOnConflict` does.
-    pub fn modify(
+    fn modify(
         &self,
         resource: &str,
         ns: &str,
@@ -171,8 +164,7 @@ impl KubeletApi {
         Err(last.unwrap_or_else(|| ApiError::new(409, "Conflict", "conflict")))
     }
 
-    /// The kubelet's final delete of a pod it stopped: no grace left, and only that pod (uid).
-    pub fn delete_pod(&self, ns: &str, name: &str, uid: Option<&str>) -> ApiResult<()> {
+    fn delete_pod(&self, ns: &str, name: &str, uid: Option<&str>) -> ApiResult<()> {
         let mut body =
             json!({"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0});
         if let Some(uid) = uid {
@@ -186,8 +178,7 @@ impl KubeletApi {
         .map(|_| ())
     }
 
-    /// Records an event, as the kubelet's event recorder does (source: kubelet on this node).
-    pub fn event(&self, involved: &Value, kind: &str, typ: &str, reason: &str, message: &str) {
+    fn event(&self, involved: &Value, kind: &str, typ: &str, reason: &str, message: &str) {
         let ns = involved["metadata"]["namespace"]
             .as_str()
             .unwrap_or("default");
@@ -210,9 +201,7 @@ impl KubeletApi {
         }
     }
 
-    /// A token for the pod's ServiceAccount bound to the pod, as the kubelet's token manager
-    /// gets one for a projected `serviceAccountToken` source (pkg/kubelet/token).
-    pub fn pod_token(
+    fn pod_token(
         &self,
         pod: &Value,
         service_account: &str,
@@ -237,6 +226,16 @@ impl KubeletApi {
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| ApiError::new(500, "InternalError", "TokenRequest returned no token"))
+    }
+
+    fn reset(&self) {
+        if self.client.lock().unwrap().take().is_some() {
+            self.generation.send_modify(|g| *g += 1);
+        }
+    }
+
+    fn pod_network(&self) -> &PodNetwork {
+        &self.pod_network
     }
 }
 

@@ -12,7 +12,6 @@ pub mod kubelet_api;
 pub mod network;
 pub mod nodes;
 pub mod pki;
-pub mod pod_network;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -22,43 +21,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::nodes::layout::{NodeSeed, Role};
-use crate::sim::SimConfig;
+use crate::nodes::layout::{Layout, NodeSeed, Role, SeedOptions};
+use crate::nodes::pod_network;
+pub use crate::nodes::real_api::{
+    ApiServerKind, OPENYURT_BUILT, build_script, openyurt_binary, openyurt_missing_reason, real_dir,
+};
 use crate::version::Version;
-
-/// Which API server a cluster runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApiServerKind {
-    /// yurtsim's own API server and controllers, with its fault controls (the default).
-    #[default]
-    Sim,
-    /// etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from upstream's
-    /// modules (tests/real/build.sh).
-    Real,
-}
 
 /// The Kubernetes release `tests/real/build.sh` builds by default, the newest.
 pub const NEWEST_KUBERNETES: &str = "v1.37.2";
-
-/// Where `tests/real/build.sh` puts what it builds: `YURTSIM_REAL_DIR`, else `target/real` of
-/// this checkout.
-pub fn real_dir() -> PathBuf {
-    match std::env::var_os("YURTSIM_REAL_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => {
-            let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            std::fs::canonicalize(&checkout)
-                .unwrap_or(checkout)
-                .join("target/real")
-        }
-    }
-}
-
-/// The build script, in this checkout.
-pub fn build_script() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../real/build.sh");
-    std::fs::canonicalize(&p).unwrap_or(p)
-}
 
 /// The Kubernetes versions built into [`real_dir`], oldest first.
 pub fn built_kubernetes_versions() -> Vec<String> {
@@ -122,33 +93,28 @@ pub fn ensure_built(targets: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The OpenYurt releases `tests/real/build.sh` builds real binaries of.
-pub const OPENYURT_BUILT: &[&str] = &["v1.7.0"];
-
-/// The real binary of OpenYurt `component` at `version`, when it is built.
-pub fn openyurt_binary(component: &str, version: &str) -> Option<PathBuf> {
-    let bin = real_dir()
-        .join(format!("openyurt-{version}"))
-        .join(component);
-    bin.is_file().then_some(bin)
-}
-
-/// Why there is no real binary of an OpenYurt `version`.
-pub fn openyurt_missing_reason(version: &str) -> String {
-    if OPENYURT_BUILT.contains(&version) {
-        format!(
-            "build it with `{} openyurt-{version}`",
-            build_script().display()
-        )
-    } else {
-        format!(
-            "the Go module proxy does not serve github.com/openyurtio/openyurt {version} (docs/yurtsim.md#the-real-tier); only the sim tier runs its model"
-        )
-    }
+/// What the real tier is started with: the parts of the cluster's configuration it reads
+/// (sim.rs builds it from `SimConfig`).
+#[derive(Clone, Debug)]
+pub struct RealConfig {
+    pub layout: Layout,
+    /// Node roots, the control plane's files and the kubeconfig go under it.
+    pub state_dir: PathBuf,
+    /// The host's port to the API server; 0 = a free port.
+    pub port: u16,
+    /// A release built by tests/real/build.sh.
+    pub kubernetes_version: String,
+    pub control_planes: usize,
+    pub heartbeat_interval: Duration,
+    /// The first back-off after a control-plane component exits, and its cap.
+    pub crash_backoff: Duration,
+    pub crash_backoff_max: Duration,
+    pub seed: SeedOptions,
 }
 
 /// A running real-tier cluster.
 pub struct RealCluster {
+    cfg: RealConfig,
     pub control_plane: control_plane::ControlPlane,
     /// The nodes' networks; the control plane runs in the first node's.
     pub network: Arc<network::ClusterNetwork>,
@@ -162,7 +128,7 @@ pub struct RealCluster {
 impl RealCluster {
     /// Starts the control plane of `cfg.kubernetes_version` in the first node's network and
     /// creates what `kubeadm init` does; [`RealCluster::start_nodes`] then starts the nodes.
-    pub async fn start(cfg: &SimConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
+    pub async fn start(cfg: RealConfig, names: &[(String, Role)]) -> anyhow::Result<RealCluster> {
         let binary = control_plane_binary(&cfg.kubernetes_version)?;
         for (tool, package, why) in [
             ("ip", "iproute2", "wires the nodes' and pods' networks"),
@@ -232,7 +198,9 @@ impl RealCluster {
         // a cluster whose RBAC bindings kubeadm's init has not created yet
         let kubeconfig = cfg.state_dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
+        let kubernetes_version = cfg.kubernetes_version.clone();
         let cluster = RealCluster {
+            cfg,
             control_plane: cp,
             kubeconfig,
             nodes: names.to_vec(),
@@ -254,7 +222,7 @@ impl RealCluster {
                 cluster_name,
                 endpoint: &endpoint,
                 ca_pem: &cluster.control_plane.pki.ca.pair.cert,
-                kubernetes_version: &cfg.kubernetes_version,
+                kubernetes_version: &kubernetes_version,
             },
         )
         .await?;
@@ -265,8 +233,8 @@ impl RealCluster {
     /// in `shared` (each from inside its node's network, as its node's identity). Returns once
     /// every node is registered and marked as kubeadm marks it, the `default` ServiceAccount
     /// exists (pods can be created) and the control plane's mirror pods run.
-    pub async fn start_nodes(&mut self, shared: &Arc<crate::sim::Shared>) -> anyhow::Result<()> {
-        let cfg = &shared.cfg;
+    pub async fn start_nodes(&mut self, shared: &Arc<crate::nodes::Cluster>) -> anyhow::Result<()> {
+        let cfg = &self.cfg.clone();
         let layout = cfg.layout;
         let cluster_name = layout.cluster_name();
         let stop_rx = self.stop.subscribe();
@@ -359,7 +327,7 @@ impl RealCluster {
     }
 
     /// Waits for kube-controller-manager to give every node its pod range, then keeps the
-    /// nodes' routes to each other's ranges as kindnetd does (pod_network.rs).
+    /// nodes' routes to each other's ranges as kindnetd does (nodes/pod_network.rs).
     async fn start_pod_network(
         &mut self,
         admin: &kube::Client,

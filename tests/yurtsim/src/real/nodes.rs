@@ -35,9 +35,10 @@ use tokio::sync::watch;
 
 use super::kubelet_api::KubeletApi;
 use super::network::{ClusterNetwork, Target};
+use crate::nodes::Cluster;
 use crate::nodes::kubelet::NodeKubelet;
 use crate::nodes::layout::{Layout, Role};
-use crate::sim::Shared;
+use crate::nodes::real_api::RealApi;
 
 /// A node as the real tier runs it.
 #[derive(Clone, Debug)]
@@ -141,7 +142,7 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
     // by the agent's name, and its `/pods` (static pod upgrades wait on it) lists what it
     // cached for `kubelet` (kubernetes/client-go rest/config.go DefaultKubernetesUserAgent:
     // `<binary>/<gitVersion> (<os>/<arch>) kubernetes/<commit[:7]>`; tests/real/build.sh sets
-    // no commit, as for realcp's components; the sim's nodes are linux/amd64, nodes/layout.rs.
+    // no commit, as for realcp's components; the sim's nodes are linux/amd64, nodes/layout/.
     // openyurtio/openyurt@v1.7.0 pkg/yurthub/otaupdate/ota.go GetPods)
     let agent = format!(
         "kubelet/{} (linux/amd64) kubernetes/$Format",
@@ -465,7 +466,7 @@ pub async fn run_static_pods(
 /// (pkg/kubelet/config/apiserver.go: `spec.nodeName=NAME`), handed to the kubelet as they
 /// come and go. The watch starts again with a new client after a kubelet restart.
 pub async fn watch_pods(
-    shared: Arc<Shared>,
+    shared: Arc<Cluster>,
     k: Arc<NodeKubelet>,
     api: Arc<KubeletApi>,
     mut stop: watch::Receiver<bool>,

@@ -11,15 +11,18 @@
 //! - The node forwards (`net.ipv4.ip_forward`, which kind's node image sets).
 //!
 //! Services are kube-proxy's (the real one, `--proxy-mode=nftables`, in each node's network).
+//!
+//! Also here: `ip -batch` in a node's namespaces ([`ip_batch`], which the real tier's
+//! `real/network.rs` wires the nodes' network with too), and the stand-in for the dummy link
+//! YurtHub makes in its node's network ([`dummy_link_stand_in`]).
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
 
-use super::network::ip_batch;
 use crate::nodes::runtime::NodeNamespaces;
 
 /// A node's end of the pod network.
@@ -153,6 +156,65 @@ pub fn sync_routes(on: &NodeNamespaces, others: &[(Ipv4Addr, String)]) -> anyhow
         .map(|(via, cidr)| format!("route replace {cidr} via {via}\n"))
         .collect();
     ip_batch(on, batch)
+}
+
+/// Runs `ip -batch -` with `commands` inside `ns`.
+pub(crate) fn ip_batch(ns: &NodeNamespaces, commands: String) -> anyhow::Result<()> {
+    let out = ns.run_in(move || {
+        use std::io::Write;
+        let mut child = std::process::Command::new("ip")
+            .args(["-batch", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        child.stdin.take().unwrap().write_all(commands.as_bytes())?;
+        child.wait_with_output()
+    })??;
+    if !out.status.success() {
+        bail!(
+            "ip -batch failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Whether this machine's kernel makes `dummy` links (CONFIG_DUMMY); asked once, in a
+/// namespace of its own.
+fn kernel_has_dummy(init: &Path) -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        NodeNamespaces::create(init)
+            .ok()
+            .is_some_and(|ns| ip_batch(&ns, "link add probe0 type dummy\n".into()).is_ok())
+    })
+}
+
+/// Makes `name` exist in `ns` for a YurtHub about to start, when the kernel has no `dummy`
+/// link type to create it with (this machine's has none; a node's has). YurtHub v1.7.0 takes a
+/// link of that name as it finds it and only sets its address
+/// (openyurtio/openyurt@v1.7.0 pkg/yurthub/network/dummyif_linux.go `EnsureDummyInterface`),
+/// so a portless bridge stands in: local addresses work on it as on a dummy link. YurtHub
+/// deletes the link when it exits (network.go), as it would a dummy one.
+pub fn dummy_link_stand_in(ns: &NodeNamespaces, init: &Path, name: &str) -> anyhow::Result<()> {
+    if kernel_has_dummy(init) {
+        return Ok(());
+    }
+    let exists = ns
+        .run_in({
+            let path = format!("/sys/class/net/{name}");
+            move || Path::new(&path).exists()
+        })
+        .unwrap_or(false);
+    if exists {
+        return Ok(());
+    }
+    ip_batch(
+        ns,
+        format!("link add {name} type bridge\nlink set {name} up\n"),
+    )
 }
 
 #[cfg(test)]

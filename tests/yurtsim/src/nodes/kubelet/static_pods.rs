@@ -1,0 +1,725 @@
+//! Static pods: the manifest directory turned into mirror pods, their containers and status,
+//! and the YurtHub model a hub static pod runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::api::{Ctx, DeleteOptions};
+use crate::nodes::Cluster;
+use crate::util;
+
+use super::*;
+
+fn is_hub(e: &StaticEntry) -> bool {
+    e.pod_name.starts_with("yurt-hub")
+        || e.manifest["metadata"]["labels"]["k8s-app"] == json!("yurt-hub")
+}
+
+/// How long a static pod on `node` takes to start (`static_pod_ready_delays`, else the default).
+fn static_delay(shared: &Cluster, node: &str) -> Duration {
+    shared
+        .cfg
+        .static_pod_ready_delays
+        .get(node)
+        .copied()
+        .unwrap_or(shared.cfg.pod_ready_delay)
+}
+
+fn container_ready_after_delay(
+    shared: &Cluster,
+    node: &str,
+    manifest: &Value,
+    since: Instant,
+) -> bool {
+    let never = manifest["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            shared
+                .faults
+                .is_never_ready(c["image"].as_str().unwrap_or(""))
+        });
+    !never && since.elapsed() >= static_delay(shared, node)
+}
+
+/// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
+/// (the same check gates its proxy), any other hub image once started.
+pub(super) fn hub_running(shared: &Cluster, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(_, ready)| ready) {
+        return true;
+    }
+    match &st.hub_model {
+        Some(m) => *m.run.ready.borrow() && !m.run.exit.is_finished(),
+        None => st
+            .statics
+            .values()
+            .any(|e| is_hub(e) && container_ready_after_delay(shared, node, &e.manifest, e.seen)),
+    }
+}
+
+/// (serving, ready) of a YurtHub that runs as a systemd service on `node` (yurthub.service).
+fn service_hub(shared: &Cluster, node: &str) -> Option<(bool, bool)> {
+    shared
+        .kubelets
+        .get(node)
+        .and_then(|k| crate::nodes::systemd::services::hub(&k))
+}
+
+/// Whether YurtHub's own server (port 10267) listens.
+pub(super) fn hub_serving(shared: &Cluster, node: &str, st: &NodeState) -> bool {
+    if service_hub(shared, node).is_some_and(|(serving, _)| serving) {
+        return true;
+    }
+    match &st.hub_model {
+        Some(m) => *m.run.serving.borrow() && !m.run.exit.is_finished(),
+        None => hub_running(shared, node, st),
+    }
+}
+
+/// Starts, restarts (after the crash back-off) or stops the YurtHub model so that it runs the
+/// current YurtHub static pod.
+fn ensure_hub_model(shared: &Arc<Cluster>, k: &Arc<NodeKubelet>) {
+    let mut st = k.state.lock().unwrap();
+    let Some((hash, manifest, pod_name, namespace)) =
+        st.statics.values().find(|e| is_hub(e)).map(|e| {
+            (
+                e.hash.clone(),
+                e.manifest.clone(),
+                e.pod_name.clone(),
+                e.namespace.clone(),
+            )
+        })
+    else {
+        if let Some(m) = st.hub_model.take() {
+            m.run.exit.abort();
+        }
+        return;
+    };
+    let Some((model, c)) = manifest["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|c| {
+            crate::nodes::programs::for_image(c["image"].as_str().unwrap_or("")).map(|m| (m, c))
+        })
+    else {
+        if let Some(m) = st.hub_model.take() {
+            m.run.exit.abort();
+        }
+        return;
+    };
+    let last_exit = st.hub_model.as_ref().and_then(|m| *m.run.exited.borrow());
+    let restarts = match st.hub_model.as_mut() {
+        Some(m) if m.hash == hash => {
+            if !m.run.exit.is_finished() {
+                return;
+            }
+            let ended = *m.ended.get_or_insert_with(Instant::now);
+            let backoff = shared
+                .cfg
+                .crash_backoff
+                .saturating_mul(1 << m.restarts.min(16))
+                .min(shared.cfg.crash_backoff_max);
+            if ended.elapsed() < backoff {
+                return;
+            }
+            m.restarts + 1
+        }
+        _ => 0,
+    };
+    let mut pod = manifest.clone();
+    pod["metadata"]["name"] = json!(pod_name);
+    pod["metadata"]["namespace"] = json!(namespace);
+    pod["spec"]["nodeName"] = json!(k.name);
+    let cname = c["name"].as_str().unwrap_or("yurt-hub").to_string();
+    let mut argv: Vec<String> = c["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(c["args"].as_array().into_iter().flatten())
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect();
+    let has_command = c["command"].as_array().is_some_and(|a| !a.is_empty());
+    let env = container_env_with(shared, k, &pod, c, "", service_view_of(k, &st));
+    argv = crate::nodes::programs::expand_args(&argv, &env);
+    // `sh -c "exec yurthub ..."` (the legacy manifest): the line the shell execs, its files
+    // read through the pod's hostPath mounts
+    let read = |p: &str| std::fs::read_to_string(static_container_path(k, &manifest, c, p)?).ok();
+    match crate::nodes::shell::exec_line(&argv, &read) {
+        Some((_, args)) => argv = args,
+        None if has_command => {
+            argv.remove(0);
+        }
+        None => {}
+    }
+    let container = crate::nodes::programs::Container {
+        node: k.name.clone(),
+        namespace: namespace.clone(),
+        pod: pod_name.clone(),
+        service_account: None,
+        args: argv,
+        log: static_log_path(shared, &namespace, &pod_name, &cname),
+        append_log: false,
+        mounts: c["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let mp = m["mountPath"].as_str()?;
+                Some((mp.to_string(), static_container_path(k, &manifest, c, mp)?))
+            })
+            .collect(),
+        env,
+    };
+    if let Some(old) = st.hub_model.take() {
+        old.run.exit.abort();
+    }
+    if restarts > 0 {
+        // the kubelet keeps the ended instance's log for `logs --previous`
+        let _ = std::fs::rename(&container.log, container.log.with_extension("previous.log"));
+    }
+    st.hub_model = Some(HubModel {
+        hash,
+        component: model.component,
+        last_exit: if restarts > 0 { last_exit } else { None },
+        run: (shared.start_model)(shared, model, container),
+        restarts,
+        ended: None,
+    });
+}
+
+/// Where a path inside a static pod's container lives on the node: under the hostPath
+/// volume mounted at (a parent of) it. None for paths no hostPath mount covers.
+fn static_container_path(
+    k: &NodeKubelet,
+    pod: &Value,
+    c: &Value,
+    path: &str,
+) -> Option<std::path::PathBuf> {
+    let path = util::clean_path(path);
+    c["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| {
+            let mount = util::clean_path(m["mountPath"].as_str()?);
+            let rest = if path == mount {
+                ""
+            } else {
+                path.strip_prefix(&format!("{}/", mount.trim_end_matches('/')))?
+            };
+            let vol = pod["spec"]["volumes"]
+                .as_array()?
+                .iter()
+                .find(|v| v["name"] == m["name"])?;
+            let host = vol["hostPath"]["path"].as_str()?;
+            Some((
+                mount.len(),
+                format!("{}/{rest}", host.trim_end_matches('/')),
+            ))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, p)| k.host_path(p.trim_end_matches('/')))
+}
+
+pub(super) fn static_dir(k: &NodeKubelet) -> Option<PathBuf> {
+    let st = k.state.lock().unwrap();
+    st.view
+        .as_ref()
+        .and_then(|v| v.static_pod_path.clone())
+        .map(|p| k.host_path(&p))
+}
+
+fn file_sig(md: &std::fs::Metadata) -> (SystemTime, u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (
+        md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        md.len(),
+        md.ino(),
+    )
+}
+
+/// The kubelet's file source: every non-dot file in the static-pod directory is a pod.
+pub(super) fn sync_static_pods(shared: &Cluster, k: &Arc<NodeKubelet>) {
+    let active = k.state.lock().unwrap().active;
+    if !active {
+        return;
+    }
+    let Some(dir) = static_dir(k) else { return };
+    let dir_sig = std::fs::metadata(&dir).ok().and_then(|m| m.modified().ok());
+    let mut files: BTreeMap<String, (SystemTime, u64, u64)> = BTreeMap::new();
+    {
+        let st = k.state.lock().unwrap();
+        if dir_sig.is_some()
+            && st.static_dir_sig == dir_sig
+            && st.statics.values().all(|e| {
+                std::fs::metadata(dir.join(file_name_of(&st, e)))
+                    .map(|m| file_sig(&m))
+                    .ok()
+                    == Some(e.sig)
+            })
+            && st.statics.values().all(|e| e.mirrored)
+        {
+            drop(st);
+            refresh_static_status(shared, k);
+            return;
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') {
+                continue;
+            }
+            if let Ok(md) = e.metadata()
+                && md.is_file()
+            {
+                files.insert(name, file_sig(&md));
+            }
+        }
+    }
+    let reachable = {
+        let st = k.state.lock().unwrap();
+        unreachable_reason(shared, k, &st).is_none()
+    };
+    let mut st = k.state.lock().unwrap();
+    st.static_dir_sig = dir_sig;
+    let mut to_delete: Vec<(String, String)> = Vec::new();
+    let gone: Vec<String> = st
+        .statics
+        .keys()
+        .filter(|f| !files.contains_key(*f))
+        .cloned()
+        .collect();
+    for f in gone {
+        if let Some(e) = st.statics.remove(&f) {
+            to_delete.push((e.namespace, e.pod_name));
+        }
+    }
+    for (f, sig) in &files {
+        if st.statics.get(f).is_some_and(|e| e.sig == *sig) {
+            continue;
+        }
+        let bytes = std::fs::read(dir.join(f)).unwrap_or_default();
+        // The kubelet logs and skips files it cannot decode.
+        let Some(StaticManifest {
+            pod_name,
+            namespace,
+            hash,
+            manifest,
+        }) = static_manifest(&bytes, &k.name, f)
+        else {
+            continue;
+        };
+        if let Some(old) = st.statics.remove(f) {
+            to_delete.push((old.namespace, old.pod_name));
+        }
+        st.statics.insert(
+            f.clone(),
+            StaticEntry {
+                sig: *sig,
+                pod_name,
+                namespace,
+                hash,
+                manifest,
+                seen: Instant::now(),
+                mirrored: false,
+            },
+        );
+    }
+    let pending: Vec<(String, Value, String, String, Instant)> = st
+        .statics
+        .values()
+        .filter(|e| !e.mirrored)
+        .map(|e| {
+            (
+                e.pod_name.clone(),
+                e.manifest.clone(),
+                e.hash.clone(),
+                e.namespace.clone(),
+                e.seen,
+            )
+        })
+        .collect();
+    drop(st);
+    if !reachable {
+        return;
+    }
+    let pods = shared.api.info("", "pods");
+    let ctx = Ctx::system("kubelet");
+    for (ns, name) in to_delete {
+        if !pending.iter().any(|p| p.0 == name) {
+            delete_mirror_pod(shared, &ns, &name);
+        }
+    }
+    for (name, manifest, hash, ns, _) in pending {
+        if let Some(existing) = shared.api.get_opt("", "pods", &ns, &name) {
+            if existing["metadata"]["annotations"]["kubernetes.io/config.hash"] == json!(hash) {
+                mark_mirrored(k, &name);
+                continue;
+            }
+            delete_mirror_pod(shared, &ns, &name);
+        }
+        let node_uid = shared
+            .api
+            .get_opt("", "nodes", "", &k.name)
+            .map(|n| n["metadata"]["uid"].clone())
+            .unwrap_or_default();
+        let m = StaticManifest {
+            pod_name: name.clone(),
+            namespace: ns.clone(),
+            hash,
+            manifest,
+        };
+        let pod = m.mirror_pod(&k.name, node_uid);
+        match shared.api.create(&pods, &ns, pod, &ctx) {
+            Ok(_) => mark_mirrored(k, &name),
+            Err(e) => tracing::debug!(node = %k.name, pod = %name, "mirror pod not created: {e}"),
+        }
+    }
+    refresh_static_status(shared, k);
+}
+
+/// A static pod manifest as the kubelet reads it from its static pod directory.
+pub(crate) struct StaticManifest {
+    /// `<name>-<node>`: the mirror pod's name.
+    pub pod_name: String,
+    pub namespace: String,
+    /// `kubernetes.io/config.hash`: changes with the file's bytes.
+    pub hash: String,
+    pub manifest: Value,
+}
+
+/// Parses the static pod file `file` of `node`; None for what the kubelet skips (not a Pod,
+/// no name, not YAML).
+pub(crate) fn static_manifest(bytes: &[u8], node: &str, file: &str) -> Option<StaticManifest> {
+    let manifest: Value = serde_saphyr::from_slice::<Value>(bytes).ok()?;
+    if manifest["kind"] != json!("Pod") || !manifest["metadata"]["name"].is_string() {
+        return None;
+    }
+    let pod_name = format!(
+        "{}-{node}",
+        manifest["metadata"]["name"].as_str().unwrap_or_default()
+    );
+    let namespace = manifest["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    let hash = format!(
+        "{:08x}",
+        util::fnv32a(&[bytes, node.as_bytes(), file.as_bytes()].concat())
+    );
+    Some(StaticManifest {
+        pod_name,
+        namespace,
+        hash,
+        manifest,
+    })
+}
+
+impl StaticManifest {
+    /// The mirror pod the kubelet creates for it (pkg/kubelet/pod/mirror_client.go
+    /// `CreateMirrorPod`: the config annotations, owned by the Node).
+    pub(crate) fn mirror_pod(&self, node: &str, node_uid: Value) -> Value {
+        let mut meta = self.manifest["metadata"].clone();
+        meta["name"] = json!(self.pod_name);
+        meta["namespace"] = json!(self.namespace);
+        meta["annotations"]["kubernetes.io/config.hash"] = json!(self.hash);
+        meta["annotations"]["kubernetes.io/config.mirror"] = json!(self.hash);
+        meta["annotations"]["kubernetes.io/config.seen"] = json!(util::now());
+        meta["annotations"]["kubernetes.io/config.source"] = json!("file");
+        meta["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid, "controller": true}]);
+        let mut spec = self.manifest["spec"].clone();
+        spec["nodeName"] = json!(node);
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    }
+}
+
+/// Mirror pods have no containers of their own to stop: they go at once.
+fn delete_mirror_pod(shared: &Cluster, ns: &str, name: &str) {
+    let pods = shared.api.info("", "pods");
+    let opts = DeleteOptions {
+        grace_period: Some(0),
+        ..Default::default()
+    };
+    let _ = shared
+        .api
+        .delete(&pods, ns, name, &opts, &Ctx::system("kubelet"));
+}
+
+fn file_name_of(st: &NodeState, e: &StaticEntry) -> String {
+    st.statics
+        .iter()
+        .find(|(_, v)| v.pod_name == e.pod_name)
+        .map(|(k, _)| k.clone())
+        .unwrap_or_default()
+}
+
+fn mark_mirrored(k: &NodeKubelet, pod: &str) {
+    let mut st = k.state.lock().unwrap();
+    for e in st.statics.values_mut() {
+        if e.pod_name == pod {
+            e.mirrored = true;
+        }
+    }
+}
+
+/// Static pods' containers in the runtime once started; a runtime-stopped one is restarted after
+/// the back-off (a stopped YurtHub container also ends its model). The pods whose restart state
+/// changed.
+#[allow(clippy::type_complexity)]
+fn static_containers(
+    shared: &Cluster,
+    k: &Arc<NodeKubelet>,
+    entries: &[(String, String, Value, Instant, bool, String)],
+    hub_pod: Option<&str>,
+) -> Vec<String> {
+    let backoff = |n: u32| {
+        shared
+            .cfg
+            .crash_backoff
+            .saturating_mul(1 << n.min(16))
+            .min(shared.cfg.crash_backoff_max)
+    };
+    let mut changed = Vec::new();
+    let mut statics = k.cri.statics.lock().unwrap();
+    let names: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    statics.retain(&k.cri, &names);
+    for (ns, name, manifest, seen, _, hash) in entries {
+        if seen.elapsed() < static_delay(shared, &k.name) {
+            continue;
+        }
+        let mut pod = manifest.clone();
+        pod["metadata"]["name"] = json!(name);
+        pod["metadata"]["namespace"] = json!(ns);
+        pod["spec"]["nodeName"] = json!(k.name);
+        let env = |c: &Value| {
+            container_env(
+                shared,
+                k,
+                &pod,
+                c,
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+        };
+        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &backoff);
+        if c {
+            changed.push(name.clone());
+        }
+        if stopped
+            && hub_pod == Some(name.as_str())
+            && let Some(m) = &k.state.lock().unwrap().hub_model
+        {
+            m.run.exit.abort();
+        }
+    }
+    changed
+}
+
+/// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
+/// configured never to become ready). A deleted mirror pod is recreated.
+fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
+    ensure_hub_model(&shared.self_arc(), k);
+    let (entries, reachable) = {
+        let st = k.state.lock().unwrap();
+        let e: Vec<(String, String, Value, Instant, bool, String)> = st
+            .statics
+            .values()
+            .map(|e| {
+                (
+                    e.namespace.clone(),
+                    e.pod_name.clone(),
+                    e.manifest.clone(),
+                    e.seen,
+                    e.mirrored,
+                    e.hash.clone(),
+                )
+            })
+            .collect();
+        (e, unreachable_reason(shared, k, &st).is_none())
+    };
+    // the modelled hub's container: (restarts, exit code of the ended instance, last exit)
+    let hub_container = {
+        let st = k.state.lock().unwrap();
+        st.hub_model
+            .as_ref()
+            .map(|m| (m.restarts, *m.run.exited.borrow(), m.last_exit))
+    };
+    let (hub, changed, modelled_hub) = {
+        let mut st = k.state.lock().unwrap();
+        let now = (
+            hub_serving(shared, &k.name, &st),
+            hub_running(shared, &k.name, &st),
+        );
+        let changed = now != st.hub_published || now.0 != st.hub.is_some();
+        st.hub_published = now;
+        let modelled = st.hub_model.as_ref().and_then(|_| {
+            st.statics
+                .values()
+                .find(|e| is_hub(e))
+                .map(|e| e.pod_name.clone())
+        });
+        (now, changed, modelled)
+    };
+    if changed {
+        set_hub(shared, k, hub.0);
+        annotate(shared, k);
+        post_status(shared, k, false);
+    }
+    let restarted = static_containers(shared, k, &entries, modelled_hub.as_deref());
+    if !reachable {
+        return;
+    }
+    let pods = shared.api.info("", "pods");
+    for (ns, name, manifest, seen, mirrored, _) in entries {
+        let Some(pod) = shared.api.get_opt("", "pods", &ns, &name) else {
+            if mirrored {
+                // Someone deleted the mirror pod: the kubelet recreates it on its next sync.
+                let mut st = k.state.lock().unwrap();
+                for e in st.statics.values_mut() {
+                    if e.pod_name == name {
+                        e.mirrored = false;
+                    }
+                }
+                st.static_dir_sig = None;
+            }
+            continue;
+        };
+        let running = seen.elapsed() >= static_delay(shared, &k.name);
+        let ready = match &modelled_hub {
+            Some(hub_pod) if *hub_pod == name => hub.1,
+            _ => container_ready_after_delay(shared, &k.name, &manifest, seen),
+        };
+        let want_phase = if running { "Running" } else { "Pending" };
+        let cur_ready = pod["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == json!("Ready") && c["status"] == json!("True"));
+        let is_hub_model = modelled_hub.as_deref() == Some(name.as_str());
+        let hub_view = hub_container.filter(|_| is_hub_model);
+        let hub_stale = hub_view.is_some_and(|(restarts, ended, _)| {
+            let cs = &pod["status"]["containerStatuses"][0];
+            cs["restartCount"] != json!(restarts)
+                || cs["state"]["waiting"].is_object() != ended.is_some()
+        });
+        if pod["status"]["phase"] == json!(want_phase)
+            && cur_ready == ready
+            && !restarted.contains(&name)
+            && !hub_stale
+        {
+            continue;
+        }
+        let mut status = pod_status(
+            k,
+            &pod,
+            want_phase,
+            ready,
+            &manifest["spec"]["containers"],
+            None,
+            started_at(seen),
+        );
+        k.cri
+            .statics
+            .lock()
+            .unwrap()
+            .apply(&k.cri, &name, &mut status);
+        // a modelled hub's process ends like a container's: CrashLoopBackOff while the kubelet
+        // backs off, the ended instance as lastState, restartCount
+        if let Some((restarts, ended, last)) = hub_view
+            && let Some(cs) = status["containerStatuses"].get_mut(0)
+        {
+            cs["restartCount"] = json!(restarts);
+            let term = |code: i32| {
+                json!({"terminated": {"exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
+                    "finishedAt": util::now()}})
+            };
+            if let Some(code) = ended {
+                cs["state"] = json!({"waiting": {"reason": "CrashLoopBackOff",
+                    "message": format!("back-off restarting failed container {} in pod {name}", cs["name"].as_str().unwrap_or(""))}});
+                cs["lastState"] = term(code);
+                cs["ready"] = json!(false);
+                cs["started"] = json!(false);
+            } else if let Some(code) = last {
+                cs["lastState"] = term(code);
+            }
+        }
+        let _ = shared
+            .api
+            .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
+                o["status"] = status.clone();
+                true
+            });
+    }
+}
+
+fn started_at(seen: Instant) -> String {
+    util::rfc3339(SystemTime::now() - seen.elapsed())
+}
+
+pub(crate) fn pod_status(
+    k: &NodeKubelet,
+    pod: &Value,
+    phase: &str,
+    ready: bool,
+    containers: &Value,
+    terminated: Option<(i32, &str)>,
+    started: String,
+) -> Value {
+    let now = util::now();
+    let b = |x: bool| if x { "True" } else { "False" };
+    let statuses: Vec<Value> = containers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let state = match (phase, terminated) {
+                (_, Some((code, reason))) => json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now, "containerID": format!("containerd://{:016x}", util::fnv32a(pod["metadata"]["uid"].to_string().as_bytes()))}}),
+                ("Running", _) => json!({"running": {"startedAt": started}}),
+                _ => json!({"waiting": {"reason": "ContainerCreating"}}),
+            };
+            json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:{:064x}", c["image"].as_str().unwrap_or(""), util::fnv32a(c["image"].to_string().as_bytes())),
+                "ready": ready && terminated.is_none(), "restartCount": 0, "started": phase == "Running", "state": state})
+        })
+        .collect();
+    let mut conds = vec![
+        json!({"type": "PodReadyToStartContainers", "status": b(phase != "Pending"), "lastTransitionTime": now}),
+        json!({"type": "Initialized", "status": "True", "lastTransitionTime": now}),
+        json!({"type": "Ready", "status": b(ready && phase == "Running"), "lastTransitionTime": now}),
+        json!({"type": "ContainersReady", "status": b(ready && phase == "Running"), "lastTransitionTime": now}),
+        json!({"type": "PodScheduled", "status": "True", "lastTransitionTime": now}),
+    ];
+    // Conditions written by others (e.g. PodNeedUpgrade) survive kubelet status updates.
+    for c in pod["status"]["conditions"].as_array().into_iter().flatten() {
+        if !conds.iter().any(|x| x["type"] == c["type"]) {
+            conds.push(c.clone());
+        }
+    }
+    let host_network = pod["spec"]["hostNetwork"] == json!(true);
+    let sandbox_ip = pod["metadata"]["uid"]
+        .as_str()
+        .and_then(|uid| k.sandboxes.lock().unwrap().get(uid).map(|s| s.ip));
+    let pod_ip = if host_network {
+        k.ip.clone()
+    } else if let Some(ip) = sandbox_ip {
+        ip.to_string()
+    } else {
+        format!(
+            "10.244.{}.{}",
+            util::fnv32a(k.name.as_bytes()) % 256,
+            util::fnv32a(pod["metadata"]["name"].to_string().as_bytes()) % 250 + 2
+        )
+    };
+    let mut st = json!({"phase": phase, "conditions": conds, "hostIP": k.ip, "hostIPs": [{"ip": k.ip}], "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": started, "containerStatuses": statuses, "qosClass": pod["status"]["qosClass"].as_str().unwrap_or("BestEffort")});
+    if phase == "Pending" {
+        st.as_object_mut().unwrap().remove("podIP");
+        st.as_object_mut().unwrap().remove("podIPs");
+    }
+    st
+}
