@@ -53,6 +53,30 @@ async fn diagnose(env: &Env, extra: &[&str]) -> (i32, Value) {
     (run.code, run.json())
 }
 
+/// Runs diagnose until `done` says its (exit code, result) is the one awaited (the cluster
+/// takes a moment to show what a test broke or fixed); returns that result.
+async fn diagnose_until(env: &Env, done: impl Fn(i32, &Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, r) = diagnose(env, &[]).await;
+        if done(code, &r) {
+            return r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "exit {code}: {r:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// A convert whose node Job fails on the first worker (exit 4); returns that worker.
+async fn failed_convert(env: &Env) -> String {
+    let worker = support::first_worker(&env.sim);
+    env.sim
+        .faults()
+        .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);
+    assert_eq!(convert(env).await.code, 4);
+    worker
+}
+
 /// The findings as (severity, check, subject), and the whole of each for messages.
 fn findings(r: &Value) -> Vec<(String, String, String)> {
     r["findings"]
@@ -101,15 +125,7 @@ async fn a_healthy_cluster_passes_and_yurt_manager_down_is_an_error_with_its_fix
         )
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let r = loop {
-        let (code, r) = diagnose(&env, &[]).await;
-        if code == 7 {
-            break r;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    let r = diagnose_until(&env, |code, _| code == 7).await;
     assert!(
         has(
             &r,
@@ -141,11 +157,7 @@ async fn a_healthy_cluster_passes_and_yurt_manager_down_is_an_error_with_its_fix
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_convert_leaves_an_unfinished_journal_and_its_job() {
     let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
-    let worker = support::first_worker(&env.sim);
-    env.sim
-        .faults()
-        .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);
-    assert_eq!(convert(&env).await.code, 4);
+    let worker = failed_convert(&env).await;
     let (code, r) = diagnose(&env, &[]).await;
     assert_eq!(code, 7, "{r:#}");
     assert!(
@@ -224,26 +236,12 @@ async fn nodelifecycle_running_again_under_legacy_is_an_error() {
     assert_ne!(on, text, "convert disabled nodelifecycle: {text}");
     std::fs::write(&manifest, on).unwrap();
     let subject = format!("pod/kube-system/kube-controller-manager-{cp}");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (code, r) = diagnose(&env, &[]).await;
-        if has(&r, "error", "KubeControllerManager", &subject) {
-            assert_eq!(code, 7);
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    diagnose_until(&env, |code, r| {
+        code == 7 && has(r, "error", "KubeControllerManager", &subject)
+    })
+    .await;
     assert_eq!(convert_legacy(&env).await.code, 0);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (code, r) = diagnose(&env, &[]).await;
-        if code == 0 {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    diagnose_until(&env, |code, _| code == 0).await;
     env.sim.shutdown().await;
 }
 
@@ -252,11 +250,7 @@ async fn nodelifecycle_running_again_under_legacy_is_an_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn collect_writes_one_archive_with_the_secrets_redacted() {
     let env = support::cluster(2, Layout::Kubeadm, "v1.33.1").await;
-    let worker = support::first_worker(&env.sim);
-    env.sim
-        .faults()
-        .fail_jobs_named(&worker, &["yurtctl-convert-"], 1);
-    assert_eq!(convert(&env).await.code, 4);
+    let worker = failed_convert(&env).await;
     let token = "plnted.0123456789abcdef";
     let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJwbGFudGVkIn0.c2lnbmF0dXJlX3BsYW50ZWQ";
     let events: Api<k8s_openapi::api::core::v1::Event> =
@@ -402,16 +396,11 @@ async fn a_denied_yurthub_request_and_a_notready_node_are_errors() {
     .await
     .unwrap();
     env.sim.set_node_ready(&worker, false).unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let r = loop {
-        let (code, r) = diagnose(&env, &[]).await;
-        if has(&r, "error", "NodeReady", &format!("node/{worker}")) {
-            assert_eq!(code, 7);
-            break r;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{r:#}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    let node = format!("node/{worker}");
+    let r = diagnose_until(&env, |code, r| {
+        code == 7 && has(r, "error", "NodeReady", &node)
+    })
+    .await;
     assert!(
         has(
             &r,
