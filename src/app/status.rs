@@ -2,7 +2,7 @@
 
 use crate::app::common::{block_on, connect_and_snapshot, fail, print_structured};
 use crate::cli::{GlobalArgs, StatusCmd};
-use crate::cluster::journal::{Journal, PhaseState};
+use crate::cluster::journal::Journal;
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::cluster::staticset;
 use crate::exit::Exit;
@@ -31,13 +31,6 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
         }
         Exit::Ok
     })
-}
-
-fn state_word(s: PhaseState) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The status object from the snapshot, the YurtHub pods and the journal's profile (pure).
@@ -72,7 +65,9 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
                 yurthub_ready: hub.is_some_and(|(_, r)| *r),
                 yurthub_service: hub_service && converted,
                 ready: n.ready,
-                last_result: last.map(|s| state_word(s.state)).unwrap_or_default(),
+                last_result: last
+                    .map(|s| s.state.as_str().to_owned())
+                    .unwrap_or_default(),
                 last_error: last.and_then(|s| s.last_error.clone()),
             }
         })

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::converted_role;
 use crate::cluster::health::Health;
-use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::render::Profile;
 
@@ -141,16 +140,8 @@ fn leftovers(snap: &ClusterSnapshot, now: Timestamp, out: &mut Vec<Diagnosis>) {
         ));
     }
     if let Some(j) = &snap.journal {
-        let stuck: Vec<String> = j
-            .nodes
-            .iter()
-            .filter(|(_, phases)| {
-                phases
-                    .values()
-                    .any(|s| matches!(s.state, PhaseState::Running | PhaseState::Failed))
-            })
-            .map(|(n, _)| n.clone())
-            .collect();
+        let mut stuck: Vec<String> = j.unfinished().into_iter().map(|(n, _, _)| n).collect();
+        stuck.dedup();
         if !stuck.is_empty() {
             out.push(finding(
                 Severity::Error,

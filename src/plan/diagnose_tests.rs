@@ -5,7 +5,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::*;
 use crate::cluster::health::{CsrState, DeploymentState, Health, TokenState};
-use crate::cluster::journal::Journal;
+use crate::cluster::journal::{Journal, PhaseState};
 use crate::cluster::lock::LockHolder;
 use crate::cluster::snapshot::JobInfo;
 use crate::plan::tests::three;

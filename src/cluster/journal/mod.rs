@@ -70,6 +70,19 @@ pub enum PhaseState {
     Skipped,
 }
 
+impl PhaseState {
+    /// The word the journal stores it as (`pending`, `running`, …), as status shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseState::Pending => "pending",
+            PhaseState::Running => "running",
+            PhaseState::Done => "done",
+            PhaseState::Failed => "failed",
+            PhaseState::Skipped => "skipped",
+        }
+    }
+}
+
 /// One phase on one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -196,6 +209,19 @@ impl Journal {
 
     pub fn phase(&self, node: &str, phase: &str) -> Option<&PhaseStatus> {
         self.nodes.get(node)?.get(phase)
+    }
+
+    /// Every (node, phase, state) a run left running or failed: where it did not finish.
+    pub fn unfinished(&self) -> Vec<(String, String, PhaseState)> {
+        self.nodes
+            .iter()
+            .flat_map(|(n, phases)| {
+                phases
+                    .iter()
+                    .filter(|(_, s)| matches!(s.state, PhaseState::Running | PhaseState::Failed))
+                    .map(move |(p, s)| (n.clone(), p.clone(), s.state))
+            })
+            .collect()
     }
 
     /// Adds a created object once.

@@ -58,7 +58,7 @@ impl fmt::Display for Refusal {
                 let shown: Vec<String> = nodes
                     .iter()
                     .take(5)
-                    .map(|(n, p, s)| format!("{n} ({p} {})", state_word(*s)))
+                    .map(|(n, p, s)| format!("{n} ({p} {})", s.as_str()))
                     .collect();
                 let more = nodes.len().saturating_sub(shown.len());
                 write!(
@@ -95,16 +95,6 @@ impl fmt::Display for Refusal {
             Refusal::NodePool(why) => f.write_str(why),
             Refusal::Route(r) => write!(f, "{r}"),
         }
-    }
-}
-
-fn state_word(s: PhaseState) -> &'static str {
-    match s {
-        PhaseState::Pending => "pending",
-        PhaseState::Running => "running",
-        PhaseState::Done => "done",
-        PhaseState::Failed => "failed",
-        PhaseState::Skipped => "skipped",
     }
 }
 
@@ -145,16 +135,7 @@ pub fn preflight(
             max: to.kubernetes.max_minor,
         });
     }
-    let unfinished: Vec<(String, String, PhaseState)> = journal
-        .nodes
-        .iter()
-        .flat_map(|(n, phases)| {
-            phases
-                .iter()
-                .filter(|(_, s)| matches!(s.state, PhaseState::Running | PhaseState::Failed))
-                .map(move |(p, s)| (n.clone(), p.clone(), s.state))
-        })
-        .collect();
+    let unfinished = journal.unfinished();
     if !unfinished.is_empty() {
         refused.push(Refusal::Unfinished {
             command: journal.command.clone(),
