@@ -149,7 +149,7 @@ async fn nodepools_are_defaulted_and_validated_by_their_webhooks() {
         np["metadata"]["labels"]["nodepool.openyurt.io/type"],
         "edge"
     );
-    assert_eq!(np["spec"]["leaderElectionStrategy"], "Random");
+    assert_eq!(np["spec"]["leaderElectionStrategy"], "random");
     assert_eq!(np["spec"]["leaderReplicas"], 1);
     assert_eq!(
         np["spec"]["poolScopeMetadata"],

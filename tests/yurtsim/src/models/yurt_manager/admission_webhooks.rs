@@ -324,8 +324,11 @@ fn validate_spec(spec: &Value) -> Option<FieldError> {
             "Cloud NodePool cloud not support hostNetwork",
         ));
     }
+    // the message says Random or Mark; the values it takes are the constants, lower case
+    // (ElectionStrategyRandom = "random", ElectionStrategyMark = "mark":
+    // openyurtio/openyurt@v1.7.0 pkg/apis/apps/v1beta2/nodepool_types.go)
     let s = spec["leaderElectionStrategy"].as_str().unwrap_or("");
-    if s != "Random" && s != "Mark" {
+    if s != "random" && s != "mark" {
         return Some(invalid(
             "spec.leaderElectionStrategy",
             &json!(s),
@@ -336,7 +339,7 @@ fn validate_spec(spec: &Value) -> Option<FieldError> {
 }
 
 /// NodePoolHandler.Default: type Edge when empty, the type label, leaderElectionStrategy
-/// Random, leaderReplicas 1, the two default poolScopeMetadata entries. (Its status reset is
+/// `random`, leaderReplicas 1, the two default poolScopeMetadata entries. (Its status reset is
 /// dropped by the API server on create: the CRD has a status subresource.)
 fn default_pool(r: &Review) -> Verdict {
     let Some(np) = r.new else {
@@ -357,7 +360,7 @@ fn default_pool(r: &Review) -> Verdict {
         .unwrap_or("")
         .is_empty()
     {
-        p.push(("/spec/leaderElectionStrategy".into(), json!("Random")));
+        p.push(("/spec/leaderElectionStrategy".into(), json!("random")));
     }
     if spec["leaderReplicas"].as_i64().unwrap_or(0) <= 0 {
         p.push(("/spec/leaderReplicas".into(), json!(1)));
