@@ -39,13 +39,25 @@ pub mod conditions {
             .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
     }
 
-    /// At least one replica is available.
+    /// Its latest spec is rolled out and available, as `kubectl rollout status` decides it
+    /// (kubernetes/kubernetes v1.36.2 staging/src/k8s.io/kubectl/pkg/polymorphichelpers/
+    /// rollout_status.go, DeploymentStatusViewer): the controller saw the latest generation,
+    /// every replica is updated, no old replica is left, every updated one is available; and
+    /// at least one is. A Deployment whose old pods still run is not: after an upgrade they
+    /// would answer its webhooks with the old release's code.
     pub fn is_deployment_available(d: &Deployment) -> bool {
-        d.status
-            .as_ref()
-            .and_then(|s| s.available_replicas)
-            .unwrap_or(0)
-            >= 1
+        let Some(s) = d.status.as_ref() else {
+            return false;
+        };
+        let generation = d.metadata.generation.unwrap_or(0);
+        let wanted = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        let updated = s.updated_replicas.unwrap_or(0);
+        let available = s.available_replicas.unwrap_or(0);
+        s.observed_generation.unwrap_or(0) >= generation
+            && updated >= wanted
+            && s.replicas.unwrap_or(0) <= updated
+            && available >= updated
+            && available >= 1
     }
 
     /// yurt-manager has rendered a YurtStaticSet's manifest into this ConfigMap: it carries
@@ -111,7 +123,8 @@ pub async fn nodes_ready(cluster: &Cluster, names: &[String], timeout: Duration)
     all_named(api, None, names, timeout, conditions::is_node_ready).await
 }
 
-/// Waits until every named Deployment of ours in `namespace` is available; a timeout names
+/// Waits until every named Deployment of ours in `namespace` is rolled out and available; a
+/// timeout names
 /// each missing one's pods and their state.
 pub async fn deployments_available(
     cluster: &Cluster,
