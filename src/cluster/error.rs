@@ -263,7 +263,8 @@ impl ClusterError {
                 action,
                 message: s.message.clone(),
             },
-            kube::Error::Api(s) if s.code == 403 => {
+            // a webhook's refusal is no missing permission: what it names is to be fixed
+            kube::Error::Api(s) if s.code == 403 && !s.message.contains(" denied the request") => {
                 let (verb, resource) = denied(&s.message, &action);
                 ClusterError::Forbidden {
                     action,
@@ -376,6 +377,27 @@ mod tests {
         let failed =
             forbidden("failed calling webhook \"v.v1beta2.nodepool.kb.io\": connection refused");
         assert_eq!(failed.denying_webhook(), None);
+    }
+
+    #[test]
+    fn a_webhooks_403_is_its_refusal_not_a_missing_permission() {
+        let status = kube::core::Status {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: "admission webhook \"v.v1beta2.nodepool.kb.io\" denied the request: \
+                      nodepools.apps.openyurt.io \"cloud\" is forbidden: spec.leaderElectionStrategy: \
+                      Invalid value: \"\""
+                .into(),
+            ..Default::default()
+        };
+        let e = ClusterError::from_kube("apply NodePool cloud", kube::Error::Api(status.into()));
+        assert_eq!(e.denying_webhook(), Some("v.v1beta2.nodepool.kb.io"));
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("apply NodePool cloud failed: 403 Forbidden: admission webhook"),
+            "{shown}"
+        );
+        assert!(!shown.contains("permission"), "{shown}");
     }
 
     #[test]
