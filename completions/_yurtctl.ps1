@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
+            [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Move a cluster yurtctl converted to a newer OpenYurt, in place')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
             [CompletionResult]::new('diagnose', 'diagnose', [CompletionResultType]::ParameterValue, 'Find what is wrong in a converted cluster, and what to do about it (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
@@ -119,6 +120,42 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
             [CompletionResult]::new('--force-unlock', '--force-unlock', [CompletionResultType]::ParameterName, 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)')
             [CompletionResult]::new('--skip-workload-restart', '--skip-workload-restart', [CompletionResultType]::ParameterName, 'Do not restart the nodes'' workload containers after the kubelet changes API server address (by default they are, so pods see the matching KUBERNETES_SERVICE_HOST/PORT)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'No colours (also when the NO_COLOR environment variable is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'yurtctl;upgrade' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'The profile to upgrade to (one whose profile.yaml names the cluster''s in upgradeFrom)')
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]')
+            [CompletionResult]::new('--openyurt-version', '--openyurt-version', [CompletionResultType]::ParameterName, 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)')
+            [CompletionResult]::new('--image-repository', '--image-repository', [CompletionResultType]::ParameterName, 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)')
+            [CompletionResult]::new('--image-pull-secret', '--image-pull-secret', [CompletionResultType]::ParameterName, 'A Secret in kube-system the node Jobs and the components pull their images with (repeatable) [default: the ones convert was given]')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Node Jobs running at once')
+            [CompletionResult]::new('--job-timeout', '--job-timeout', [CompletionResultType]::ParameterName, 'Time allowed for each node''s Job')
+            [CompletionResult]::new('--skip-phases', '--skip-phases', [CompletionResultType]::ParameterName, 'Phases to skip (comma-separated ids, in run order: lock, preflight, kcm, components, label-nodes, nodes/edge, nodes/cloud, cleanup, migrate, verify)')
+            [CompletionResult]::new('--ignore-preflight-errors', '--ignore-preflight-errors', [CompletionResultType]::ParameterName, 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, or all)')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release''s objects stay until a run without -l has moved the rest')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release''s objects stay until a run without -l has moved the rest')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of namespaced objects a command names (static pods)')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)')
+            [CompletionResult]::new('--burst', '--burst', [CompletionResultType]::ParameterName, 'API requests allowed in a burst above a --qps limit')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none')
+            [CompletionResult]::new('--force-unlock', '--force-unlock', [CompletionResultType]::ParameterName, 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)')
+            [CompletionResult]::new('--force-conflicts', '--force-conflicts', [CompletionResultType]::ParameterName, 'Take over fields of our objects that other field managers own (server-side apply)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')
@@ -561,6 +598,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
         'yurtctl;help' {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert this Kubernetes cluster into an OpenYurt cluster')
             [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Turn an OpenYurt cluster made by convert back into the original cluster')
+            [CompletionResult]::new('upgrade', 'upgrade', [CompletionResultType]::ParameterValue, 'Move a cluster yurtctl converted to a newer OpenYurt, in place')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show what convert did and where each node stands (read-only)')
             [CompletionResult]::new('diagnose', 'diagnose', [CompletionResultType]::ParameterValue, 'Find what is wrong in a converted cluster, and what to do about it (read-only)')
             [CompletionResult]::new('staticpod', 'staticpod', [CompletionResultType]::ParameterValue, 'Roll out, inspect and roll back static pods across nodes, from the client side')
@@ -575,6 +613,9 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;help;revert' {
+            break
+        }
+        'yurtctl;help;upgrade' {
             break
         }
         'yurtctl;help;status' {

@@ -41,6 +41,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --version 'Print version'
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
+            cand upgrade 'Move a cluster yurtctl converted to a newer OpenYurt, in place'
             cand status 'Show what convert did and where each node stands (read-only)'
             cand diagnose 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
@@ -114,6 +115,41 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
             cand --force-unlock 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
             cand --skip-workload-restart 'Do not restart the nodes'' workload containers after the kubelet changes API server address (by default they are, so pods see the matching KUBERNETES_SERVICE_HOST/PORT)'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'yurtctl;upgrade'= {
+            cand --profile 'The profile to upgrade to (one whose profile.yaml names the cluster''s in upgradeFrom)'
+            cand --servant-image 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]'
+            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
+            cand --image-repository 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)'
+            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand --image-pull-secret 'A Secret in kube-system the node Jobs and the components pull their images with (repeatable) [default: the ones convert was given]'
+            cand --concurrency 'Node Jobs running at once'
+            cand --job-timeout 'Time allowed for each node''s Job'
+            cand --skip-phases 'Phases to skip (comma-separated ids, in run order: lock, preflight, kcm, components, label-nodes, nodes/edge, nodes/cloud, cleanup, migrate, verify)'
+            cand --ignore-preflight-errors 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, or all)'
+            cand -l 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release''s objects stay until a run without -l has moved the rest'
+            cand --selector 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release''s objects stay until a run without -l has moved the rest'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)'
+            cand --burst 'API requests allowed in a burst above a --qps limit'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand --force-unlock 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
+            cand --force-conflicts 'Take over fields of our objects that other field managers own (server-side apply)'
             cand -v 'More log detail on stderr (-v debug, -vv trace)'
             cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
             cand -q 'Only warnings and errors on stderr'
@@ -527,6 +563,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         &'yurtctl;help'= {
             cand convert 'Convert this Kubernetes cluster into an OpenYurt cluster'
             cand revert 'Turn an OpenYurt cluster made by convert back into the original cluster'
+            cand upgrade 'Move a cluster yurtctl converted to a newer OpenYurt, in place'
             cand status 'Show what convert did and where each node stands (read-only)'
             cand diagnose 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
             cand staticpod 'Roll out, inspect and roll back static pods across nodes, from the client side'
@@ -539,6 +576,8 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         &'yurtctl;help;convert'= {
         }
         &'yurtctl;help;revert'= {
+        }
+        &'yurtctl;help;upgrade'= {
         }
         &'yurtctl;help;status'= {
         }

@@ -48,6 +48,7 @@ complete -c yurtctl -n "__fish_yurtctl_needs_command" -s h -l help -d 'Print hel
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -s V -l version -d 'Print version'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "upgrade" -d 'Move a cluster yurtctl converted to a newer OpenYurt, in place'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "diagnose" -d 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
 complete -c yurtctl -n "__fish_yurtctl_needs_command" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
@@ -135,6 +136,40 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s q -l quiet -d
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand revert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l profile -d 'The profile to upgrade to (one whose profile.yaml names the cluster\'s in upgradeFrom)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image-pull-secret -d 'A Secret in kube-system the node Jobs and the components pull their images with (repeatable) [default: the ones convert was given]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l concurrency -d 'Node Jobs running at once' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l job-timeout -d 'Time allowed for each node\'s Job' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, kcm, components, label-nodes, nodes/edge, nodes/cloud, cleanup, migrate, verify)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l ignore-preflight-errors -d 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, or all)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s l -l selector -d 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release\'s objects stay until a run without -l has moved the rest' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-unlock -d 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-conflicts -d 'Take over fields of our objects that other field managers own (server-side apply)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
@@ -481,16 +516,17 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s q -l quie
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand playground" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "diagnose" -d 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "images" -d 'List the images a conversion pulls, to mirror them for air-gapped clusters'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "completion" -d 'Print a shell completion script'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert status diagnose staticpod images completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "convert" -d 'Convert this Kubernetes cluster into an OpenYurt cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "revert" -d 'Turn an OpenYurt cluster made by convert back into the original cluster'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "upgrade" -d 'Move a cluster yurtctl converted to a newer OpenYurt, in place'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "status" -d 'Show what convert did and where each node stands (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "diagnose" -d 'Find what is wrong in a converted cluster, and what to do about it (read-only)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "staticpod" -d 'Roll out, inspect and roll back static pods across nodes, from the client side'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "images" -d 'List the images a conversion pulls, to mirror them for air-gapped clusters'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "completion" -d 'Print a shell completion script'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "man" -d 'Write man pages (one per command) to a directory, or yurtctl(1) to stdout'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "playground" -d 'Try yurtctl on an embedded simulated cluster (no Kubernetes needed)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and not __fish_seen_subcommand_from convert revert upgrade status diagnose staticpod images completion man playground help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "upgrade" -d 'Roll a new revision of a static pod out to the nodes that run it'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "status" -d 'Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "rollback" -d 'Roll a previous revision out again, with the same controls as upgrade'

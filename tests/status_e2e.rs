@@ -39,18 +39,29 @@ async fn settled_status(sim: &Sim) -> Value {
 /// The default profile: YurtHub a systemd service, nodes in NodePools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn status_before_after_convert_and_after_revert() {
-    status_round_trip("openyurt-v1.7", "v1.33.1", ["cloud", "edge"], "service").await;
+    status_round_trip(
+        "openyurt-v1.7",
+        "v1.33.1",
+        ["cloud", "edge"],
+        ["v1.7.0", "service"],
+    )
+    .await;
 }
 
 /// YurtHub a static pod whose mirror pod status reads, no NodePools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn status_of_a_static_pod_yurthub() {
-    status_round_trip("openyurt-v1.6", "v1.30.2", ["-", "-"], "Ready").await;
+    status_round_trip("openyurt-v1.6", "v1.30.2", ["-", "-"], ["v1.6.1", "Ready"]).await;
 }
 
-/// status before convert, after convert (`pools` of control-plane-1 and worker-1 and the
-/// YURTHUB column as the table shows them), and after revert.
-async fn status_round_trip(profile: &str, kubernetes: &str, pools: [&str; 2], hub: &str) {
+/// status before convert, after convert (`pools` of control-plane-1 and worker-1, and the
+/// OPENYURT and YURTHUB columns as the table shows them), and after revert.
+async fn status_round_trip(
+    profile: &str,
+    kubernetes: &str,
+    pools: [&str; 2],
+    [openyurt, hub]: [&str; 2],
+) {
     let env = support::start_sim(3, Layout::Kubeadm, |cfg| {
         cfg.kubernetes_version = kubernetes.into()
     })
@@ -127,7 +138,11 @@ async fn status_round_trip(profile: &str, kubernetes: &str, pools: [&str; 2], hu
             .find(|l| l.starts_with(node))
             .unwrap_or_else(|| panic!("{node}: {}", table.stdout));
         let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols[1..7], [role, pool, "yes", hub, "yes", "done"], "{row}");
+        assert_eq!(
+            cols[1..8],
+            [role, pool, "yes", openyurt, hub, "yes", "done"],
+            "{row}"
+        );
     }
 
     let revert = yurtctl(sim, &["revert", "--job-timeout", "60s", "-y"]).await;

@@ -13,6 +13,7 @@ pub mod playground;
 pub mod revert;
 pub mod staticpod;
 pub mod status;
+pub mod upgrade;
 
 use std::io::IsTerminal;
 
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Exit {
     match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::Revert(cmd) => revert::run(&cli.global, &cmd),
+        Command::Upgrade(cmd) => upgrade::run(&cli.global, &cmd),
         Command::Status(cmd) => status::run(&cli.global, &cmd),
         Command::Diagnose(cmd) => diagnose::run(&cli.global, &cmd),
         Command::Images(cmd) => images::run(&cli.global, &cmd),

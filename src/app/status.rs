@@ -21,11 +21,15 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
-        let profile = snap
-            .journal
-            .as_ref()
-            .and_then(|j| crate::render::Profile::load(&j.profile).ok());
-        let status = build(&snap, &hubs, profile.as_ref());
+        let load = |name: &str| crate::render::Profile::load(name).ok();
+        let j = snap.journal.as_ref();
+        let profile = j.and_then(|j| load(&j.profile));
+        // the profile an unfinished upgrade started from: its nodes not moved yet still run it
+        let from = j
+            .and_then(|j| j.upgrade.as_ref())
+            .filter(|u| !u.finished)
+            .and_then(|u| load(&u.from_profile));
+        let status = build(&snap, &hubs, profile.as_ref(), from.as_ref());
         if !print_structured(g, &status) {
             print!("{}", status_table(&status));
         }
@@ -33,13 +37,36 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
     })
 }
 
-/// The status object from the snapshot, the YurtHub pods and the journal's profile (pure).
-pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&Profile>) -> Status {
+/// The status object from the snapshot, the YurtHub pods, the journal's profile and, during an
+/// upgrade, the profile it started from (pure).
+pub fn build(
+    snap: &ClusterSnapshot,
+    hubs: &[(String, bool)],
+    profile: Option<&Profile>,
+    upgrading_from: Option<&Profile>,
+) -> Status {
     let j: Option<&Journal> = snap.journal.as_ref();
     let pool_label = profile
         .and_then(|p| p.node_pools.as_ref())
         .map(|p| p.label.as_str());
-    let hub_service = profile.is_some_and(|p| p.yurthub.static_pod().is_none());
+    // the release and YurtHub's mode a converted node runs
+    let release = |node: &str| -> Option<(String, bool)> {
+        let j = j?;
+        let upgrade = j.upgrade.as_ref().filter(|u| !u.finished);
+        let moved = j
+            .phase(node, plan::UPGRADE_ACTION)
+            .is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done);
+        let (version, p) = match (upgrade, upgrading_from) {
+            (Some(u), Some(from)) if !moved => (u.from_version.clone(), from),
+            (Some(u), _) => (u.to_version.clone(), profile?),
+            (None, _) => {
+                let p = profile?;
+                let v = j.options.get("openyurtVersion").and_then(|v| v.as_str());
+                (v.unwrap_or(&p.openyurt_version).to_owned(), p)
+            }
+        };
+        Some((version, p.yurthub.static_pod().is_none()))
+    };
     let nodes = snap
         .nodes
         .iter()
@@ -56,6 +83,7 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
             let converted = j.is_some_and(|j| plan::converted_role(j, &n.name).is_some());
             let last = phases.and_then(|m| m.values().max_by_key(|s| s.updated_at));
             let hub = hubs.iter().find(|(h, _)| h == &n.name);
+            let runs = release(&n.name).filter(|_| converted);
             NodeStatus {
                 name: n.name.clone(),
                 role: role.into(),
@@ -63,7 +91,11 @@ pub fn build(snap: &ClusterSnapshot, hubs: &[(String, bool)], profile: Option<&P
                 pool: pool_label.and_then(|l| n.labels.get(l).cloned()),
                 yurthub: hub.is_some(),
                 yurthub_ready: hub.is_some_and(|(_, r)| *r),
-                yurthub_service: hub_service && converted,
+                yurthub_service: runs.as_ref().is_some_and(|(_, service)| *service),
+                openyurt_version: runs.as_ref().map(|(v, _)| v.clone()),
+                yurthub_mode: runs
+                    .as_ref()
+                    .map(|(_, service)| if *service { "service" } else { "static-pod" }.to_owned()),
                 ready: n.ready,
                 last_result: last
                     .map(|s| s.state.as_str().to_owned())

@@ -11,6 +11,7 @@ mod playground;
 mod revert;
 mod servant;
 mod staticpod;
+mod upgrade;
 mod values;
 
 use std::path::PathBuf;
@@ -30,8 +31,9 @@ pub use servant::{
 };
 pub use staticpod::{
     AdoptCmd, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, SetStrategy, StaticPodCommand,
-    StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs, UpgradeCmd,
+    StaticPodUpgradeCmd, StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs,
 };
+pub use upgrade::UpgradeCmd;
 pub use values::{
     config_key, dns1123_label, image_ref, label_key, label_selector, label_value, node_name,
     positive,
@@ -208,6 +210,9 @@ pub enum Command {
     /// Turn an OpenYurt cluster made by convert back into the original cluster
     #[command(long_about = revert_long_about())]
     Revert(Box<RevertCmd>),
+    /// Move a cluster yurtctl converted to a newer OpenYurt, in place
+    #[command(long_about = upgrade::upgrade_long_about())]
+    Upgrade(Box<UpgradeCmd>),
     /// Show what convert did and where each node stands (read-only)
     ///
     /// From the journal (profile, options, when, objects created) and the cluster: per node

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::duration::parse_duration;
-use super::values::{image_ref, label_selector, node_name, positive, revision};
+use super::values::{image_ref, node_name, node_selector, positive, revision};
 use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
 use crate::selector::Selector;
@@ -45,15 +45,6 @@ fn image(s: &str) -> Result<ImageSpec, String> {
     s.parse()
 }
 
-/// `-l/--selector`: kubectl's label-selector syntax (the one parser, `values::label_selector`);
-/// an empty one would select every node, which is what leaving the flag out means.
-fn selector(s: &str) -> Result<Selector, String> {
-    if s.trim().is_empty() {
-        return Err("an empty selector; leave -l out to select every node".into());
-    }
-    label_selector(s)
-}
-
 fn seconds(s: &str) -> Result<Duration, String> {
     s.parse::<u64>()
         .map(Duration::from_secs)
@@ -69,7 +60,7 @@ pub enum StaticPodCommand {
     /// expect). advanced-rolling-update upgrades nodes through node Jobs in a sliding window of
     /// --max-unavailable; ota marks mirror pods with PodNeedUpgrade for YurtHub's OTA endpoint.
     /// Re-running the same command resumes; Ctrl-C stops cleanly.
-    Upgrade(Box<UpgradeCmd>),
+    Upgrade(Box<StaticPodUpgradeCmd>),
     /// Show TOTAL / READY / UPGRADED of a static pod (-o wide: per node)
     Status(StatusCmd),
     /// Roll a previous revision out again, with the same controls as upgrade
@@ -159,7 +150,7 @@ pub struct TemplateArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RolloutArgs {
     /// Only nodes whose labels match this selector (kubectl syntax)
-    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector)]
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = node_selector)]
     pub selector: Option<Selector>,
 
     /// Nodes upgrading (or settling) at once: an integer or a percentage of the target nodes,
@@ -213,7 +204,7 @@ pub struct RolloutArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct UpgradeCmd {
+pub struct StaticPodUpgradeCmd {
     /// The static pod (its mirror pods are NAME-<node>)
     #[arg(value_name = "NAME", value_parser = static_pod_name)]
     pub name: String,
@@ -318,10 +309,10 @@ mod tests {
             ("zone notin (a, b)", false),
             ("zone=a,edge", true),
         ] {
-            assert_eq!(selector(sel).unwrap().matches(&l), want, "{sel}");
+            assert_eq!(node_selector(sel).unwrap().matches(&l), want, "{sel}");
         }
         for bad in ["", "zone=a,", "=a", "zone in a", "Zone Space=x", "k=v v"] {
-            assert!(selector(bad).is_err(), "{bad}");
+            assert!(node_selector(bad).is_err(), "{bad}");
         }
     }
 }

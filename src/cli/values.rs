@@ -77,6 +77,15 @@ pub fn label_value(s: &str) -> Result<String, String> {
 }
 
 /// A label selector in kubectl's syntax (see [`crate::selector`]).
+/// `-l/--selector` of the nodes a command acts on: kubectl's label-selector syntax; an empty
+/// one would select every node, which is what leaving the flag out means.
+pub fn node_selector(s: &str) -> Result<Selector, String> {
+    if s.trim().is_empty() {
+        return Err("an empty selector; leave -l out to select every node".into());
+    }
+    label_selector(s)
+}
+
 pub fn label_selector(s: &str) -> Result<Selector, String> {
     Selector::parse(s).map_err(|e| {
         format!("{e}; expected kubectl's syntax, e.g. 'zone=edge,tier in (a,b),!legacy'")

@@ -22,6 +22,7 @@ pub mod apply;
 pub mod bootstrap;
 pub mod client;
 pub mod collect;
+pub mod crd;
 pub mod diagnose;
 pub mod error;
 pub mod health;

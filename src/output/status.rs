@@ -24,6 +24,13 @@ pub struct NodeStatus {
     /// (READY tells whether the kubelet reaches the API server through it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub yurthub_service: bool,
+    /// The OpenYurt release the converted node runs (during an upgrade, the old one until its
+    /// Job moved it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub openyurt_version: Option<String>,
+    /// How YurtHub runs on the converted node: `static-pod` or `service`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yurthub_mode: Option<String>,
     pub ready: bool,
     /// The state of the node's latest journal entry: `done`, `failed`, `running`, … or empty.
     pub last_result: String,
@@ -135,8 +142,8 @@ pub fn status_table(s: &Status) -> String {
         out.push_str(&format!("Nodes:    {c}\n"));
     }
     out.push_str(&format!(
-        "\n{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
-        "NODE", "ROLE", "POOL", "CONVERTED", "YURTHUB", "READY", "LAST", "ERROR"
+        "\n{:<30} {:<6} {:<16} {:<10} {:<9} {:<8} {:<6} {:<8} {}\n",
+        "NODE", "ROLE", "POOL", "CONVERTED", "OPENYURT", "YURTHUB", "READY", "LAST", "ERROR"
     ));
     for n in &s.nodes {
         let hub = match (n.yurthub, n.yurthub_ready, n.yurthub_service) {
@@ -146,11 +153,12 @@ pub fn status_table(s: &Status) -> String {
             (true, false, _) => "NotReady",
         };
         out.push_str(&format!(
-            "{:<30} {:<6} {:<16} {:<10} {:<8} {:<6} {:<8} {}\n",
+            "{:<30} {:<6} {:<16} {:<10} {:<9} {:<8} {:<6} {:<8} {}\n",
             n.name,
             if n.role.is_empty() { "-" } else { &n.role },
             n.pool.as_deref().unwrap_or("-"),
             yes_no(n.converted),
+            n.openyurt_version.as_deref().unwrap_or("-"),
             hub,
             yes_no(n.ready),
             if n.last_result.is_empty() {

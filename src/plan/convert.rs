@@ -155,6 +155,23 @@ pub fn plan_convert(
             ),
         ));
     }
+    if let Some(u) = snap
+        .journal
+        .as_ref()
+        .and_then(|j| j.upgrade.as_ref())
+        .filter(|u| !u.finished)
+    {
+        // its nodes are half on one release, half on the other
+        findings.push(Finding::new(
+            Check::JournalProfile,
+            format!(
+                "an upgrade of this cluster to {} (OpenYurt {}) did not finish: run `yurtctl \
+                 upgrade --profile {} --openyurt-version {}` to finish it before converting more \
+                 nodes",
+                u.to_profile, u.to_version, u.to_profile, u.to_version
+            ),
+        ));
+    }
     for name in &opts.image_pull_secrets {
         let Some(found) = snap.pull_secrets.get(name) else {
             continue;

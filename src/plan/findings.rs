@@ -29,6 +29,9 @@ pub enum Check {
     /// A Secret `--image-pull-secret` names is missing or of a type the kubelet cannot pull
     /// with.
     ImagePullSecret,
+    /// `yurtctl upgrade` has no way from the cluster's release to the one asked for, or the
+    /// cluster is not in a state an upgrade can start from.
+    Upgrade,
 }
 
 impl Check {
@@ -49,6 +52,7 @@ impl Check {
             Check::NodePool => "NodePool",
             Check::JournalProfile => "JournalProfile",
             Check::ImagePullSecret => "ImagePullSecret",
+            Check::Upgrade => "Upgrade",
         }
     }
 

@@ -17,8 +17,8 @@ use crate::exec::dry_run::Write;
 use crate::output::{Event, Reporter};
 use crate::plan::{self, Plan, Role};
 use crate::render::{
-    BootstrapTokenRef, Profile, RenderContext, TokenSecret, WorkingMode, YurtHubCredential,
-    YurtHubMode, base64, render_cluster_objects,
+    BootstrapTokenRef, Profile, RenderContext, RenderedObject, TokenSecret, WorkingMode,
+    YurtHubCredential, YurtHubMode, base64, render_cluster_objects,
 };
 
 /// The token of an earlier run (journal) if its Secret still exists, else a new one.
@@ -62,25 +62,17 @@ fn render_err(e: crate::render::RenderError) -> ClusterError {
     }
 }
 
-/// The profile's rendered objects plus the bootstrap Secret, in declaration order.
-fn render_objects(
+/// The profile's objects as convert renders them for `plan`, in declaration order (the
+/// bootstrap Secret aside).
+fn render_profile(
     plan: &Plan,
     profile: &Profile,
     opts: &plan::ConvertOptions,
     server: &str,
     ca: &str,
-    token_id: &str,
+    token_ref: BootstrapTokenRef,
     token_secret: TokenSecret,
-) -> Result<Vec<DynamicObject>, ClusterError> {
-    let ttl = k8s_openapi::jiff::SignedDuration::try_from(opts.token_ttl).unwrap_or_default();
-    let expiration = k8s_openapi::jiff::Timestamp::now()
-        .checked_add(ttl)
-        .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    let token_ref = BootstrapTokenRef::new(token_id, expiration).map_err(render_err)?;
-    let token = format!("{token_id}.{}", token_secret.expose());
-    let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
+) -> Result<Vec<RenderedObject>, ClusterError> {
     let mut ctx = RenderContext::new(profile, server, ca, token_ref, token_secret);
     if profile.yurthub.mode() == YurtHubMode::Systemd
         && let Err(why) = crate::render::ca_cert_hash(ca)
@@ -110,7 +102,29 @@ fn render_objects(
             pool_type: role.pool_type().to_owned(),
         })
         .collect();
-    let rendered = render_cluster_objects(profile, &ctx).map_err(render_err)?;
+    render_cluster_objects(profile, &ctx).map_err(render_err)
+}
+
+/// The profile's rendered objects plus the bootstrap Secret, in declaration order.
+fn render_objects(
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    server: &str,
+    ca: &str,
+    token_id: &str,
+    token_secret: TokenSecret,
+) -> Result<Vec<DynamicObject>, ClusterError> {
+    let ttl = k8s_openapi::jiff::SignedDuration::try_from(opts.token_ttl).unwrap_or_default();
+    let expiration = k8s_openapi::jiff::Timestamp::now()
+        .checked_add(ttl)
+        .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let token_ref = BootstrapTokenRef::new(token_id, expiration).map_err(render_err)?;
+    let token = format!("{token_id}.{}", token_secret.expose());
+    let kubeconfig = bootstrap_kubeconfig(server, ca, &token);
+    let rendered = render_profile(plan, profile, opts, server, ca, token_ref, token_secret)?;
     let mut objects: Vec<DynamicObject> = rendered.into_iter().map(|r| r.object).collect();
     let secret: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "v1",
@@ -148,6 +162,24 @@ async fn placeholder_objects(
     Ok(objects)
 }
 
+/// The profile's objects as convert would apply them for `plan`, rendered with the cluster's
+/// server address and CA and the journal's bootstrap token id (its secret a placeholder): what
+/// an upgrade compares between two releases. The bootstrap Secret itself
+/// ([`BOOTSTRAP_SECRET`]) is not among them; every release has it.
+pub(crate) async fn compared_objects(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    opts: &plan::ConvertOptions,
+    journal: &Journal,
+) -> Result<Vec<RenderedObject>, ClusterError> {
+    let (server, ca) = bootstrap::cluster_info(cluster).await?;
+    let secret = TokenSecret::new("0000000000000000").map_err(render_err)?;
+    let id = journal.token_id.as_deref().unwrap_or("000000");
+    let token = BootstrapTokenRef::new(id, "2000-01-01T00:00:00Z").map_err(render_err)?;
+    render_profile(plan, profile, opts, &server, &ca, token, secret)
+}
+
 /// The objects convert would apply, for `--dry-run=client -o json|yaml`: rendered with the
 /// cluster's real server address and CA and a placeholder token; every Secret value redacted.
 pub(super) async fn dry_run_objects(
@@ -176,7 +208,7 @@ pub(super) async fn dry_run_objects(
 
 /// Renders the profile's components and the bootstrap Secret and applies them (server-side
 /// apply, field manager yurtctl); returns what this or an earlier run created.
-pub(super) async fn apply_components(
+pub(crate) async fn apply_components(
     cluster: &Cluster,
     plan: &Plan,
     profile: &Profile,
@@ -298,7 +330,7 @@ async fn apply_journaled(
 /// `label-nodes` names them; they go through the NodePool webhooks registered beside the node
 /// one, as in `components` (a pool applied before them lacks their defaults, and their
 /// validation refuses it later).
-pub(super) async fn pools_before_labels(
+pub(crate) async fn pools_before_labels(
     cluster: &Cluster,
     plan: &Plan,
     profile: &Profile,

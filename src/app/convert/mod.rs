@@ -4,9 +4,9 @@
 //! kube-controller-manager → node Jobs (edge, then cloud) → verify, with the journal written
 //! as the run goes and the lock released at the end whatever happened.
 
-mod components;
+pub(crate) mod components;
 pub mod jobs;
-mod phases;
+pub(crate) mod phases;
 
 use std::collections::BTreeMap;
 

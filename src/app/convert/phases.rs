@@ -213,17 +213,17 @@ fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
 }
 
 /// What convert puts on one node.
-struct NodeMetadata {
-    name: String,
-    labels: BTreeMap<String, String>,
-    annotations: BTreeMap<String, String>,
+pub(crate) struct NodeMetadata {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// The profile's edge-worker label, the NodePool label of profiles with pools (one apply, so
 /// yurt-manager's node-conversion controller never sees one without the other and has nothing
 /// to do on our nodes; docs/profiles.md) and, on autonomous edge nodes, the autonomy
 /// annotation, on every node this run converts.
-fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
+pub(crate) fn node_metadata(plan: &Plan, profile: &Profile) -> Vec<NodeMetadata> {
     let l = &profile.labels;
     plan.nodes
         .iter()

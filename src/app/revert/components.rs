@@ -46,66 +46,18 @@ pub(super) async fn delete_components(
     rep: &dyn Reporter,
 ) -> Result<(), ClusterError> {
     let applier = Applier::new(cluster.clone(), ApplyOptions::default());
-    // custom resources deleted, to be gone (by uid) before their controller and CRDs go
-    let mut pending_crs: Vec<(DynamicObject, String)> = Vec::new();
-    for r in &plan.objects {
-        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
-        let rank = crate::plan::revert::deletion_rank(r);
-        if rank >= 2 && !pending_crs.is_empty() {
-            // custom resources first: gone before the controller and the CRDs go
-            for (obj, uid) in pending_crs.drain(..) {
-                applier.wait_deleted(&obj, &uid, opts.job_timeout).await?;
-            }
-        }
-        let obj = dynamic(r)?;
-        // custom resources are waited for (by uid) before their CRDs go; the rest are just
-        // deleted, gone already being fine
-        let live = if rank == 1 {
-            match applier.get_opt(&obj).await {
-                Ok(Some(l)) => Some(l),
-                Ok(None) | Err(ClusterError::UnknownKind { .. }) => None,
-                Err(e) => return Err(e),
-            }
-        } else {
-            None
-        };
-        let deleted = match applier.delete(&obj).await {
-            Ok(d) => d == Deleted::Deleted,
-            // its CRD is gone already: so is the object
-            Err(ClusterError::UnknownKind { .. }) => false,
-            Err(e) => return Err(e),
-        };
-        if deleted {
-            if let Some(live) = live {
-                pending_crs.push((obj.clone(), live.metadata.uid.unwrap_or_default()));
-            }
-            rep.event(Event::Note {
-                phase: plan::COMPONENTS,
-                message: format!("deleted {what}"),
-            });
-        }
-        journal.created_objects.retain(|x| x != r);
-        result.deleted_objects.push(what);
-    }
-    for r in &plan.adopted_objects {
-        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
-        let obj = dynamic(r)?;
-        // an apply would create it if it is gone meanwhile
-        let live = match applier.get_opt(&obj).await {
-            Ok(l) => l,
-            Err(ClusterError::UnknownKind { .. }) => None,
-            Err(e) => return Err(e),
-        };
-        if live.is_some() {
-            applier.apply(&obj).await?;
-        }
-        rep.event(Event::Note {
-            phase: plan::COMPONENTS,
-            message: format!("kept {what} (it existed before convert); gave up yurtctl's fields"),
-        });
-        journal.adopted_objects.retain(|x| x != r);
-        result.kept_objects.push(what);
-    }
+    let gone = delete_and_release(
+        &applier,
+        &plan.objects,
+        &plan.adopted_objects,
+        opts.job_timeout,
+        journal,
+        rep,
+        plan::COMPONENTS,
+    )
+    .await?;
+    result.deleted_objects.extend(gone.deleted);
+    result.kept_objects.extend(gone.kept);
     // what the components wrote, once no pod of theirs can write it again
     for o in &plan.component_objects {
         let r = component_ref(o);
@@ -132,6 +84,89 @@ pub(super) async fn delete_components(
         }
     }
     Ok(())
+}
+
+/// What [`delete_and_release`] did, as `Kind ns/name`.
+#[derive(Default)]
+pub(crate) struct Gone {
+    pub deleted: Vec<String>,
+    pub kept: Vec<String>,
+}
+
+/// Deletes `objects` (yurtctl created them; sorted by
+/// [`crate::plan::revert::deletion_rank`]), custom resources gone (by uid) before their
+/// controller and CRDs go, and gives up yurtctl's fields on `adopted` (they existed before
+/// convert: an apply naming no field), each forgotten by the journal as it goes. Revert's
+/// components phase and upgrade's cleanup.
+pub(crate) async fn delete_and_release(
+    applier: &Applier,
+    objects: &[ObjectRef],
+    adopted: &[ObjectRef],
+    timeout: std::time::Duration,
+    journal: &mut Journal,
+    rep: &dyn Reporter,
+    phase: &'static str,
+) -> Result<Gone, ClusterError> {
+    let mut gone = Gone::default();
+    let mut pending_crs: Vec<(DynamicObject, String)> = Vec::new();
+    for r in objects {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let rank = crate::plan::revert::deletion_rank(r);
+        if rank >= 2 && !pending_crs.is_empty() {
+            for (obj, uid) in pending_crs.drain(..) {
+                applier.wait_deleted(&obj, &uid, timeout).await?;
+            }
+        }
+        let obj = dynamic(r)?;
+        // custom resources are waited for (by uid) before their CRDs go; the rest are just
+        // deleted, gone already being fine
+        let live = if rank == 1 {
+            match applier.get_opt(&obj).await {
+                Ok(Some(l)) => Some(l),
+                Ok(None) | Err(ClusterError::UnknownKind { .. }) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let deleted = match applier.delete(&obj).await {
+            Ok(d) => d == Deleted::Deleted,
+            // its CRD is gone already: so is the object
+            Err(ClusterError::UnknownKind { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        if deleted {
+            if let Some(live) = live {
+                pending_crs.push((obj.clone(), live.metadata.uid.unwrap_or_default()));
+            }
+            rep.event(Event::Note {
+                phase,
+                message: format!("deleted {what}"),
+            });
+        }
+        journal.created_objects.retain(|x| x != r);
+        gone.deleted.push(what);
+    }
+    for r in adopted {
+        let what = describe(&r.kind, r.namespace.as_deref(), &r.name);
+        let obj = dynamic(r)?;
+        // an apply would create it if it is gone meanwhile
+        let live = match applier.get_opt(&obj).await {
+            Ok(l) => l,
+            Err(ClusterError::UnknownKind { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        if live.is_some() {
+            applier.apply(&obj).await?;
+        }
+        rep.event(Event::Note {
+            phase,
+            message: format!("kept {what} (it existed before convert); gave up yurtctl's fields"),
+        });
+        journal.adopted_objects.retain(|x| x != r);
+        gone.kept.push(what);
+    }
+    Ok(gone)
 }
 
 /// The plan's YurtHub certificate requests that exist now.

@@ -5,7 +5,7 @@
 //! progress after every phase (an interrupted revert resumes), and a revert of all nodes ends
 //! by deleting the journal and the lock.
 
-mod components;
+pub(crate) mod components;
 mod phases;
 
 use crate::app::common::{

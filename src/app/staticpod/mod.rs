@@ -30,7 +30,7 @@ use crate::app::common::{
 use crate::app::error::CommandError;
 use crate::cli::{
     DryRun, GlobalArgs, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, StaticPodCommand,
-    Strategy, UpgradeCmd,
+    StaticPodUpgradeCmd, Strategy,
 };
 use crate::cluster::nodes::list_node_states;
 use crate::cluster::staticset::{self, MirrorPod, Revision, RolloutProgress, StaticSet};

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
+pub(super) async fn upgrade(g: &GlobalArgs, cmd: StaticPodUpgradeCmd) -> Exit {
     let ns = namespace(g);
     // Input that needs no cluster is checked first (exit 2, nothing changed).
     let file_pod = match &cmd.template.file {
@@ -43,7 +43,7 @@ pub(super) async fn upgrade(g: &GlobalArgs, cmd: UpgradeCmd) -> Exit {
 /// `upgrade` from the context read under the lock.
 pub(super) async fn upgrade_decided(
     g: &GlobalArgs,
-    cmd: &UpgradeCmd,
+    cmd: &StaticPodUpgradeCmd,
     ctx: Context,
     file_pod: Option<Value>,
     opts: Options,
@@ -81,7 +81,7 @@ pub(super) async fn upgrade_decided(
 /// The template an upgrade rolls out and its manifest key, or why there is none.
 pub(super) fn upgrade_target(
     ctx: &Context,
-    cmd: &UpgradeCmd,
+    cmd: &StaticPodUpgradeCmd,
     file_pod: Option<Value>,
 ) -> Result<(Value, String), Refusal> {
     let ns = ctx.ns.clone();

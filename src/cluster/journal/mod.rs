@@ -98,6 +98,21 @@ pub struct PhaseStatus {
     pub updated_at: Timestamp,
 }
 
+/// The upgrade a cluster is under or went through last (`yurtctl upgrade`): where it came
+/// from, so that a run stopped half-way resumes towards the same target and `--rollback`
+/// knows where to return.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeRecord {
+    pub from_profile: String,
+    pub from_version: String,
+    pub to_profile: String,
+    pub to_version: String,
+    /// Every phase ran to its end: the cluster is at the target.
+    #[serde(default)]
+    pub finished: bool,
+}
+
 /// The whole journal.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,6 +133,9 @@ pub struct Journal {
     pub adopted_objects: Vec<ObjectRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_id: Option<String>,
+    /// The last `yurtctl upgrade` (none: the cluster runs what convert installed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradeRecord>,
     /// How many shards hold the node records (0: none laid out yet).
     #[serde(default)]
     pub node_shards: u32,
@@ -149,6 +167,7 @@ impl Journal {
             created_objects: Vec::new(),
             adopted_objects: Vec::new(),
             token_id: None,
+            upgrade: None,
             node_shards: 0,
             nodes: BTreeMap::new(),
             updated_at: now(),
@@ -222,6 +241,22 @@ impl Journal {
                     .map(move |(p, s)| (n.clone(), p.clone(), s.state))
             })
             .collect()
+    }
+
+    /// Forgets phase `phase` on every node (a new upgrade starts its node records afresh).
+    pub fn forget_phase(&mut self, phase: &str) {
+        let had: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, p)| p.contains_key(phase))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in had {
+            if let Some(p) = self.nodes.get_mut(&n) {
+                p.remove(phase);
+            }
+            self.changed(&n);
+        }
     }
 
     /// Adds a created object once.
@@ -332,6 +367,7 @@ impl Journal {
             created_objects: self.created_objects.clone(),
             adopted_objects: self.adopted_objects.clone(),
             token_id: self.token_id.clone(),
+            upgrade: self.upgrade.clone(),
             node_shards: self.node_shards,
             nodes: BTreeMap::new(),
             updated_at: self.updated_at,

@@ -14,11 +14,13 @@ mod nodes;
 mod objects;
 mod phases;
 mod preflight;
+mod start;
 
 pub use nodes::*;
 pub use objects::*;
 pub use phases::*;
 pub use preflight::*;
+pub use start::*;
 
 /// An OpenYurt release, `vMAJOR.MINOR.PATCH`, ordered as numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

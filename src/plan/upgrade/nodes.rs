@@ -152,7 +152,12 @@ pub enum KcmChange {
 
 impl KcmChange {
     pub fn of(from: &Profile, to: &Profile) -> Option<KcmChange> {
-        match (from.disable_node_lifecycle, to.disable_node_lifecycle) {
+        KcmChange::between(from.disable_node_lifecycle, to.disable_node_lifecycle)
+    }
+
+    /// The change from nodelifecycle off (`before`) or on, to off (`after`) or on.
+    pub fn between(before: bool, after: bool) -> Option<KcmChange> {
+        match (before, after) {
             (false, true) => Some(KcmChange::Disable),
             (true, false) => Some(KcmChange::Enable),
             _ => None,

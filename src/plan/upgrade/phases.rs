@@ -29,6 +29,11 @@ pub struct UpgradeInputs<'a> {
     pub kcm_nodes: &'a [String],
     /// Nodes that get the target's NodePool label (they have none yet).
     pub unlabelled: &'a [String],
+    /// The nodes whose YurtHub this run moves (the others moved in an earlier run of the same
+    /// upgrade, or are left out by `-l`).
+    pub to_move: &'a std::collections::BTreeSet<String>,
+    /// `--skip-phases`.
+    pub skip_phases: &'a std::collections::BTreeSet<String>,
 }
 
 /// An upgrade phase's step function.
@@ -274,7 +279,7 @@ fn node_steps(x: &UpgradeInputs<'_>, role: Role) -> Vec<Step> {
     let files = files.join("; ");
     x.nodes
         .iter()
-        .filter(|n| n.role == role)
+        .filter(|n| n.role == role && x.to_move.contains(&n.name))
         .flat_map(|n| {
             [
                 Step::job(
@@ -349,6 +354,7 @@ fn migrate_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
 fn verify_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
     x.nodes
         .iter()
+        .filter(|n| x.to_move.contains(&n.name))
         .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
         .collect()
 }
@@ -377,9 +383,7 @@ impl UpgradePlan {
             crds: x.crds.to_vec(),
             node_files: x.node_files.to_vec(),
             kcm: x.kcm,
-            phases: super::super::phases::plan_phases::<UpgradePhase>(&Default::default(), |f| {
-                f(x)
-            }),
+            phases: super::super::phases::plan_phases::<UpgradePhase>(x.skip_phases, |f| f(x)),
         }
     }
 

@@ -43,6 +43,8 @@ fn v16_to_v17() -> UpgradePlan {
         kcm: KcmChange::of(&v16, &v17),
         kcm_nodes: &[],
         unlabelled: &unlabelled,
+        to_move: &nodes.iter().map(|n| n.name.clone()).collect(),
+        skip_phases: &Default::default(),
     })
 }
 
@@ -135,6 +137,8 @@ fn from_legacy_the_kcm_phase_gives_nodelifecycle_back_before_its_replacement_goe
         kcm: KcmChange::of(&legacy, &v16),
         kcm_nodes: &["cp-1".to_owned()],
         unlabelled: &[],
+        to_move: &Default::default(),
+        skip_phases: &Default::default(),
     });
     assert_eq!(
         steps(&p, "kcm"),

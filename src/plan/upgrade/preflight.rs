@@ -8,7 +8,7 @@ use super::{NoRoute, Route};
 use crate::cluster::journal::PhaseState;
 use crate::cluster::snapshot::ClusterSnapshot;
 use crate::plan::convert::{pool_of, server_minor};
-use crate::plan::{Check, ConvertOptions, Role, converted_role};
+use crate::plan::{Check, ConvertOptions, Role, UPGRADE_ACTION, converted_role};
 use crate::render::Profile;
 
 /// Why an upgrade cannot start; each says what to do.
@@ -34,6 +34,12 @@ pub enum Refusal {
     NodePool(String),
     /// No route from the cluster's release to the target.
     Route(NoRoute),
+    /// The journal cannot be read as a conversion of this yurtctl's.
+    Journal(String),
+    /// An upgrade to another release stopped half-way.
+    UpgradeUnfinished { to: super::Release },
+    /// `-l` selects none of the nodes still to move.
+    NoneSelected(String),
 }
 
 impl Refusal {
@@ -43,6 +49,20 @@ impl Refusal {
         match self {
             Refusal::KubernetesVersion { .. } => Some(Check::KubernetesVersion),
             _ => None,
+        }
+    }
+
+    /// The preflight check it is reported under.
+    pub fn check(&self) -> Check {
+        match self {
+            Refusal::KubernetesVersion { .. } => Check::KubernetesVersion,
+            Refusal::NodePool(_) => Check::NodePool,
+            Refusal::NotConverted | Refusal::Journal(_) => Check::JournalProfile,
+            Refusal::Unfinished { .. }
+            | Refusal::ForeignNodes { .. }
+            | Refusal::Route(_)
+            | Refusal::UpgradeUnfinished { .. }
+            | Refusal::NoneSelected(_) => Check::Upgrade,
         }
     }
 }
@@ -92,8 +112,19 @@ impl fmt::Display for Refusal {
                  tool, or convert them with yurtctl first",
                 nodes.join(", ")
             ),
-            Refusal::NodePool(why) => f.write_str(why),
+            Refusal::NodePool(why) | Refusal::Journal(why) => f.write_str(why),
             Refusal::Route(r) => write!(f, "{r}"),
+            Refusal::NoneSelected(sel) => write!(
+                f,
+                "-l {sel} selects none of the nodes still to move: check the nodes' labels \
+                 (kubectl get nodes -l '{sel}')"
+            ),
+            Refusal::UpgradeUnfinished { to } => write!(
+                f,
+                "the upgrade to {to} did not finish: run `yurtctl upgrade --profile {} \
+                 --openyurt-version {}` to finish it first",
+                to.profile, to.openyurt_version
+            ),
         }
     }
 }
@@ -135,7 +166,18 @@ pub fn preflight(
             max: to.kubernetes.max_minor,
         });
     }
-    let unfinished = journal.unfinished();
+    // an unfinished upgrade to this same release is what this run resumes
+    let resuming = journal.upgrade.as_ref().is_some_and(|u| {
+        !u.finished
+            && route.as_ref().is_ok_and(|r| {
+                r.to.profile == u.to_profile && r.to.openyurt_version == u.to_version
+            })
+    });
+    let unfinished: Vec<_> = journal
+        .unfinished()
+        .into_iter()
+        .filter(|(_, phase, _)| !(resuming && phase == UPGRADE_ACTION))
+        .collect();
     if !unfinished.is_empty() {
         refused.push(Refusal::Unfinished {
             command: journal.command.clone(),

@@ -1,0 +1,504 @@
+//! Upgrade's executor table: per phase of `plan::upgrade::UpgradePhase`, one function (what it
+//! runs) and one for its `--dry-run=server` writes.
+
+use std::collections::BTreeMap;
+
+use futures::future::LocalBoxFuture;
+use tokio::sync::watch;
+
+use crate::app::convert::components;
+use crate::app::convert::phases::node_metadata;
+use crate::app::convert::{HubJob, kcm_job, node_job};
+use crate::cluster::apply::{Applier, ApplyOptions};
+use crate::cluster::jobs::{NodeJob, NodeJobResult};
+use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
+use crate::cluster::{Cluster, ClusterError, crd, nodes, wait};
+use crate::exec::dry_run::{self, Write};
+use crate::exec::node_jobs::{job_node_result, run_journaled};
+use crate::exec::phases::{
+    Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
+};
+use crate::exec::servant_job::servant_job;
+use crate::exit::Exit;
+use crate::output::{NodeOutcome, NodeResult, Reporter, UpgradeResult};
+use crate::plan::revert::ENABLE_NODELIFECYCLE_ACTION;
+use crate::plan::upgrade::{Decision, KcmChange, ObjectKey, UpgradePhase, UpgradePlan};
+use crate::plan::{self, Plan, Role, UPGRADE_ACTION};
+use crate::render::Profile;
+
+/// Everything one upgrade run works with.
+pub(super) struct UpgradeRun<'a> {
+    pub cluster: &'a Cluster,
+    pub plan: &'a UpgradePlan,
+    pub decision: &'a Decision,
+    pub to: &'a Profile,
+    /// The target's convert plan (components, labels and node Jobs are made from it).
+    pub target: &'a Plan,
+    pub rep: &'a dyn Reporter,
+    pub journal: Journal,
+    pub store: JournalStore,
+    pub lock_lost: Option<watch::Receiver<Option<ClusterError>>>,
+    /// A phase that changes the cluster has started (the journal is saved at the end).
+    pub began: bool,
+    /// Per node, as the run goes.
+    pub results: BTreeMap<String, NodeResult>,
+    /// Objects deleted, storage migrated.
+    pub result: UpgradeResult,
+}
+
+impl UpgradeRun<'_> {
+    fn opts(&self) -> &plan::ConvertOptions {
+        &self.decision.target_options
+    }
+
+    /// The nodes of `role` this run moves.
+    fn to_move(&self, role: Role) -> impl Iterator<Item = &plan::NodeDecision> {
+        self.target
+            .nodes
+            .iter()
+            .filter(move |n| n.role == role && self.decision.to_move.contains(&n.name))
+    }
+
+    /// Whether every node runs the target once this run's Jobs succeeded.
+    fn all_moved(&self) -> bool {
+        let d = self.decision;
+        d.nodes
+            .iter()
+            .all(|n| d.moved.contains(&n.name) || d.to_move.contains(&n.name))
+    }
+
+    /// Whether a node Job of this run failed or timed out.
+    fn nodes_failed(&self) -> bool {
+        self.results
+            .values()
+            .any(|r| matches!(r.result, NodeOutcome::Failed | NodeOutcome::TimedOut))
+    }
+}
+
+impl RunContext for UpgradeRun<'_> {
+    fn runs(&self, id: &str) -> bool {
+        self.plan.phases.iter().any(|p| p.id == id && !p.skipped)
+    }
+    fn reporter(&self) -> &dyn Reporter {
+        self.rep
+    }
+    fn lock_lost(&self) -> Option<watch::Receiver<Option<ClusterError>>> {
+        self.lock_lost.clone()
+    }
+    fn phase_nodes(&self, id: &str) -> Option<usize> {
+        let p = self.plan.phases.iter().find(|p| p.id == id)?;
+        p.node_jobs()
+    }
+    /// The journal records the upgrade before anything changes: a run stopped from here on
+    /// resumes towards the same target. A new upgrade forgets the last one's node records.
+    fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
+        self.began = true;
+        if !self.decision.start.resuming {
+            self.journal.forget_phase(UPGRADE_ACTION);
+        }
+        self.journal.command = "upgrade".into();
+        self.journal.upgrade = Some(self.decision.start.record());
+        Box::pin(async { self.store.save(&mut self.journal).await })
+    }
+}
+
+/// Upgrade's phases in run order: the executor's row of every phase of `UpgradePhase`.
+pub(super) fn table<'a>() -> Vec<PhaseDef<UpgradeRun<'a>>> {
+    UpgradePhase::ALL.into_iter().map(row).collect()
+}
+
+/// What phase `p` runs and sends in a server dry run (a `match` without a wildcard).
+fn row<'a>(p: UpgradePhase) -> PhaseDef<UpgradeRun<'a>> {
+    let id = p.id();
+    let def = |changes, work, run, dry_run| PhaseDef {
+        id,
+        changes,
+        stops_itself: false,
+        work,
+        run,
+        dry_run,
+    };
+    match p {
+        // taken before the cluster is read (exec::lock::take_for_run)
+        UpgradePhase::Lock => def(
+            false,
+            |_| Work::None,
+            |_| Box::pin(async { Ok(Flow::Continue) }),
+            |c| Box::pin(crate::exec::lock::take_writes(c.cluster)),
+        ),
+        // the decision's refusals and the access review run before the confirmation
+        UpgradePhase::Preflight => def(
+            false,
+            |_| Work::None,
+            |_| Box::pin(async { Ok(Flow::Continue) }),
+            no_writes,
+        ),
+        UpgradePhase::Kcm => def(
+            true,
+            |c| Work::when(!c.decision.kcm_nodes.is_empty()),
+            kcm,
+            |c| dry_run::create_jobs(c.cluster, kcm_jobs(c), c.opts().job_timeout),
+        ),
+        UpgradePhase::Components => def(
+            true,
+            |_| Work::Some,
+            apply_components,
+            |c| {
+                Box::pin(components::dry_run_writes(
+                    c.cluster,
+                    c.target,
+                    c.to,
+                    c.opts(),
+                ))
+            },
+        ),
+        UpgradePhase::LabelNodes => def(true, |_| Work::Some, label_nodes, label_writes),
+        UpgradePhase::NodesEdge => node_phase::<true>(),
+        UpgradePhase::NodesCloud => node_phase::<false>(),
+        UpgradePhase::Cleanup => def(true, cleanup_work, cleanup, no_writes),
+        UpgradePhase::Migrate => def(
+            true,
+            |c| Work::when(c.plan.crds.iter().any(|x| x.migrate)),
+            migrate,
+            no_writes,
+        ),
+        UpgradePhase::Verify => def(false, |_| Work::Some, verify, no_writes),
+    }
+}
+
+/// `nodes/edge` (`EDGE`) or `nodes/cloud`.
+fn node_phase<'a, const EDGE: bool>() -> PhaseDef<UpgradeRun<'a>> {
+    PhaseDef {
+        id: Role::edge_if(EDGE).phase(),
+        changes: true,
+        stops_itself: false,
+        work: |c| Work::when(c.to_move(Role::edge_if(EDGE)).next().is_some()),
+        run: |c| Box::pin(move_nodes(c, Role::edge_if(EDGE))),
+        dry_run: |c| {
+            dry_run::create_jobs(
+                c.cluster,
+                node_jobs(c, Role::edge_if(EDGE)),
+                c.opts().job_timeout,
+            )
+        },
+    }
+}
+
+/// The Jobs that change kube-controller-manager's nodelifecycle where the profiles differ.
+fn kcm_jobs(c: &UpgradeRun<'_>) -> Vec<NodeJob> {
+    let (image, timeout) = (&c.target.settings.servant_image, c.opts().job_timeout);
+    c.decision
+        .kcm_nodes
+        .iter()
+        .map(|n| {
+            match c.decision.kcm {
+                Some(KcmChange::Enable) => servant_job(
+                    ENABLE_NODELIFECYCLE_ACTION,
+                    n,
+                    image,
+                    "enable-nodelifecycle",
+                    &[],
+                    timeout,
+                    &[],
+                ),
+                _ => kcm_job(n, image, timeout),
+            }
+            .pulling_with(&c.target.settings.pull_secrets)
+        })
+        .collect()
+}
+
+/// `kcm`: before the old controllers go, so that some node-lifecycle controller always runs.
+/// The journal's `kcm` entry follows: done where nodelifecycle is off (revert turns it back
+/// on), pending where it is on again.
+fn kcm<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let specs = kcm_jobs(c);
+        let enable = c.decision.kcm == Some(KcmChange::Enable);
+        let mark = move |j: &mut Journal, node: &str, error: Option<String>| {
+            let state = match (&error, enable) {
+                (Some(_), _) => PhaseState::Failed,
+                (None, true) => PhaseState::Pending,
+                (None, false) => PhaseState::Done,
+            };
+            j.set_phase(node, plan::KCM, state, error);
+        };
+        let outcomes = run_journaled(
+            c.cluster,
+            plan::KCM,
+            specs,
+            c.opts().concurrency,
+            c.opts().job_timeout,
+            c.rep,
+            &mut c.journal,
+            &c.store,
+            &mark,
+        )
+        .await?;
+        let failed: Vec<&NodeJobResult> = outcomes.iter().filter(|r| !r.succeeded()).collect();
+        if failed.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        for r in &failed {
+            let n = job_node_result(r, Role::Cloud.as_str(), NodeOutcome::Failed, "", "kcm: ");
+            c.results.insert(n.name.clone(), n);
+        }
+        Err(Stop::Halt {
+            exit: Exit::Partial,
+            message: format!(
+                "[{}] kube-controller-manager could not be changed on {}; nothing else was \
+                 changed: fix what its Job says and re-run the same upgrade",
+                plan::KCM,
+                failed
+                    .iter()
+                    .map(|r| r.node.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+    })
+}
+
+/// `components`: the journal names the target's profile and options from here on (revert
+/// then undoes with it), and the target's objects are applied as convert applies them.
+fn apply_components<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        c.journal.profile = c.to.name.clone();
+        c.journal.options = c.opts().journal_record(&c.target.settings);
+        c.store.save(&mut c.journal).await?;
+        let d = c.decision;
+        let created = components::apply_components(
+            c.cluster,
+            c.target,
+            c.to,
+            &d.target_options,
+            &mut c.journal,
+            c.rep,
+        )
+        .await?;
+        for r in created {
+            c.journal.record_created(r);
+        }
+        c.store.save(&mut c.journal).await?;
+        Ok(Flow::Continue)
+    })
+}
+
+/// `label-nodes`: every node the upgrade moves gets the target's labels (its NodePool), as
+/// one apply of yurtctl's field manager, so labels the old profile had and the target has
+/// not are given up in the same write.
+fn label_nodes<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let writer = nodes::label_writer(c.cluster, c.to.label_writer_account()).await?;
+        let (cluster, writer) = (c.cluster, &writer);
+        crate::cluster::each_concurrently(
+            node_metadata(c.target, c.to),
+            c.opts().concurrency,
+            |m| async move {
+                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, false)
+                    .await
+            },
+        )
+        .await?;
+        Ok(Flow::Continue)
+    })
+}
+
+fn label_writes<'r>(c: &'r UpgradeRun<'_>) -> WritesFuture<'r> {
+    Box::pin(async move {
+        let writer = nodes::label_writer(c.cluster, c.to.label_writer_account()).await?;
+        let (cluster, writer) = (c.cluster, &writer);
+        let answers = crate::cluster::map_concurrently(
+            node_metadata(c.target, c.to),
+            c.opts().concurrency,
+            |m| async move {
+                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, true)
+                    .await
+            },
+        )
+        .await;
+        let r = answers.into_iter().find(Result::is_err).unwrap_or(Ok(()));
+        Ok(vec![Write::of(
+            "patch",
+            "node labels and annotations".into(),
+            r,
+        )])
+    })
+}
+
+fn node_jobs(c: &UpgradeRun<'_>, role: Role) -> Vec<NodeJob> {
+    let s = &c.target.settings;
+    crate::cluster::jobs::share_templates(c.to_move(role).map(|n| {
+        node_job(
+            n,
+            &s.servant_image,
+            &s.images,
+            c.to,
+            c.opts().job_timeout,
+            HubJob::Upgrade,
+        )
+        .pulling_with(&s.pull_secrets)
+    }))
+}
+
+/// `nodes/edge`, `nodes/cloud`: a `node-servant upgrade` Job per node in a sliding window,
+/// each journaled (`upgrade`) as it starts and ends.
+async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
+    let specs = node_jobs(c, role);
+    for s in &specs {
+        c.journal
+            .set_phase(&s.node, UPGRADE_ACTION, PhaseState::Running, None);
+    }
+    c.store.save(&mut c.journal).await?;
+    let mark = |j: &mut Journal, node: &str, error: Option<String>| {
+        let state = if error.is_none() {
+            PhaseState::Done
+        } else {
+            PhaseState::Failed
+        };
+        j.set_phase(node, UPGRADE_ACTION, state, error);
+    };
+    let outcomes = run_journaled(
+        c.cluster,
+        role.phase(),
+        specs,
+        c.opts().concurrency,
+        c.opts().job_timeout,
+        c.rep,
+        &mut c.journal,
+        &c.store,
+        &mark,
+    )
+    .await?;
+    for r in &outcomes {
+        let n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
+        c.results.insert(r.node.clone(), n);
+    }
+    Ok(Flow::Continue)
+}
+
+/// The old release's objects go only once every node is moved: a node still on it may need
+/// them.
+fn cleanup_work(c: &UpgradeRun<'_>) -> Work {
+    let o = &c.plan.objects;
+    if o.delete.is_empty() && o.release.is_empty() {
+        Work::None
+    } else if c.nodes_failed() || !c.all_moved() {
+        Work::Note(
+            "the old release's objects stay until every node is moved: re-run the same upgrade"
+                .into(),
+        )
+    } else {
+        Work::Some
+    }
+}
+
+/// `cleanup`: what convert created that the target has no use for is deleted (webhooks first,
+/// CRDs last), what it adopted is given back; the journal forgets each as it goes.
+fn cleanup<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let o = &c.plan.objects;
+        let of = |refs: &[ObjectRef], keys: &[ObjectKey]| -> Vec<ObjectRef> {
+            refs.iter()
+                .filter(|r| keys.contains(&ObjectKey::of_ref(r)))
+                .cloned()
+                .collect()
+        };
+        let mut delete = of(&c.journal.created_objects, &o.delete);
+        delete.sort_by_key(plan::revert::deletion_rank);
+        let release = of(&c.journal.adopted_objects, &o.release);
+        let applier = Applier::new(c.cluster.clone(), ApplyOptions::default());
+        let gone = crate::app::revert::components::delete_and_release(
+            &applier,
+            &delete,
+            &release,
+            c.opts().job_timeout,
+            &mut c.journal,
+            c.rep,
+            plan::upgrade::UpgradePhase::Cleanup.id(),
+        )
+        .await?;
+        c.result.deleted_objects.extend(gone.deleted);
+        c.store.save(&mut c.journal).await?;
+        Ok(Flow::Continue)
+    })
+}
+
+/// `migrate`: the objects of each CRD whose storage version moved, written again at it.
+fn migrate<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        for x in c.plan.crds.iter().filter(|x| x.migrate) {
+            let Some(version) = x.after.iter().find(|v| v.storage) else {
+                continue;
+            };
+            let n = crd::migrate_storage(c.cluster, &x.name, &version.name).await?;
+            c.result.migrated.insert(x.name.clone(), n);
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+/// `verify`: every node moved in this run is Ready.
+fn verify<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
+    Box::pin(async move {
+        let moved: Vec<String> = c
+            .results
+            .values()
+            .filter(|n| n.result == NodeOutcome::Upgraded)
+            .map(|n| n.name.clone())
+            .collect();
+        let timeout = c.opts().job_timeout;
+        for n in wait::nodes_ready(c.cluster, &moved, timeout).await {
+            if let Some(r) = c.results.get_mut(&n) {
+                r.result = NodeOutcome::TimedOut;
+                r.message = format!(
+                    "its Job succeeded but the node was not Ready within {}s",
+                    timeout.as_secs()
+                );
+            }
+        }
+        Ok(Flow::Continue)
+    })
+}
+
+/// The results of the nodes no Job of this run moves: an earlier run of the same upgrade
+/// moved them, or `-l` left them out.
+pub(super) fn planned_results(d: &Decision) -> BTreeMap<String, NodeResult> {
+    d.nodes
+        .iter()
+        .filter(|n| !d.to_move.contains(&n.name))
+        .map(|n| {
+            let (result, message) = if d.moved.contains(&n.name) {
+                (
+                    NodeOutcome::AlreadyUpgraded,
+                    "moved by an earlier run of this upgrade",
+                )
+            } else {
+                (
+                    NodeOutcome::NotSelected,
+                    "not selected (-l): run the same upgrade without -l to move it",
+                )
+            };
+            let r = NodeResult {
+                name: n.name.clone(),
+                role: n.role.as_str().into(),
+                result,
+                message: message.into(),
+                logs: None,
+                pool: n.pool.clone(),
+            };
+            (n.name.clone(), r)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_runs_the_planned_phases_in_the_planned_order() {
+        let ids = crate::exec::phases::ids(&table());
+        assert_eq!(ids, UpgradePhase::IDS);
+    }
+}

@@ -1,0 +1,133 @@
+//! `yurtctl upgrade`: flags, validation at the edge and help text.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::cluster::Concurrency;
+
+use super::duration::parse_duration;
+use super::values::concurrency;
+
+fn skip_phases_help() -> String {
+    format!(
+        "Phases to skip (comma-separated ids, in run order: {})",
+        crate::plan::phases::id_list::<crate::plan::upgrade::UpgradePhase>()
+    )
+}
+
+fn phase_id(s: &str) -> Result<String, String> {
+    crate::plan::phases::parse::<crate::plan::upgrade::UpgradePhase>(s).map(|_| s.to_owned())
+}
+
+/// `upgrade --help`: the phase ids come from upgrade's phase table.
+pub(super) fn upgrade_long_about() -> String {
+    format!(
+        "Move a cluster yurtctl converted to a newer OpenYurt, in place\n\n\
+         Phases (ids for --skip-phases, in order): {}. The target is --profile (one that \
+         upgrades from the cluster's, as its profile.yaml says) at --openyurt-version; the same \
+         profile at a newer patch release is an upgrade too. The plan names every change before \
+         the prompt: objects created, changed and deleted, CRD versions and the storage \
+         migration of their objects (the user's included, kept as they are), each node's files, \
+         kube-controller-manager's flags. Each node's Job moves its YurtHub to the target's \
+         (a static pod becomes the systemd service where the target runs one), keeping \
+         YurtHub's certificates and cache and the kubelet's kubeconfig, so workload pods keep \
+         their API address and are not restarted. A run stopped anywhere resumes where it \
+         stopped when run again; `yurtctl revert` after an upgrade restores every node as it \
+         was before convert.",
+        crate::plan::phases::id_list::<crate::plan::upgrade::UpgradePhase>()
+    )
+}
+
+/// Flags of `yurtctl upgrade` (the help text is on the subcommand).
+#[derive(Debug, Clone, Args)]
+pub struct UpgradeCmd {
+    /// The profile to upgrade to (one whose profile.yaml names the cluster's in upgradeFrom)
+    #[arg(long, value_name = "PROFILE", default_value = crate::render::Profile::DEFAULT)]
+    pub profile: String,
+
+    #[command(flatten)]
+    pub images: super::ImageFlags,
+
+    /// A Secret in kube-system the node Jobs and the components pull their images with
+    /// (repeatable) [default: the ones convert was given]
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
+
+    /// Node Jobs running at once
+    #[arg(long, value_name = "N", default_value = "10", value_parser = concurrency)]
+    pub concurrency: Concurrency,
+
+    /// Time allowed for each node's Job
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub job_timeout: Duration,
+
+    /// Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is
+    /// known to be dead)
+    #[arg(long)]
+    pub force_unlock: bool,
+
+    #[arg(
+        long,
+        value_name = "PHASES",
+        value_delimiter = ',',
+        value_parser = phase_id,
+        help = skip_phases_help()
+    )]
+    pub skip_phases: Vec<String>,
+
+    /// Preflight checks whose errors become warnings (comma-separated, any case:
+    /// KubernetesVersion, or all)
+    #[arg(
+        long,
+        value_name = "CHECKS",
+        value_delimiter = ',',
+        value_parser = crate::plan::Check::parse_ignorable
+    )]
+    pub ignore_preflight_errors: Vec<Option<crate::plan::Check>>,
+
+    /// Take over fields of our objects that other field managers own (server-side apply)
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components
+    /// change for every node, the old release's objects stay until a run without -l has
+    /// moved the rest
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = super::values::node_selector)]
+    pub selector: Option<crate::selector::Selector>,
+}
+
+impl UpgradeCmd {
+    /// What only the raw flags can tell; the checks against the profiles run before connecting.
+    pub fn validate(&self) -> Result<(), String> {
+        if !crate::render::Profile::names().contains(&self.profile) {
+            return Err(format!(
+                "unknown profile {:?}; profiles are {}",
+                self.profile,
+                crate::render::Profile::names().join(", ")
+            ));
+        }
+        crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
+        Ok(())
+    }
+
+    /// The planner's view of these flags.
+    pub fn options(&self) -> crate::plan::upgrade::UpgradeOptions {
+        crate::plan::upgrade::UpgradeOptions {
+            profile: self.profile.clone(),
+            openyurt_version: self.images.openyurt_version.clone(),
+            servant_image: self.images.servant_image.clone(),
+            image_repository: self.images.image_repository.clone(),
+            images: self.images.images.iter().cloned().collect(),
+            image_pull_secrets: self.image_pull_secrets.clone(),
+            concurrency: self.concurrency,
+            job_timeout: self.job_timeout,
+            skip_phases: self.skip_phases.iter().cloned().collect(),
+            // validate() refused a mixed `all`
+            ignore_preflight_errors: crate::plan::Check::ignored(&self.ignore_preflight_errors)
+                .unwrap_or_default(),
+            force_conflicts: self.force_conflicts,
+            selector: self.selector.clone(),
+        }
+    }
+}

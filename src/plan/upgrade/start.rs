@@ -1,0 +1,376 @@
+//! Where an upgrade starts (the release the journal records), what it asks for, the options
+//! the target runs with, and the convert plan the target's components and node Jobs are made
+//! from. PURE.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use super::{Refusal, Release, UpgradeNode};
+use crate::cluster::Concurrency;
+use crate::cluster::journal::{Journal, UpgradeRecord};
+use crate::plan::{
+    Check, ConvertOptions, ConvertSettings, NodeAction, NodeDecision, Plan, Role, UPGRADE_ACTION,
+};
+use crate::render::Profile;
+
+/// `yurtctl upgrade`'s options, as given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpgradeOptions {
+    /// `--profile`: the profile to go to.
+    pub profile: String,
+    /// `--openyurt-version`: a patch release of that profile's OpenYurt.
+    pub openyurt_version: Option<String>,
+    pub servant_image: Option<String>,
+    pub image_repository: Option<String>,
+    pub images: BTreeMap<String, String>,
+    pub image_pull_secrets: Vec<String>,
+    pub concurrency: Concurrency,
+    pub job_timeout: Duration,
+    pub skip_phases: BTreeSet<String>,
+    pub ignore_preflight_errors: BTreeSet<Check>,
+    pub force_conflicts: bool,
+    /// `-l/--selector`: only the nodes whose labels match move in this run (a canary); the
+    /// upgrade finishes in a later run without it.
+    pub selector: Option<crate::selector::Selector>,
+}
+
+impl Default for UpgradeOptions {
+    fn default() -> Self {
+        UpgradeOptions {
+            profile: Profile::DEFAULT.to_owned(),
+            openyurt_version: None,
+            servant_image: None,
+            image_repository: None,
+            images: BTreeMap::new(),
+            image_pull_secrets: Vec::new(),
+            concurrency: Concurrency::default(),
+            job_timeout: Duration::from_secs(300),
+            skip_phases: BTreeSet::new(),
+            ignore_preflight_errors: BTreeSet::new(),
+            force_conflicts: false,
+            selector: None,
+        }
+    }
+}
+
+/// Where the cluster is and where this run takes it, read from the journal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Start {
+    /// The release the cluster ran before this upgrade began (an unfinished upgrade's own
+    /// starting point, when this run resumes it).
+    pub from: Release,
+    pub to: Release,
+    /// The options the cluster was converted with.
+    pub recorded: ConvertOptions,
+    /// An earlier run of this same upgrade stopped: nodes it moved are not moved again.
+    pub resuming: bool,
+}
+
+impl Start {
+    /// The journal's record of this upgrade.
+    pub fn record(&self) -> UpgradeRecord {
+        UpgradeRecord {
+            from_profile: self.from.profile.clone(),
+            from_version: self.from.openyurt_version.clone(),
+            to_profile: self.to.profile.clone(),
+            to_version: self.to.openyurt_version.clone(),
+            finished: false,
+        }
+    }
+
+    /// Nodes an earlier run of this upgrade already moved.
+    pub fn moved(&self, journal: &Journal) -> BTreeSet<String> {
+        if !self.resuming {
+            return BTreeSet::new();
+        }
+        journal
+            .nodes
+            .iter()
+            .filter(|(_, p)| {
+                p.get(UPGRADE_ACTION)
+                    .is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done)
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+}
+
+/// The release a journal says the cluster runs: the profile it names at the OpenYurt version
+/// its options name (the profile's own without one).
+fn journal_release(journal: &Journal, recorded: &ConvertOptions, profile: &Profile) -> Release {
+    Release {
+        profile: journal.profile.clone(),
+        openyurt_version: recorded
+            .openyurt_version
+            .clone()
+            .unwrap_or_else(|| profile.openyurt_version.clone()),
+    }
+}
+
+/// Where this upgrade starts and goes. `load` loads a profile by name (the journal's). An
+/// upgrade that stopped is resumed only towards the same target.
+pub fn start(
+    journal: &Journal,
+    opts: &UpgradeOptions,
+    to: &Profile,
+    load: &dyn Fn(&str) -> Option<Profile>,
+) -> Result<Start, Refusal> {
+    let recorded = ConvertOptions::from_journal(&journal.options).ok_or_else(|| {
+        Refusal::Journal(
+            "the journal's options are not ones this yurtctl can read (written by a newer \
+             yurtctl?): upgrade with that yurtctl"
+                .into(),
+        )
+    })?;
+    let current = load(&journal.profile).ok_or_else(|| {
+        Refusal::Journal(format!(
+            "the journal names profile {}, which this yurtctl does not have",
+            journal.profile
+        ))
+    })?;
+    let here = journal_release(journal, &recorded, &current);
+    let wanted = Release::of(to, opts.openyurt_version.as_deref());
+    let unfinished = journal.upgrade.as_ref().filter(|u| !u.finished);
+    match unfinished {
+        Some(u) if u.to_profile == wanted.profile && u.to_version == wanted.openyurt_version => {
+            Ok(Start {
+                from: release(&u.from_profile, &u.from_version),
+                to: wanted,
+                recorded,
+                resuming: true,
+            })
+        }
+        Some(u) => Err(Refusal::UpgradeUnfinished {
+            to: release(&u.to_profile, &u.to_version),
+        }),
+        None => Ok(Start {
+            from: here,
+            to: wanted,
+            recorded,
+            resuming: false,
+        }),
+    }
+}
+
+fn release(profile: &str, version: &str) -> Release {
+    Release {
+        profile: profile.to_owned(),
+        openyurt_version: version.to_owned(),
+    }
+}
+
+/// The options the target runs with: the conversion's, on the target's profile and release,
+/// with this run's image flags (a recorded `--image-repository` and pull Secrets stay unless
+/// given again; per-component `--image`s named the old release's images and do not carry
+/// over), and only the optional features the target has.
+pub fn target_options(
+    recorded: &ConvertOptions,
+    opts: &UpgradeOptions,
+    to: &Profile,
+) -> ConvertOptions {
+    let mut o = recorded.clone();
+    o.profile = to.name.clone();
+    o.openyurt_version = opts.openyurt_version.clone();
+    o.servant_image = opts.servant_image.clone();
+    if opts.image_repository.is_some() {
+        o.image_repository = opts.image_repository.clone();
+    }
+    o.images = opts.images.clone();
+    if !opts.image_pull_secrets.is_empty() {
+        o.image_pull_secrets = opts.image_pull_secrets.clone();
+    }
+    let flags = to.flags();
+    o.features.retain(|f| flags.contains(&f.as_str()));
+    if to.node_pools.is_none() {
+        o.nodepool = None;
+        o.cloud_nodepool = None;
+        o.nodepools_from_label = None;
+    }
+    o.concurrency = opts.concurrency;
+    o.job_timeout = opts.job_timeout;
+    o.force_conflicts = opts.force_conflicts;
+    o.skip_phases = BTreeSet::new();
+    o.ignore_preflight_errors = opts.ignore_preflight_errors.clone();
+    o
+}
+
+/// The convert plan of `profile` for the nodes an upgrade moves: what its components are
+/// rendered from (every node, in its NodePool when the profile has them) and its node Jobs
+/// are built from.
+pub fn component_plan(
+    nodes: &[UpgradeNode],
+    opts: &ConvertOptions,
+    profile: &Profile,
+    server_version: &str,
+) -> Plan {
+    let autonomous = |n: &UpgradeNode| {
+        n.role == Role::Edge
+            && (opts.autonomous_nodes.is_empty() || opts.autonomous_nodes.contains(&n.name))
+    };
+    Plan {
+        profile: profile.name.clone(),
+        server_version: server_version.to_owned(),
+        nodes: nodes
+            .iter()
+            .map(|n| NodeDecision {
+                name: n.name.clone(),
+                role: n.role,
+                action: NodeAction::Convert,
+                autonomous: autonomous(n),
+                pool: n.pool.clone().filter(|_| profile.node_pools.is_some()),
+            })
+            .collect(),
+        kcm_nodes: Vec::new(),
+        warnings: Vec::new(),
+        phases: Vec::new(),
+        settings: ConvertSettings::resolve(opts, profile),
+    }
+}
+
+/// What an upgrade decided from the snapshot, before anything is rendered or changed.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    pub start: Start,
+    pub route: super::Route,
+    pub from: Profile,
+    /// Every node the upgrade moves, with its role and target NodePool.
+    pub nodes: Vec<UpgradeNode>,
+    /// Nodes an earlier run of this upgrade moved already.
+    pub moved: BTreeSet<String>,
+    /// Nodes this run moves: not moved yet, and selected by `-l` when it is given.
+    pub to_move: BTreeSet<String>,
+    /// The options the target runs with.
+    pub target_options: ConvertOptions,
+    pub kcm: Option<super::KcmChange>,
+    /// The control-plane nodes whose kube-controller-manager changes.
+    pub kcm_nodes: Vec<String>,
+    /// Nodes without the target's NodePool label.
+    pub unlabelled: Vec<String>,
+}
+
+/// What `yurtctl upgrade` does with a cluster.
+#[derive(Clone, Debug)]
+pub enum Upgrade {
+    /// The cluster runs the target already, and no upgrade is unfinished.
+    AlreadyThere(Release),
+    Move(Box<Decision>),
+}
+
+/// Decides an upgrade from the snapshot and the options: where it starts, the route, the
+/// preflight refusals (all of them, each with what to do), the nodes it moves and what
+/// changes on the control plane. `load` loads a profile by name.
+pub fn decide(
+    snap: &crate::cluster::snapshot::ClusterSnapshot,
+    opts: &UpgradeOptions,
+    to: &Profile,
+    load: &dyn Fn(&str) -> Option<Profile>,
+) -> Result<Upgrade, crate::plan::PlanError> {
+    use crate::plan::{Finding, PlanError};
+    let refused = |r: Vec<Refusal>| {
+        PlanError::Preflight(
+            r.into_iter()
+                .map(|r| Finding::new(r.check(), r.to_string()))
+                .collect(),
+        )
+    };
+    let Some(journal) = &snap.journal else {
+        return Err(refused(vec![Refusal::NotConverted]));
+    };
+    let start = start(journal, opts, to, load).map_err(|r| refused(vec![r]))?;
+    let from = load(&start.from.profile).ok_or_else(|| {
+        refused(vec![Refusal::Journal(format!(
+            "the upgrade started from profile {}, which this yurtctl does not have",
+            start.from.profile
+        ))])
+    })?;
+    let route = super::route(
+        &from,
+        Some(&start.from.openyurt_version),
+        to,
+        Some(&start.to.openyurt_version),
+    );
+    if let Err(super::NoRoute::AlreadyThere(r)) = &route
+        && !start.resuming
+    {
+        return Ok(Upgrade::AlreadyThere(r.clone()));
+    }
+    let target_options = target_options(&start.recorded, opts, to);
+    crate::plan::check_options(&target_options, to)?;
+    let nodes = super::preflight(
+        snap,
+        &from,
+        to,
+        &route,
+        &target_options,
+        &opts.ignore_preflight_errors,
+    )
+    .map_err(refused)?;
+    let route = route.map_err(|r| refused(vec![Refusal::Route(r)]))?;
+    let before = ConvertSettings::resolve(&start.recorded, &from).disable_nodelifecycle;
+    let after = ConvertSettings::resolve(&target_options, to).disable_nodelifecycle;
+    let kcm = super::KcmChange::between(before, after);
+    let kcm_done = |n: &str| {
+        journal
+            .phase(n, crate::plan::KCM)
+            .is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done)
+    };
+    let kcm_nodes = snap
+        .nodes
+        .iter()
+        .filter(|n| match kcm {
+            Some(super::KcmChange::Enable) => kcm_done(&n.name),
+            Some(super::KcmChange::Disable) => n.kcm_static_pod && !kcm_done(&n.name),
+            None => false,
+        })
+        .map(|n| n.name.clone())
+        .collect();
+    let unlabelled = match &to.node_pools {
+        None => Vec::new(),
+        Some(decl) => nodes
+            .iter()
+            .filter(|u| {
+                let labels = snap
+                    .nodes
+                    .iter()
+                    .find(|n| n.name == u.name)
+                    .map(|n| &n.labels);
+                labels.and_then(|l| l.get(&decl.label)) != u.pool.as_ref()
+            })
+            .map(|u| u.name.clone())
+            .collect(),
+    };
+    let moved = start.moved(journal);
+    let to_move = nodes
+        .iter()
+        .filter(|u| !moved.contains(&u.name))
+        .filter(|u| {
+            opts.selector.as_ref().is_none_or(|sel| {
+                let n = snap.nodes.iter().find(|n| n.name == u.name);
+                n.is_some_and(|n| sel.matches(&n.labels))
+            })
+        })
+        .map(|u| u.name.clone())
+        .collect::<BTreeSet<String>>();
+    if let Some(sel) = &opts.selector
+        && to_move.is_empty()
+        && nodes.iter().any(|u| !moved.contains(&u.name))
+    {
+        return Err(refused(vec![Refusal::NoneSelected(sel.to_string())]));
+    }
+    Ok(Upgrade::Move(Box::new(Decision {
+        moved,
+        to_move,
+        start,
+        route,
+        from,
+        nodes,
+        target_options,
+        kcm,
+        kcm_nodes,
+        unlabelled,
+    })))
+}
+
+#[cfg(test)]
+#[path = "start_tests.rs"]
+mod tests;

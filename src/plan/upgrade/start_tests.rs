@@ -1,0 +1,182 @@
+use super::*;
+use crate::cluster::journal::PhaseState;
+use crate::cluster::snapshot::ClusterSnapshot;
+use crate::plan::{NODES_CLOUD, NODES_EDGE, PlanError};
+use crate::selector::Selector;
+
+fn load(name: &str) -> Option<Profile> {
+    Profile::load(name).ok()
+}
+
+/// `three()` converted with openyurt-v1.6 (its options recorded as convert records them).
+fn converted_v16() -> ClusterSnapshot {
+    let mut s = crate::plan::tests::three();
+    s.server_version = "v1.34.2".into();
+    s.server_minor = "34".into();
+    let v16 = load("openyurt-v1.6").unwrap();
+    let mut j = Journal::new("convert", "openyurt-v1.6");
+    let opts = ConvertOptions {
+        profile: "openyurt-v1.6".into(),
+        ..crate::plan::tests::opts()
+    };
+    j.options = opts.journal_record(&ConvertSettings::resolve(&opts, &v16));
+    j.set_phase("cp-1", NODES_CLOUD, PhaseState::Done, None);
+    for w in ["worker-1", "worker-2"] {
+        j.set_phase(w, NODES_EDGE, PhaseState::Done, None);
+    }
+    s.journal = Some(j);
+    for n in &mut s.nodes {
+        let edge = if n.name == "cp-1" { "false" } else { "true" };
+        n.labels
+            .insert("openyurt.io/is-edge-worker".into(), edge.into());
+    }
+    s
+}
+
+fn to_v17() -> (UpgradeOptions, Profile) {
+    let opts = UpgradeOptions {
+        profile: "openyurt-v1.7".into(),
+        ..Default::default()
+    };
+    (opts, load("openyurt-v1.7").unwrap())
+}
+
+fn decided(s: &ClusterSnapshot, opts: &UpgradeOptions, to: &Profile) -> Decision {
+    match decide(s, opts, to, &load) {
+        Ok(Upgrade::Move(d)) => *d,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn refused(s: &ClusterSnapshot, opts: &UpgradeOptions, to: &Profile) -> String {
+    match decide(s, opts, to, &load) {
+        Err(PlanError::Preflight(f)) => f.iter().map(ToString::to_string).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_converted_cluster_upgrades_from_the_release_its_journal_names() {
+    let (opts, to) = to_v17();
+    let d = decided(&converted_v16(), &opts, &to);
+    assert_eq!(d.start.from.to_string(), "openyurt-v1.6 (OpenYurt v1.6.1)");
+    assert_eq!(d.start.to.to_string(), "openyurt-v1.7 (OpenYurt v1.7.0)");
+    assert!(!d.start.resuming);
+    assert_eq!(d.to_move.len(), 3);
+    assert!(d.moved.is_empty());
+    // v1.6 had no NodePool labels: every node gets its pool
+    assert_eq!(d.unlabelled.len(), 3);
+    assert_eq!(d.kcm, None, "both leave nodelifecycle on");
+    assert_eq!(d.target_options.profile, "openyurt-v1.7");
+}
+
+#[test]
+fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
+    let (opts, to) = to_v17();
+    let mut s = converted_v16();
+    let j = s.journal.as_mut().unwrap();
+    j.upgrade = Some(UpgradeRecord {
+        from_profile: "openyurt-v1.6".into(),
+        from_version: "v1.6.1".into(),
+        to_profile: "openyurt-v1.7".into(),
+        to_version: "v1.7.0".into(),
+        finished: false,
+    });
+    // the components phase had moved the journal to the target
+    j.profile = "openyurt-v1.7".into();
+    j.set_phase("worker-1", UPGRADE_ACTION, PhaseState::Done, None);
+    j.set_phase(
+        "worker-2",
+        UPGRADE_ACTION,
+        PhaseState::Failed,
+        Some("x".into()),
+    );
+    let d = decided(&s, &opts, &to);
+    assert!(d.start.resuming);
+    assert_eq!(d.start.from.profile, "openyurt-v1.6");
+    assert_eq!(d.moved, BTreeSet::from(["worker-1".to_owned()]));
+    assert_eq!(
+        d.to_move,
+        BTreeSet::from(["cp-1".to_owned(), "worker-2".to_owned()])
+    );
+
+    let other = UpgradeOptions {
+        openyurt_version: Some("v1.7.1".into()),
+        ..opts
+    };
+    let why = refused(&s, &other, &to);
+    assert!(
+        why.contains("the upgrade to openyurt-v1.7 (OpenYurt v1.7.0) did not finish"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_finished_upgrade_is_where_the_cluster_is() {
+    let (opts, to) = to_v17();
+    let mut s = converted_v16();
+    let j = s.journal.as_mut().unwrap();
+    j.profile = "openyurt-v1.7".into();
+    j.options.remove("openyurtVersion");
+    j.upgrade = Some(UpgradeRecord {
+        from_profile: "openyurt-v1.6".into(),
+        from_version: "v1.6.1".into(),
+        to_profile: "openyurt-v1.7".into(),
+        to_version: "v1.7.0".into(),
+        finished: true,
+    });
+    match decide(&s, &opts, &to, &load) {
+        Ok(Upgrade::AlreadyThere(r)) => assert_eq!(r.openyurt_version, "v1.7.0"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_canary_selector_moves_only_what_it_selects_and_must_select_something() {
+    let (mut opts, to) = to_v17();
+    opts.selector = Some(Selector::parse("kubernetes.io/hostname=worker-1").unwrap());
+    let mut s = converted_v16();
+    for n in &mut s.nodes {
+        n.labels
+            .insert("kubernetes.io/hostname".into(), n.name.clone());
+    }
+    let d = decided(&s, &opts, &to);
+    assert_eq!(d.to_move, BTreeSet::from(["worker-1".to_owned()]));
+    assert_eq!(d.nodes.len(), 3, "every node still gets the target's pool");
+
+    opts.selector = Some(Selector::parse("kubernetes.io/hostname=nowhere").unwrap());
+    let why = refused(&s, &opts, &to);
+    assert!(
+        why.contains("selects none of the nodes still to move"),
+        "{why}"
+    );
+}
+
+#[test]
+fn the_target_keeps_the_conversions_choices_and_drops_what_it_cannot_take() {
+    let legacy = load("legacy-v0.6").unwrap();
+    let v16 = load("openyurt-v1.6").unwrap();
+    let recorded = ConvertOptions {
+        profile: legacy.name.clone(),
+        image_repository: Some("registry.example.com/openyurt".into()),
+        image_pull_secrets: vec!["mirror".into()],
+        images: BTreeMap::from([("yurthub".into(), "mine/yurthub:v0.6.1".into())]),
+        features: BTreeSet::from(["deploy-yurttunnel".to_owned()]),
+        autonomous_nodes: vec!["worker-1".into()],
+        ..crate::plan::tests::opts()
+    };
+    let o = target_options(&recorded, &UpgradeOptions::default(), &v16);
+    assert_eq!(o.profile, "openyurt-v1.6");
+    assert_eq!(
+        o.image_repository.as_deref(),
+        Some("registry.example.com/openyurt")
+    );
+    assert_eq!(o.image_pull_secrets, ["mirror"]);
+    assert!(
+        o.images.is_empty(),
+        "the old release's images do not carry over"
+    );
+    assert!(o.features.is_empty(), "v1.6 has no yurt-tunnel");
+    assert_eq!(o.autonomous_nodes, ["worker-1"]);
+    assert!(crate::plan::check_options(&o, &v16).is_ok());
+}
