@@ -782,6 +782,11 @@ fn from_legacy_the_join_token_static_pod_gives_way_to_the_bootstrap_file_one() {
     let before = tree(root);
     let legacy = legacy(&n, secrets.path());
     run(root, servant::convert(root, &legacy));
+    // YurtHub v0.6 wrote its own bootstrap-hub.conf, from the join token, into its root dir
+    // (openyurtio/openyurt@v0.6.1 pkg/yurthub/certificate/hubself/cert_mgr.go initBootstrap)
+    let theirs = root.join("var/lib/yurthub/bootstrap-hub.conf");
+    std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+    std::fs::write(&theirs, "apiVersion: v1\nkind: Config\n# v0.6's\n").unwrap();
     let converted = tree(root);
     let v16 = full(&n, secrets.path());
     run(root, servant::upgrade(root, v16.yurthub.as_ref().unwrap()));
@@ -791,13 +796,38 @@ fn from_legacy_the_join_token_static_pod_gives_way_to_the_bootstrap_file_one() {
         got,
         [
             "+ etc/kubernetes/manifests/yurthub.yaml",
-            "+ var/lib/yurthub/bootstrap-hub.conf",
             "- etc/kubernetes/manifests/yurt-hub.yaml",
             "- var/lib/yurtctl/yurthub/join-token",
+            "~ var/lib/yurthub/bootstrap-hub.conf",
         ]
+    );
+    assert_ne!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "apiVersion: v1\nkind: Config\n# v0.6's\n",
+        "the target's credential replaces the old YurtHub's"
     );
     run(root, servant::revert(root));
     assert_eq!(diff(&before, &tree(root)), Vec::<String>::new());
+
+    // a file outside YurtHub's own directory that yurtctl did not write stays a refusal:
+    // someone else's yurthub binary is never taken over
+    let files = tempfile::tempdir().unwrap();
+    let (dir, n) = seed(Layout::Kubeadm, Role::Worker, &SeedOptions::default());
+    let root = dir.path();
+    run(root, servant::convert(root, &full(&n, secrets.path())));
+    let binary = root.join("usr/local/bin/yurthub");
+    std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
+    std::fs::write(&binary, "someone else's").unwrap();
+    let refused = servant::upgrade(
+        root,
+        &service_with_bootstrap(&n, files.path(), secrets.path()),
+    )
+    .expect_err("refused");
+    assert!(
+        refused.to_string().contains("was not written by yurtctl"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_to_string(&binary).unwrap(), "someone else's");
 }
 
 /// An upgrade killed after any number of its changes is finished by the next one, or undone

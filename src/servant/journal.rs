@@ -293,6 +293,32 @@ impl<'a> Recorder<'a> {
         Ok(())
     }
 
+    /// Takes over `path` as ours when it is state of what this operation installed: it lies in
+    /// a directory the record removes whole on revert, and nothing recorded wrote it (YurtHub
+    /// v0.6 writes its bootstrap-hub.conf into its own root directory). A file elsewhere is
+    /// left to [`Recorder::create`]'s refusal.
+    pub fn claim_state(&mut self, path: &str) -> Result<()> {
+        let path = self.fs.resolve(path)?;
+        if self.journal.record(&path).is_some() {
+            return Ok(());
+        }
+        let inside = self.journal.remove_on_revert.iter().any(|d| {
+            path.strip_prefix(d.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+        });
+        if let (true, Some(old)) = (inside, self.fs.read(&path)?) {
+            self.journal.files.push(FileRecord {
+                path,
+                created: true,
+                original_sha256: None,
+                backup: None,
+                written_sha256: sha256_hex(&old),
+                edits: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
     /// Removes a file an earlier run of this operation created (an installation that gives
     /// way to another). Its entry stays in the record, so a revert of a run interrupted
     /// before the removal still finds the file, and removes nothing that is no longer there.
@@ -507,6 +533,19 @@ pub fn plan_revert(
     }
     for d in holding {
         out.push(Change::RemoveEmptyDir { path: d.clone() });
+    }
+    // yurtctl's own directories once they are empty, whichever operation made them: another
+    // operation reverted earlier (an upgrade turns kube-controller-manager's nodelifecycle back
+    // on while convert's record is still here) could not remove them then
+    for d in [BACKUP_DIR, "/var/lib/yurtctl"] {
+        if fs.is_dir(d)?
+            && !out
+                .changes
+                .iter()
+                .any(|c| matches!(c, Change::RemoveEmptyDir { path } if path == d))
+        {
+            out.push(Change::RemoveEmptyDir { path: d.into() });
+        }
     }
     Ok(out)
 }

@@ -223,6 +223,10 @@ pub fn upgrade(host_root: &Path, install: &HubInstall) -> Result<NodeChanges> {
         .filter(|f| f.created && hub_file(&f.path) && !wanted.contains(&f.path))
         .map(|f| f.path.clone())
         .collect();
+    // the old YurtHub may have written the new one's credential file into its own directory
+    for p in &wanted {
+        rec.claim_state(p)?;
+    }
     install_hub(&mut rec, &argv, install)?;
     for p in &retired {
         rec.remove_ours(p)?;
