@@ -116,23 +116,42 @@ fn tour(profile_name: &str, layout: &str, apiserver: &str) {
     }
     // the node table before (kubelets on the API server) and after (through YurtHub)
     // (steps print tables of their own: split on the node table's own column)
-    // a profile that runs YurtHub as a service skips the static-pod rollout steps, and says why
+    // a profile that runs YurtHub as a service skips the YurtHub rollout steps, and the newest
+    // profile the upgrade steps; each says why
     let profile = yurtctl::render::Profile::load(profile_name).unwrap();
     let skipped = yurtctl::app::playground::STEPS
         .iter()
         .filter(|s| s.skipped_by(&profile).is_some())
         .count();
     let service = profile.yurthub.static_pod().is_none();
-    assert_eq!(skipped, if service { 2 } else { 0 });
+    let upgradable = yurtctl::app::playground::upgrade_target(&profile).is_some();
+    assert_eq!(
+        skipped,
+        if service { 2 } else { 0 } + if upgradable { 0 } else { 2 }
+    );
     assert_eq!(
         stderr
             .matches(&format!(
                 "skipped: profile {profile_name} runs YurtHub as a systemd service"
             ))
             .count(),
-        skipped,
+        if service { 2 } else { 0 },
         "{stderr}"
     );
+    // the user's static pod rolled to 1.19.2, back, then over the air on every worker
+    for words in ["[nodes] node", "PodNeedUpgrade", "nginx:1.19.2"] {
+        assert!(stderr.contains(words) || stdout.contains(words), "{words}");
+    }
+    if upgradable {
+        for node in workers {
+            assert!(
+                stderr.contains(&format!(
+                    "[nodes/edge] node {node} (Job yurtctl-upgrade-{node}): succeeded"
+                )),
+                "{node} upgraded:\n{stderr}"
+            );
+        }
+    }
     let tables: Vec<&str> = stdout.split(" KUBELET-SERVER ").skip(1).collect();
     assert_eq!(
         tables.len(),

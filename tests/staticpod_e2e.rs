@@ -1881,6 +1881,34 @@ async fn adopt_hands_a_static_pod_to_yurt_manager_and_upgrades_go_through_the_se
     };
     running("nginx:1.19.1").await;
 
+    // with yurt-manager leading, a rollout without a YurtStaticSet would lose its store: its
+    // controller deletes yurt-static-set-nginx on the next mirror pod change
+    for args in [
+        &SET_UPGRADE[..],
+        &[
+            "staticpod",
+            "ota",
+            "apply",
+            "nginx",
+            "--node",
+            &workers[0],
+            "-y",
+        ][..],
+    ] {
+        let plain = support::yurtctl(sim, args).await;
+        assert_eq!(plain.code, 3, "{args:?}: {}", plain.stderr);
+        assert!(
+            plain
+                .stderr
+                .contains("its YurtStaticSet controller deletes")
+                && plain
+                    .stderr
+                    .contains("yurtctl staticpod adopt nginx -n default"),
+            "{}",
+            plain.stderr
+        );
+    }
+
     let adopt = support::yurtctl(sim, &["staticpod", "adopt", "nginx", "-y"]).await;
     assert_eq!(adopt.code, 0, "{}", adopt.stderr);
     assert!(

@@ -174,6 +174,31 @@ impl Context {
         )))
     }
 
+    /// A static pod no YurtStaticSet manages, while yurt-manager leads: its YurtStaticSet
+    /// controller reconciles a static pod's name on every change of one of its mirror pods and,
+    /// finding no YurtStaticSet of that name, deletes ConfigMap `yurt-static-set-NAME`
+    /// (openyurtio/openyurt@v1.5.0 to @v1.7.0
+    /// pkg/yurtmanager/controller/yurtstaticset/yurt_static_set_controller.go, `Reconcile` and
+    /// its static-pod watch), the store a client-side rollout keeps its revisions in and
+    /// YurtHub's OTA endpoint reads. The rollout goes through a YurtStaticSet instead.
+    pub(super) fn store_deleted_by_controller(&self) -> Option<Refusal> {
+        let Ok(Some(leader)) = &self.controller else {
+            return None;
+        };
+        self.yss.is_none().then(|| {
+            Refusal::Refused(format!(
+                "yurt-manager leads ({leader}), and its YurtStaticSet controller deletes \
+                 ConfigMap {ns}/{cm} of a static pod that no YurtStaticSet manages whenever one \
+                 of its mirror pods changes, so the revisions of a rollout would vanish under it; \
+                 nothing was changed. Hand the static pod to a YurtStaticSet first (`yurtctl \
+                 staticpod adopt {name} -n {ns}`) and roll it out through that",
+                ns = self.ns,
+                name = self.name,
+                cm = staticset::configmap_name(&self.name),
+            ))
+        })
+    }
+
     /// A Secret `--image-pull-secret` names that the node Jobs could not pull with.
     pub(super) fn pull_secret_refused(&self) -> Option<Refusal> {
         let problems: Vec<String> = self

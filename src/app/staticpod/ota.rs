@@ -12,7 +12,10 @@ pub(super) async fn ota_apply(g: &GlobalArgs, cmd: OtaApplyCmd) -> Exit {
         command: "staticpod ota apply",
         pull_secrets: &cmd.image_pull_secrets,
     };
-    let refuses = |ctx: &Context| ota_set(ctx, &cmd).err();
+    let refuses = |ctx: &Context| {
+        ctx.store_deleted_by_controller()
+            .or_else(|| ota_set(ctx, &cmd).err())
+    };
     let decided = |ctx, lost| ota_apply_decided(g, &cmd, ctx, lost);
     run_locked(g, run, refuses, decided).await
 }

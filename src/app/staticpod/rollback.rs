@@ -20,6 +20,7 @@ pub(super) async fn rollback(g: &GlobalArgs, cmd: RollbackCmd) -> Exit {
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
             .or_else(|| ctx.controller_down(false))
+            .or_else(|| ctx.store_deleted_by_controller())
     };
     let decided = |ctx, lost| rollback_decided(g, &cmd, ctx, opts, lost);
     run_locked(g, run, refuses, decided).await

@@ -35,6 +35,7 @@ pub(super) async fn upgrade(g: &GlobalArgs, cmd: StaticPodUpgradeCmd) -> Exit {
             .err()
             .or_else(|| no_targets(ctx, &cmd.rollout))
             .or_else(|| ctx.controller_down(false))
+            .or_else(|| ctx.store_deleted_by_controller())
     };
     let decided = |ctx, lost| upgrade_decided(g, &cmd, ctx, file_pod.clone(), opts, lost);
     run_locked(g, run, refuses, decided).await
