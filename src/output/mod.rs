@@ -190,6 +190,8 @@ pub enum NodeOutcome {
     AlreadyUpgraded,
     /// Upgrade: left for a later run by `-l/--selector`.
     NotSelected,
+    /// Upgrade: not started, the run halted at a node before it.
+    NotStarted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -341,10 +341,61 @@ fn node_jobs(c: &UpgradeRun<'_>, role: Role) -> Vec<NodeJob> {
     }))
 }
 
-/// `nodes/edge`, `nodes/cloud`: a `node-servant upgrade` Job per node in a sliding window,
-/// each journaled (`upgrade`) as it starts and ends.
+/// `nodes/edge`, `nodes/cloud`: a `node-servant upgrade` Job per node, in waves of
+/// `--concurrency` nodes, each Job journaled (`upgrade`) as it starts and ends. A wave ends
+/// when each of its nodes is Ready again; a node whose Job failed or that stays NotReady halts
+/// the upgrade there, before another node is touched (kubeadm and keadm move nodes one by one
+/// for the same reason: a broken release stops at the nodes it broke).
 async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
     let specs = node_jobs(c, role);
+    let wave = c.opts().concurrency.get();
+    let mut waves: Vec<Vec<NodeJob>> = Vec::new();
+    for s in specs {
+        match waves.last_mut() {
+            Some(w) if w.len() < wave => w.push(s),
+            _ => waves.push(vec![s]),
+        }
+    }
+    let mut left = waves.into_iter();
+    for wave in left.by_ref() {
+        let bad = move_wave(c, role, wave).await?;
+        if !bad.is_empty() {
+            let rest: Vec<String> = left.flatten().map(|s| s.node).collect();
+            for n in &rest {
+                c.results.insert(
+                    n.clone(),
+                    NodeResult {
+                        name: n.clone(),
+                        role: role.as_str().into(),
+                        result: NodeOutcome::NotStarted,
+                        message: "not moved: the upgrade halted before it".into(),
+                        logs: None,
+                        pool: None,
+                    },
+                );
+            }
+            return Err(Stop::Halt {
+                exit: Exit::Partial,
+                message: format!(
+                    "[{}] halted: {} did not come back healthy on the new release ({} node(s) \
+                     left as they were); fix what their result says and re-run the same \
+                     upgrade (the nodes moved so far stay moved)",
+                    role.phase(),
+                    bad.join(", "),
+                    rest.len()
+                ),
+            });
+        }
+    }
+    Ok(Flow::Continue)
+}
+
+/// One wave of [`move_nodes`]; returns the nodes that failed or did not get Ready again.
+async fn move_wave(
+    c: &mut UpgradeRun<'_>,
+    role: Role,
+    specs: Vec<NodeJob>,
+) -> Result<Vec<String>, Stop> {
     for s in &specs {
         c.journal
             .set_phase(&s.node, UPGRADE_ACTION, PhaseState::Running, None);
@@ -370,11 +421,29 @@ async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
         &mark,
     )
     .await?;
+    let mut bad = Vec::new();
+    let mut moved = Vec::new();
     for r in &outcomes {
         let n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
+        if n.result == NodeOutcome::Upgraded {
+            moved.push(n.name.clone());
+        } else {
+            bad.push(n.name.clone());
+        }
         c.results.insert(r.node.clone(), n);
     }
-    Ok(Flow::Continue)
+    let timeout = c.opts().job_timeout;
+    for n in wait::nodes_ready(c.cluster, &moved, timeout).await {
+        if let Some(r) = c.results.get_mut(&n) {
+            r.result = NodeOutcome::TimedOut;
+            r.message = format!(
+                "its Job succeeded but the node was not Ready within {}s",
+                timeout.as_secs()
+            );
+        }
+        bad.push(n);
+    }
+    Ok(bad)
 }
 
 /// The old release's objects go only once every node is moved: a node still on it may need
