@@ -733,3 +733,73 @@ async fn advanced_rolling_update_rolls_a_never_ready_revision_onto_every_node() 
     }
     c.sim.shutdown().await;
 }
+
+// openyurtio/openyurt@v1.7.0 (same at v1.5.0, v1.6.1): pkg/yurtmanager/controller/yurtstaticset/
+// yurt_static_set_controller.go (`add` step 4: every static pod's event reconciles the set of
+// its name without `-<node>`; `Reconcile`: no such set → deleteConfigMap), and
+// pkg/yurtmanager/controller/util/pod/pod_util.go (IsStaticPod: config.source not "api").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_pods_configmap_without_a_set_goes_at_the_next_change_of_its_mirror_pods() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let hash = demo_on_every_node(&c, demo_set(3600, json!({"type": "OTA"}))).await;
+    // a static pod of the user's, in default, with no YurtStaticSet
+    let worker = c
+        .sim
+        .node_names()
+        .into_iter()
+        .find(|n| n.starts_with("worker"))
+        .unwrap();
+    let dir = c.sim.node_root(&worker).join("etc/kubernetes/manifests");
+    std::fs::write(
+        dir.join("web.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx:1.19.1\n",
+    )
+    .unwrap();
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let mirror = format!("web-{worker}");
+    common::eventually(Duration::from_secs(10), "the mirror pod", || {
+        let (pods, mirror) = (pods.clone(), mirror.clone());
+        async move { pods.get(&mirror).await.ok() }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // a store written once the mirror pod is steady stays until the pod's next change
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "default");
+    let store = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "yurt-static-set-web", "namespace": "default",
+            "annotations": {"openyurt.io/static-pod-hash": "abc"}},
+        "data": {"web": "kept until a mirror pod changes"}});
+    common::apply(&c.client, &[store]).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(cms.get("yurt-static-set-web").await.is_ok());
+    let condition =
+        json!({"status": {"conditions": [{"type": "PodNeedUpgrade", "status": "True"}]}});
+    pods.patch_status(
+        &mirror,
+        &PatchParams::default(),
+        &Patch::Strategic(&condition),
+    )
+    .await
+    .unwrap();
+    common::eventually(Duration::from_secs(10), "the store deleted", || {
+        let cms = cms.clone();
+        async move { cms.get("yurt-static-set-web").await.is_err().then_some(()) }
+    })
+    .await;
+    // the set's own ConfigMap stays, however often its pods change
+    let kube_system: Api<ConfigMap> = Api::namespaced(c.client.clone(), "kube-system");
+    let kept = kube_system.get("yurt-static-set-demo").await.unwrap();
+    assert_eq!(
+        kept.metadata.annotations.unwrap()["openyurt.io/static-pod-hash"],
+        hash
+    );
+    let log = Api::<Pod>::namespaced(c.client.clone(), "kube-system")
+        .logs("yurt-manager", &LogParams::default())
+        .await
+        .unwrap();
+    assert!(
+        log.contains("Delete ConfigMap yurt-static-set-web from YurtStaticSet web"),
+        "{log}"
+    );
+    c.sim.shutdown().await;
+}

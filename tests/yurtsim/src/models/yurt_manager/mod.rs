@@ -451,6 +451,7 @@ impl YurtManager<'_> {
             .map_err(|e| e.message)?;
         let mut conversion_state = node_conversion::Conversion::default();
         let mut binding_state = pod_binding::PodBinding::default();
+        let mut static_pods = static_set::StaticPodWatch::default();
         let mut renewed = Instant::now();
         let mut panics: BTreeMap<String, u32> = BTreeMap::new();
         loop {
@@ -464,6 +465,7 @@ impl YurtManager<'_> {
                 self.bind_pods(me, &mut binding_state);
             }
             if let Some(me) = &yss {
+                self.reconcile_static_pods(me, &mut static_pods);
                 for (name, error) in self.reconcile_static_sets(me) {
                     let n = panics.entry(name.clone()).or_default();
                     *n += 1;

@@ -2,6 +2,14 @@ use std::sync::Arc;
 
 use super::*;
 
+/// What the static-pod watch has seen: every pod's resourceVersion, and the YurtStaticSet name
+/// of each static one (a delete event carries the last state).
+#[derive(Default)]
+pub(super) struct StaticPodWatch {
+    seen: BTreeMap<String, String>,
+    static_pods: BTreeMap<String, (String, String)>,
+}
+
 impl YurtManager<'_> {
     /// One reconcile of every YurtStaticSet; returns the ones whose reconcile panicked, with
     /// the log line controller-runtime writes.
@@ -32,6 +40,75 @@ impl YurtManager<'_> {
             self.update_status(me, &yss, &ns, &name);
         }
         failed
+    }
+
+    /// The static-pod watch: every add, change or delete of a pod whose
+    /// `kubernetes.io/config.source` is not `api` reconciles the YurtStaticSet named as the
+    /// pod without its `-<node>` suffix, and a reconcile that finds no such set deletes
+    /// ConfigMap `yurt-static-set-<name>` (openyurtio/openyurt@v1.7.0, same at v1.5.0 and
+    /// v1.6.1: pkg/yurtmanager/controller/yurtstaticset/yurt_static_set_controller.go `add`
+    /// step 4 and `Reconcile`'s NotFound branch; pkg/yurtmanager/controller/util/pod/pod_util.go
+    /// `IsStaticPod`). The informer's first list is an add of every pod.
+    pub(super) fn reconcile_static_pods(&self, me: &Caller, watch: &mut StaticPodWatch) {
+        let Ok(pods) = self.base.list_watch("", "v1", "pods", "", "") else {
+            return;
+        };
+        let mut now: BTreeMap<String, String> = BTreeMap::new();
+        let mut touched: BTreeSet<(String, String)> = BTreeSet::new();
+        let static_set_of = |pod: &Value| -> Option<(String, String)> {
+            let source = pod["metadata"]["annotations"]["kubernetes.io/config.source"].as_str()?;
+            if source == "api" {
+                return None;
+            }
+            let name = pod["metadata"]["name"].as_str()?;
+            let node = pod["spec"]["nodeName"].as_str().unwrap_or("");
+            let set = name.strip_suffix(&format!("-{node}")).unwrap_or(name);
+            let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+            Some((ns.to_owned(), set.to_owned()))
+        };
+        let mut was: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for pod in &pods {
+            let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_owned();
+            let rv = pod["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            if let Some(key) = static_set_of(pod) {
+                if watch.seen.get(&uid) != Some(&rv) {
+                    touched.insert(key.clone());
+                }
+                was.insert(uid.clone(), key);
+            }
+            now.insert(uid, rv);
+        }
+        // deleted since the last look: their delete events reconcile too
+        for uid in watch.seen.keys().filter(|u| !now.contains_key(*u)) {
+            if let Some(key) = watch.static_pods.remove(uid) {
+                touched.insert(key);
+            }
+        }
+        watch.static_pods.extend(was);
+        watch.seen = now;
+        for (ns, name) in touched {
+            let set =
+                self.base
+                    .cached_get("apps.openyurt.io", "v1alpha1", "yurtstaticsets", &ns, &name);
+            if !matches!(&set, Err(e) if e.code == 404) {
+                continue;
+            }
+            let cm = format!("{CONFIGMAP_PREFIX}{name}");
+            match me.delete_background("", "configmaps", &ns, &cm) {
+                Ok(()) => self.env.log.info(
+                    "yurt_static_set_controller.go:560",
+                    &format!("Delete ConfigMap {cm} from YurtStaticSet {name}"),
+                ),
+                Err(e) if e.code == 404 => {}
+                Err(e) => self
+                    .env
+                    .log
+                    .error("yurt_static_set_controller.go:0", &e.message),
+            }
+        }
     }
 
     /// ConfigMap `yurt-static-set-<name>` follows the template: created when missing, rewritten
