@@ -195,7 +195,10 @@ impl Api {
         )? {
             crate::api::admission::apply_patch(&mut body, &ptr, &v);
         }
-        let causes = kinds::validate(res, &body, None);
+        let mut causes = kinds::validate(res, &body, None);
+        if res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions" {
+            crate::api::crd::validate_stored_versions(&body, &mut causes);
+        }
         if !causes.is_empty() {
             return Err(ApiError::invalid(res, &name, &causes));
         }

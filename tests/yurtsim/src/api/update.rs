@@ -91,6 +91,9 @@ fn prepare(
                     }
                 }
             }
+            if res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions" {
+                crate::api::crd::prepare_for_update(&mut new);
+            }
         }
     }
     if res.group.is_empty() && res.resource == "secrets" {
@@ -184,7 +187,13 @@ impl Api {
                     crate::api::admission::apply_patch(&mut new, ptr, v);
                 }
                 let mut new = prepare(res, name, subresource, cur, new)?;
-                let causes = kinds::validate(res, &new, Some(cur));
+                let mut causes = kinds::validate(res, &new, Some(cur));
+                if subresource.is_none()
+                    && res.group == "apiextensions.k8s.io"
+                    && res.resource == "customresourcedefinitions"
+                {
+                    crate::api::crd::validate_stored_versions(&new, &mut causes);
+                }
                 if !causes.is_empty() {
                     return Err(ApiError::invalid(res, name, &causes));
                 }
