@@ -8,6 +8,30 @@ use serde_json::{Value, json};
 
 use crate::api::kinds::Causes;
 
+/// The version marked `storage: true`, if exactly one is.
+pub fn storage_version(crd: &Value) -> Option<String> {
+    let mut it = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["storage"] == json!(true));
+    let first = it.next()?;
+    if it.next().is_some() {
+        return None;
+    }
+    first["name"].as_str().map(str::to_string)
+}
+
+/// Every version named in `spec.versions`, served or not.
+pub fn version_names(crd: &Value) -> Vec<String> {
+    crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 fn stored_versions(crd: &Value) -> Vec<String> {
     crd["status"]["storedVersions"]
         .as_array()
@@ -152,6 +176,37 @@ pub fn validate_stored_versions(obj: &Value, causes: &mut Causes) {
     }
 }
 
+/// The `nullable` of the schema at `path` (field names; list items skipped) in a version's
+/// `openAPIV3Schema`; false where the schema does not reach.
+pub fn nullable_at(schema: &Value, path: &[&str]) -> bool {
+    let mut s = schema;
+    for p in path {
+        let props = &s["properties"][*p];
+        s = if props.is_object() {
+            props
+        } else if s["additionalProperties"].is_object() {
+            &s["additionalProperties"]
+        } else {
+            return false;
+        };
+        while s["items"].is_object() {
+            s = &s["items"];
+        }
+    }
+    s["nullable"] == json!(true)
+}
+
+/// A version's `openAPIV3Schema`.
+pub fn schema_of<'a>(crd: &'a Value, version: &str) -> &'a Value {
+    crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == json!(version))
+        .map(|v| &v["schema"]["openAPIV3Schema"])
+        .unwrap_or(&Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +248,17 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn nullable_follows_properties_items_and_maps() {
+        let s = json!({"properties": {"status": {"properties": {
+            "t": {"type": "string", "nullable": true},
+            "l": {"type": "array", "items": {"properties": {"x": {"nullable": true}}}},
+            "m": {"additionalProperties": {"nullable": true}}}}}});
+        assert!(nullable_at(&s, &["status", "t"]));
+        assert!(nullable_at(&s, &["status", "l", "x"]));
+        assert!(nullable_at(&s, &["status", "m", "k"]));
+        assert!(!nullable_at(&s, &["status", "u"]));
     }
 }

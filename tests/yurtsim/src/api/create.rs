@@ -211,6 +211,11 @@ impl Api {
             &review(&ctx.user, &body),
             false,
         )?;
+        // stored in the CRD's storage version (a dry run encodes nothing)
+        let body = match self.conversion(res) {
+            Some(c) if !ctx.dry_run => c.convert(&body, &c.storage)?,
+            _ => body,
+        };
         let stored = self
             .store
             .write(

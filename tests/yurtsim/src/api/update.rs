@@ -108,11 +108,11 @@ fn prepare(
 
 impl Api {
     /// The shared tail of PUT and PATCH: `compute` makes the whole desired object of the
-    /// current one. In kube-apiserver's order
+    /// current one, read in `res`'s version. In kube-apiserver's order
     /// (kubernetes/kubernetes@v1.37.2 staging/src/k8s.io/apiserver/pkg/endpoints/handlers/
     /// update.go and patch.go, the same at v1.34.4): the field manager (`managed`; an apply
     /// brings its own managedFields), mutating admission, the strategy, validation,
-    /// validating admission.
+    /// validating admission; then the object is stored in the storage version.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn finish_update(
         &self,
@@ -128,6 +128,18 @@ impl Api {
         let key_ns = if res.namespaced { ns } else { "" };
         let schema = schema_for(res);
         let mut deleted = false;
+        // custom resources are read in the request's version and stored in the storage one;
+        // the webhook (if any) is looked up before the store's lock is taken
+        let conversion = self.conversion(res);
+        if let Some(c) = &conversion {
+            c.resolve();
+        }
+        let read = |cur: &Arc<Value>| -> ApiResult<Arc<Value>> {
+            match &conversion {
+                Some(c) => c.convert(cur, &res.version).map(Arc::new),
+                None => Ok(cur.clone()),
+            }
+        };
         // Webhooks are consulted outside the store's lock, on the object this write makes of
         // the current one; the patches of mutating webhooks are applied again under the lock.
         // (A write racing in between is not re-reviewed, unlike the apiserver's retry.)
@@ -135,6 +147,7 @@ impl Api {
         if let Some(cur) = self.store.get(&res.key(), key_ns, name)
             && crate::api::admission::any_rule(self, res, "UPDATE", subresource)
         {
+            let cur = read(&cur)?;
             let mut new = compute(&cur).unwrap_or_else(|_| (*cur).clone());
             fn review<'a>(
                 user: &'a str,
@@ -180,14 +193,15 @@ impl Api {
                 {
                     return Err(ApiError::conflict(res, name));
                 }
-                let cur = stored;
-                let requested = compute(cur)?;
+                let cur = read(stored)?;
+                let requested = compute(&cur)?;
                 let mut new = requested.clone();
                 for (ptr, v) in &patches {
                     crate::api::admission::apply_patch(&mut new, ptr, v);
                 }
-                let mut new = prepare(res, name, subresource, cur, new)?;
-                let mut causes = kinds::validate(res, &new, Some(cur));
+                let mut new = prepare(res, name, subresource, &cur, new)?;
+                let causes = kinds::validate(res, &new, Some(&cur));
+                let mut causes = causes;
                 if subresource.is_none()
                     && res.group == "apiextensions.k8s.io"
                     && res.resource == "customresourcedefinitions"
@@ -199,9 +213,9 @@ impl Api {
                 }
                 if managed {
                     // ownership of what the request changed, before admission mutated it
-                    let before = prepare(res, name, subresource, cur, requested)?;
+                    let before = prepare(res, name, subresource, &cur, requested)?;
                     let owned = record_write(
-                        Some(cur),
+                        Some(&cur),
                         before,
                         &ctx.manager,
                         subresource,
@@ -212,6 +226,12 @@ impl Api {
                 } else {
                     let mf = new["metadata"]["managedFields"].take();
                     set_managed_fields(&mut new, mf);
+                }
+                // stored in the storage version (a dry run encodes nothing)
+                if let Some(c) = &conversion
+                    && !ctx.dry_run
+                {
+                    new = c.convert(&new, &c.storage)?;
                 }
                 if same_content(stored, &new) {
                     return Ok(WriteOp::Noop);
