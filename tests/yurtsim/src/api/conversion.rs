@@ -54,7 +54,8 @@ fn version_of(obj: &Value) -> &str {
 }
 
 impl Api {
-    /// The conversion of a custom resource (None for built-ins and CRDs being deleted).
+    /// The conversion of a custom resource, as its CRD says now (None for built-ins, and
+    /// for a custom resource whose CRD is gone or marks no single storage version).
     pub fn conversion(&self, res: &ResourceInfo) -> Option<Conversion<'_>> {
         if res.builtin {
             return None;
