@@ -7,7 +7,9 @@
 mod common;
 
 use std::process::Command;
+use std::time::Duration;
 
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 use yurtsim::Layout;
 
@@ -23,6 +25,14 @@ fn kubectl(c: &common::TestCluster, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).trim().to_string(),
         String::from_utf8_lossy(&out.stderr).trim().to_string(),
     )
+}
+
+/// `kubectl create -f` of `obj` (manager kubectl-create).
+fn create(c: &common::TestCluster, obj: Value) -> (bool, String, String) {
+    let name = obj["metadata"]["name"].as_str().unwrap();
+    let path = c.dir.path().join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string(&obj).unwrap()).unwrap();
+    kubectl(c, &["create", "-f", path.to_str().unwrap()])
 }
 
 fn pool(name: &str, spec: Value) -> Value {
@@ -288,6 +298,115 @@ async fn without_a_serving_yurt_manager_only_failure_policies_apply() {
     assert!(
         err.contains("no endpoints available for service \"yurt-manager-webhook-service\""),
         "{err}"
+    );
+    c.sim.shutdown().await;
+}
+
+// kube-apiserver computes managedFields before mutating admission (kubernetes/kubernetes@v1.37.2
+// staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go: applyPatch, then
+// applyAdmission; create.go and update.go: FieldManager.UpdateNoErrors, then Admit), so what
+// the defaulting webhooks add belongs to no manager and a re-apply that does not name it
+// leaves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_a_mutating_webhook_sets_are_not_the_appliers() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    common::chart::install_v17(
+        &c,
+        |_| {},
+        &["--controllers=-nodelifecycle,-yurtnodeconversion,*"],
+    )
+    .await;
+    common::chart::manager_ready(&c.client).await;
+    let ar = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("apps.openyurt.io", "v1beta2", "NodePool"),
+        "nodepools",
+    );
+    let pools: Api<DynamicObject> = Api::all_with(c.client.clone(), &ar);
+    let config: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "apps.openyurt.io/v1beta2",
+        "kind": "NodePool", "metadata": {"name": "edge"}, "spec": {"type": "Edge"}}))
+        .unwrap();
+    let pp = PatchParams::apply("yurtctl");
+    let first = common::eventually(Duration::from_secs(20), "the first apply", || async {
+        pools.patch("edge", &pp, &Patch::Apply(&config)).await.ok()
+    })
+    .await;
+    let spec = |o: &DynamicObject| o.data["spec"].clone();
+    assert_eq!(spec(&first)["leaderElectionStrategy"], "random");
+    let again = pools
+        .patch("edge", &pp, &Patch::Apply(&config))
+        .await
+        .expect("the same apply again");
+    assert_eq!(spec(&again)["leaderElectionStrategy"], "random");
+    assert_eq!(spec(&again)["leaderReplicas"], 1);
+    assert!(spec(&again)["poolScopeMetadata"].is_array());
+    let entries = again.metadata.managed_fields.clone().unwrap();
+    let mine: Vec<_> = entries
+        .iter()
+        .filter(|e| e.manager.as_deref() == Some("yurtctl"))
+        .collect();
+    assert_eq!(mine.len(), 1);
+    assert_eq!(mine[0].operation.as_deref(), Some("Apply"));
+    let fields = serde_json::to_value(&mine[0].fields_v1).unwrap();
+    assert_eq!(fields, json!({"f:spec": {"f:type": {}}}));
+    // a create by another client: its Update entry does not own them either
+    let (ok, _, err) = create(&c, pool("p2", json!({"type": "Edge"})));
+    assert!(ok, "{err}");
+    let (_, out, _) = kubectl(
+        &c,
+        &[
+            "get",
+            "nodepools.v1beta2.apps.openyurt.io",
+            "p2",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+    );
+    let p2: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(p2["spec"]["leaderElectionStrategy"], "random");
+    let created = &p2["metadata"]["managedFields"][0];
+    assert_eq!(created["manager"], "kubectl-create");
+    assert_eq!(
+        created["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:type": {}}})
+    );
+    // an update (update.go: the field manager, then admission): the node webhook's
+    // hostnetwork label is not kubectl-label's
+    let (ok, _, err) = create(&c, pool("hn", json!({"type": "Edge", "hostNetwork": true})));
+    assert!(ok, "{err}");
+    assert!(
+        kubectl(
+            &c,
+            &["label", "node", "worker-1", "apps.openyurt.io/nodepool=hn"]
+        )
+        .0
+    );
+    let (_, out, _) = kubectl(
+        &c,
+        &[
+            "get",
+            "node",
+            "worker-1",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+    );
+    let node: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["nodepool.openyurt.io/hostnetwork"],
+        "true"
+    );
+    let label = node["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "kubectl-label")
+        .unwrap();
+    assert_eq!(
+        label["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:apps.openyurt.io/nodepool": {}}}})
     );
     c.sim.shutdown().await;
 }

@@ -39,9 +39,20 @@ pub enum Verdict {
     CallFailed(String),
 }
 
-/// A process serving admission webhooks: None when it does not serve `path`.
+/// A process serving webhooks: None when it does not serve `path`.
 pub trait WebhookServer: Send + Sync {
     fn review(&self, path: &str, review: &Review) -> Option<Verdict>;
+
+    /// A ConversionReview of `objects` to `desired` (`group/version`): the converted objects,
+    /// or the failed result's message. Called under the store's lock: it must not call the API.
+    fn convert(
+        &self,
+        _path: &str,
+        _objects: &[Value],
+        _desired: &str,
+    ) -> Option<Result<Vec<Value>, String>> {
+        None
+    }
 }
 
 /// The webhook servers running in the sim, by the (namespace, pod) that runs them.
@@ -175,20 +186,32 @@ fn endpoint(
     client_config: &Value,
     name: &str,
 ) -> Result<Option<Arc<dyn WebhookServer>>, String> {
+    resolve(api, client_config, "10s")
+        .map_err(|e| format!("failed calling webhook \"{name}\": failed to call webhook: {e}"))
+}
+
+/// The server behind a webhook's clientConfig (Ok(None): ready pods that run nothing the sim
+/// models), or the client's error for a call that cannot be made (`Post "<url>": <why>`),
+/// `timeout` being the request's `?timeout=` parameter.
+pub(crate) fn resolve(
+    api: &Api,
+    client_config: &Value,
+    timeout: &str,
+) -> Result<Option<Arc<dyn WebhookServer>>, String> {
     let svc = &client_config["service"];
     let Some(svc_name) = svc["name"].as_str() else {
         let url = client_config["url"].as_str().unwrap_or("");
         return Err(format!(
-            "failed calling webhook \"{name}\": failed to call webhook: Post \"{url}\": dial tcp: lookup: no such host (outside the simulated cluster)"
+            "Post \"{url}\": dial tcp: lookup: no such host (outside the simulated cluster)"
         ));
     };
     let svc_ns = svc["namespace"].as_str().unwrap_or("default");
     let path = svc["path"].as_str().unwrap_or("");
     let port = svc["port"].as_i64().unwrap_or(443);
-    let target = format!("https://{svc_name}.{svc_ns}.svc:{port}{path}?timeout=10s");
+    let target = format!("https://{svc_name}.{svc_ns}.svc:{port}{path}?timeout={timeout}");
     let Some(service) = api.get_opt("", "services", svc_ns, svc_name) else {
         return Err(format!(
-            "failed calling webhook \"{name}\": failed to call webhook: Post \"{target}\": service \"{svc_name}\" not found"
+            "Post \"{target}\": service \"{svc_name}\" not found"
         ));
     };
     let selector = service["spec"]["selector"]
@@ -207,7 +230,7 @@ fn endpoint(
         selected && is_ready && p["metadata"]["deletionTimestamp"].is_null()
     };
     if selector.is_empty() {
-        return Err(no_endpoints(name, &target, svc_name));
+        return Err(no_endpoints(&target, svc_name));
     }
     // The first ready endpoint pod (by name) that runs a modelled server, looked up through
     // the few servers of the namespace. The real API server resolves a webhook Service from
@@ -232,14 +255,12 @@ fn endpoint(
     if api.list(&pods, &filter).0.iter().any(|p| serves(p)) {
         Ok(None)
     } else {
-        Err(no_endpoints(name, &target, svc_name))
+        Err(no_endpoints(&target, svc_name))
     }
 }
 
-fn no_endpoints(name: &str, target: &str, svc_name: &str) -> String {
-    format!(
-        "failed calling webhook \"{name}\": failed to call webhook: Post \"{target}\": no endpoints available for service \"{svc_name}\""
-    )
+fn no_endpoints(target: &str, svc_name: &str) -> String {
+    format!("Post \"{target}\": no endpoints available for service \"{svc_name}\"")
 }
 
 /// Runs the mutating (`mutating`) or validating webhooks registered for this request, in

@@ -69,8 +69,21 @@ impl Api {
         &self,
         res: &ResourceInfo,
         ns: &str,
+        body: Value,
+        ctx: &Ctx,
+    ) -> ApiResult<Outcome> {
+        self.create_owned(res, ns, body, ctx, false)
+    }
+
+    /// A create; `applied`: the body carries the managedFields of a server-side apply that
+    /// creates the object (patch.go: the field manager's Apply, then admission).
+    pub(super) fn create_owned(
+        &self,
+        res: &ResourceInfo,
+        ns: &str,
         mut body: Value,
         ctx: &Ctx,
+        applied: bool,
     ) -> ApiResult<Outcome> {
         if res.resource == "selfsubjectaccessreviews" || res.resource == "selfsubjectrulesreviews" {
             return Err(ApiError::internal(
@@ -114,10 +127,12 @@ impl Api {
             "resourceVersion",
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
-            "managedFields",
             "selfLink",
         ] {
             m.remove(f);
+        }
+        if !applied {
+            m.remove("managedFields");
         }
         m.insert("uid".into(), json!(util::new_uid()));
         m.insert("creationTimestamp".into(), json!(util::now()));
@@ -131,6 +146,14 @@ impl Api {
             o.remove("status");
         }
         kinds::default_on_create(res, &mut body);
+        // managedFields are computed before mutating admission, so what admission adds is
+        // nobody's (kubernetes/kubernetes@v1.37.2 staging/src/k8s.io/apiserver/pkg/endpoints/
+        // handlers/create.go: FieldManager.UpdateNoErrors, then mutatingAdmission.Admit; the
+        // same at v1.34.4)
+        let schema = schema_for(res);
+        if !applied {
+            body = record_write(None, body, &ctx.manager, None, schema.as_ref());
+        }
         if res.group == "certificates.k8s.io" && res.resource == "certificatesigningrequests" {
             // the requester's identity, whatever the client sent (kubernetes/kubernetes@v1.33.0
             // pkg/registry/certificates/certificates/strategy.go PrepareForCreate); the sim's
@@ -172,7 +195,10 @@ impl Api {
         )? {
             crate::api::admission::apply_patch(&mut body, &ptr, &v);
         }
-        let causes = kinds::validate(res, &body, None);
+        let mut causes = kinds::validate(res, &body, None);
+        if res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions" {
+            crate::api::crd::validate_stored_versions(&body, &mut causes);
+        }
         if !causes.is_empty() {
             return Err(ApiError::invalid(res, &name, &causes));
         }
@@ -185,8 +211,11 @@ impl Api {
             &review(&ctx.user, &body),
             false,
         )?;
-        let schema = schema_for(res);
-        let body = record_write(None, body, &ctx.manager, None, schema.as_ref());
+        // stored in the CRD's storage version (a dry run encodes nothing)
+        let body = match self.conversion(res) {
+            Some(c) if !ctx.dry_run => c.convert(&body, &c.storage)?,
+            _ => body,
+        };
         let stored = self
             .store
             .write(

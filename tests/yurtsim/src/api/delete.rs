@@ -34,6 +34,10 @@ impl Api {
         let now = util::now();
         let mut finished = false;
         if let Some(cur) = self.store.get(&res.key(), key_ns, name) {
+            // read through the request's version first, so a custom resource that cannot be
+            // converted cannot be deleted (k8s.io/apiserver@v0.37.2 pkg/registry/generic/
+            // registry/store.go Delete: Storage.Get decodes it)
+            let cur = self.present(res, &cur)?;
             let review = crate::api::admission::Review {
                 operation: "DELETE",
                 user: &ctx.user,

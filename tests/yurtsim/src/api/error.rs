@@ -136,6 +136,13 @@ impl ApiError {
         )
     }
 
+    /// An error that is not an API status (a conversion failure, say): the apiserver answers
+    /// 500 with no reason and the error's text (k8s.io/apiserver@v0.37.2
+    /// pkg/endpoints/handlers/responsewriters/status.go ErrorToAPIStatus, StatusReasonUnknown).
+    pub fn unknown(msg: impl Into<String>) -> Self {
+        Self::new(500, "", msg)
+    }
+
     pub fn path_not_found() -> Self {
         Self::new(
             404,
@@ -152,6 +159,12 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             s["details"] = d.clone();
+        }
+        // metav1.Status omits an empty reason
+        if self.reason.is_empty()
+            && let Some(m) = s.as_object_mut()
+        {
+            m.remove("reason");
         }
         s
     }

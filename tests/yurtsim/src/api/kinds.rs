@@ -307,34 +307,7 @@ pub fn default_on_create(res: &ResourceInfo, obj: &mut Value) {
             merge_string_data(obj);
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            let names = obj["spec"]["names"].clone();
-            let mut accepted = names.clone();
-            if accepted["singular"].is_null() {
-                accepted["singular"] = json!(
-                    names["kind"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_ascii_lowercase()
-                );
-            }
-            set_default(
-                &mut accepted,
-                "listKind",
-                json!(format!(
-                    "{}List",
-                    names["kind"].as_str().unwrap_or_default()
-                )),
-            );
-            let now = crate::util::now();
-            obj["status"] = json!({
-                "acceptedNames": accepted,
-                "conditions": [
-                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
-                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now},
-                ],
-                "storedVersions": obj["spec"]["versions"].as_array().into_iter().flatten()
-                    .filter(|v| v["storage"] == json!(true)).map(|v| v["name"].clone()).collect::<Vec<_>>(),
-            });
+            crate::api::crd::prepare_for_create(obj)
         }
         _ => {}
     }
@@ -524,46 +497,7 @@ pub fn validate(res: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Causes 
             }
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            let spec = &obj["spec"];
-            let plural = spec["names"]["plural"].as_str().unwrap_or("");
-            let group = spec["group"].as_str().unwrap_or("");
-            if name != format!("{plural}.{group}") {
-                causes.push((
-                    "metadata.name".into(),
-                    format!(
-                        "Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
-                    ),
-                ));
-            }
-            if spec["names"]["kind"].as_str().is_none_or(str::is_empty) {
-                causes.push(("spec.names.kind".into(), "Required value".into()));
-            }
-            if !matches!(spec["scope"].as_str(), Some("Namespaced" | "Cluster")) {
-                causes.push((
-                    "spec.scope".into(),
-                    "Unsupported value: supported values: \"Cluster\", \"Namespaced\"".into(),
-                ));
-            }
-            let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-            if versions
-                .iter()
-                .filter(|v| v["storage"] == json!(true))
-                .count()
-                != 1
-            {
-                causes.push((
-                    "spec.versions".into(),
-                    "Invalid value: must have exactly one version marked as storage version".into(),
-                ));
-            }
-            for (i, v) in versions.iter().enumerate() {
-                if v["schema"]["openAPIV3Schema"].is_null() {
-                    causes.push((
-                        format!("spec.versions[{i}].schema.openAPIV3Schema"),
-                        "Required value: schemas are required".into(),
-                    ));
-                }
-            }
+            crate::api::crd::validate_spec(obj, &mut causes)
         }
         ("", "services") => {
             if let Some(old) = old {
@@ -600,7 +534,7 @@ fn strip_mutable_pod_fields(spec: &Value) -> Value {
     s
 }
 
-fn validate_labels(obj: &Value, causes: &mut Causes) {
+pub(crate) fn validate_labels(obj: &Value, causes: &mut Causes) {
     for (k, v) in obj["metadata"]["labels"].as_object().into_iter().flatten() {
         let probe = format!("{k}={}", v.as_str().unwrap_or("\u{0}"));
         if !v.is_string() || crate::api::selector::LabelSelector::parse(&probe).is_err() {

@@ -5,7 +5,8 @@
 //! - [`store`]: objects, resourceVersions, watches; [`registry`]: the resource types served;
 //! - this file: the `Api` and its reads, bind and modify; the verbs that write are in
 //!   `create.rs`, `update.rs` (update and patch) and `delete.rs`; [`kinds`]: per-kind defaulting and validation; [`patch`]: patch
-//!   types and server-side apply; [`admission`]: webhooks;
+//!   types and server-side apply; [`admission`]: webhooks; [`crd`]: the CRD strategy;
+//!   [`conversion`]: custom resources stored in one version and read in another;
 //! - [`auth`]: authentication and authorization; [`error`]: `Status` errors; [`events`]:
 //!   Events as components record them;
 //! - [`selector`]: label and field selectors; [`table`]: server-side printing;
@@ -17,6 +18,8 @@
 
 pub mod admission;
 pub mod auth;
+pub mod conversion;
+pub mod crd;
 mod create;
 mod delete;
 pub mod error;

@@ -456,13 +456,14 @@ impl Registry {
         );
     }
 
-    /// The preferred (first registered) version of a group+resource.
+    /// The preferred version of a group+resource: the first in discovery's order.
     pub fn lookup_gr(&self, group: &str, resource: &str) -> Option<Arc<ResourceInfo>> {
         self.inner
             .read()
             .unwrap()
             .values()
-            .find(|r| r.group == group && r.resource == resource)
+            .filter(|r| r.group == group && r.resource == resource)
+            .min_by(|a, b| by_priority(&a.version, &b.version))
             .cloned()
     }
 
@@ -499,6 +500,12 @@ impl Registry {
         }
         for r in inner.values().filter(|r| !r.builtin) {
             push(&r.group, &r.version);
+        }
+        // a CRD group's versions, highest priority (the preferred one) first
+        for (g, vs) in out.iter_mut() {
+            if !BUILTIN.iter().any(|b| b.g == g) {
+                vs.sort_by(|a, b| by_priority(a, b));
+            }
         }
         out
     }
@@ -580,6 +587,41 @@ impl Registry {
     }
 }
 
+/// Versions in Kubernetes' priority order, highest first: GA, then beta, then alpha, each by
+/// major then minor number, descending; other names after them, alphabetically
+/// (k8s.io/apimachinery@v0.37.2 pkg/version/helpers.go CompareKubeAwareVersionStrings, by
+/// which k8s.io/apiextensions-apiserver@v0.37.2 pkg/apiserver/customresource_discovery_controller.go
+/// sorts a group's versions and takes the first as preferred).
+pub fn by_priority(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(v: &str) -> Option<(u8, u64, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (kind, minor) = if tail.is_empty() {
+            (2, "0")
+        } else if let Some(m) = tail.strip_prefix("beta") {
+            (1, m)
+        } else if let Some(m) = tail.strip_prefix("alpha") {
+            (0, m)
+        } else {
+            return None;
+        };
+        if minor.is_empty() || !minor.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        Some((kind, major, minor.parse().ok()?))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
 fn str_list(v: &Value) -> Vec<String> {
     v.as_array()
         .into_iter()
@@ -603,6 +645,20 @@ mod tests {
         assert_eq!(
             r.by_kind("apps/v1", "DaemonSet").unwrap().resource,
             "daemonsets"
+        );
+    }
+
+    #[test]
+    fn versions_sort_as_kubernetes_ranks_them() {
+        let mut vs = vec![
+            "v1alpha1", "foo", "v1beta1", "v2beta1", "v1", "v1beta2", "v2", "bar",
+        ];
+        vs.sort_by(|a, b| by_priority(a, b));
+        assert_eq!(
+            vs,
+            vec![
+                "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"
+            ]
         );
     }
 

@@ -12,8 +12,107 @@ use crate::util;
 
 use super::*;
 
+/// What the registry makes of a write before validating it (BeforeUpdate, the strategy's
+/// PrepareForUpdate): server-owned metadata kept, a subresource write changing only its part,
+/// the main resource never its status, the generation bumped on a spec change.
+fn prepare(
+    res: &ResourceInfo,
+    name: &str,
+    subresource: Option<&str>,
+    cur: &Value,
+    mut new: Value,
+) -> ApiResult<Value> {
+    if !new.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request was in an unknown format",
+        ));
+    }
+    if meta_str(&new, "name").is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            meta_str(&new, "name").unwrap_or_default()
+        )));
+    }
+    new["apiVersion"] = json!(res.api_version());
+    new["kind"] = json!(res.kind);
+    // Server-owned metadata cannot be changed by clients.
+    for f in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "name",
+        "namespace",
+    ] {
+        match cur["metadata"].get(f) {
+            Some(v) => new["metadata"][f] = v.clone(),
+            None => {
+                if let Some(m) = new["metadata"].as_object_mut() {
+                    m.remove(f);
+                }
+            }
+        }
+    }
+    match subresource {
+        Some("status") => {
+            // Status writes change only status (and metadata is taken from the old object).
+            let status = new.get("status").cloned();
+            let mut merged = cur.clone();
+            match status {
+                Some(s) => merged["status"] = s,
+                None => {
+                    merged.as_object_mut().unwrap().remove("status");
+                }
+            }
+            merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+            new = merged;
+        }
+        // CSR approval writes change only the conditions (kubernetes/kubernetes
+        // pkg/registry/certificates/certificates/strategy.go, csrApprovalStrategy).
+        Some("approval") => {
+            let conditions = new["status"]["conditions"].clone();
+            let mut merged = cur.clone();
+            merged["status"]["conditions"] = conditions;
+            merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+            new = merged;
+        }
+        Some(other) if other != "finalize" => {
+            return Err(ApiError::method_not_allowed(format!(
+                "subresource {other} does not support this verb"
+            )));
+        }
+        _ => {
+            if res.has_status() {
+                match cur.get("status") {
+                    Some(s) => new["status"] = s.clone(),
+                    None => {
+                        new.as_object_mut().unwrap().remove("status");
+                    }
+                }
+            }
+            if res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions" {
+                crate::api::crd::prepare_for_update(&mut new);
+            }
+        }
+    }
+    if res.group.is_empty() && res.resource == "secrets" {
+        kinds::merge_string_data(&mut new);
+    }
+    if kinds::tracks_generation(res) && spec_part(cur) != spec_part(&new) {
+        let g = cur["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
+        new["metadata"]["generation"] = json!(g);
+    }
+    Ok(new)
+}
+
 impl Api {
-    /// The shared tail of PUT and PATCH: `new` is the whole desired object.
+    /// The shared tail of PUT and PATCH: `compute` makes the whole desired object of the
+    /// current one, read in `res`'s version. In kube-apiserver's order
+    /// (kubernetes/kubernetes@v1.37.2 staging/src/k8s.io/apiserver/pkg/endpoints/handlers/
+    /// update.go and patch.go, the same at v1.34.4): the field manager (`managed`; an apply
+    /// brings its own managedFields), mutating admission, the strategy, validation,
+    /// validating admission; then the object is stored in the storage version.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn finish_update(
         &self,
@@ -29,6 +128,18 @@ impl Api {
         let key_ns = if res.namespaced { ns } else { "" };
         let schema = schema_for(res);
         let mut deleted = false;
+        // custom resources are read in the request's version and stored in the storage one;
+        // the webhook (if any) is looked up before the store's lock is taken
+        let conversion = self.conversion(res);
+        if let Some(c) = &conversion {
+            c.resolve();
+        }
+        let read = |cur: &Arc<Value>| -> ApiResult<Arc<Value>> {
+            match &conversion {
+                Some(c) => c.convert(cur, &res.version).map(Arc::new),
+                None => Ok(cur.clone()),
+            }
+        };
         // Webhooks are consulted outside the store's lock, on the object this write makes of
         // the current one; the patches of mutating webhooks are applied again under the lock.
         // (A write racing in between is not re-reviewed, unlike the apiserver's retry.)
@@ -36,6 +147,7 @@ impl Api {
         if let Some(cur) = self.store.get(&res.key(), key_ns, name)
             && crate::api::admission::any_rule(self, res, "UPDATE", subresource)
         {
+            let cur = read(&cur)?;
             let mut new = compute(&cur).unwrap_or_else(|_| (*cur).clone());
             fn review<'a>(
                 user: &'a str,
@@ -73,115 +185,61 @@ impl Api {
         }
         let stored = self
             .store
-            .write(&res.key(), key_ns, name, ctx.dry_run, |cur| {
-                let cur = cur.ok_or_else(|| ApiError::not_found(res, name))?;
+            .write(&res.key(), key_ns, name, ctx.dry_run, |stored| {
+                let stored = stored.ok_or_else(|| ApiError::not_found(res, name))?;
                 if let Some(rv) = &precondition_rv
                     && !rv.is_empty()
-                    && Some(rv.as_str()) != meta_str(cur, "resourceVersion")
+                    && Some(rv.as_str()) != meta_str(stored, "resourceVersion")
                 {
                     return Err(ApiError::conflict(res, name));
                 }
-                let mut new = compute(cur)?;
+                let cur = read(stored)?;
+                let requested = compute(&cur)?;
+                let mut new = requested.clone();
                 for (ptr, v) in &patches {
                     crate::api::admission::apply_patch(&mut new, ptr, v);
                 }
-                if !new.is_object() {
-                    return Err(ApiError::bad_request(
-                        "the body of the request was in an unknown format",
-                    ));
+                let mut new = prepare(res, name, subresource, &cur, new)?;
+                let causes = kinds::validate(res, &new, Some(&cur));
+                let mut causes = causes;
+                if subresource.is_none()
+                    && res.group == "apiextensions.k8s.io"
+                    && res.resource == "customresourcedefinitions"
+                {
+                    crate::api::crd::validate_stored_versions(&new, &mut causes);
                 }
-                if meta_str(&new, "name").is_some_and(|n| n != name) {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({}) does not match the name on the URL ({name})",
-                        meta_str(&new, "name").unwrap_or_default()
-                    )));
-                }
-                new["apiVersion"] = json!(res.api_version());
-                new["kind"] = json!(res.kind);
-                // Server-owned metadata cannot be changed by clients.
-                for f in [
-                    "uid",
-                    "creationTimestamp",
-                    "deletionTimestamp",
-                    "deletionGracePeriodSeconds",
-                    "generation",
-                    "name",
-                    "namespace",
-                ] {
-                    match cur["metadata"].get(f) {
-                        Some(v) => new["metadata"][f] = v.clone(),
-                        None => {
-                            if let Some(m) = new["metadata"].as_object_mut() {
-                                m.remove(f);
-                            }
-                        }
-                    }
-                }
-                match subresource {
-                    Some("status") => {
-                        // Status writes change only status (and metadata is taken from the old object).
-                        let status = new.get("status").cloned();
-                        let mut merged = (**cur).clone();
-                        match status {
-                            Some(s) => merged["status"] = s,
-                            None => {
-                                merged.as_object_mut().unwrap().remove("status");
-                            }
-                        }
-                        merged["metadata"]["managedFields"] =
-                            new["metadata"]["managedFields"].clone();
-                        new = merged;
-                    }
-                    // CSR approval writes change only the conditions (kubernetes/kubernetes
-                    // pkg/registry/certificates/certificates/strategy.go, csrApprovalStrategy).
-                    Some("approval") => {
-                        let conditions = new["status"]["conditions"].clone();
-                        let mut merged = (**cur).clone();
-                        merged["status"]["conditions"] = conditions;
-                        merged["metadata"]["managedFields"] =
-                            new["metadata"]["managedFields"].clone();
-                        new = merged;
-                    }
-                    Some(other) if other != "finalize" => {
-                        return Err(ApiError::method_not_allowed(format!(
-                            "subresource {other} does not support this verb"
-                        )));
-                    }
-                    _ => {
-                        if res.has_status() {
-                            match cur.get("status") {
-                                Some(s) => new["status"] = s.clone(),
-                                None => {
-                                    new.as_object_mut().unwrap().remove("status");
-                                }
-                            }
-                        }
-                    }
-                }
-                if res.group.is_empty() && res.resource == "secrets" {
-                    kinds::merge_string_data(&mut new);
-                }
-                if kinds::tracks_generation(res) && spec_part(cur) != spec_part(&new) {
-                    let g = cur["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
-                    new["metadata"]["generation"] = json!(g);
-                }
-                let causes = kinds::validate(res, &new, Some(cur));
                 if !causes.is_empty() {
                     return Err(ApiError::invalid(res, name, &causes));
                 }
                 if managed {
-                    new = record_write(Some(cur), new, &ctx.manager, subresource, schema.as_ref());
+                    // ownership of what the request changed, before admission mutated it
+                    let before = prepare(res, name, subresource, &cur, requested)?;
+                    let owned = record_write(
+                        Some(&cur),
+                        before,
+                        &ctx.manager,
+                        subresource,
+                        schema.as_ref(),
+                    );
+                    let mf = owned["metadata"]["managedFields"].clone();
+                    set_managed_fields(&mut new, mf);
                 } else {
                     let mf = new["metadata"]["managedFields"].take();
                     set_managed_fields(&mut new, mf);
                 }
-                if same_content(cur, &new) {
+                // stored in the storage version (a dry run encodes nothing)
+                if let Some(c) = &conversion
+                    && !ctx.dry_run
+                {
+                    new = c.convert(&new, &c.storage)?;
+                }
+                if same_content(stored, &new) {
                     return Ok(WriteOp::Noop);
                 }
                 let finalizers_empty = new["metadata"]["finalizers"]
                     .as_array()
                     .is_none_or(|f| f.is_empty());
-                if cur["metadata"]["deletionTimestamp"].is_string()
+                if stored["metadata"]["deletionTimestamp"].is_string()
                     && finalizers_empty
                     && !(res.resource == "pods" && res.group.is_empty())
                 {
@@ -287,38 +345,7 @@ impl Api {
                     schema.as_ref(),
                 )
                 .map_err(|e| patch_err(res, name, e))?;
-                let mf = created["metadata"]["managedFields"].clone();
-                let mut out = self.create(
-                    res,
-                    ns,
-                    created,
-                    &Ctx {
-                        manager: ctx.manager.clone(),
-                        dry_run: ctx.dry_run,
-                        user: ctx.user.clone(),
-                        groups: ctx.groups.clone(),
-                    },
-                )?;
-                // create() records an Update entry; an apply-create is owned by the Apply entry alone.
-                if !ctx.dry_run {
-                    // a controller may already have deleted it (tokencleaner and an expired
-                    // bootstrap token): the created object is the answer then
-                    let fixed = self.store.write(&res.key(), key_ns, name, false, |cur| {
-                        let Some(cur) = cur else {
-                            return Ok(WriteOp::Noop);
-                        };
-                        let mut o = (**cur).clone();
-                        set_managed_fields(&mut o, mf.clone());
-                        Ok(WriteOp::Put(o))
-                    })?;
-                    match fixed {
-                        Some(f) => out.body = (*f).clone(),
-                        None => set_managed_fields(&mut out.body, mf),
-                    }
-                } else {
-                    set_managed_fields(&mut out.body, mf);
-                }
-                return Ok(out);
+                return self.create_owned(res, ns, created, ctx, true);
             }
             let manager = ctx.manager.clone();
             let applied = Arc::new(applied);

@@ -481,16 +481,26 @@ impl Caller {
         name: &str,
     ) -> ApiResult<Vec<Arc<Value>>> {
         self.may_list_watch(group, version, resource, ns, name)?;
-        let info = self.info(group, resource)?;
+        let info = self.info_in(group, version, resource)?;
         let filter = Filter {
             namespace: (!ns.is_empty()).then(|| ns.to_string()),
             ..Default::default()
         };
         let (items, _) = self.shared.api.list(&info, &filter);
-        Ok(items
+        let items = items
             .into_iter()
             .filter(|o| name.is_empty() || o["metadata"]["name"] == name)
-            .collect())
+            .collect();
+        // in the informer's version: custom resources convert from the stored one
+        self.shared.api.present_all(&info, items)
+    }
+
+    fn info_in(&self, group: &str, version: &str, resource: &str) -> ApiResult<Arc<ResourceInfo>> {
+        self.shared
+            .api
+            .registry
+            .lookup(group, version, resource)
+            .ok_or_else(ApiError::path_not_found)
     }
 
     /// What an informer of the kind needs: the version served, list and watch allowed.
@@ -519,9 +529,10 @@ impl Caller {
         ns: &str,
         name: &str,
     ) -> ApiResult<Arc<Value>> {
-        let info = self.info(group, resource)?;
         self.may_list_watch(group, version, resource, "", "")?;
-        self.shared.api.get(&info, ns, name)
+        let info = self.info_in(group, version, resource)?;
+        let obj = self.shared.api.get(&info, ns, name)?;
+        Ok(Arc::new(self.shared.api.present(&info, &obj)?))
     }
 
     pub fn create(&self, group: &str, resource: &str, ns: &str, body: Value) -> ApiResult<Value> {
@@ -572,6 +583,13 @@ impl Caller {
         let Ok(cur) = self.shared.api.get(&info, ns, name) else {
             return Ok(None);
         };
+        // read and written back in the version it is stored in, when that one is served
+        let stored = cur["apiVersion"].as_str().unwrap_or("");
+        let stored = stored.rsplit_once('/').map_or(stored, |(_, v)| v);
+        let info = match self.shared.api.registry.lookup(group, stored, res) {
+            Some(i) if !info.builtin => i,
+            _ => info,
+        };
         let mut new = (*cur).clone();
         if !f(&mut new) {
             return Ok(Some(new));
@@ -580,8 +598,6 @@ impl Caller {
             let signer = new["spec"]["signerName"].as_str().unwrap_or("");
             auth::csr_approval_admission(&self.shared.api, &self.user, name, signer)?;
         }
-        // the client read it through this version (the store keeps the version it was
-        // created through, as the server's read path converts it)
         new["apiVersion"] = json!(info.api_version());
         let sub = (!sub.is_empty()).then_some(sub);
         Ok(Some(

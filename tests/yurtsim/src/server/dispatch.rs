@@ -68,26 +68,6 @@ pub(super) fn filter_of(
     Ok(f)
 }
 
-/// Objects served in several versions of their group present themselves in the requested one,
-/// as the API server converts from its storage version: CRs, and built-ins such as a
-/// CertificateSigningRequest written as `certificates.k8s.io/v1beta1` and listed as `v1`.
-pub(super) fn present(res: &ResourceInfo, obj: &Value) -> Value {
-    let mut o = obj.clone();
-    let group = |api_version: &str| {
-        api_version
-            .rsplit_once('/')
-            .map_or("", |(g, _)| g)
-            .to_owned()
-    };
-    let same_group = obj["apiVersion"]
-        .as_str()
-        .is_some_and(|v| group(v) == res.group);
-    if !res.builtin || same_group {
-        o["apiVersion"] = json!(res.api_version());
-    }
-    o
-}
-
 fn with_warnings(mut resp: Response<Body>, warnings: &[String]) -> Response<Body> {
     for w in warnings {
         if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "'")).parse() {
@@ -163,11 +143,13 @@ pub(super) async fn dispatch(
             if t.sub.as_deref() == Some("scale") {
                 return Ok(json_response(200, &scale_of(&t.res, &obj)));
             }
+            // read in the version asked for (custom resources convert from their stored one)
+            let obj = shared.api.present(&t.res, &obj)?;
             if table.is_some() {
                 let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
-                return Ok(json_response(200, &as_table(&[obj.as_ref()], meta)));
+                return Ok(json_response(200, &as_table(&[&obj], meta)));
             }
-            Ok(json_response(200, &present(&t.res, &obj)))
+            Ok(json_response(200, &obj))
         }
         "list" => {
             let filter = filter_of(shared, t, q)?;
@@ -192,18 +174,7 @@ pub(super) async fn dispatch(
                 cont = Some(encode_continue(&last, rv));
                 remaining = Some(rest.len());
             }
-            // built-ins are cloned only when written in another version of their group
-            let served = t.res.api_version();
-            let items: Vec<Arc<Value>> = items
-                .into_iter()
-                .map(|o| {
-                    if t.res.builtin && o["apiVersion"].as_str() == Some(served.as_str()) {
-                        o
-                    } else {
-                        Arc::new(present(&t.res, &o))
-                    }
-                })
-                .collect();
+            let items = shared.api.present_all(&t.res, items)?;
             if table.is_some() {
                 let refs: Vec<&Value> = items.iter().map(|o| o.as_ref()).collect();
                 let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -252,7 +223,7 @@ pub(super) async fn dispatch(
             let v = parse_body(&body, &content_type)?;
             let out = shared.api.create(&t.res, &ns, v, &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &present(&t.res, &out.body)),
+                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -267,7 +238,7 @@ pub(super) async fn dispatch(
                 .api
                 .update(&t.res, &ns, &name, v, t.sub.as_deref(), &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &present(&t.res, &out.body)),
+                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -300,7 +271,7 @@ pub(super) async fn dispatch(
                 .api
                 .patch(&t.res, &ns, &name, pt, v, t.sub.as_deref(), &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &present(&t.res, &out.body)),
+                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -357,6 +328,7 @@ pub(super) async fn dispatch(
                     let (ins, iname) = crate::api::store::key_of(it);
                     shared.api.delete(&t.res, &ins, &iname, &opts, &ctx)?;
                 }
+                let items = shared.api.present_all(&t.res, items)?;
                 let list = shared.api.list_object(
                     &t.res,
                     items,
@@ -368,7 +340,7 @@ pub(super) async fn dispatch(
             }
             let out = shared.api.delete(&t.res, &ns, &name, &opts, &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &present(&t.res, &out.body)),
+                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }

@@ -1,5 +1,6 @@
-//! Watch streams: a watch's events as a stream of JSON lines (each object as a one-row Table
-//! when `kubectl get -w` asks for one), with bookmarks when the client allows them.
+//! Watch streams: a watch's events as a stream of JSON lines (each object in the watch's
+//! version, as a one-row Table when `kubectl get -w` asks for one), with bookmarks when the
+//! client allows them.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -64,39 +65,61 @@ pub(super) async fn watch(
     let sh = shared.clone();
     let bookmark_every = sh.cfg.bookmark_interval;
     tokio::spawn(async move {
-        let line = |typ: &str, obj: &Value| {
+        let encode = |typ: &str, obj: &Value| {
+            let mut s =
+                serde_json::to_vec(&json!({"type": typ, "object": obj})).unwrap_or_default();
+            s.push(b'\n');
+            Bytes::from(s)
+        };
+        // An event's object in the watch's version (a bookmark is in it already); one that
+        // cannot be converted ends the watch with an ERROR event carrying the failure.
+        let line = |typ: &str, obj: &Value| -> Result<Bytes, Bytes> {
+            if typ == "BOOKMARK" {
+                return Ok(encode(typ, obj));
+            }
+            let obj = sh
+                .api
+                .present(&res, obj)
+                .map_err(|e| encode("ERROR", &e.to_status()))?;
             // kubectl get -w asks for each event's object as a one-row Table.
-            let obj = match (&table, typ) {
-                (Some((v, include)), "ADDED" | "MODIFIED" | "DELETED") => {
+            let obj = match &table {
+                Some((v, include)) => {
                     let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
                     crate::api::table::to_table(
                         &res,
-                        &[obj],
+                        &[&obj],
                         include,
                         meta,
                         v,
                         std::time::SystemTime::now(),
                     )
                 }
-                _ => obj.clone(),
+                None => obj,
             };
-            let obj = &obj;
-            let mut s = serde_json::to_vec(&json!({"type": typ, "object": present(&res, obj)}))
-                .unwrap_or_default();
-            s.push(b'\n');
-            Bytes::from(s)
+            Ok(encode(typ, &obj))
         };
+        macro_rules! send {
+            ($typ:expr, $obj:expr) => {
+                match line($typ, $obj) {
+                    Ok(b) => {
+                        if tx.send(b).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(b) => {
+                        let _ = tx.send(b).await;
+                        return;
+                    }
+                }
+            };
+        }
         for (typ, obj) in &initial {
-            if tx.send(line(typ.as_str(), obj)).await.is_err() {
-                return;
-            }
+            send!(typ.as_str(), obj);
         }
         if send_initial {
             let rv = sh.api.store.current_rv();
             let bm = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": {"resourceVersion": rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
-            if tx.send(line("BOOKMARK", &bm)).await.is_err() {
-                return;
-            }
+            send!("BOOKMARK", &bm);
         }
         let deadline = timeout.map(|d| tokio::time::Instant::now() + d);
         let mut tick = tokio::time::interval(bookmark_every);
@@ -106,17 +129,17 @@ pub(super) async fn watch(
                 .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
             tokio::select! {
                 ev = rx.recv() => match ev {
-                    Some((typ, obj)) => if tx.send(line(typ.as_str(), &obj)).await.is_err() { return },
+                    Some((typ, obj)) => send!(typ.as_str(), &obj),
                     None => return,
                 },
                 _ = tick.tick(), if bookmarks => {
                     // Everything up to `rv` is already in our channel (published under the same lock).
                     let rv = sh.api.store.current_rv();
                     while let Ok((typ, obj)) = rx.try_recv() {
-                        if tx.send(line(typ.as_str(), &obj)).await.is_err() { return }
+                        send!(typ.as_str(), &obj);
                     }
                     let bm = json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": {"resourceVersion": rv.to_string()}});
-                    if tx.send(line("BOOKMARK", &bm)).await.is_err() { return }
+                    send!("BOOKMARK", &bm);
                 }
                 _ = tokio::time::sleep_until(sleep_until) => return,
                 _ = tx.closed() => return,

@@ -72,12 +72,24 @@ pub fn yurt_manager_objects(version: &str, ns: &str) -> Vec<Value> {
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
         }).collect();
         let kind = crd["kind"].as_str().unwrap();
+        // as the chart's crds/ ship it (not templated: the Service's namespace is literal)
+        let c = &crd["conversion"];
+        let conversion = match c["strategy"].as_str() {
+            Some("Webhook") => {
+                let (svc_ns, svc) = c["service"].as_str().unwrap().split_once('/').unwrap();
+                json!({"strategy": "Webhook", "webhook": {
+                    "conversionReviewVersions": c["conversionReviewVersions"],
+                    "clientConfig": {"service": {"namespace": svc_ns, "name": svc, "path": c["path"]}}}})
+            }
+            _ => json!({"strategy": "None"}),
+        };
         out.push(
             json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": crd["name"]},
             "spec": {"group": crd["group"], "scope": crd["scope"],
                 "names": {"plural": crd["plural"], "singular": kind.to_lowercase(), "kind": kind,
                     "listKind": format!("{kind}List"), "shortNames": crd["shortNames"]},
+                "conversion": conversion,
                 "versions": versions}}),
         );
     }

@@ -7,12 +7,13 @@
 //! validator_custom.go do (an error carrying an API status is sent as that status) from the
 //! errors k8s.io/apimachinery@v0.34.0 pkg/api/errors NewInvalid / NewForbidden build.
 //! Reads go through the manager's cache (the handlers' client is the nodepool-controller's,
-//! whose reads the base identity's informers serve). Only v1.7.0 registers this server.
+//! whose reads the base identity's informers serve). Only v1.7.0's server (crd_conversion.rs)
+//! runs them.
 
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::api::admission::{Review, Verdict, WebhookServer};
+use crate::api::admission::{Review, Verdict};
 use crate::api::error::ApiError;
 
 const POOL_LABEL: &str = "apps.openyurt.io/nodepool";
@@ -106,8 +107,8 @@ fn pointer(key: &str) -> String {
     )
 }
 
-impl WebhookServer for Handlers {
-    fn review(&self, path: &str, r: &Review) -> Option<Verdict> {
+impl Handlers {
+    pub(super) fn review(&self, path: &str, r: &Review) -> Option<Verdict> {
         if !self.paths.contains(path) {
             return None;
         }

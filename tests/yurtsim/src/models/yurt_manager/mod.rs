@@ -12,6 +12,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 mod admission_webhooks;
+mod crd_conversion;
 mod csr;
 mod node_conversion;
 mod pod_binding;
@@ -214,20 +215,33 @@ impl YurtManager<'_> {
             }
         }
         log.info("manager.go:0", "starting manager");
-        // the webhook server runs on every replica; v1.7.0's node and NodePool handlers are
-        // modelled (admission_webhooks.rs), so the API server calls them while this pod is
-        // a ready endpoint of the webhook Service
-        let _serving =
-            (self.facts.release >= Version::new(1, 7, 0) && !paths.is_empty()).then(|| {
-                super::WebhookServing::register(
-                    self.env,
-                    std::sync::Arc::new(admission_webhooks::Handlers {
+        // the webhook server runs on every replica; the API server calls it while this pod
+        // is a ready endpoint of the webhook Service: v1.7.0's node and NodePool handlers
+        // (admission_webhooks.rs) and both tags' /convert (crd_conversion.rs), which the
+        // webhook of a convertible type (NodePool, YurtAppSet, Gateway) registers
+        let v17 = self.facts.release >= Version::new(1, 7, 0);
+        let converts = [
+            "nodepool-controller",
+            "yurt-app-set-controller",
+            "gateway-pickup-controller",
+        ]
+        .iter()
+        .any(|c| self.enabled.contains(*c));
+        let _serving = (!paths.is_empty()).then(|| {
+            super::WebhookServing::register(
+                self.env,
+                std::sync::Arc::new(crd_conversion::Server {
+                    admission: v17.then(|| admission_webhooks::Handlers {
                         paths: paths.clone(),
                         namespace: self.ns.clone(),
                         base: self.base.clone(),
                     }),
-                )
-            });
+                    paths: paths.clone(),
+                    converts,
+                    release: self.facts.release,
+                }),
+            )
+        });
         let _ = self.env.serving.send(true);
         let _ = self.env.ready.send(true);
         let lease = parsed
