@@ -19,8 +19,9 @@ pub type Mark<'a> = &'a (dyn Fn(&mut Journal, &str, Option<String>) + Sync);
 /// retried on transient errors by `Cluster::call`).
 const SAVE_FAILURES_TO_STOP: u32 = 3;
 
-/// Runs `specs` (at most `concurrency` at once, each within `job_timeout`), journaling every
-/// node's end with `mark` and saving the journal once more at the end.
+/// Runs `specs` as `run_opts` say ([`run_options`]: at most `concurrency` at once, each within
+/// `job_timeout`), journaling every node's end with `mark` and saving the journal once more
+/// at the end.
 ///
 /// A save runs beside the Jobs, so the window is refilled while it is in flight; ends that
 /// come meanwhile go with the next save. A failed save is retried after a back-off; when
@@ -32,14 +33,12 @@ pub async fn run_journaled(
     cluster: &Cluster,
     phase: &'static str,
     specs: Vec<NodeJob>,
-    concurrency: Concurrency,
-    job_timeout: Duration,
+    run_opts: RunJobsOptions,
     rep: &dyn Reporter,
     journal: &mut Journal,
     store: &JournalStore,
     mark: Mark<'_>,
 ) -> Result<Vec<NodeJobResult>, ClusterError> {
-    let run_opts = run_options(concurrency, job_timeout);
     // A node's end is marked in the journal before its line is reported: whatever the user saw
     // finish is in the journal that an interrupted run saves on its way out.
     let (end_tx, mut end_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -156,7 +155,8 @@ pub async fn run_reported(
     .await
 }
 
-fn run_options(concurrency: Concurrency, job_timeout: Duration) -> RunJobsOptions {
+/// The Job runner's options for `concurrency` Jobs at once, each within `job_timeout`.
+pub fn run_options(concurrency: Concurrency, job_timeout: Duration) -> RunJobsOptions {
     RunJobsOptions {
         concurrency,
         per_job_timeout: job_timeout,
@@ -202,5 +202,6 @@ pub fn job_node_result(
         message,
         logs: logs.filter(|l| !l.trim().is_empty()),
         pool: None,
+        yurthub_unavailable_ms: None,
     }
 }

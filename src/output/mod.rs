@@ -206,6 +206,13 @@ pub struct NodeResult {
     /// The node's NodePool (profiles with NodePools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
+    /// Upgrade: how long YurtHub's address went unserved on the node while the old YurtHub
+    /// gave way to the new one, as its Job measured it.
+    #[serde(
+        rename = "yurthubUnavailableMs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub yurthub_unavailable_ms: Option<u64>,
 }
 
 /// `-o json` result of `yurtctl convert` (fields are only ever added).
@@ -520,6 +527,7 @@ mod tests {
             message: message.into(),
             logs: None,
             pool: None,
+            yurthub_unavailable_ms: None,
         }
     }
 
@@ -573,6 +581,7 @@ mod tests {
             message: "already converted".into(),
             logs: None,
             pool: None,
+            yurthub_unavailable_ms: None,
         });
         insta::assert_json_snapshot!("convert_result", r);
     }
@@ -591,6 +600,7 @@ mod tests {
             message: "reverted in 0.4s".into(),
             logs: None,
             pool: None,
+            yurthub_unavailable_ms: None,
         });
         insta::assert_json_snapshot!("revert_result", r);
     }

@@ -225,6 +225,7 @@ fn skipped_result(name: String, role: Role, action: NodeAction) -> NodeResult {
         message: message.into(),
         logs: None,
         pool: None,
+        yurthub_unavailable_ms: None,
     }
 }
 
@@ -261,6 +262,7 @@ fn not_started(plan: &Plan, failed: Vec<NodeResult>, phase: &str) -> BTreeMap<St
                     message: format!("not converted: phase {phase} failed"),
                     logs: None,
                     pool: None,
+                    yurthub_unavailable_ms: None,
                 }
             } else {
                 skipped_result(n.name.clone(), n.role, n.action)

@@ -14,7 +14,7 @@ use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::node_jobs::{job_node_result, run_journaled, run_reported};
+use crate::exec::node_jobs::{job_node_result, run_journaled, run_options, run_reported};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
 };
@@ -437,8 +437,7 @@ async fn run_node_jobs(
         c.cluster,
         phase,
         specs,
-        c.opts.concurrency,
-        c.opts.job_timeout,
+        run_options(c.opts.concurrency, c.opts.job_timeout),
         c.rep,
         &mut c.journal,
         &c.store,

@@ -35,7 +35,7 @@ pub mod error;
 mod host;
 mod preflight;
 mod revert;
-mod upgrade;
+pub mod upgrade;
 
 pub use error::NodeServantError;
 

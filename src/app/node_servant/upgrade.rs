@@ -11,6 +11,16 @@ use super::*;
 use crate::servant::journal::BACKUP_DIR;
 use crate::servant::yurthub::{HUB_DROP_IN_FILE, HUB_UNIT};
 
+/// How the servant's log says how long YurtHub's address went unserved (seconds follow).
+const GAP: &str = "its address went unserved for at most ";
+
+/// The gap an upgrade Job's log reports, in milliseconds (its last report).
+pub fn gap_in_log(log: &str) -> Option<u64> {
+    let (_, rest) = log.rsplit_once(GAP)?;
+    let secs: f64 = rest.split('s').next()?.trim().parse().ok()?;
+    Some((secs * 1000.0).round() as u64)
+}
+
 pub(super) fn upgrade(r: &mut ServantResult, a: &HubArgs, dry_run: bool) -> Result<()> {
     let root = a.host.host_root.as_path();
     r.node = Some(a.node_name.clone());
@@ -134,14 +144,14 @@ pub(super) fn upgrade(r: &mut ServantResult, a: &HubArgs, dry_run: bool) -> Resu
     let gap = switch.elapsed();
     r.yurthub_unavailable_seconds = Some(gap.as_secs_f64());
     tracing::info!(
-        "YurtHub ready as {runs_as} after {:.1}s; its address went unserved for at most {:.1}s",
+        "YurtHub ready as {runs_as} after {:.1}s; {GAP}{:.3}s",
         took.as_secs_f64(),
         gap.as_secs_f64()
     );
     r.message = if r.changed {
         format!(
-            "node {} upgraded: YurtHub runs as {runs_as}; its address went unserved for at most \
-             {:.1}s and the kubelet kept {} ({} changes)",
+            "node {} upgraded: YurtHub runs as {runs_as}; {GAP}{:.3}s and the kubelet kept {} \
+             ({} changes)",
             a.node_name,
             gap.as_secs_f64(),
             r.kubelet_kubeconfig.as_deref().unwrap_or("its kubeconfig"),
@@ -154,4 +164,22 @@ pub(super) fn upgrade(r: &mut ServantResult, a: &HubArgs, dry_run: bool) -> Resu
         )
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gap_is_read_back_from_the_log_line_that_reports_it() {
+        let log = format!(
+            "INFO YurtHub ready as the systemd service yurthub.service after 0.4s; {GAP}0.612s\n\
+             INFO node w-1 upgraded: YurtHub runs as …; {GAP}0.613s and the kubelet kept …\n"
+        );
+        assert_eq!(gap_in_log(&log), Some(613));
+        assert_eq!(
+            gap_in_log("INFO nothing to do: node w-1's YurtHub already runs"),
+            None
+        );
+    }
 }

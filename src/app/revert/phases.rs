@@ -11,7 +11,7 @@ use crate::cluster::jobs::{self, NodeJob};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
 use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::node_jobs::{job_node_result, run_journaled};
+use crate::exec::node_jobs::{job_node_result, run_journaled, run_options};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
 };
@@ -231,6 +231,7 @@ fn node_result(n: &RevertNode, result: NodeOutcome, message: impl Into<String>) 
         message: message.into(),
         logs: None,
         pool: None,
+        yurthub_unavailable_ms: None,
     }
 }
 
@@ -493,8 +494,7 @@ async fn node_jobs(
         c.cluster,
         phase,
         specs,
-        c.opts.concurrency,
-        c.opts.job_timeout,
+        run_options(c.opts.concurrency, c.opts.job_timeout),
         c.rep,
         &mut c.journal,
         &c.store,

@@ -304,7 +304,22 @@ fn outcome_exit(result: &mut UpgradeResult) -> Exit {
     } else {
         Exit::Ok
     };
-    result.message = format!("upgraded {upgraded} node(s) to {}{}", result.to, f.tail);
+    let gap = result
+        .nodes
+        .iter()
+        .filter_map(|n| n.yurthub_unavailable_ms)
+        .max()
+        .map(|ms| {
+            format!(
+                " (YurtHub's address went unserved for at most {:.1}s on a node)",
+                ms as f64 / 1000.0
+            )
+        })
+        .unwrap_or_default();
+    result.message = format!(
+        "upgraded {upgraded} node(s) to {}{gap}{}",
+        result.to, f.tail
+    );
     if exit != Exit::Ok {
         result
             .message

@@ -9,12 +9,13 @@ use tokio::sync::watch;
 use crate::app::convert::components;
 use crate::app::convert::phases::node_metadata;
 use crate::app::convert::{HubJob, kcm_job, node_job};
+use crate::app::node_servant::upgrade::gap_in_log;
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
 use crate::cluster::{Cluster, ClusterError, crd, nodes, wait};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::node_jobs::{job_node_result, run_journaled};
+use crate::exec::node_jobs::{job_node_result, run_journaled, run_options};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
 };
@@ -25,6 +26,9 @@ use crate::plan::revert::ENABLE_NODELIFECYCLE_ACTION;
 use crate::plan::upgrade::{Decision, KcmChange, ObjectKey, UpgradePhase, UpgradePlan};
 use crate::plan::{self, Plan, Role, UPGRADE_ACTION};
 use crate::render::Profile;
+
+/// Lines of a succeeded upgrade Job's log read back: its last lines report the gap.
+const GAP_LOG_LINES: i64 = 5;
 
 /// Everything one upgrade run works with.
 pub(super) struct UpgradeRun<'a> {
@@ -227,8 +231,7 @@ fn kcm<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
             c.cluster,
             plan::KCM,
             specs,
-            c.opts().concurrency,
-            c.opts().job_timeout,
+            run_options(c.opts().concurrency, c.opts().job_timeout),
             c.rep,
             &mut c.journal,
             &c.store,
@@ -371,6 +374,7 @@ async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
                         message: "not moved: the upgrade halted before it".into(),
                         logs: None,
                         pool: None,
+                        yurthub_unavailable_ms: None,
                     },
                 );
             }
@@ -409,12 +413,14 @@ async fn move_wave(
         };
         j.set_phase(node, UPGRADE_ACTION, state, error);
     };
+    // the end of each servant's log says how long YurtHub's address went unserved
+    let mut opts = run_options(c.opts().concurrency, c.opts().job_timeout);
+    opts.success_log_lines = Some(GAP_LOG_LINES);
     let outcomes = run_journaled(
         c.cluster,
         role.phase(),
         specs,
-        c.opts().concurrency,
-        c.opts().job_timeout,
+        opts,
         c.rep,
         &mut c.journal,
         &c.store,
@@ -424,7 +430,8 @@ async fn move_wave(
     let mut bad = Vec::new();
     let mut moved = Vec::new();
     for r in &outcomes {
-        let n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
+        let mut n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
+        n.yurthub_unavailable_ms = r.log.as_deref().and_then(gap_in_log);
         if n.result == NodeOutcome::Upgraded {
             moved.push(n.name.clone());
         } else {
@@ -555,6 +562,7 @@ pub(super) fn planned_results(d: &Decision) -> BTreeMap<String, NodeResult> {
                 message: message.into(),
                 logs: None,
                 pool: n.pool.clone(),
+                yurthub_unavailable_ms: None,
             };
             (n.name.clone(), r)
         })

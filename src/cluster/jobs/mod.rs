@@ -262,6 +262,8 @@ pub struct RunJobsOptions {
     pub log_tail_lines: i64,
     /// Time allowed for the initial list of existing Jobs.
     pub init_timeout: Duration,
+    /// Lines of pod log read from a Job that succeeded (its servant's result), when set.
+    pub success_log_lines: Option<i64>,
 }
 
 impl Default for RunJobsOptions {
@@ -271,6 +273,7 @@ impl Default for RunJobsOptions {
             per_job_timeout: Duration::from_secs(300),
             log_tail_lines: 20,
             init_timeout: Duration::from_secs(30),
+            success_log_lines: None,
         }
     }
 }
@@ -340,6 +343,9 @@ pub struct NodeJobResult {
     pub elapsed: Duration,
     /// The Job was a running leftover we waited for.
     pub adopted: bool,
+    /// The end of its pod's log, for a Job that succeeded when
+    /// [`RunJobsOptions::success_log_lines`] asked for it (best effort).
+    pub log: Option<String>,
 }
 
 impl NodeJobResult {

@@ -180,6 +180,7 @@ impl JobRunner {
                 outcome: JobOutcome::Error(e),
                 elapsed: Duration::ZERO,
                 adopted: false,
+                log: None,
             };
         }
         let ctx = Ctx {
@@ -222,7 +223,9 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
         outcome: JobOutcome::Succeeded,
         elapsed: Duration::ZERO,
         adopted: false,
+        log: None,
     };
+    let mut job_uid = None;
     let mut rx = ctx.registry.subscribe(&name);
     let outcome = async {
         let mut start = match leftover(ctx, &name, &mut rx, deadline, &emit).await? {
@@ -251,6 +254,7 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
                 Created::Retry => start = Start::Create,
             }
         };
+        job_uid = Some(uid.clone());
         wait(ctx, &name, &uid, &mut rx, deadline, started, &emit).await
     }
     .await;
@@ -261,6 +265,17 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
             JobOutcome::Error(e)
         }
     };
+    if let (JobOutcome::Succeeded, Some(lines), Some(uid)) =
+        (&result.outcome, ctx.opts.success_log_lines, &job_uid)
+        && let Ok(Some(pod)) = newest_pod(ctx, uid).await
+    {
+        let lp = LogParams {
+            tail_lines: Some(lines),
+            ..Default::default()
+        };
+        let name = pod.metadata.name.unwrap_or_default();
+        result.log = ctx.cluster.call(|| ctx.pods.logs(&name, &lp)).await.ok();
+    }
     result.elapsed = started.elapsed();
     result
 }
@@ -502,6 +517,16 @@ pub(super) fn format_event(e: &Event) -> String {
     )
 }
 
+/// The newest pod of the Job with uid `uid`.
+async fn newest_pod(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Pod>, kube::Error> {
+    let lp = ListParams::default().labels(&format!("batch.kubernetes.io/controller-uid={uid}"));
+    let list = ctx.cluster.call(|| ctx.pods.list(&lp)).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .max_by_key(|p| p.metadata.creation_timestamp.clone().map(|t| t.0)))
+}
+
 /// The newest pod of the Job, its exit code and log tail, and the Job's and pod's events.
 /// Best effort: what cannot be fetched is described in place.
 pub(super) async fn diagnose(
@@ -516,13 +541,8 @@ pub(super) async fn diagnose(
         message,
         ..Default::default()
     };
-    let lp = ListParams::default().labels(&format!("batch.kubernetes.io/controller-uid={uid}"));
-    let pods = ctx.cluster.call(|| ctx.pods.list(&lp)).await;
-    let pod = match pods {
-        Ok(list) => list
-            .items
-            .into_iter()
-            .max_by_key(|p| p.metadata.creation_timestamp.clone().map(|t| t.0)),
+    let pod = match newest_pod(ctx, uid).await {
+        Ok(p) => p,
         Err(e) => {
             f.events.push(format!("(pods unavailable: {e})"));
             None
