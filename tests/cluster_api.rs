@@ -464,9 +464,14 @@ async fn the_snapshot_sees_nodes_control_planes_our_objects_jobs_lock_and_journa
         .unwrap();
     let requests = t.sim.metrics().total(Some("yurtctl"), false);
     eprintln!("snapshot: {requests} requests");
-    // version, nodes, kube-controller-manager pods, Jobs, lock, journal, and one list per kind
-    // yurtctl may have created
-    let budget = 6 + SnapshotOptions::default().managed_kinds.len() as u64;
+    // version, nodes, kube-controller-manager pods, Jobs, lock, journal, one list per kind
+    // yurtctl may have created, and a read of each custom kind's CRD (its storage version)
+    let kinds = SnapshotOptions::default().managed_kinds;
+    let crds = kinds
+        .iter()
+        .filter(|k| yurtctl::cluster::snapshot::is_custom(k))
+        .count();
+    let budget = 6 + (kinds.len() + crds) as u64;
     assert!(requests <= budget, "{requests} requests, budget {budget}");
     assert_eq!(s.server_version, "v1.33.1");
     let names: Vec<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();

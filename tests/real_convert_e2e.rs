@@ -218,7 +218,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
             .find(|l| l.starts_with(n))
             .unwrap_or_else(|| panic!("{n} in:\n{out}"));
         let cols: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(&cols[3..6], ["yes", "service", "yes"], "{line}");
+        assert_eq!(&cols[3..7], ["yes", "v1.7.0", "service", "yes"], "{line}");
     }
 
     // revert finishes exactly on worker-1 too, whose NodePool label the user removed

@@ -249,6 +249,27 @@ impl Applier {
             })
     }
 
+    /// Sets annotations of `obj` with a merge patch (no field manager's apply: a value another
+    /// manager owns is overwritten, not a conflict); `dry_run` as the applier's.
+    pub async fn annotate(
+        &self,
+        obj: &DynamicObject,
+        annotations: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), ClusterError> {
+        let name = Self::name_of(obj)?;
+        let (api, ns, ar) = self.api_for(obj).await?;
+        let what = describe(&ar.kind, ns.as_deref(), &name);
+        let mut pp = PatchParams::default();
+        pp.dry_run = self.opts.dry_run;
+        let body = serde_json::json!({"metadata": {"annotations": annotations}});
+        let patch = Patch::Merge(&body);
+        self.cluster
+            .call(|| api.patch(&name, &pp, &patch))
+            .await
+            .map(drop)
+            .map_err(|e| ClusterError::from_kube(format!("annotate {what}"), e))
+    }
+
     /// Applies objects in order, stopping at the first error.
     pub async fn apply_all(
         &self,

@@ -50,6 +50,13 @@ async fn resource(
     )))
 }
 
+/// CRD `name` as an API resource at its storage version, or None when it does not exist:
+/// reading at the version objects are stored in needs no conversion webhook, so it works
+/// while the component that serves the webhook is down.
+pub async fn stored(cluster: &Cluster, name: &str) -> Result<Option<ApiResource>, ClusterError> {
+    Ok(resource(cluster, name, None).await?.map(|(ar, _)| ar))
+}
+
 /// How many objects CRD `name` holds (0 when it does not exist).
 pub async fn count_objects(cluster: &Cluster, name: &str) -> Result<usize, ClusterError> {
     let Some((ar, _)) = resource(cluster, name, None).await? else {

@@ -9,7 +9,7 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
 
 use super::{Cluster, ClusterError, SYSTEM_NAMESPACE};
 
@@ -148,18 +148,23 @@ pub async fn read(
             .filter(|e| e.conditions.as_ref().and_then(|c| c.ready) != Some(false))
             .count()
     });
-    let gvk = GroupVersionKind::gvk("apps.openyurt.io", "v1beta1", "NodePool");
-    let pools: Api<DynamicObject> = Api::all_with(client, &ApiResource::from_gvk(&gvk));
-    let lp = ListParams::default();
-    let node_pools = match cluster.call(|| pools.list(&lp)).await {
-        Ok(l) => Some(
-            l.items
-                .into_iter()
-                .filter_map(|p| p.metadata.name)
-                .collect(),
-        ),
-        Err(kube::Error::Api(e)) if e.code == 404 => None,
-        Err(e) => return Err(ClusterError::from_kube("list NodePools", e)),
+    // at the storage version: with yurt-manager down no conversion webhook answers
+    let node_pools = match super::crd::stored(cluster, "nodepools.apps.openyurt.io").await? {
+        None => None,
+        Some(ar) => {
+            let pools: Api<DynamicObject> = Api::all_with(client, &ar);
+            let lp = ListParams::default();
+            match cluster.call(|| pools.list(&lp)).await {
+                Ok(l) => Some(
+                    l.items
+                        .into_iter()
+                        .filter_map(|p| p.metadata.name)
+                        .collect(),
+                ),
+                Err(kube::Error::Api(e)) if e.code == 404 => None,
+                Err(e) => return Err(ClusterError::from_kube("list NodePools", e)),
+            }
+        }
     };
     Ok(Health {
         token,

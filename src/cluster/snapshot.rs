@@ -147,14 +147,19 @@ impl Default for SnapshotOptions {
                     "v1",
                     "ValidatingWebhookConfiguration",
                 ),
-                // NodePool is stored as v1beta2 from OpenYurt v1.7 and v1beta1 before; both may
-                // be served, and the first listed wins (see `snapshot`)
+                // custom resources are listed at their CRD's storage version, whatever the
+                // version here: another would need the conversion webhook, which is down
+                // exactly when yurt-manager is (NodePool: v1beta2 from OpenYurt v1.7)
                 g("apps.openyurt.io", "v1beta2", "NodePool"),
-                g("apps.openyurt.io", "v1beta1", "NodePool"),
                 g("apps.openyurt.io", "v1alpha1", "YurtStaticSet"),
             ],
         }
     }
+}
+
+/// A kind of a CRD's (OpenYurt's), not one the API server has built in.
+pub fn is_custom(gvk: &GroupVersionKind) -> bool {
+    gvk.group.ends_with("openyurt.io")
 }
 
 /// The planner's view of `n`; `kcm_static_pod` is filled in from the pod list afterwards.
@@ -289,7 +294,13 @@ pub async fn snapshot(
         let client = client.clone();
         let managed = managed.clone();
         async move {
-            let ar = ApiResource::from_gvk(gvk);
+            let mut ar = ApiResource::from_gvk(gvk);
+            if is_custom(gvk) {
+                match super::crd::stored(cluster, &format!("{}.{}", ar.plural, ar.group)).await? {
+                    Some(stored) => ar = stored,
+                    None => return Ok(Vec::new()),
+                }
+            }
             // The plural of our built-in kinds is the lower-case kind plus "s".
             let api: Api<DynamicObject> = Api::all_with(client, &ar);
             let lp = ListParams::default().labels(&managed);

@@ -260,6 +260,9 @@ pub(crate) async fn apply_components(
                 .await?;
         }
         let (r, ours) = apply_journaled(&applier, o, journal).await?;
+        if is_webhook_configuration(o) {
+            set_webhook_template(&applier, o).await?;
+        }
         if r.kind == "Deployment" && r.api_version == "apps/v1" {
             deployments.push(r.name.clone());
         }
@@ -280,6 +283,33 @@ pub(crate) async fn apply_components(
         );
     }
     Ok(refs)
+}
+
+/// yurt-manager rebuilds its webhook configurations from a template it keeps in annotation
+/// `yurt-manager-template` of each, written from the webhooks it first sees and never again
+/// (openyurtio/openyurt@v1.6.1 and @v1.7.0 pkg/yurtmanager/webhook/util/configuration/
+/// configuration.go, parseMutatingTemplate / parseValidatingTemplate). After an upgrade the
+/// template would still be the old release's, and the new yurt-manager would rebuild the old
+/// webhooks, without the new ones (NodePool v1beta2's defaulting among them). So the template
+/// is the configuration yurtctl just applied, written as yurt-manager reads it.
+const WEBHOOK_TEMPLATE: &str = "yurt-manager-template";
+
+fn is_webhook_configuration(o: &DynamicObject) -> bool {
+    o.types.as_ref().is_some_and(|t| {
+        t.api_version == "admissionregistration.k8s.io/v1"
+            && t.kind.ends_with("WebhookConfiguration")
+    })
+}
+
+async fn set_webhook_template(applier: &Applier, o: &DynamicObject) -> Result<(), ClusterError> {
+    let webhooks = o
+        .data
+        .get("webhooks")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    let mut a = serde_json::Map::new();
+    a.insert(WEBHOOK_TEMPLATE.into(), Value::String(webhooks.to_string()));
+    applier.annotate(o, &a).await
 }
 
 /// Applies `o` and journals it: as created when this or an earlier run made it, as adopted

@@ -1,0 +1,546 @@
+//! `yurtctl upgrade` end to end on yurtsim: a cluster converted with openyurt-v1.6 moved to
+//! openyurt-v1.7 (yurt-manager replaced, NodePools stored at v1beta2, every node's YurtHub
+//! moved from the static pod to the systemd service), the user's NodePool surviving the storage
+//! migration, a run stopped half-way resumed, and `yurtctl revert` afterwards leaving every node
+//! root as it was before the first convert.
+
+mod support;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use serde_json::json;
+use support::roots::{all_ready, assert_same_trees, trees};
+use yurtsim::Layout;
+
+const NS: &str = "kube-system";
+
+fn nodepools(version: &str) -> ApiResource {
+    ApiResource {
+        group: "apps.openyurt.io".into(),
+        version: version.into(),
+        api_version: format!("apps.openyurt.io/{version}"),
+        kind: "NodePool".into(),
+        plural: "nodepools".into(),
+    }
+}
+
+fn yurtstaticsets() -> ApiResource {
+    ApiResource {
+        group: "apps.openyurt.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "apps.openyurt.io/v1alpha1".into(),
+        kind: "YurtStaticSet".into(),
+        plural: "yurtstaticsets".into(),
+    }
+}
+
+/// A YurtStaticSet of the user's (no node runs its pod).
+fn users_set() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.openyurt.io/v1alpha1",
+        "kind": "YurtStaticSet",
+        "metadata": {"name": "users-web", "namespace": "default"},
+        "spec": {"staticPodManifest": "users-web", "upgradeStrategy": {"type": "OTA"},
+            "template": {"metadata": {"labels": {"app": "users-web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.19.1"}]}}},
+    }))
+    .unwrap()
+}
+
+async fn convert_v16(env: &support::Cluster) {
+    let run = support::yurtctl(
+        &env.sim,
+        &[
+            "convert",
+            "--profile",
+            "openyurt-v1.6",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// A NodePool of the user's, made at v1beta1 (openyurt-v1.6's storage version).
+async fn users_pool(env: &support::Cluster) {
+    let api: Api<DynamicObject> = Api::all_with(env.client.clone(), &nodepools("v1beta1"));
+    let pool: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apps.openyurt.io/v1beta1",
+        "kind": "NodePool",
+        "metadata": {"name": "hangzhou", "labels": {"team": "edge-ops"}},
+        "spec": {"type": "Edge"},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &pool).await.unwrap();
+}
+
+fn upgrade_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "upgrade",
+        "--profile",
+        "openyurt-v1.7",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+        "-y",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+async fn node_labels(
+    env: &support::Cluster,
+    node: &str,
+) -> std::collections::BTreeMap<String, String> {
+    let n = Api::<Node>::all(env.client.clone())
+        .get(node)
+        .await
+        .unwrap();
+    n.metadata.labels.unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;
+    let before = trees(&env.sim);
+    convert_v16(&env).await;
+    users_pool(&env).await;
+    let sets =
+        Api::<DynamicObject>::namespaced_with(env.client.clone(), "default", &yurtstaticsets());
+    let set_before = sets
+        .create(&PostParams::default(), &users_set())
+        .await
+        .unwrap();
+    let worker = support::first_worker(&env.sim);
+    let root = env.sim.node_root(&worker);
+    assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
+    let journal_before = support::journal_state(&env.client).await.unwrap();
+
+    // the plan names the changes, and a dry run changes nothing
+    let dry = support::yurtctl(&env.sim, &upgrade_args(&["--dry-run"])).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    for words in [
+        "Plan: upgrade openyurt-v1.6 (OpenYurt v1.6.1) to openyurt-v1.7 (OpenYurt v1.7.0)",
+        "Job yurtctl-upgrade-",
+        "customresourcedefinition/nodepools.apps.openyurt.io",
+        "yurtstaticset.apps.openyurt.io/kube-system/yurt-hub convert created it",
+    ] {
+        assert!(dry.stdout.contains(words), "{words}:\n{}", dry.stdout);
+    }
+    assert_eq!(
+        support::journal_state(&env.client).await.unwrap()["profile"],
+        journal_before["profile"]
+    );
+    assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
+
+    let run = support::yurtctl(&env.sim, &upgrade_args(&["-o", "json"])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["kind"], "UpgradeResult");
+    assert_eq!(r["from"]["profile"], "openyurt-v1.6");
+    assert_eq!(r["to"]["openyurtVersion"], "v1.7.0");
+    assert_eq!(r["finished"], true);
+    let nodes = r["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3, "{r:#}");
+    assert!(nodes.iter().all(|n| n["result"] == "upgraded"), "{r:#}");
+    // each node's Job measured how long YurtHub's address went unserved
+    for n in nodes {
+        let ms = n["yurthubUnavailableMs"].as_u64();
+        assert!(ms.is_some_and(|ms| ms < 60_000), "{r:#}");
+    }
+    assert!(
+        run.stderr
+            .contains("YurtHub's address went unserved for at most"),
+        "{}",
+        run.stderr
+    );
+    // the user's pool and the ones convert made, written again at v1beta2
+    assert!(
+        r["migrated"]["nodepools.apps.openyurt.io"]
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{r:#}"
+    );
+    let deleted: Vec<&str> = r["deletedObjects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        deleted
+            .iter()
+            .any(|d| d.contains("YurtStaticSet") && d.contains("yurt-hub")),
+        "{deleted:?}"
+    );
+
+    // each node runs YurtHub v1.7 as the service, in its NodePool, and is Ready
+    assert!(!root.join("etc/kubernetes/manifests/yurthub.yaml").exists());
+    assert!(root.join("etc/systemd/system/yurthub.service").is_file());
+    assert_eq!(
+        node_labels(&env, &worker)
+            .await
+            .get("apps.openyurt.io/nodepool")
+            .map(String::as_str),
+        Some("edge")
+    );
+    all_ready(&env.client).await;
+    let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
+        .get("yurt-manager")
+        .await
+        .unwrap();
+    let image = manager.spec.unwrap().template.spec.unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap();
+    assert!(image.ends_with(":v1.7.0"), "{image}");
+
+    // the user's NodePool is there as it was, stored at v1beta2 only
+    let crd = Api::<CustomResourceDefinition>::all(env.client.clone())
+        .get("nodepools.apps.openyurt.io")
+        .await
+        .unwrap();
+    assert_eq!(crd.status.unwrap().stored_versions.unwrap(), ["v1beta2"]);
+    let pool = Api::<DynamicObject>::all_with(env.client.clone(), &nodepools("v1beta2"))
+        .get("hangzhou")
+        .await
+        .unwrap();
+    assert_eq!(pool.data["spec"]["type"], "Edge", "{:#}", pool.data);
+    // v1beta1 → v1beta2 conversion gives it yurt-manager's election defaults
+    // (openyurtio/openyurt@v1.7.0 pkg/apis/apps/v1beta1/nodepool_conversion.go ConvertTo)
+    assert_eq!(
+        pool.data["spec"]["leaderElectionStrategy"], "random",
+        "{:#}",
+        pool.data
+    );
+    assert_eq!(r["migrated"]["nodepools.apps.openyurt.io"], 3, "{r:#}");
+    assert_eq!(pool.metadata.labels.unwrap()["team"], "edge-ops");
+
+    // the user's YurtStaticSet too, as it was
+    let set = sets.get("users-web").await.unwrap();
+    assert_eq!(set.data["spec"], set_before.data["spec"], "{:#}", set.data);
+
+    let journal = support::journal_state(&env.client).await.unwrap();
+    assert_eq!(journal["profile"], "openyurt-v1.7");
+    assert_eq!(journal["upgrade"]["finished"], true);
+
+    // run again: there is nothing to do
+    let again = support::yurtctl(&env.sim, &upgrade_args(&[])).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already runs openyurt-v1.7"),
+        "{}",
+        again.stderr
+    );
+
+    // revert undoes convert and the upgrade: every node root as before the first convert (the
+    // user's set goes first: revert deletes the CRD convert created)
+    sets.delete("users-web", &Default::default()).await.unwrap();
+    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
+    assert_eq!(revert.code, 0, "{}", revert.stderr);
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
+    // the user's pool stays with its CRD, which revert keeps while it holds objects
+    assert!(support::journal_state(&env.client).await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_upgrade_stopped_after_the_edge_nodes_resumes_where_it_stopped() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;
+    convert_v16(&env).await;
+
+    // the cloud node's phase and what follows are left out: the upgrade is unfinished
+    let first = support::yurtctl(
+        &env.sim,
+        &upgrade_args(&["--skip-phases", "nodes/cloud,cleanup,migrate", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    // the NodePools the upgrade made went through yurt-manager v1.7's webhooks: defaulted
+    let pools = Api::<DynamicObject>::all_with(env.client.clone(), &nodepools("v1beta2"));
+    let cloud = pools.get("cloud").await.unwrap();
+    assert_eq!(
+        cloud.data["spec"]["leaderElectionStrategy"], "random",
+        "{:#}",
+        cloud.data
+    );
+    let j = support::journal_state(&env.client).await.unwrap();
+    assert_eq!(j["upgrade"]["finished"], false, "{j:#}");
+    assert_eq!(j["upgrade"]["fromProfile"], "openyurt-v1.6");
+
+    // convert refuses to run over it, and an upgrade to another release is refused too
+    let convert =
+        support::yurtctl(&env.sim, &["convert", "--profile", "openyurt-v1.7", "-y"]).await;
+    assert_eq!(convert.code, 3, "{}", convert.stderr);
+    assert!(
+        convert.stderr.contains("did not finish"),
+        "{}",
+        convert.stderr
+    );
+    let other = support::yurtctl(
+        &env.sim,
+        &[
+            "upgrade",
+            "--profile",
+            "openyurt-v1.6",
+            "--openyurt-version",
+            "v1.6.2",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(other.code, 3, "{}", other.stderr);
+    assert!(
+        other
+            .stderr
+            .contains("the upgrade to openyurt-v1.7 (OpenYurt v1.7.0) did not finish"),
+        "{}",
+        other.stderr
+    );
+
+    let rest = support::yurtctl(&env.sim, &upgrade_args(&["-o", "json"])).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    assert_eq!(r["from"]["profile"], "openyurt-v1.6", "{r:#}");
+    assert_eq!(r["finished"], true);
+    let result_of = |role: &str| -> Vec<String> {
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["role"] == role)
+            .map(|n| n["result"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(
+        result_of("edge").iter().all(|x| x == "already-upgraded"),
+        "{r:#}"
+    );
+    assert_eq!(result_of("cloud"), ["upgraded"], "{r:#}");
+    all_ready(&env.client).await;
+}
+
+/// A canary first (`-l`: one worker moves, the old release's objects stay), then the rest in
+/// a run SIGKILLed while it moves the edge nodes, then that run taken over with
+/// `--force-unlock`: it finishes what the killed one left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_canary_then_a_killed_run_then_the_rest() {
+    let env = support::cluster(4, Layout::Kubeadm, "v1.34.2").await;
+    convert_v16(&env).await;
+    let canary = support::first_worker(&env.sim);
+    let selector = format!("kubernetes.io/hostname={canary}");
+    let run = support::yurtctl(&env.sim, &upgrade_args(&["-l", &selector, "-o", "json"])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["finished"], false, "{r:#}");
+    for n in r["nodes"].as_array().unwrap() {
+        let want = if n["name"] == canary.as_str() {
+            "upgraded"
+        } else {
+            "not-selected"
+        };
+        assert_eq!(n["result"], want, "{r:#}");
+    }
+    assert!(
+        run.stderr
+            .contains("the old release's objects stay until every node is moved"),
+        "{}",
+        run.stderr
+    );
+    let sets: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, &yurtstaticsets());
+    assert!(sets.get_opt("yurt-hub").await.unwrap().is_some());
+    all_ready(&env.client).await;
+
+    // status says where each node stands while the upgrade is under way
+    let status = support::yurtctl(&env.sim, &["status", "-o", "json"]).await;
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let st = status.json();
+    for n in st["nodes"].as_array().unwrap() {
+        let (version, mode) = if n["name"] == canary.as_str() {
+            ("v1.7.0", "service")
+        } else {
+            ("v1.6.1", "static-pod")
+        };
+        assert_eq!(n["openyurtVersion"], version, "{st:#}");
+        assert_eq!(n["yurthubMode"], mode, "{st:#}");
+    }
+    let table = support::yurtctl(&env.sim, &["status"]).await;
+    assert!(table.stdout.contains("OPENYURT"), "{}", table.stdout);
+
+    // the rest, killed while it moves the edge nodes
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args(upgrade_args(&["--concurrency", "1"]));
+    let (code, _) = support::act_at(
+        cmd,
+        |l| l.starts_with("[nodes/edge]"),
+        |child| {
+            let pid = child.id().unwrap().to_string();
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        },
+    )
+    .await;
+    assert_eq!(code, None, "killed by a signal");
+    let held = support::yurtctl(&env.sim, &upgrade_args(&[])).await;
+    assert_eq!(held.code, 6, "{}", held.stderr);
+    let rest = support::yurtctl(&env.sim, &upgrade_args(&["--force-unlock", "-o", "json"])).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    for n in r["nodes"].as_array().unwrap() {
+        let ok = n["result"] == "upgraded" || n["result"] == "already-upgraded";
+        assert!(ok, "{r:#}");
+        if n["name"] == canary.as_str() {
+            assert_eq!(n["result"], "already-upgraded", "{r:#}");
+        }
+    }
+    assert!(sets.get_opt("yurt-hub").await.unwrap().is_none());
+    all_ready(&env.client).await;
+}
+
+/// legacy-v0.6 → openyurt-v1.6 → openyurt-v1.7, one profile at a time, on Kubernetes 1.21 (the
+/// one minor legacy and v1.6 share; the second step names the version check it overrides, as a
+/// user whose Kubernetes upgrade comes later would): kube-controller-manager gets nodelifecycle
+/// back before the legacy controllers go, YurtHub's join token gives way to the bootstrap file,
+/// and revert afterwards still restores every node root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_to_v1_6_to_v1_7_one_profile_at_a_time() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.21.14").await;
+    let before = trees(&env.sim);
+    let kcm = "etc/kubernetes/manifests/kube-controller-manager.yaml";
+    let cp = env.sim.node_root("control-plane-1");
+    let kcm_before = std::fs::read_to_string(cp.join(kcm)).unwrap();
+    let convert = support::yurtctl(
+        &env.sim,
+        &[
+            "convert",
+            "--profile",
+            "legacy-v0.6",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(convert.code, 0, "{}", convert.stderr);
+    assert_ne!(std::fs::read_to_string(cp.join(kcm)).unwrap(), kcm_before);
+    let worker = support::first_worker(&env.sim);
+    let root = env.sim.node_root(&worker);
+    assert!(root.join("var/lib/yurtctl/yurthub/join-token").is_file());
+
+    // straight to v1.7 is no route
+    let skip = support::yurtctl(&env.sim, &upgrade_args(&[])).await;
+    assert_eq!(skip.code, 3, "{}", skip.stderr);
+    assert!(
+        skip.stderr.contains("upgrade to one of those first"),
+        "{}",
+        skip.stderr
+    );
+
+    let run = support::yurtctl(
+        &env.sim,
+        &[
+            "upgrade",
+            "--profile",
+            "openyurt-v1.6",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let r = run.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    // nodelifecycle is back: the manifest as before convert
+    assert_eq!(std::fs::read_to_string(cp.join(kcm)).unwrap(), kcm_before);
+    assert!(!root.join("var/lib/yurtctl/yurthub/join-token").exists());
+    assert!(!root.join("etc/kubernetes/manifests/yurt-hub.yaml").exists());
+    assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
+    let deleted = r["deletedObjects"].to_string();
+    assert!(deleted.contains("yurt-controller-manager"), "{deleted}");
+    all_ready(&env.client).await;
+
+    let run = support::yurtctl(
+        &env.sim,
+        &upgrade_args(&["--ignore-preflight-errors", "KubernetesVersion"]),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(root.join("etc/systemd/system/yurthub.service").is_file());
+    all_ready(&env.client).await;
+
+    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
+    assert_eq!(revert.code, 0, "{}", revert.stderr);
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
+}
+
+/// A node whose move fails halts the upgrade before another node is touched; once its cause is
+/// gone the same upgrade goes on from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_node_halts_the_upgrade_before_the_next_one() {
+    let env = support::cluster(4, Layout::Kubeadm, "v1.34.2").await;
+    convert_v16(&env).await;
+    // someone else's yurthub binary where v1.7's service goes: the servant never overwrites it
+    let first = "worker-1";
+    let planted = env.sim.node_root(first).join("usr/local/bin/yurthub");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    std::fs::write(&planted, "someone else's").unwrap();
+
+    let run = support::yurtctl(
+        &env.sim,
+        &upgrade_args(&["--concurrency", "1", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("[nodes/edge] halted: worker-1 did not come back healthy"),
+        "{}",
+        run.stderr
+    );
+    let r = run.json();
+    let result_of = |r: &serde_json::Value, node: &str| {
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == node)
+            .map(|n| n["result"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(result_of(&r, first).as_deref(), Some("failed"), "{r:#}");
+    for n in ["worker-2", "worker-3"] {
+        assert_eq!(result_of(&r, n).as_deref(), Some("not-started"), "{r:#}");
+        let root = env.sim.node_root(n);
+        assert!(
+            root.join("etc/kubernetes/manifests/yurthub.yaml").is_file(),
+            "{n} untouched"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&planted).unwrap(), "someone else's");
+
+    std::fs::remove_file(&planted).unwrap();
+    let rest = support::yurtctl(&env.sim, &upgrade_args(&["-o", "json"])).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    all_ready(&env.client).await;
+}
