@@ -259,8 +259,10 @@ impl Applier {
         let name = Self::name_of(obj)?;
         let (api, ns, ar) = self.api_for(obj).await?;
         let what = describe(&ar.kind, ns.as_deref(), &name);
-        let mut pp = PatchParams::default();
-        pp.dry_run = self.opts.dry_run;
+        let pp = PatchParams {
+            dry_run: self.opts.dry_run,
+            ..Default::default()
+        };
         let body = serde_json::json!({"metadata": {"annotations": annotations}});
         let patch = Patch::Merge(&body);
         self.cluster
