@@ -162,6 +162,20 @@ fn cluster_exit(e: &ClusterError) -> Exit {
     }
 }
 
+/// A run's exit code from its nodes (convert, revert, upgrade): `partial` when one failed,
+/// else `timeout` when one timed out, else `partial` when one was skipped, `ok` otherwise.
+pub fn nodes_exit(f: &crate::output::NodeFailures) -> Exit {
+    if f.failed > 0 {
+        Exit::Partial
+    } else if f.timed_out > 0 {
+        Exit::Timeout
+    } else if f.skipped > 0 {
+        Exit::Partial
+    } else {
+        Exit::Ok
+    }
+}
+
 /// What a node servant's failure means for its Job (yurtctl reads the Job's exit code); the
 /// servant prints its errors as log lines and in its JSON result.
 pub fn servant_exit(e: &NodeServantError) -> Exit {

@@ -284,15 +284,7 @@ fn outcome_exit(result: &mut ConvertResult) -> Exit {
         .filter(|n| n.result == NodeOutcome::Converted)
         .count();
     let f = crate::output::node_failures(&result.nodes);
-    let exit = if f.failed > 0 {
-        Exit::Partial
-    } else if f.timed_out > 0 {
-        Exit::Timeout
-    } else if f.skipped > 0 {
-        Exit::Partial
-    } else {
-        Exit::Ok
-    };
+    let exit = crate::app::error::nodes_exit(&f);
     result.message = format!("converted {converted} node(s){}", f.tail);
     if exit != Exit::Ok {
         result

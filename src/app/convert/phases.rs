@@ -264,41 +264,59 @@ fn label_nodes<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
         if c.journal.is_dirty() {
             c.store.save(&mut c.journal).await?;
         }
-        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        let (cluster, writer) = (c.cluster, &writer);
-        crate::cluster::each_concurrently(
-            node_metadata(c.plan, c.profile),
-            c.opts.concurrency,
-            |m| async move {
-                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, false)
-                    .await
-            },
-        )
-        .await?;
+        label_plan_nodes(c.cluster, c.plan, c.profile, c.opts.concurrency).await?;
         Ok(Flow::Continue)
     })
 }
 
 fn label_writes<'r>(c: &'r ConvertRun<'_>) -> WritesFuture<'r> {
-    Box::pin(async move {
-        let writer = nodes::label_writer(c.cluster, c.profile.label_writer_account()).await?;
-        let (cluster, writer) = (c.cluster, &writer);
-        let answers = crate::cluster::map_concurrently(
-            node_metadata(c.plan, c.profile),
-            c.opts.concurrency,
-            |m| async move {
-                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, true)
-                    .await
-            },
-        )
-        .await;
-        let r = answers.into_iter().find(Result::is_err).unwrap_or(Ok(()));
-        Ok(vec![Write::of(
-            "patch",
-            "node labels and annotations".into(),
-            r,
-        )])
+    Box::pin(label_plan_writes(
+        c.cluster,
+        c.plan,
+        c.profile,
+        c.opts.concurrency,
+    ))
+}
+
+/// [`node_metadata`] applied to every node `plan` converts, as the profile's label writer
+/// (convert's and upgrade's `label-nodes`).
+pub(crate) async fn label_plan_nodes(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    concurrency: crate::cluster::Concurrency,
+) -> Result<(), ClusterError> {
+    let writer = nodes::label_writer(cluster, profile.label_writer_account()).await?;
+    let writer = &writer;
+    crate::cluster::each_concurrently(node_metadata(plan, profile), concurrency, |m| async move {
+        nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, false).await
     })
+    .await
+}
+
+/// [`label_plan_nodes`] sent with `dryRun=All`: one write row for them all.
+pub(crate) async fn label_plan_writes(
+    cluster: &Cluster,
+    plan: &Plan,
+    profile: &Profile,
+    concurrency: crate::cluster::Concurrency,
+) -> Result<Vec<Write>, ClusterError> {
+    let writer = nodes::label_writer(cluster, profile.label_writer_account()).await?;
+    let writer = &writer;
+    let answers = crate::cluster::map_concurrently(
+        node_metadata(plan, profile),
+        concurrency,
+        |m| async move {
+            nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, true).await
+        },
+    )
+    .await;
+    let r = answers.into_iter().find(Result::is_err).unwrap_or(Ok(()));
+    Ok(vec![Write::of(
+        "patch",
+        "node labels and annotations".into(),
+        r,
+    )])
 }
 
 fn apply_components<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {

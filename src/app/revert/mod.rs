@@ -279,13 +279,7 @@ fn outcome_exit(result: &mut RevertResult) -> Exit {
         .filter(|n| n.result == NodeOutcome::Reverted)
         .count();
     let f = crate::output::node_failures(&result.nodes);
-    let exit = if f.failed > 0 || f.skipped > 0 {
-        Exit::Partial
-    } else if f.timed_out > 0 {
-        Exit::Timeout
-    } else {
-        Exit::Ok
-    };
+    let exit = crate::app::error::nodes_exit(&f);
     result.message = format!(
         "reverted {reverted} node(s), deleted {} object(s){}",
         result.deleted_objects.len(),

@@ -295,15 +295,7 @@ fn outcome_exit(result: &mut UpgradeResult) -> Exit {
         .filter(|n| n.result == NodeOutcome::Upgraded)
         .count();
     let f = crate::output::node_failures(&result.nodes);
-    let exit = if f.failed > 0 {
-        Exit::Partial
-    } else if f.timed_out > 0 {
-        Exit::Timeout
-    } else if f.skipped > 0 {
-        Exit::Partial
-    } else {
-        Exit::Ok
-    };
+    let exit = crate::app::error::nodes_exit(&f);
     let gap = result
         .nodes
         .iter()

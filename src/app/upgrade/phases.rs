@@ -7,14 +7,14 @@ use futures::future::LocalBoxFuture;
 use tokio::sync::watch;
 
 use crate::app::convert::components;
-use crate::app::convert::phases::node_metadata;
+use crate::app::convert::phases::{label_plan_nodes, label_plan_writes};
 use crate::app::convert::{HubJob, kcm_job, node_job};
 use crate::app::node_servant::upgrade::gap_in_log;
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
-use crate::cluster::{Cluster, ClusterError, crd, nodes, wait};
-use crate::exec::dry_run::{self, Write};
+use crate::cluster::{Cluster, ClusterError, crd, wait};
+use crate::exec::dry_run;
 use crate::exec::node_jobs::{job_node_result, run_journaled, run_options};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
@@ -292,41 +292,18 @@ fn apply_components<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
 /// not are given up in the same write.
 fn label_nodes<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
-        let writer = nodes::label_writer(c.cluster, c.to.label_writer_account()).await?;
-        let (cluster, writer) = (c.cluster, &writer);
-        crate::cluster::each_concurrently(
-            node_metadata(c.target, c.to),
-            c.opts().concurrency,
-            |m| async move {
-                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, false)
-                    .await
-            },
-        )
-        .await?;
+        label_plan_nodes(c.cluster, c.target, c.to, c.opts().concurrency).await?;
         Ok(Flow::Continue)
     })
 }
 
 fn label_writes<'r>(c: &'r UpgradeRun<'_>) -> WritesFuture<'r> {
-    Box::pin(async move {
-        let writer = nodes::label_writer(c.cluster, c.to.label_writer_account()).await?;
-        let (cluster, writer) = (c.cluster, &writer);
-        let answers = crate::cluster::map_concurrently(
-            node_metadata(c.target, c.to),
-            c.opts().concurrency,
-            |m| async move {
-                nodes::apply_metadata(cluster, writer, &m.name, &m.labels, &m.annotations, true)
-                    .await
-            },
-        )
-        .await;
-        let r = answers.into_iter().find(Result::is_err).unwrap_or(Ok(()));
-        Ok(vec![Write::of(
-            "patch",
-            "node labels and annotations".into(),
-            r,
-        )])
-    })
+    Box::pin(label_plan_writes(
+        c.cluster,
+        c.target,
+        c.to,
+        c.opts().concurrency,
+    ))
 }
 
 fn node_jobs(c: &UpgradeRun<'_>, role: Role) -> Vec<NodeJob> {

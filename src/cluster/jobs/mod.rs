@@ -33,6 +33,7 @@ use super::{
 pub use crate::naming::{MAX_NAME, job_name, label_value};
 
 mod job_watch;
+mod logs;
 mod named;
 mod run;
 mod sweep;

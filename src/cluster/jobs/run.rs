@@ -267,14 +267,8 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
     };
     if let (JobOutcome::Succeeded, Some(lines), Some(uid)) =
         (&result.outcome, ctx.opts.success_log_lines, &job_uid)
-        && let Ok(Some(pod)) = newest_pod(ctx, uid).await
     {
-        let lp = LogParams {
-            tail_lines: Some(lines),
-            ..Default::default()
-        };
-        let name = pod.metadata.name.unwrap_or_default();
-        result.log = ctx.cluster.call(|| ctx.pods.logs(&name, &lp)).await.ok();
+        result.log = super::logs::tail(ctx.cluster, &ctx.pods, uid, lines).await;
     }
     result.elapsed = started.elapsed();
     result
@@ -517,16 +511,6 @@ pub(super) fn format_event(e: &Event) -> String {
     )
 }
 
-/// The newest pod of the Job with uid `uid`.
-async fn newest_pod(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Pod>, kube::Error> {
-    let lp = ListParams::default().labels(&format!("batch.kubernetes.io/controller-uid={uid}"));
-    let list = ctx.cluster.call(|| ctx.pods.list(&lp)).await?;
-    Ok(list
-        .items
-        .into_iter()
-        .max_by_key(|p| p.metadata.creation_timestamp.clone().map(|t| t.0)))
-}
-
 /// The newest pod of the Job, its exit code and log tail, and the Job's and pod's events.
 /// Best effort: what cannot be fetched is described in place.
 pub(super) async fn diagnose(
@@ -541,7 +525,7 @@ pub(super) async fn diagnose(
         message,
         ..Default::default()
     };
-    let pod = match newest_pod(ctx, uid).await {
+    let pod = match super::logs::newest_pod(ctx.cluster, &ctx.pods, uid).await {
         Ok(p) => p,
         Err(e) => {
             f.events.push(format!("(pods unavailable: {e})"));
