@@ -20,6 +20,7 @@
 //! (`ApiError::unknown`). The webhook is the modelled server of a ready endpoint pod
 //! (`admission::resolve`); a ready pod the sim does not model cannot convert.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
@@ -90,14 +91,20 @@ impl Api {
     /// `res`'s version; a built-in written through another version of its group (a
     /// CertificateSigningRequest written as `certificates.k8s.io/v1beta1`, listed as `v1`)
     /// relabelled.
-    pub fn present(&self, res: &ResourceInfo, obj: &Value) -> ApiResult<Value> {
+    pub fn present<'o>(&self, res: &ResourceInfo, obj: &'o Value) -> ApiResult<Cow<'o, Value>> {
         // a finished delete answers with a Status, which is nobody's version
         if obj["kind"] == json!("Status") && obj["apiVersion"] == json!("v1") {
-            return Ok(obj.clone());
+            return Ok(Cow::Borrowed(obj));
         }
+        // what needs no change is not copied: every watch event of every watcher comes here
+        let served = res.api_version();
         match self.conversion(res) {
-            Some(c) => c.convert(obj, &res.version),
-            None => Ok(relabel(res, obj)),
+            Some(_) if version_of(obj) == res.version => Ok(Cow::Borrowed(obj)),
+            Some(c) => c.convert(obj, &res.version).map(Cow::Owned),
+            None if res.builtin && obj["apiVersion"].as_str() == Some(served.as_str()) => {
+                Ok(Cow::Borrowed(obj))
+            }
+            None => Ok(Cow::Owned(relabel(res, obj))),
         }
     }
 

@@ -532,7 +532,10 @@ impl Caller {
         self.may_list_watch(group, version, resource, "", "")?;
         let info = self.info_in(group, version, resource)?;
         let obj = self.shared.api.get(&info, ns, name)?;
-        Ok(Arc::new(self.shared.api.present(&info, &obj)?))
+        Ok(match self.shared.api.present(&info, &obj)? {
+            std::borrow::Cow::Borrowed(_) => obj.clone(),
+            std::borrow::Cow::Owned(v) => Arc::new(v),
+        })
     }
 
     pub fn create(&self, group: &str, resource: &str, ns: &str, body: Value) -> ApiResult<Value> {

@@ -223,7 +223,7 @@ pub(super) async fn dispatch(
             let v = parse_body(&body, &content_type)?;
             let out = shared.api.create(&t.res, &ns, v, &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
+                json_response(out.code, &*shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -238,7 +238,7 @@ pub(super) async fn dispatch(
                 .api
                 .update(&t.res, &ns, &name, v, t.sub.as_deref(), &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
+                json_response(out.code, &*shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -271,7 +271,7 @@ pub(super) async fn dispatch(
                 .api
                 .patch(&t.res, &ns, &name, pt, v, t.sub.as_deref(), &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
+                json_response(out.code, &*shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }
@@ -340,7 +340,7 @@ pub(super) async fn dispatch(
             }
             let out = shared.api.delete(&t.res, &ns, &name, &opts, &ctx)?;
             Ok(with_warnings(
-                json_response(out.code, &shared.api.present(&t.res, &out.body)?),
+                json_response(out.code, &*shared.api.present(&t.res, &out.body)?),
                 &out.warnings,
             ))
         }

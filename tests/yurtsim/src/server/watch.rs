@@ -85,14 +85,14 @@ pub(super) async fn watch(
             let obj = match &table {
                 Some((v, include)) => {
                     let meta = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
-                    crate::api::table::to_table(
+                    std::borrow::Cow::Owned(crate::api::table::to_table(
                         &res,
                         &[&obj],
                         include,
                         meta,
                         v,
                         std::time::SystemTime::now(),
-                    )
+                    ))
                 }
                 None => obj,
             };
