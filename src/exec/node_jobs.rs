@@ -205,3 +205,24 @@ pub fn job_node_result(
         yurthub_unavailable_ms: None,
     }
 }
+
+/// Waits until each node of `names` is Ready; one that is not within `timeout` becomes
+/// `timed-out` in `results` (its Job succeeded). Returns those nodes. Every command's `verify`.
+pub async fn mark_not_ready(
+    cluster: &Cluster,
+    results: &mut std::collections::BTreeMap<String, NodeResult>,
+    names: &[String],
+    timeout: Duration,
+) -> Vec<String> {
+    let late = crate::cluster::wait::nodes_ready(cluster, names, timeout).await;
+    for n in &late {
+        if let Some(r) = results.get_mut(n) {
+            r.result = NodeOutcome::TimedOut;
+            r.message = format!(
+                "its Job succeeded but the node was not Ready within {}s",
+                timeout.as_secs()
+            );
+        }
+    }
+    late
+}

@@ -12,9 +12,11 @@ use super::{not_started, skipped_result};
 use crate::app::error::CommandError;
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, PhaseState};
-use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes, wait};
+use crate::cluster::{Cluster, ClusterError, SYSTEM_NAMESPACE, nodes};
 use crate::exec::dry_run::{self, Write};
-use crate::exec::node_jobs::{job_node_result, run_journaled, run_options, run_reported};
+use crate::exec::node_jobs::{
+    job_node_result, mark_not_ready, run_journaled, run_options, run_reported,
+};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
 };
@@ -418,15 +420,7 @@ fn verify<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
             .map(|n| n.name.clone())
             .collect();
         let timeout = c.opts.job_timeout;
-        for n in wait::nodes_ready(c.cluster, &converted, timeout).await {
-            if let Some(r) = c.results.get_mut(&n) {
-                r.result = NodeOutcome::TimedOut;
-                r.message = format!(
-                    "its Job succeeded but the node was not Ready within {}s",
-                    timeout.as_secs()
-                );
-            }
-        }
+        mark_not_ready(c.cluster, &mut c.results, &converted, timeout).await;
         Ok(Flow::Continue)
     })
 }

@@ -13,9 +13,9 @@ use crate::app::node_servant::upgrade::gap_in_log;
 use crate::cluster::apply::{Applier, ApplyOptions};
 use crate::cluster::jobs::{NodeJob, NodeJobResult};
 use crate::cluster::journal::{Journal, JournalStore, ObjectRef, PhaseState};
-use crate::cluster::{Cluster, ClusterError, crd, wait};
+use crate::cluster::{Cluster, ClusterError, crd};
 use crate::exec::dry_run;
-use crate::exec::node_jobs::{job_node_result, run_journaled, run_options};
+use crate::exec::node_jobs::{job_node_result, mark_not_ready, run_journaled, run_options};
 use crate::exec::phases::{
     Flow, PhaseDef, PhaseFuture, RunContext, Stop, Work, WritesFuture, no_writes,
 };
@@ -417,16 +417,7 @@ async fn move_wave(
         c.results.insert(r.node.clone(), n);
     }
     let timeout = c.opts().job_timeout;
-    for n in wait::nodes_ready(c.cluster, &moved, timeout).await {
-        if let Some(r) = c.results.get_mut(&n) {
-            r.result = NodeOutcome::TimedOut;
-            r.message = format!(
-                "its Job succeeded but the node was not Ready within {}s",
-                timeout.as_secs()
-            );
-        }
-        bad.push(n);
-    }
+    bad.extend(mark_not_ready(c.cluster, &mut c.results, &moved, timeout).await);
     Ok(bad)
 }
 
@@ -501,15 +492,7 @@ fn verify<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
             .map(|n| n.name.clone())
             .collect();
         let timeout = c.opts().job_timeout;
-        for n in wait::nodes_ready(c.cluster, &moved, timeout).await {
-            if let Some(r) = c.results.get_mut(&n) {
-                r.result = NodeOutcome::TimedOut;
-                r.message = format!(
-                    "its Job succeeded but the node was not Ready within {}s",
-                    timeout.as_secs()
-                );
-            }
-        }
+        mark_not_ready(c.cluster, &mut c.results, &moved, timeout).await;
         Ok(Flow::Continue)
     })
 }
