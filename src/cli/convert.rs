@@ -151,13 +151,7 @@ impl ConvertCmd {
     /// What only the raw flags can tell (the profile name, how `--ignore-preflight-errors` was
     /// spelled); the checks across options are `plan::check_options`, run before connecting.
     pub fn validate(&self) -> Result<(), String> {
-        if !crate::render::Profile::names().contains(&self.profile) {
-            return Err(format!(
-                "unknown profile {:?}; profiles are {}",
-                self.profile,
-                crate::render::Profile::names().join(", ")
-            ));
-        }
+        super::values::known_profile(&self.profile)?;
         crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
         Ok(())
     }

@@ -100,13 +100,7 @@ pub struct UpgradeCmd {
 impl UpgradeCmd {
     /// What only the raw flags can tell; the checks against the profiles run before connecting.
     pub fn validate(&self) -> Result<(), String> {
-        if !crate::render::Profile::names().contains(&self.profile) {
-            return Err(format!(
-                "unknown profile {:?}; profiles are {}",
-                self.profile,
-                crate::render::Profile::names().join(", ")
-            ));
-        }
+        super::values::known_profile(&self.profile)?;
         crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
         Ok(())
     }

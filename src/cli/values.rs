@@ -77,6 +77,18 @@ pub fn label_value(s: &str) -> Result<String, String> {
 }
 
 /// A label selector in kubectl's syntax (see [`crate::selector`]).
+/// A `--profile` this yurtctl has.
+pub fn known_profile(name: &str) -> Result<(), String> {
+    let names = crate::render::Profile::names();
+    if names.iter().any(|n| n == name) {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown profile {name:?}; profiles are {}",
+        names.join(", ")
+    ))
+}
+
 /// `-l/--selector` of the nodes a command acts on: kubectl's label-selector syntax; an empty
 /// one would select every node, which is what leaving the flag out means.
 pub fn node_selector(s: &str) -> Result<Selector, String> {
