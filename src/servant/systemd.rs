@@ -917,13 +917,31 @@ fn expand_glob(fs: &HostFs, pattern: &str) -> Result<Vec<String>> {
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
-        (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
-        _ => false,
+    // one saved `*` to backtrack to (fnmatch's greedy-star walk): linear, where plain recursion
+    // on `*` is exponential in the number of stars (found by fuzzing: tests/fuzz systemd_unit)
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(&c) if c == b'?' || c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    star = Some((sp, ss + 1));
+                    pi = sp + 1;
+                    si = ss + 1;
+                }
+                None => return false,
+            },
+        }
     }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// Parses an environment file like systemd's env-file parser: `KEY=value` lines, `#`/`;`
@@ -1261,5 +1279,30 @@ mod tests {
         let s = a.value_span("b", a.last_flag("b").unwrap()).unwrap();
         let text = std::fs::read_to_string(d.path().join("etc/systemd/system/x.service")).unwrap();
         assert_eq!(&text[s.start..s.end], "2");
+    }
+
+    #[test]
+    fn globs_match_like_fnmatch_and_stay_linear() {
+        for (p, s, want) in [
+            ("*.env", "kubeadm-flags.env", true),
+            ("*.env", "kubeadm-flags.conf", false),
+            ("kube?dm-*", "kubeadm-flags.env", true),
+            ("k*f*s.env", "kubeadm-flags.env", true),
+            ("*a*a*a", "aaa", true),
+            ("*a*a*a*a", "aaa", false),
+            ("*", "", true),
+            ("?", "", false),
+            ("a*b", "ab", true),
+            ("a*b", "abc", false),
+        ] {
+            assert_eq!(glob(p.as_bytes(), s.as_bytes()), want, "{p} ~ {s}");
+        }
+        // the fuzzer's pathological pattern: exponential with plain recursion
+        let p = format!("{}kubeadm-flags.env", "*".repeat(60));
+        assert!(!glob(p.as_bytes(), "x".repeat(200).as_bytes()));
+        assert!(glob(
+            p.as_bytes(),
+            format!("{}kubeadm-flags.env", "x".repeat(200)).as_bytes()
+        ));
     }
 }

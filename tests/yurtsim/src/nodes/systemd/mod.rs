@@ -1255,13 +1255,31 @@ fn expand_glob(root: &Path, pattern: &str) -> Result<Vec<String>, UnitError> {
 }
 
 fn glob_match(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => glob_match(&p[1..], s) || (!s.is_empty() && glob_match(p, &s[1..])),
-        (Some(b'?'), Some(_)) => glob_match(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob_match(&p[1..], &s[1..]),
-        _ => false,
+    // one saved `*` to backtrack to (fnmatch's greedy-star walk): linear, where plain recursion
+    // on `*` is exponential in the number of stars (found by fuzzing: tests/fuzz systemd_unit)
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(&c) if c == b'?' || c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    star = Some((sp, ss + 1));
+                    pi = sp + 1;
+                    si = ss + 1;
+                }
+                None => return false,
+            },
+        }
     }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// The kubelet parses flags with pflag: `--name=value` or `--name value`, the last occurrence
@@ -1802,5 +1820,30 @@ mod tests {
             let argv = s(argv);
             assert_eq!(last_flag(&argv, "kubeconfig"), *want, "{argv:?}");
         }
+    }
+
+    #[test]
+    fn globs_match_like_fnmatch_and_stay_linear() {
+        for (p, s, want) in [
+            ("*.env", "kubeadm-flags.env", true),
+            ("*.env", "kubeadm-flags.conf", false),
+            ("kube?dm-*", "kubeadm-flags.env", true),
+            ("k*f*s.env", "kubeadm-flags.env", true),
+            ("*a*a*a", "aaa", true),
+            ("*a*a*a*a", "aaa", false),
+            ("*", "", true),
+            ("?", "", false),
+            ("a*b", "ab", true),
+            ("a*b", "abc", false),
+        ] {
+            assert_eq!(glob_match(p.as_bytes(), s.as_bytes()), want, "{p} ~ {s}");
+        }
+        // the fuzzer's pathological pattern: exponential with plain recursion
+        let p = format!("{}kubeadm-flags.env", "*".repeat(60));
+        assert!(!glob_match(p.as_bytes(), "x".repeat(200).as_bytes()));
+        assert!(glob_match(
+            p.as_bytes(),
+            format!("{}kubeadm-flags.env", "x".repeat(200)).as_bytes()
+        ));
     }
 }
