@@ -142,8 +142,12 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l openyurt-ver
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l image-pull-secret -d 'A Secret in kube-system the node Jobs and the components pull their images with (repeatable) [default: the ones convert was given]' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l concurrency -d 'Node Jobs running at once' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l job-timeout -d 'Time allowed for each node\'s Job' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l max-unavailable -d 'Nodes moving at once: an integer or a percentage of the targeted nodes, rounded up. A node holds its place from its Job\'s start until it is Ready again' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l partition -d 'Nodes kept on the old release (the last ones in upgrade order): an integer or a percentage of the targeted nodes, rounded down; a later run with a smaller one moves them' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l priority -d 'Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties by node name; edge nodes move before cloud nodes)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l canary -d 'Move only the first N nodes in this run, then stop (re-run to continue)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l max-failures -d 'Nodes that may fail (or stay NotReady) before the upgrade halts (0: at the first)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l job-timeout -d 'Time allowed for each node\'s Job, and then for the node to be Ready again' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l skip-phases -d 'Phases to skip (comma-separated ids, in run order: lock, preflight, kcm, components, label-nodes, nodes/edge, nodes/cloud, cleanup, migrate, verify)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l ignore-preflight-errors -d 'Preflight checks whose errors become warnings (comma-separated, any case: KubernetesVersion, or all)' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s l -l selector -d 'Move only the nodes whose labels match (kubectl syntax), e.g. a canary; the components change for every node, the old release\'s objects stay until a run without -l has moved the rest' -r
@@ -163,6 +167,7 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l progress -d 
 bars\t''
 plain\t''
 none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l pause -d 'Change the components and labels but move no node (re-run without --pause to resume)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-unlock -d 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-conflicts -d 'Take over fields of our objects that other field managers own (server-side apply)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'

@@ -519,6 +519,54 @@ const ROWS: &[Row] = &[
         USAGE,
         "\"2 m\"",
     ),
+    // --- upgrade
+    row(
+        "upgrade: zero max-unavailable",
+        &[
+            "upgrade",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--max-unavailable",
+            "0",
+        ],
+        USAGE,
+        "max-unavailable",
+    ),
+    row(
+        "upgrade: partition above 100%",
+        &[
+            "upgrade",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--partition",
+            "120%",
+        ],
+        USAGE,
+        "120%",
+    ),
+    row(
+        "upgrade: the same priority label twice",
+        &[
+            "upgrade",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--priority",
+            "zone=a:1",
+            "--priority",
+            "zone=a:2",
+        ],
+        USAGE,
+        "zone=a is already given",
+    ),
+    row(
+        "upgrade: zero canary",
+        &["upgrade", "--kubeconfig", "@kc", "-y", "--canary", "0"],
+        USAGE,
+        "\"0\"",
+    ),
     // --- revert and staticpod
     row(
         "revert: bad node name",

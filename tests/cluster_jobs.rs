@@ -563,3 +563,47 @@ async fn bad_specs_are_refused_before_anything_is_created() {
     assert!(our_jobs(&t).await.is_empty());
     t.sim.shutdown().await;
 }
+
+/// Upgrade's window: with `hold_until_ready` a node whose Job succeeded but that is NotReady
+/// ends `NodeNotReady`, and with `stop_after_failures` no Job starts once more nodes failed
+/// than it allows (the specs not started have no result and no Job).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_halting_window_holds_each_node_until_ready_and_starts_nothing_after_a_failure() {
+    let t = start(4).await;
+    t.sim.set_node_ready("worker-2", false).unwrap();
+    let specs = vec![
+        spec("upgrade", "worker-1", "true"),
+        spec("upgrade", "worker-2", "true"),
+        spec("upgrade", "worker-3", "true"),
+        spec("upgrade", "control-plane-1", "true"),
+    ];
+    let mut o = opts(1, Duration::from_secs(30));
+    o.hold_until_ready = Some(Duration::from_secs(2));
+    o.stop_after_failures = Some(0);
+    let ev = Events::default();
+    let sink = ev.sink();
+    let results = run_jobs(&t.cluster, NS, specs, &o, &sink).await.unwrap();
+    let r = by_node(&results);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(r["worker-1"].succeeded(), "{:?}", r["worker-1"]);
+    assert!(
+        matches!(r["worker-2"].outcome, JobOutcome::NodeNotReady(d) if d == Duration::from_secs(2)),
+        "{:?}",
+        r["worker-2"]
+    );
+    let jobs: Vec<String> = our_jobs(&t)
+        .await
+        .into_iter()
+        .filter_map(|j| j.metadata.name)
+        .collect();
+    assert!(
+        !jobs
+            .iter()
+            .any(|j| j.ends_with("worker-3") || j.ends_with("control-plane-1")),
+        "{jobs:?}"
+    );
+    assert!(
+        !ev.all().iter().any(|(_, e)| e.node == "worker-3"),
+        "nothing reported for a node never started"
+    );
+}

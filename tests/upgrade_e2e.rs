@@ -377,7 +377,7 @@ async fn a_canary_then_a_killed_run_then_the_rest() {
 
     // the rest, killed while it moves the edge nodes
     let mut cmd = support::yurtctl_command(&env.sim);
-    cmd.args(upgrade_args(&["--concurrency", "1"]));
+    cmd.args(upgrade_args(&["--max-unavailable", "1"]));
     let (code, _) = support::act_at(
         cmd,
         |l| l.starts_with("[nodes/edge]"),
@@ -507,7 +507,7 @@ async fn a_failed_node_halts_the_upgrade_before_the_next_one() {
 
     let run = support::yurtctl(
         &env.sim,
-        &upgrade_args(&["--concurrency", "1", "-o", "json"]),
+        &upgrade_args(&["--max-unavailable", "1", "-o", "json"]),
     )
     .await;
     assert_eq!(run.code, 4, "{}", run.stderr);
@@ -542,5 +542,109 @@ async fn a_failed_node_halts_the_upgrade_before_the_next_one() {
     assert_eq!(rest.code, 0, "{}", rest.stderr);
     let r = rest.json();
     assert_eq!(r["finished"], true, "{r:#}");
+    all_ready(&env.client).await;
+}
+
+/// The static-pod rollout's controls on the nodes: `--pause` moves the components and no
+/// node; then `--priority` picks the first edge node, `--partition` keeps the last ones of the
+/// order on the old release (the cloud node last of all), and a run without them finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_then_by_priority_with_a_partition_then_the_rest() {
+    let env = support::cluster(4, Layout::Kubeadm, "v1.34.2").await;
+    convert_v16(&env).await;
+    let nodes: Api<Node> = Api::all(env.client.clone());
+    let patch = json!({"metadata": {"labels": {"zone": "first"}}});
+    nodes
+        .patch(
+            "worker-3",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    let on_static_pod = |n: &str| {
+        env.sim
+            .node_root(n)
+            .join("etc/kubernetes/manifests/yurthub.yaml")
+            .is_file()
+    };
+    let result_of = |r: &serde_json::Value, node: &str| {
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == node)
+            .map(|n| n["result"].as_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+
+    let paused = support::yurtctl(&env.sim, &upgrade_args(&["--pause", "-o", "json"])).await;
+    assert_eq!(paused.code, 0, "{}", paused.stderr);
+    let r = paused.json();
+    assert_eq!(r["finished"], false, "{r:#}");
+    for n in ["control-plane-1", "worker-1", "worker-2", "worker-3"] {
+        assert_eq!(result_of(&r, n), "pending", "{r:#}");
+        assert!(on_static_pod(n), "{n} not moved while paused");
+    }
+    let j = support::journal_state(&env.client).await.unwrap();
+    assert_eq!(j["profile"], "openyurt-v1.7", "the components moved: {j:#}");
+
+    let run = support::yurtctl(
+        &env.sim,
+        &upgrade_args(&[
+            "--priority",
+            "zone=first:10",
+            "--partition",
+            "2",
+            "--max-unavailable",
+            "1",
+            "-o",
+            "json",
+        ]),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["finished"], false, "{r:#}");
+    for (n, want) in [
+        ("worker-3", "upgraded"),
+        ("worker-1", "upgraded"),
+        ("worker-2", "partitioned"),
+        ("control-plane-1", "partitioned"),
+    ] {
+        assert_eq!(result_of(&r, n), want, "{n}: {r:#}");
+        assert_eq!(on_static_pod(n), want == "partitioned", "{n}");
+    }
+    let started = |n: &str| {
+        run.stderr
+            .lines()
+            .position(|l| l.starts_with("[nodes/edge]") && l.contains(n))
+            .unwrap_or_else(|| panic!("no line for {n}:\n{}", run.stderr))
+    };
+    assert!(
+        started("worker-3") < started("worker-1"),
+        "the higher priority first:\n{}",
+        run.stderr
+    );
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 kept on the old release by --partition"),
+        "{r:#}"
+    );
+
+    let rest = support::yurtctl(&env.sim, &upgrade_args(&["-o", "json"])).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    for (n, want) in [
+        ("worker-3", "already-upgraded"),
+        ("worker-1", "already-upgraded"),
+        ("worker-2", "upgraded"),
+        ("control-plane-1", "upgraded"),
+    ] {
+        assert_eq!(result_of(&r, n), want, "{n}: {r:#}");
+    }
     all_ready(&env.client).await;
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::duration::parse_duration;
-use super::values::{image_ref, node_name, node_selector, positive, revision};
+use super::values::{
+    image_ref, max_unavailable, node_name, node_selector, partition, positive, priority, revision,
+};
 use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
 use crate::selector::Selector;
@@ -24,21 +26,6 @@ fn static_pod_name(s: &str) -> Result<String, String> {
     node_name(s).map_err(|_| {
         format!("{s:?} is not a valid static pod name (lower-case letters, digits, '-' and '.')")
     })
-}
-
-fn max_unavailable(s: &str) -> Result<MaxUnavailable, String> {
-    s.parse()
-        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
-}
-
-fn partition(s: &str) -> Result<Partition, String> {
-    s.parse()
-        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
-}
-
-fn priority(s: &str) -> Result<PriorityTerm, String> {
-    s.parse()
-        .map_err(|e: crate::rollout::PriorityParseError| e.to_string())
 }
 
 fn image(s: &str) -> Result<ImageSpec, String> {

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cluster::Concurrency;
+use crate::rollout::{MaxUnavailable, Partition, Priority, PriorityTerm};
 
 use super::duration::parse_duration;
-use super::values::concurrency;
+use super::values::{max_unavailable, partition, positive, priority};
 
 fn skip_phases_help() -> String {
     format!(
@@ -54,11 +54,36 @@ pub struct UpgradeCmd {
     #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
     pub image_pull_secrets: Vec<String>,
 
-    /// Node Jobs running at once
-    #[arg(long, value_name = "N", default_value = "10", value_parser = concurrency)]
-    pub concurrency: Concurrency,
+    /// Nodes moving at once: an integer or a percentage of the targeted nodes, rounded up. A
+    /// node holds its place from its Job's start until it is Ready again
+    #[arg(long, value_name = "N|P%", default_value = "10%", allow_negative_numbers = true, value_parser = max_unavailable)]
+    pub max_unavailable: MaxUnavailable,
 
-    /// Time allowed for each node's Job
+    /// Nodes kept on the old release (the last ones in upgrade order): an integer or a
+    /// percentage of the targeted nodes, rounded down; a later run with a smaller one moves
+    /// them
+    #[arg(long, value_name = "N|P%", default_value = "0", allow_negative_numbers = true, value_parser = partition)]
+    pub partition: Partition,
+
+    /// Node-label weight for the order, `LABEL=VALUE:WEIGHT` (repeatable; higher first, ties
+    /// by node name; edge nodes move before cloud nodes)
+    #[arg(long, value_name = "LABEL=VALUE:WEIGHT", value_parser = priority)]
+    pub priority: Vec<PriorityTerm>,
+
+    /// Move only the first N nodes in this run, then stop (re-run to continue)
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub canary: Option<usize>,
+
+    /// Nodes that may fail (or stay NotReady) before the upgrade halts (0: at the first)
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub max_failures: usize,
+
+    /// Change the components and labels but move no node (re-run without --pause to
+    /// resume)
+    #[arg(long)]
+    pub pause: bool,
+
+    /// Time allowed for each node's Job, and then for the node to be Ready again
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub job_timeout: Duration,
 
@@ -102,6 +127,7 @@ impl UpgradeCmd {
     pub fn validate(&self) -> Result<(), String> {
         super::values::known_profile(&self.profile)?;
         crate::plan::Check::ignored(&self.ignore_preflight_errors)?;
+        Priority::new(self.priority.clone()).map_err(|e| e.to_string())?;
         Ok(())
     }
 
@@ -114,7 +140,16 @@ impl UpgradeCmd {
             image_repository: self.images.image_repository.clone(),
             images: self.images.images.iter().cloned().collect(),
             image_pull_secrets: self.image_pull_secrets.clone(),
-            concurrency: self.concurrency,
+            rollout: crate::rollout::Options {
+                max_unavailable: self.max_unavailable,
+                partition: self.partition,
+                // validate() refused a repeated term
+                priority: Priority::new(self.priority.clone()).unwrap_or_default(),
+                canary: self.canary,
+                max_failures: self.max_failures,
+                min_ready: Duration::ZERO,
+            },
+            pause: self.pause,
             job_timeout: self.job_timeout,
             skip_phases: self.skip_phases.iter().cloned().collect(),
             // validate() refused a mixed `all`

@@ -148,6 +148,24 @@ pub fn revision(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `--max-unavailable`: an integer or a percentage.
+pub fn max_unavailable(s: &str) -> Result<crate::rollout::MaxUnavailable, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
+}
+
+/// `--partition`: an integer or a percentage.
+pub fn partition(s: &str) -> Result<crate::rollout::Partition, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::BudgetParseError| e.to_string())
+}
+
+/// `--priority LABEL=VALUE:WEIGHT`.
+pub fn priority(s: &str) -> Result<crate::rollout::PriorityTerm, String> {
+    s.parse()
+        .map_err(|e: crate::rollout::PriorityParseError| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

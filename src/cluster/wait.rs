@@ -71,11 +71,11 @@ pub mod conditions {
     }
 }
 
-/// Waits on ONE watch of `api` (filtered by `labels`, if any) until every object named in
+/// Waits on ONE watch of `api` (as `cfg` filters it) until every object named in
 /// `names` satisfies `done` at the same time; returns the names that did not by `timeout`.
 pub async fn all_named<K>(
     api: Api<K>,
-    labels: Option<&str>,
+    cfg: watcher::Config,
     names: &[String],
     timeout: Duration,
     done: impl Fn(&K) -> bool,
@@ -86,10 +86,6 @@ where
     let mut state: BTreeMap<String, bool> = names.iter().map(|n| (n.clone(), false)).collect();
     if names.is_empty() {
         return Vec::new();
-    }
-    let mut cfg = watcher::Config::default();
-    if let Some(l) = labels {
-        cfg = cfg.labels(l);
     }
     let mut stream = watcher(api, cfg)
         .default_backoff()
@@ -120,7 +116,13 @@ where
 pub async fn nodes_ready(cluster: &Cluster, names: &[String], timeout: Duration) -> Vec<String> {
     let api: Api<Node> = Api::all(cluster.client().clone());
     cluster.throttle().await;
-    all_named(api, None, names, timeout, conditions::is_node_ready).await
+    // one node: watch only it (a rolling window waits on each node as it ends, and listing
+    // every node of a large cluster each time would cost the API server the whole list)
+    let cfg = match names {
+        [one] => watcher::Config::default().fields(&format!("metadata.name={one}")),
+        _ => watcher::Config::default(),
+    };
+    all_named(api, cfg, names, timeout, conditions::is_node_ready).await
 }
 
 /// Waits until every named Deployment of ours in `namespace` is rolled out and available; a
@@ -137,7 +139,7 @@ pub async fn deployments_available(
     let selector = format!("{LABEL_MANAGED_BY}={MANAGED_BY}");
     let missing = all_named(
         api,
-        Some(&selector),
+        watcher::Config::default().labels(&selector),
         names,
         timeout,
         conditions::is_deployment_available,
@@ -175,7 +177,7 @@ pub async fn config_maps(
 ) -> Vec<String> {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client().clone(), namespace);
     cluster.throttle().await;
-    all_named(api, None, names, timeout, done).await
+    all_named(api, watcher::Config::default(), names, timeout, done).await
 }
 
 /// Waits until no pod in `namespace` matches `selector` (the last ones' graceful termination

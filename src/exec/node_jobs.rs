@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::cluster::jobs::{
-    JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, run_jobs,
+    JobOutcome, JobPhase, NodeJob, NodeJobResult, RunJobsOptions, not_ready_message, run_jobs,
 };
 use crate::cluster::journal::{Journal, JournalError, JournalStore};
 use crate::cluster::{Cluster, ClusterError, Concurrency, SYSTEM_NAMESPACE};
@@ -194,6 +194,7 @@ pub fn job_node_result(
             format!("{prefix}Job {}: {e}", r.job),
             None,
         ),
+        JobOutcome::NodeNotReady(d) => (NodeOutcome::TimedOut, not_ready_message(*d), None),
     };
     NodeResult {
         name: r.node.clone(),
@@ -218,10 +219,7 @@ pub async fn mark_not_ready(
     for n in &late {
         if let Some(r) = results.get_mut(n) {
             r.result = NodeOutcome::TimedOut;
-            r.message = format!(
-                "its Job succeeded but the node was not Ready within {}s",
-                timeout.as_secs()
-            );
+            r.message = not_ready_message(timeout);
         }
     }
     late

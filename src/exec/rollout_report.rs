@@ -1,7 +1,7 @@
 //! What the rollout driver says about a node that failed: the mirror pod's state, the Job's
 //! reason, log and events (for the failure's line as it happens and for the result).
 
-use crate::cluster::jobs::{JobOutcome, NodeJobResult};
+use crate::cluster::jobs::{JobOutcome, NodeJobResult, not_ready_message};
 use crate::cluster::staticset::MirrorPod;
 use crate::output::{failure_details, failure_summary};
 
@@ -35,6 +35,7 @@ pub(super) fn failure_logs(r: &NodeJobResult) -> Option<String> {
             Some(s)
         }
         JobOutcome::Error(e) => Some(e.to_string()),
+        JobOutcome::NodeNotReady(d) => Some(not_ready_message(*d)),
         JobOutcome::Succeeded => None,
     }
 }
@@ -44,6 +45,7 @@ pub(super) fn failure_line(r: &NodeJobResult) -> (String, Vec<String>) {
     match &r.outcome {
         JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => (failure_summary(f), failure_details(f)),
         JobOutcome::Error(e) => (e.to_string(), Vec::new()),
+        JobOutcome::NodeNotReady(d) => (not_ready_message(*d), Vec::new()),
         JobOutcome::Succeeded => (String::new(), Vec::new()),
     }
 }

@@ -194,6 +194,10 @@ pub enum NodeOutcome {
     NotSelected,
     /// Upgrade: not started, the run halted at a node before it.
     NotStarted,
+    /// Upgrade: kept on the old release by `--partition`.
+    Partitioned,
+    /// Upgrade: left for a later run by `--canary` or `--pause`.
+    Pending,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -44,7 +44,7 @@ pub struct NodeInput {
 }
 
 /// Rollout controls.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
     pub max_unavailable: MaxUnavailable,
     pub partition: Partition,

@@ -138,7 +138,7 @@ async fn plan_upgrade(
         kcm: d.kcm,
         kcm_nodes: &d.kcm_nodes,
         unlabelled: &d.unlabelled,
-        to_move: &d.to_move,
+        order: &d.order,
         skip_phases: skip,
     });
     Ok(Planned { plan, target })
@@ -261,10 +261,12 @@ async fn decide_and_run(
     let complete = matches!(ended, Ended::Completed)
         && exit == Exit::Ok
         && plan.phases.iter().all(|p| !p.skipped)
-        && result
-            .nodes
-            .iter()
-            .all(|n| n.result != NodeOutcome::NotSelected);
+        && result.nodes.iter().all(|n| {
+            !matches!(
+                n.result,
+                NodeOutcome::NotSelected | NodeOutcome::Partitioned | NodeOutcome::Pending
+            )
+        });
     if complete && let Some(u) = &mut run.journal.upgrade {
         u.finished = true;
         result.finished = true;
@@ -308,8 +310,23 @@ fn outcome_exit(result: &mut UpgradeResult) -> Exit {
             )
         })
         .unwrap_or_default();
+    let count = |o: NodeOutcome| result.nodes.iter().filter(|n| n.result == o).count();
+    let mut waiting = String::new();
+    for (o, what) in [
+        (
+            NodeOutcome::Partitioned,
+            "kept on the old release by --partition",
+        ),
+        (NodeOutcome::Pending, "left for a later run"),
+        (NodeOutcome::NotSelected, "not selected by -l"),
+    ] {
+        let n = count(o);
+        if n > 0 {
+            waiting.push_str(&format!("; {n} {what}"));
+        }
+    }
     result.message = format!(
-        "upgraded {upgraded} node(s) to {}{gap}{}",
+        "upgraded {upgraded} node(s) to {}{gap}{waiting}{}",
         result.to, f.tail
     );
     if exit != Exit::Ok {

@@ -55,12 +55,20 @@ impl UpgradeRun<'_> {
         &self.decision.target_options
     }
 
-    /// The nodes of `role` this run moves.
+    /// The nodes of `role` this run moves, in the order it moves them.
     fn to_move(&self, role: Role) -> impl Iterator<Item = &plan::NodeDecision> {
-        self.target
+        let by_name: std::collections::HashMap<&str, &plan::NodeDecision> = self
+            .target
             .nodes
             .iter()
-            .filter(move |n| n.role == role && self.decision.to_move.contains(&n.name))
+            .map(|n| (n.name.as_str(), n))
+            .collect();
+        self.decision
+            .order
+            .order
+            .iter()
+            .filter_map(move |n| by_name.get(n.as_str()).copied())
+            .filter(move |n| n.role == role)
     }
 
     /// Whether every node runs the target once this run's Jobs succeeded.
@@ -73,9 +81,16 @@ impl UpgradeRun<'_> {
 
     /// Whether a node Job of this run failed or timed out.
     fn nodes_failed(&self) -> bool {
+        !self.failed_nodes().is_empty()
+    }
+
+    /// The nodes whose Job failed or timed out in this run, or that stayed NotReady after it.
+    fn failed_nodes(&self) -> Vec<String> {
         self.results
             .values()
-            .any(|r| matches!(r.result, NodeOutcome::Failed | NodeOutcome::TimedOut))
+            .filter(|r| matches!(r.result, NodeOutcome::Failed | NodeOutcome::TimedOut))
+            .map(|r| r.name.clone())
+            .collect()
     }
 }
 
@@ -321,65 +336,20 @@ fn node_jobs(c: &UpgradeRun<'_>, role: Role) -> Vec<NodeJob> {
     }))
 }
 
-/// `nodes/edge`, `nodes/cloud`: a `node-servant upgrade` Job per node, in waves of
-/// `--concurrency` nodes, each Job journaled (`upgrade`) as it starts and ends. A wave ends
-/// when each of its nodes is Ready again; a node whose Job failed or that stays NotReady halts
-/// the upgrade there, before another node is touched (kubeadm and keadm move nodes one by one
-/// for the same reason: a broken release stops at the nodes it broke).
+/// `nodes/edge`, `nodes/cloud`: a `node-servant upgrade` Job per node, in the plan's order,
+/// each journaled (`upgrade`) as it starts and ends, in a sliding window of `--max-unavailable`
+/// nodes: a node holds its place from its Job's start until it is Ready again on the new
+/// release. Once more nodes than `--max-failures` failed or stayed NotReady, no other node is
+/// touched and the upgrade halts (kubeadm and keadm move nodes one by one for the same reason:
+/// a broken release stops at the nodes it broke).
 async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
     let specs = node_jobs(c, role);
-    let wave = c.opts().concurrency.get();
-    let mut waves: Vec<Vec<NodeJob>> = Vec::new();
-    for s in specs {
-        match waves.last_mut() {
-            Some(w) if w.len() < wave => w.push(s),
-            _ => waves.push(vec![s]),
-        }
-    }
-    let mut left = waves.into_iter();
-    for wave in left.by_ref() {
-        let bad = move_wave(c, role, wave).await?;
-        if !bad.is_empty() {
-            let rest: Vec<String> = left.flatten().map(|s| s.node).collect();
-            for n in &rest {
-                c.results.insert(
-                    n.clone(),
-                    NodeResult {
-                        name: n.clone(),
-                        role: role.as_str().into(),
-                        result: NodeOutcome::NotStarted,
-                        message: "not moved: the upgrade halted before it".into(),
-                        logs: None,
-                        pool: None,
-                        yurthub_unavailable_ms: None,
-                    },
-                );
-            }
-            return Err(Stop::Halt {
-                exit: Exit::Partial,
-                message: format!(
-                    "[{}] halted: {} did not come back healthy on the new release ({} node(s) \
-                     left as they were); fix what their result says and re-run the same \
-                     upgrade (the nodes moved so far stay moved)",
-                    role.phase(),
-                    bad.join(", "),
-                    rest.len()
-                ),
-            });
-        }
-    }
-    Ok(Flow::Continue)
-}
-
-/// One wave of [`move_nodes`]; returns the nodes that failed or did not get Ready again.
-async fn move_wave(
-    c: &mut UpgradeRun<'_>,
-    role: Role,
-    specs: Vec<NodeJob>,
-) -> Result<Vec<String>, Stop> {
-    for s in &specs {
+    let tolerated = c.decision.order.max_failures;
+    let failed_before = c.failed_nodes().len();
+    let names: Vec<String> = specs.iter().map(|s| s.node.clone()).collect();
+    for n in &names {
         c.journal
-            .set_phase(&s.node, UPGRADE_ACTION, PhaseState::Running, None);
+            .set_phase(n, UPGRADE_ACTION, PhaseState::Running, None);
     }
     c.store.save(&mut c.journal).await?;
     let mark = |j: &mut Journal, node: &str, error: Option<String>| {
@@ -390,9 +360,13 @@ async fn move_wave(
         };
         j.set_phase(node, UPGRADE_ACTION, state, error);
     };
+    let window =
+        crate::cluster::Concurrency::new(c.decision.order.budget.max(1)).expect("at least 1");
+    let mut opts = run_options(window, c.opts().job_timeout);
     // the end of each servant's log says how long YurtHub's address went unserved
-    let mut opts = run_options(c.opts().concurrency, c.opts().job_timeout);
     opts.success_log_lines = Some(GAP_LOG_LINES);
+    opts.hold_until_ready = Some(c.opts().job_timeout);
+    opts.stop_after_failures = Some(tolerated.saturating_sub(failed_before));
     let outcomes = run_journaled(
         c.cluster,
         role.phase(),
@@ -404,21 +378,50 @@ async fn move_wave(
         &mark,
     )
     .await?;
-    let mut bad = Vec::new();
-    let mut moved = Vec::new();
     for r in &outcomes {
         let mut n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
         n.yurthub_unavailable_ms = r.log.as_deref().and_then(gap_in_log);
-        if n.result == NodeOutcome::Upgraded {
-            moved.push(n.name.clone());
-        } else {
-            bad.push(n.name.clone());
-        }
         c.results.insert(r.node.clone(), n);
     }
-    let timeout = c.opts().job_timeout;
-    bad.extend(mark_not_ready(c.cluster, &mut c.results, &moved, timeout).await);
-    Ok(bad)
+    let bad = c.failed_nodes();
+    if bad.len() <= tolerated {
+        return Ok(Flow::Continue);
+    }
+    // the nodes the window never reached stay as they were, and not in the journal
+    let mut rest: Vec<String> = names
+        .into_iter()
+        .filter(|n| !c.results.contains_key(n))
+        .collect();
+    if role == Role::Edge {
+        rest.extend(c.to_move(Role::Cloud).map(|n| n.name.clone()));
+    }
+    for n in &rest {
+        c.journal.forget_node_phase(n, UPGRADE_ACTION);
+        c.results.insert(
+            n.clone(),
+            NodeResult {
+                name: n.clone(),
+                role: role.as_str().into(),
+                result: NodeOutcome::NotStarted,
+                message: "not moved: the upgrade halted before it".into(),
+                logs: None,
+                pool: None,
+                yurthub_unavailable_ms: None,
+            },
+        );
+    }
+    c.store.save(&mut c.journal).await?;
+    Err(Stop::Halt {
+        exit: Exit::Partial,
+        message: format!(
+            "[{}] halted: {} did not come back healthy on the new release (--max-failures \
+             {tolerated}; {} node(s) left as they were); fix what their result says and re-run \
+             the same upgrade (the nodes moved so far stay moved)",
+            role.phase(),
+            bad.join(", "),
+            rest.len()
+        ),
+    })
 }
 
 /// The old release's objects go only once every node is moved: a node still on it may need
@@ -500,6 +503,12 @@ fn verify<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
 /// The results of the nodes no Job of this run moves: an earlier run of the same upgrade
 /// moved them, or `-l` left them out.
 pub(super) fn planned_results(d: &Decision) -> BTreeMap<String, NodeResult> {
+    let set = |v: &[String]| {
+        v.iter()
+            .cloned()
+            .collect::<std::collections::HashSet<String>>()
+    };
+    let (kept, later) = (set(&d.order.kept), set(&d.order.later));
     d.nodes
         .iter()
         .filter(|n| !d.to_move.contains(&n.name))
@@ -508,6 +517,16 @@ pub(super) fn planned_results(d: &Decision) -> BTreeMap<String, NodeResult> {
                 (
                     NodeOutcome::AlreadyUpgraded,
                     "moved by an earlier run of this upgrade",
+                )
+            } else if kept.contains(&n.name) {
+                (
+                    NodeOutcome::Partitioned,
+                    "kept on the old release (--partition): re-run with a smaller one to move it",
+                )
+            } else if later.contains(&n.name) {
+                (
+                    NodeOutcome::Pending,
+                    "left for a later run (--canary, --pause): re-run the same upgrade to move it",
                 )
             } else {
                 (

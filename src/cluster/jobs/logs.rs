@@ -1,4 +1,5 @@
-//! What a node Job's pod says: the newest pod of a Job, and the end of its log.
+//! What a node Job's pod says: the newest pod of a Job, the end of its log, and why a Job
+//! failed (its pod's exit code and log, the Job's and pod's events).
 
 use super::*;
 
@@ -31,4 +32,86 @@ pub(super) async fn tail(
     };
     let name = pod.metadata.name.unwrap_or_default();
     cluster.call(|| pods.logs(&name, &lp)).await.ok()
+}
+
+pub(super) fn format_event(e: &Event) -> String {
+    format!(
+        "{} {}: {}",
+        e.type_.as_deref().unwrap_or("Normal"),
+        e.reason.as_deref().unwrap_or(""),
+        e.message.as_deref().unwrap_or("").trim_end()
+    )
+}
+
+/// The newest pod of the Job, its exit code and log tail, and the Job's and pod's events.
+/// Best effort: what cannot be fetched is described in place.
+pub(super) async fn diagnose(
+    ctx: &Ctx<'_>,
+    job: &Job,
+    reason: String,
+    message: String,
+) -> JobFailure {
+    let uid = uid_of(job);
+    let mut f = JobFailure {
+        reason,
+        message,
+        ..Default::default()
+    };
+    let pod = match newest_pod(ctx.cluster, &ctx.pods, uid).await {
+        Ok(p) => p,
+        Err(e) => {
+            f.events.push(format!("(pods unavailable: {e})"));
+            None
+        }
+    };
+    let mut uids = vec![uid.to_string()];
+    if let Some(p) = &pod {
+        let pod_name = p.metadata.name.clone().unwrap_or_default();
+        f.exit_code = p
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .into_iter()
+            .flatten()
+            .find_map(|c| {
+                c.state
+                    .as_ref()
+                    .and_then(|s| s.terminated.as_ref())
+                    .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
+                    .map(|t| t.exit_code)
+            });
+        let logp = LogParams {
+            tail_lines: Some(ctx.opts.log_tail_lines),
+            ..Default::default()
+        };
+        f.logs_tail = match ctx.cluster.call(|| ctx.pods.logs(&pod_name, &logp)).await {
+            Ok(l) => l,
+            Err(e) => format!("(logs unavailable: {e})"),
+        };
+        if let Some(u) = &p.metadata.uid {
+            uids.push(u.clone());
+        }
+        f.pod = Some(pod_name);
+    }
+    let lists = uids.iter().map(|u| {
+        let lp = ListParams::default().fields(&format!("involvedObject.uid={u}"));
+        async move { ctx.cluster.call(|| ctx.events_api.list(&lp)).await }
+    });
+    let mut evs: Vec<Event> = Vec::new();
+    match futures::stream::iter(lists)
+        .buffered(2)
+        .try_collect::<Vec<_>>()
+        .await
+    {
+        Ok(ls) => evs.extend(ls.into_iter().flat_map(|l| l.items)),
+        Err(e) => f.events.push(format!("(events unavailable: {e})")),
+    }
+    evs.sort_by_key(|e| {
+        e.last_timestamp
+            .clone()
+            .or(e.first_timestamp.clone())
+            .map(|t| t.0)
+    });
+    f.events.extend(evs.iter().map(format_event));
+    f
 }

@@ -265,6 +265,13 @@ pub struct RunJobsOptions {
     pub init_timeout: Duration,
     /// Lines of pod log read from a Job that succeeded (its servant's result), when set.
     pub success_log_lines: Option<i64>,
+    /// When set, a Job that succeeded keeps its place in the window until its node is Ready,
+    /// for at most this long (then it ends [`JobOutcome::NodeNotReady`]): a window of nodes
+    /// that may be unavailable, as `maxUnavailable` is, rather than of Jobs.
+    pub hold_until_ready: Option<Duration>,
+    /// When set, no Job starts once more than this many nodes did not succeed; the specs not
+    /// started have no result.
+    pub stop_after_failures: Option<usize>,
 }
 
 impl Default for RunJobsOptions {
@@ -275,6 +282,8 @@ impl Default for RunJobsOptions {
             log_tail_lines: 20,
             init_timeout: Duration::from_secs(30),
             success_log_lines: None,
+            hold_until_ready: None,
+            stop_after_failures: None,
         }
     }
 }
@@ -332,6 +341,9 @@ pub enum JobOutcome {
     Failed(Box<JobFailure>),
     TimedOut(Box<JobFailure>),
     Error(ClusterError),
+    /// The Job succeeded but its node was not Ready within this long after
+    /// ([`RunJobsOptions::hold_until_ready`]).
+    NodeNotReady(Duration),
 }
 
 /// The result for one node, in the order the specs were given.
@@ -347,6 +359,15 @@ pub struct NodeJobResult {
     /// The end of its pod's log, for a Job that succeeded when
     /// [`RunJobsOptions::success_log_lines`] asked for it (best effort).
     pub log: Option<String>,
+}
+
+/// What a node that stayed NotReady after its Job says: `JobOutcome::NodeNotReady`, and the
+/// wait for Ready after a phase's Jobs.
+pub fn not_ready_message(within: Duration) -> String {
+    format!(
+        "its Job succeeded but the node was not Ready within {}s",
+        within.as_secs()
+    )
 }
 
 impl NodeJobResult {

@@ -3,19 +3,19 @@
 use super::*;
 
 pub(super) struct Ctx<'a> {
-    cluster: &'a Cluster,
-    ns: &'a str,
-    jobs: Api<Job>,
-    pods: Api<Pod>,
-    events_api: Api<Event>,
-    registry: &'a Registry,
-    opts: &'a RunJobsOptions,
-    events: &'a (dyn Fn(JobEvent) + Send + Sync),
-    sweep: &'a Sweep,
+    pub(super) cluster: &'a Cluster,
+    pub(super) ns: &'a str,
+    pub(super) jobs: Api<Job>,
+    pub(super) pods: Api<Pod>,
+    pub(super) events_api: Api<Event>,
+    pub(super) registry: &'a Registry,
+    pub(super) opts: &'a RunJobsOptions,
+    pub(super) events: &'a (dyn Fn(JobEvent) + Send + Sync),
+    pub(super) sweep: &'a Sweep,
 }
 
 /// Runs one Job per spec with a sliding window of `opts.concurrency` and returns one result
-/// per spec, in spec order. Fails as a whole only when the Jobs cannot be watched (or a spec
+/// per spec started, in spec order (every spec, unless `opts.stop_after_failures` stopped it). Fails as a whole only when the Jobs cannot be watched (or a spec
 /// is invalid); per-node problems are in the results.
 pub async fn run_jobs(
     cluster: &Cluster,
@@ -41,9 +41,36 @@ pub async fn run_jobs(
     let actions: Vec<&str> = actions.into_iter().collect();
     let runner = JobRunner::start(cluster, ns, &actions, opts.clone()).await?;
     let runner = &runner;
+    // checked as each spec is taken, i.e. when a place in the window frees
+    let failed = std::sync::atomic::AtomicUsize::new(0);
+    let failed = &failed;
+    let may_start = |_: &(usize, NodeJob)| {
+        let go = opts
+            .stop_after_failures
+            .is_none_or(|n| failed.load(std::sync::atomic::Ordering::Relaxed) <= n);
+        std::future::ready(go)
+    };
     let mut results: Vec<(usize, NodeJobResult)> =
         futures::stream::iter(specs.into_iter().enumerate())
-            .map(|(i, spec)| async move { (i, runner.run(spec, events).await) })
+            .take_while(may_start)
+            .map(|(i, spec)| async move {
+                let mut r = runner.run(spec, events).await;
+                if let (true, Some(within)) = (r.succeeded(), opts.hold_until_ready) {
+                    let late = crate::cluster::wait::nodes_ready(
+                        cluster,
+                        std::slice::from_ref(&r.node),
+                        within,
+                    )
+                    .await;
+                    if !late.is_empty() {
+                        r.outcome = JobOutcome::NodeNotReady(within);
+                    }
+                }
+                if !r.succeeded() {
+                    failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                (i, r)
+            })
             .buffer_unordered(opts.concurrency.get())
             .collect()
             .await;
@@ -450,7 +477,7 @@ pub(super) async fn wait(
                         return Ok(JobOutcome::Succeeded);
                     }
                     Some(Finished::Failed { reason, message }) => {
-                        let f = Box::new(diagnose(ctx, &j, reason, message).await);
+                        let f = Box::new(super::logs::diagnose(ctx, &j, reason, message).await);
                         emit(JobPhase::Failed(f.clone()));
                         return Ok(JobOutcome::Failed(f));
                     }
@@ -485,7 +512,7 @@ pub(super) async fn wait(
             _ = tokio::time::sleep_until(deadline) => {
                 let job = rx.borrow().clone().filter(|j| uid_of(j) == uid);
                 let mut f = match job {
-                    Some(j) => diagnose(ctx, &j, String::new(), String::new()).await,
+                    Some(j) => super::logs::diagnose(ctx, &j, String::new(), String::new()).await,
                     None => JobFailure::default(),
                 };
                 f.reason = "Timeout".into();
@@ -500,86 +527,4 @@ pub(super) async fn wait(
             }
         }
     }
-}
-
-pub(super) fn format_event(e: &Event) -> String {
-    format!(
-        "{} {}: {}",
-        e.type_.as_deref().unwrap_or("Normal"),
-        e.reason.as_deref().unwrap_or(""),
-        e.message.as_deref().unwrap_or("").trim_end()
-    )
-}
-
-/// The newest pod of the Job, its exit code and log tail, and the Job's and pod's events.
-/// Best effort: what cannot be fetched is described in place.
-pub(super) async fn diagnose(
-    ctx: &Ctx<'_>,
-    job: &Job,
-    reason: String,
-    message: String,
-) -> JobFailure {
-    let uid = uid_of(job);
-    let mut f = JobFailure {
-        reason,
-        message,
-        ..Default::default()
-    };
-    let pod = match super::logs::newest_pod(ctx.cluster, &ctx.pods, uid).await {
-        Ok(p) => p,
-        Err(e) => {
-            f.events.push(format!("(pods unavailable: {e})"));
-            None
-        }
-    };
-    let mut uids = vec![uid.to_string()];
-    if let Some(p) = &pod {
-        let pod_name = p.metadata.name.clone().unwrap_or_default();
-        f.exit_code = p
-            .status
-            .as_ref()
-            .and_then(|s| s.container_statuses.as_ref())
-            .into_iter()
-            .flatten()
-            .find_map(|c| {
-                c.state
-                    .as_ref()
-                    .and_then(|s| s.terminated.as_ref())
-                    .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
-                    .map(|t| t.exit_code)
-            });
-        let logp = LogParams {
-            tail_lines: Some(ctx.opts.log_tail_lines),
-            ..Default::default()
-        };
-        f.logs_tail = match ctx.cluster.call(|| ctx.pods.logs(&pod_name, &logp)).await {
-            Ok(l) => l,
-            Err(e) => format!("(logs unavailable: {e})"),
-        };
-        if let Some(u) = &p.metadata.uid {
-            uids.push(u.clone());
-        }
-        f.pod = Some(pod_name);
-    }
-    let lists = uids.iter().map(|u| {
-        let lp = ListParams::default().fields(&format!("involvedObject.uid={u}"));
-        async move { ctx.cluster.call(|| ctx.events_api.list(&lp)).await }
-    });
-    let mut evs: Vec<Event> = Vec::new();
-    match futures::stream::iter(lists)
-        .buffered(2)
-        .try_collect::<Vec<_>>()
-        .await
-    {
-        Ok(ls) => evs.extend(ls.into_iter().flat_map(|l| l.items)),
-        Err(e) => f.events.push(format!("(events unavailable: {e})")),
-    }
-    evs.sort_by_key(|e| {
-        e.last_timestamp
-            .clone()
-            .or(e.first_timestamp.clone())
-            .map(|t| t.0)
-    });
-    f.events.extend(evs.iter().map(format_event));
-    f
 }

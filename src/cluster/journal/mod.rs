@@ -252,10 +252,16 @@ impl Journal {
             .map(|(n, _)| n.clone())
             .collect();
         for n in had {
-            if let Some(p) = self.nodes.get_mut(&n) {
-                p.remove(phase);
-            }
-            self.changed(&n);
+            self.forget_node_phase(&n, phase);
+        }
+    }
+
+    /// Forgets `phase` on `node` (a node journaled as starting that never did).
+    pub fn forget_node_phase(&mut self, node: &str, phase: &str) {
+        if let Some(p) = self.nodes.get_mut(node)
+            && p.remove(phase).is_some()
+        {
+            self.changed(node);
         }
     }
 

@@ -12,12 +12,14 @@ use crate::render::Profile;
 
 mod nodes;
 mod objects;
+mod order;
 mod phases;
 mod preflight;
 mod start;
 
 pub use nodes::*;
 pub use objects::*;
+pub use order::*;
 pub use phases::*;
 pub use preflight::*;
 pub use start::*;

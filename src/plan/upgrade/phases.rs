@@ -29,9 +29,9 @@ pub struct UpgradeInputs<'a> {
     pub kcm_nodes: &'a [String],
     /// Nodes that get the target's NodePool label (they have none yet).
     pub unlabelled: &'a [String],
-    /// The nodes whose YurtHub this run moves (the others moved in an earlier run of the same
-    /// upgrade, or are left out by `-l`).
-    pub to_move: &'a std::collections::BTreeSet<String>,
+    /// The nodes whose YurtHub this run moves, in order (the others moved in an earlier run
+    /// of the same upgrade, or are left out by `-l`, `--partition`, `--canary`, `--pause`).
+    pub order: &'a super::NodeOrder,
     /// `--skip-phases`.
     pub skip_phases: &'a std::collections::BTreeSet<String>,
 }
@@ -277,23 +277,47 @@ fn node_steps(x: &UpgradeInputs<'_>, role: Role) -> Vec<Step> {
         .map(|f| format!("{} {}: {}", f.action.mark(), f.path, f.why))
         .collect();
     let files = files.join("; ");
-    x.nodes
+    let roles: std::collections::HashMap<&str, Role> =
+        x.nodes.iter().map(|n| (n.name.as_str(), n.role)).collect();
+    let of_role = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| roles.get(n.as_str()) == Some(&role))
+            .cloned()
+            .collect()
+    };
+    let mut steps: Vec<Step> = of_role(&x.order.order)
         .iter()
-        .filter(|n| n.role == role && x.to_move.contains(&n.name))
         .flat_map(|n| {
             [
                 Step::job(
-                    &n.name,
-                    &job_name(UPGRADE_ACTION, &n.name),
+                    n,
+                    &job_name(UPGRADE_ACTION, n),
                     format!(
-                        "node-servant upgrade to YurtHub {} (the kubelet keeps its kubeconfig)",
-                        x.route.to.openyurt_version
+                        "node-servant upgrade to YurtHub {} (the kubelet keeps its kubeconfig), \
+                         in this order, {} at a time until Ready again (--max-unavailable)",
+                        x.route.to.openyurt_version, x.order.budget
                     ),
                 ),
-                Step::new("files", format!("node/{}", n.name), files.clone()),
+                Step::new("files", format!("node/{n}"), files.clone()),
             ]
         })
-        .collect()
+        .collect();
+    steps.extend(of_role(&x.order.kept).iter().map(|n| {
+        Step::new(
+            "keep",
+            format!("node/{n}"),
+            format!("stays on {} (--partition)", x.route.from),
+        )
+    }));
+    steps.extend(of_role(&x.order.later).iter().map(|n| {
+        Step::new(
+            "later",
+            format!("node/{n}"),
+            "left for a later run (--canary, --pause)",
+        )
+    }));
+    steps
 }
 
 fn cleanup_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
@@ -352,9 +376,10 @@ fn migrate_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
 }
 
 fn verify_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
+    let moving: std::collections::HashSet<&String> = x.order.order.iter().collect();
     x.nodes
         .iter()
-        .filter(|n| x.to_move.contains(&n.name))
+        .filter(|n| moving.contains(&n.name))
         .map(|n| Step::new("wait", format!("node/{}", n.name), "Ready"))
         .collect()
 }
@@ -370,6 +395,8 @@ pub struct UpgradePlan {
     pub node_files: Vec<NodeFile>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kcm: Option<KcmChange>,
+    /// The nodes this run moves, in order, and those it leaves.
+    pub nodes: super::NodeOrder,
     pub phases: Vec<Phase>,
 }
 
@@ -383,6 +410,7 @@ impl UpgradePlan {
             crds: x.crds.to_vec(),
             node_files: x.node_files.to_vec(),
             kcm: x.kcm,
+            nodes: x.order.clone(),
             phases: super::super::phases::plan_phases::<UpgradePhase>(x.skip_phases, |f| f(x)),
         }
     }

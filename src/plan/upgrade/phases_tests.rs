@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::plan::upgrade::tests::{refs, rendered};
-use crate::plan::upgrade::{crd_changes, node_files, object_changes, route};
+use crate::plan::upgrade::{NodeOrder, crd_changes, node_files, object_changes, route};
 
 fn load(name: &str) -> Profile {
     Profile::load(name).unwrap()
@@ -43,7 +43,11 @@ fn v16_to_v17() -> UpgradePlan {
         kcm: KcmChange::of(&v16, &v17),
         kcm_nodes: &[],
         unlabelled: &unlabelled,
-        to_move: &nodes.iter().map(|n| n.name.clone()).collect(),
+        order: &NodeOrder {
+            order: nodes.iter().map(|n| n.name.clone()).collect(),
+            budget: 1,
+            ..Default::default()
+        },
         skip_phases: &Default::default(),
     })
 }
@@ -137,7 +141,7 @@ fn from_legacy_the_kcm_phase_gives_nodelifecycle_back_before_its_replacement_goe
         kcm: KcmChange::of(&legacy, &v16),
         kcm_nodes: &["cp-1".to_owned()],
         unlabelled: &[],
-        to_move: &Default::default(),
+        order: &Default::default(),
         skip_phases: &Default::default(),
     });
     assert_eq!(

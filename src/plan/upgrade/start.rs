@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{Refusal, Release, UpgradeNode};
-use crate::cluster::Concurrency;
 use crate::cluster::journal::{Journal, UpgradeRecord};
 use crate::plan::{
     Check, ConvertOptions, ConvertSettings, NodeAction, NodeDecision, Plan, Role, UPGRADE_ACTION,
@@ -24,7 +23,11 @@ pub struct UpgradeOptions {
     pub image_repository: Option<String>,
     pub images: BTreeMap<String, String>,
     pub image_pull_secrets: Vec<String>,
-    pub concurrency: Concurrency,
+    /// How the nodes are rolled: `--max-unavailable`, `--partition`, `--priority`,
+    /// `--canary`, `--max-failures` (as `staticpod upgrade` rolls them).
+    pub rollout: crate::rollout::Options,
+    /// `--pause`: the components and labels change, no node moves.
+    pub pause: bool,
     pub job_timeout: Duration,
     pub skip_phases: BTreeSet<String>,
     pub ignore_preflight_errors: BTreeSet<Check>,
@@ -43,7 +46,8 @@ impl Default for UpgradeOptions {
             image_repository: None,
             images: BTreeMap::new(),
             image_pull_secrets: Vec::new(),
-            concurrency: Concurrency::default(),
+            rollout: crate::rollout::Options::default(),
+            pause: false,
             job_timeout: Duration::from_secs(300),
             skip_phases: BTreeSet::new(),
             ignore_preflight_errors: BTreeSet::new(),
@@ -186,7 +190,6 @@ pub fn target_options(
         o.cloud_nodepool = None;
         o.nodepools_from_label = None;
     }
-    o.concurrency = opts.concurrency;
     o.job_timeout = opts.job_timeout;
     o.force_conflicts = opts.force_conflicts;
     o.skip_phases = BTreeSet::new();
@@ -239,6 +242,9 @@ pub struct Decision {
     pub moved: BTreeSet<String>,
     /// Nodes this run moves: not moved yet, and selected by `-l` when it is given.
     pub to_move: BTreeSet<String>,
+    /// The same, in the order they move; and the nodes `--partition`, `--canary` and
+    /// `--pause` leave where they are.
+    pub order: super::NodeOrder,
     /// The options the target runs with.
     pub target_options: ConvertOptions,
     pub kcm: Option<super::KcmChange>,
@@ -324,42 +330,48 @@ pub fn decide(
         })
         .map(|n| n.name.clone())
         .collect();
+    let labels: std::collections::HashMap<&str, &BTreeMap<String, String>> = snap
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), &n.labels))
+        .collect();
     let unlabelled = match &to.node_pools {
         None => Vec::new(),
         Some(decl) => nodes
             .iter()
             .filter(|u| {
-                let labels = snap
-                    .nodes
-                    .iter()
-                    .find(|n| n.name == u.name)
-                    .map(|n| &n.labels);
-                labels.and_then(|l| l.get(&decl.label)) != u.pool.as_ref()
+                labels.get(u.name.as_str()).and_then(|l| l.get(&decl.label)) != u.pool.as_ref()
             })
             .map(|u| u.name.clone())
             .collect(),
     };
     let moved = start.moved(journal);
-    let to_move = nodes
+    let targets: Vec<&UpgradeNode> = nodes
         .iter()
-        .filter(|u| !moved.contains(&u.name))
         .filter(|u| {
-            opts.selector.as_ref().is_none_or(|sel| {
-                let n = snap.nodes.iter().find(|n| n.name == u.name);
-                n.is_some_and(|n| sel.matches(&n.labels))
-            })
+            opts.selector
+                .as_ref()
+                .is_none_or(|sel| labels.get(u.name.as_str()).is_some_and(|l| sel.matches(l)))
         })
-        .map(|u| u.name.clone())
-        .collect::<BTreeSet<String>>();
+        .collect();
     if let Some(sel) = &opts.selector
-        && to_move.is_empty()
+        && !targets.iter().any(|u| !moved.contains(&u.name))
         && nodes.iter().any(|u| !moved.contains(&u.name))
     {
         return Err(refused(vec![Refusal::NoneSelected(sel.to_string())]));
     }
+    let order = super::node_order(
+        &targets,
+        &moved,
+        &|n| labels.get(n).copied(),
+        &opts.rollout,
+        opts.pause,
+    );
+    let to_move = order.order.iter().cloned().collect();
     Ok(Upgrade::Move(Box::new(Decision {
         moved,
         to_move,
+        order,
         start,
         route,
         from,

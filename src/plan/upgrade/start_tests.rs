@@ -153,6 +153,48 @@ fn a_canary_selector_moves_only_what_it_selects_and_must_select_something() {
 }
 
 #[test]
+fn the_rollout_controls_order_the_nodes_a_resumed_run_has_left() {
+    let (mut opts, to) = to_v17();
+    let mut s = converted_v16();
+    for n in &mut s.nodes {
+        if n.name == "worker-2" {
+            n.labels.insert("zone".into(), "canary".into());
+        }
+    }
+    opts.rollout.priority = crate::rollout::Priority::parse(&["zone=canary:5"]).unwrap();
+    opts.rollout.partition = "1".parse().unwrap();
+    let d = decided(&s, &opts, &to);
+    assert_eq!(
+        d.order.order,
+        ["worker-2", "worker-1"],
+        "by priority, edge first"
+    );
+    assert_eq!(d.order.kept, ["cp-1"], "the last of the order stays");
+    assert_eq!(d.to_move.len(), 2);
+
+    // a later run of the same upgrade: worker-2 moved, the partition counts it
+    let j = s.journal.as_mut().unwrap();
+    j.upgrade = Some(UpgradeRecord {
+        from_profile: "openyurt-v1.6".into(),
+        from_version: "v1.6.1".into(),
+        to_profile: "openyurt-v1.7".into(),
+        to_version: "v1.7.0".into(),
+        finished: false,
+    });
+    j.set_phase("worker-2", UPGRADE_ACTION, PhaseState::Done, None);
+    opts.rollout.partition = "0".parse().unwrap();
+    opts.pause = true;
+    let d = decided(&s, &opts, &to);
+    assert!(d.order.order.is_empty(), "--pause moves no node");
+    assert_eq!(d.order.later, ["worker-1", "cp-1"]);
+    opts.pause = false;
+    opts.rollout.canary = Some(1);
+    let d = decided(&s, &opts, &to);
+    assert_eq!(d.order.order, ["worker-1"]);
+    assert_eq!(d.order.later, ["cp-1"]);
+}
+
+#[test]
 fn the_target_keeps_the_conversions_choices_and_drops_what_it_cannot_take() {
     let legacy = load("legacy-v0.6").unwrap();
     let v16 = load("openyurt-v1.6").unwrap();
