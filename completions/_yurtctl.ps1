@@ -195,6 +195,8 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             break
         }
         'yurtctl;diagnose' {
+            [CompletionResult]::new('--servant-image', '--servant-image', [CompletionResultType]::ParameterName, 'Image of the read-only node Jobs [default: the one convert used, else yurtctl''s own]')
+            [CompletionResult]::new('--job-timeout', '--job-timeout', [CompletionResultType]::ParameterName, 'Time allowed for each node''s read-only Job')
             [CompletionResult]::new('--collect', '--collect', [CompletionResultType]::ParameterName, 'Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted: the findings, versions, kube-system''s events, the logs of yurtctl''s node Job pods and of yurt-manager, the journal')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format of the result on stdout')

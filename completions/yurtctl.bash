@@ -411,12 +411,20 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__diagnose)
-            opts="-v -q -o -n -y -h --collect --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --servant-image --job-timeout --collect --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --job-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --collect)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

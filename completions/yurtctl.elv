@@ -187,6 +187,8 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'yurtctl;diagnose'= {
+            cand --servant-image 'Image of the read-only node Jobs [default: the one convert used, else yurtctl''s own]'
+            cand --job-timeout 'Time allowed for each node''s read-only Job'
             cand --collect 'Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted: the findings, versions, kube-system''s events, the logs of yurtctl''s node Job pods and of yurt-manager, the journal'
             cand -o 'Output format of the result on stdout'
             cand --output 'Output format of the result on stdout'

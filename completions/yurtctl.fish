@@ -196,6 +196,8 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s q -l quiet -d
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand diagnose" -l servant-image -d 'Image of the read-only node Jobs [default: the one convert used, else yurtctl\'s own]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand diagnose" -l job-timeout -d 'Time allowed for each node\'s read-only Job' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand diagnose" -l collect -d 'Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted: the findings, versions, kube-system\'s events, the logs of yurtctl\'s node Job pods and of yurt-manager, the journal' -r -F
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand diagnose" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''

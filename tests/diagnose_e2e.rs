@@ -424,3 +424,81 @@ async fn a_denied_yurthub_request_and_a_notready_node_are_errors() {
     );
     env.sim.shutdown().await;
 }
+
+/// Issue 34's node checks: a named node's files are read by a read-only Job, deleted
+/// afterwards. A healthy converted node has no finding; then another CA in YurtHub's pki (the
+/// cluster's CA changed after convert), the kubelet's kubeconfig pointed around YurtHub, and
+/// YurtHub's unit removed each show, with their severity and fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_yurthub() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.33.1").await;
+    assert_eq!(convert(&env).await.code, 0);
+    let w = support::first_worker(&env.sim);
+    let subject = format!("node/{w}");
+    let node_findings = |r: &Value| -> Vec<(String, String)> {
+        findings(r)
+            .into_iter()
+            .filter(|(_, _, s)| *s == subject)
+            .map(|(sev, check, _)| (sev, check))
+            .collect()
+    };
+    let (code, r) = diagnose(&env, &[&w]).await;
+    assert_eq!(code, 0, "{r:#}");
+    assert!(
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "NodeTrust"),
+        "{r:#}"
+    );
+    assert_eq!(node_findings(&r), [], "a healthy node: {r:#}");
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(env.client.clone(), "kube-system");
+    let left = jobs
+        .list(&kube::api::ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|j| j.metadata.name)
+        .filter(|n| n.contains("diagnose"))
+        .collect::<Vec<_>>();
+    assert_eq!(left, Vec::<String>::new(), "the read-only Job is deleted");
+
+    let root = env.sim.node_root(&w);
+    let other_ca = include_str!("fixtures/cluster-ca.crt");
+    std::fs::write(root.join("var/lib/yurthub/pki/ca.crt"), other_ca).unwrap();
+    let (code, r) = diagnose(&env, &[&w]).await;
+    assert_eq!(code, 7, "{r:#}");
+    assert_eq!(
+        node_findings(&r),
+        [("error".to_owned(), "NodeTrust".to_owned())],
+        "{r:#}"
+    );
+    let text = r["findings"].to_string();
+    assert!(text.contains("unknown authority"), "{r:#}");
+
+    let kubeconfig = root.join("var/lib/openyurt/kubelet.conf");
+    let was = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(was.contains("http://127.0.0.1:10261"), "{was}");
+    std::fs::write(
+        &kubeconfig,
+        was.replace("http://127.0.0.1:10261", "https://10.96.0.1:443"),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("etc/systemd/system/yurthub.service")).unwrap();
+    let (code, r) = diagnose(&env, &[&w]).await;
+    assert_eq!(code, 7, "{r:#}");
+    let got = node_findings(&r);
+    for want in ["YurtHubOnNode", "KubeletThroughYurtHub", "NodeTrust"] {
+        assert!(
+            got.iter().any(|(s, c)| s == "error" && c == want),
+            "{want}: {r:#}"
+        );
+    }
+    assert!(
+        r["findings"].to_string().contains("goes around YurtHub"),
+        "{r:#}"
+    );
+}

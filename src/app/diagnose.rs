@@ -6,6 +6,7 @@ use crate::exit::Exit;
 use crate::output::diagnose::{DiagnoseResult, diagnose_text};
 use crate::output::redact::redact;
 use crate::plan::diagnose::{CHECKS, diagnose};
+use crate::plan::diagnose_node::{NODE_CHECKS, NodeRead, node_findings};
 use crate::render::Profile;
 use std::path::{Path, PathBuf};
 
@@ -55,17 +56,24 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
             Err(e) => return fail(&e),
         };
         let profile = journal.and_then(|j| Profile::load(&j.profile).ok());
-        let findings = diagnose(
-            &snap,
-            &health,
-            profile.as_ref(),
-            k8s_openapi::jiff::Timestamp::now(),
-            &cmd.nodes,
-        );
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let mut findings = diagnose(&snap, &health, profile.as_ref(), now, &cmd.nodes);
+        let mut checks = CHECKS.to_vec();
+        if !cmd.nodes.is_empty() {
+            checks.extend(NODE_CHECKS);
+            let reads = read_nodes(&cluster, &snap, profile.as_ref(), cmd).await;
+            let ca = crate::cluster::diagnose::cluster_ca_pin(&cluster).await;
+            for (node, read) in &reads {
+                let converted =
+                    journal.is_some_and(|j| crate::plan::converted_role(j, node).is_some());
+                findings.extend(node_findings(node, converted, read, &ca, now));
+            }
+            findings.sort_by_key(|d| std::cmp::Reverse(d.severity));
+        }
         let result = DiagnoseResult::new(
             journal.map(|j| j.profile.clone()),
             cmd.nodes.clone(),
-            CHECKS.to_vec(),
+            checks,
             findings,
         );
         if !print_structured(g, &result) {
@@ -110,6 +118,99 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
         } else {
             Exit::Ok
         }
+    })
+}
+
+/// Runs a read-only `node-servant diagnose` Job on each named node and reads its result from
+/// the Job's log; the Jobs are deleted afterwards, whatever their end.
+async fn read_nodes(
+    cluster: &crate::cluster::Cluster,
+    snap: &crate::cluster::snapshot::ClusterSnapshot,
+    profile: Option<&Profile>,
+    cmd: &DiagnoseCmd,
+) -> Vec<(String, NodeRead)> {
+    use crate::cluster::jobs::{JobOutcome, RunJobsOptions, run_jobs};
+    let recorded = snap.journal.as_ref().and_then(|j| {
+        let o = crate::plan::ConvertOptions::from_journal(&j.options)?;
+        Some(crate::plan::ConvertSettings::resolve(&o, profile?))
+    });
+    let image = cmd
+        .servant_image
+        .clone()
+        .or_else(|| recorded.as_ref().map(|s| s.servant_image.clone()))
+        .unwrap_or_else(|| crate::cli::DEFAULT_SERVANT_IMAGE.to_owned());
+    let secrets = recorded.map(|s| s.pull_secrets).unwrap_or_default();
+    let ready_path = profile
+        .map(|p| p.yurthub.ready_path().to_owned())
+        .unwrap_or_else(|| crate::naming::YURTHUB_READYZ_PATH.to_owned());
+    let specs: Vec<_> = cmd
+        .nodes
+        .iter()
+        .map(|n| {
+            crate::exec::servant_job::servant_job(
+                DIAGNOSE_ACTION,
+                n,
+                &image,
+                "diagnose",
+                &["--yurthub-ready-path", &ready_path],
+                cmd.job_timeout,
+                &[],
+            )
+            .pulling_with(&secrets)
+        })
+        .collect();
+    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
+    let opts = RunJobsOptions {
+        per_job_timeout: cmd.job_timeout,
+        success_log_lines: Some(40),
+        ..Default::default()
+    };
+    let results = run_jobs(
+        cluster,
+        crate::cluster::SYSTEM_NAMESPACE,
+        specs,
+        &opts,
+        &|_| {},
+    )
+    .await;
+    crate::cluster::diagnose::delete_jobs(cluster, &names).await;
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            let why = format!("its Job could not be run: {e}");
+            return cmd
+                .nodes
+                .iter()
+                .map(|n| (n.clone(), Err(why.clone())))
+                .collect();
+        }
+    };
+    results
+        .into_iter()
+        .map(|r| {
+            let read = match &r.outcome {
+                JobOutcome::Succeeded => facts_in_log(r.log.as_deref().unwrap_or_default())
+                    .ok_or_else(|| format!("Job {} printed no node facts", r.job)),
+                JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => Err(format!(
+                    "Job {}: {}",
+                    r.job,
+                    crate::output::failure_summary(f)
+                )),
+                other => Err(format!("Job {}: {other:?}", r.job)),
+            };
+            (r.node, read)
+        })
+        .collect()
+}
+
+/// The node Jobs' action label (`yurtctl-diagnose-NODE`).
+const DIAGNOSE_ACTION: &str = "diagnose";
+
+/// The servant's result line in its log: the last JSON object with `nodeFacts`.
+fn facts_in_log(log: &str) -> Option<crate::servant::facts::NodeFacts> {
+    log.lines().rev().find_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l.trim()).ok()?;
+        serde_json::from_value(v.get("nodeFacts")?.clone()).ok()
     })
 }
 

@@ -30,8 +30,9 @@ pub use servant::{
     ConvertArgs, CredentialArgs, HostArgs, HubArgs, NodeServantCommand, StaticPodArgs,
 };
 pub use staticpod::{
-    AdoptCmd, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs, SetStrategy, StaticPodCommand,
-    StaticPodUpgradeCmd, StatusCmd as StaticPodStatusCmd, Strategy, TemplateArgs,
+    AdoptCmd, DEFAULT_SERVANT_IMAGE, OtaApplyCmd, OtaCommand, RollbackCmd, RolloutArgs,
+    SetStrategy, StaticPodCommand, StaticPodUpgradeCmd, StatusCmd as StaticPodStatusCmd, Strategy,
+    TemplateArgs,
 };
 pub use upgrade::UpgradeCmd;
 pub use values::{
@@ -134,9 +135,18 @@ pub struct GlobalArgs {
 /// `yurtctl diagnose [NODE…]`.
 #[derive(Debug, clap::Args)]
 pub struct DiagnoseCmd {
-    /// Nodes whose node checks to run (default: every node)
+    /// Nodes whose node checks to run (default: every node, from the cluster's side only).
+    /// A named node's files are read too, by a read-only node Job deleted afterwards
     #[arg(value_name = "NODE", value_parser = values::node_name)]
     pub nodes: Vec<String>,
+
+    /// Image of the read-only node Jobs [default: the one convert used, else yurtctl's own]
+    #[arg(long, value_name = "IMAGE", value_parser = values::image_ref)]
+    pub servant_image: Option<String>,
+
+    /// Time allowed for each node's read-only Job
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = duration::parse_duration)]
+    pub job_timeout: std::time::Duration,
 
     /// Also write what a bug report needs into one .tar.gz in DIR, secrets and tokens redacted:
     /// the findings, versions, kube-system's events, the logs of yurtctl's node Job pods and

@@ -19,6 +19,16 @@ pub enum NodeServantCommand {
         #[arg(long = "yurthub-node-ip-port", value_name = "PORT")]
         yurthub_node_ip_ports: Vec<u16>,
     },
+    /// Read what `yurtctl diagnose` needs from this node: how YurtHub runs and whether it is
+    /// ready, the kubelet's kubeconfig and the server it names, YurtHub's certificate and the
+    /// CA it trusts; changes nothing. Prints the result as JSON on stdout
+    Diagnose {
+        #[command(flatten)]
+        host: HostArgs,
+        /// YurtHub's readiness endpoint on 127.0.0.1:10267 (the profile's)
+        #[arg(long, value_name = "PATH", default_value = crate::naming::YURTHUB_READYZ_PATH, value_parser = http_path)]
+        yurthub_ready_path: String,
+    },
     /// Install YurtHub as a static pod, wait until it is ready, then point the kubelet at it
     /// and restart the kubelet
     Convert(Box<ConvertArgs>),

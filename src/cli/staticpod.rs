@@ -13,7 +13,8 @@ use crate::plan::staticpod::{ImageSpec, check_manifest_name};
 use crate::rollout::{MaxUnavailable, Partition, PriorityTerm};
 use crate::selector::Selector;
 
-/// The default servant image for static-pod upgrade Jobs.
+/// The default servant image for node Jobs that have no convert's choice to follow (static-pod
+/// upgrades, diagnose on a cluster yurtctl did not convert).
 pub const DEFAULT_SERVANT_IMAGE: &str =
     concat!("openyurt/yurtctl-servant:", env!("CARGO_PKG_VERSION"));
 

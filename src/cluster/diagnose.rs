@@ -114,6 +114,35 @@ fn exited_container(p: &Pod) -> Option<&ContainerStatus> {
     })
 }
 
+/// The pin of the cluster's CA (`ca.crt` of ConfigMap kube-system/kube-root-ca.crt, which
+/// kube-controller-manager's root-ca-cert-publisher keeps in every namespace), or why it
+/// cannot be read.
+pub async fn cluster_ca_pin(cluster: &Cluster) -> Result<String, String> {
+    use base64::Engine as _;
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(cluster.client().clone(), super::SYSTEM_NAMESPACE);
+    let cm = cluster
+        .call(|| cms.get("kube-root-ca.crt"))
+        .await
+        .map_err(|e| format!("ConfigMap kube-system/kube-root-ca.crt: {e}"))?;
+    let pem = cm
+        .data
+        .and_then(|d| d.get("ca.crt").cloned())
+        .ok_or("ConfigMap kube-system/kube-root-ca.crt has no ca.crt")?;
+    crate::render::ca_cert_hash(&base64::engine::general_purpose::STANDARD.encode(pem))
+}
+
+/// Deletes node Jobs by name in kube-system, with their pods (best effort: diagnose's own
+/// read-only Jobs, which must not be left for the next run to take as leftovers).
+pub async fn delete_jobs(cluster: &Cluster, names: &[String]) {
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(cluster.client().clone(), super::SYSTEM_NAMESPACE);
+    let dp = kube::api::DeleteParams::background();
+    for n in names {
+        let _ = cluster.call(|| jobs.delete(n, &dp)).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

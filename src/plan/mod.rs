@@ -16,6 +16,7 @@ use crate::cluster::snapshot::{ClusterSnapshot, NodeInfo};
 use crate::render::Profile;
 
 pub mod diagnose;
+pub mod diagnose_node;
 pub mod phases;
 pub mod revert;
 pub mod upgrade;

@@ -172,9 +172,9 @@ pub fn ca_cert_hash(ca_data: &str) -> std::result::Result<String, String> {
     let cert = pem
         .parse_x509()
         .map_err(|e| format!("not an X.509 certificate: {e}"))?;
-    let digest = ring::digest::digest(&ring::digest::SHA256, cert.tbs_certificate.subject_pki.raw);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    Ok(crate::servant::facts::public_key_pin(
+        cert.tbs_certificate.subject_pki.raw,
+    ))
 }
 
 impl RenderContext {

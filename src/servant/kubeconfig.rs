@@ -119,11 +119,9 @@ fn named<'a>(
     found.ok_or_else(|| format!("{list} has no entry named {name:?}"))
 }
 
-/// The API server of the current context of the kubeconfig at `path` (current-context →
-/// context → cluster → server). Only https servers are accepted: an http URL means the
-/// file already points at YurtHub (or something else on loopback), which YurtHub cannot
-/// use as its upstream.
-pub fn api_server(fs: &HostFs, path: &str) -> Result<ServerUrl> {
+/// The server of the current context of the kubeconfig at `path` (current-context →
+/// context → cluster → server), whatever its scheme.
+pub fn server(fs: &HostFs, path: &str) -> Result<String> {
     let err = |message: String| ServantError::Kubeconfig {
         path: path.into(),
         message,
@@ -153,12 +151,23 @@ pub fn api_server(fs: &HostFs, path: &str) -> Result<ServerUrl> {
         .and_then(Value::as_str)
         .ok_or_else(|| err(format!("context {ctx_name:?} names no cluster")))?;
     let cluster = named(&doc, "clusters", "cluster", cluster_name).map_err(err)?;
-    let server = cluster
+    cluster
         .get("server")
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| err(format!("cluster {cluster_name:?} has no server")))?;
-    let url = parse_server_url(server).map_err(err)?;
+        .map(str::to_owned)
+        .ok_or_else(|| err(format!("cluster {cluster_name:?} has no server")))
+}
+
+/// The API server of the kubeconfig at `path` ([`server`]). Only https servers are accepted:
+/// an http URL means the file already points at YurtHub (or something else on loopback),
+/// which YurtHub cannot use as its upstream.
+pub fn api_server(fs: &HostFs, path: &str) -> Result<ServerUrl> {
+    let err = |message: String| ServantError::Kubeconfig {
+        path: path.into(),
+        message,
+    };
+    let url = parse_server_url(&server(fs, path)?).map_err(err)?;
     if url.scheme != "https" {
         return Err(err(format!(
             "server {:?} is not https; this looks like a kubeconfig that already points at YurtHub, not at the API server",

@@ -10,6 +10,7 @@ pub mod systemd;
 
 pub use error::{Result, ServantError};
 pub mod edit;
+pub mod facts;
 pub mod journal;
 pub mod kcm;
 pub mod kubeconfig;

@@ -31,6 +31,7 @@ pub use crate::naming::API_VERSION;
 pub const RESULT_KIND: &str = "NodeServantResult";
 
 mod convert;
+mod diagnose;
 pub mod error;
 mod host;
 mod preflight;
@@ -40,6 +41,7 @@ pub mod upgrade;
 pub use error::NodeServantError;
 
 use convert::convert;
+use diagnose::diagnose;
 use host::*;
 use preflight::preflight;
 use revert::revert;
@@ -97,6 +99,9 @@ pub struct ServantResult {
     pub checks: Vec<Check>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preflight: Option<PreflightReport>,
+    /// diagnose: what the node's files, processes and YurtHub's port say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_facts: Option<servant::facts::NodeFacts>,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
@@ -119,6 +124,7 @@ impl ServantResult {
             yurthub_unavailable_seconds: None,
             checks: Vec::new(),
             preflight: None,
+            node_facts: None,
             message: String::new(),
             error: None,
         }
@@ -128,6 +134,7 @@ impl ServantResult {
 fn host_of(cmd: &NodeServantCommand) -> (&'static str, &HostArgs) {
     match cmd {
         NodeServantCommand::Preflight { host, .. } => ("preflight", host),
+        NodeServantCommand::Diagnose { host, .. } => ("diagnose", host),
         NodeServantCommand::Convert(a) => ("convert", &a.hub.host),
         NodeServantCommand::Upgrade(a) => ("upgrade", &a.host),
         NodeServantCommand::Revert { host, .. } => ("revert", host),
@@ -143,7 +150,7 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
     let (name, host) = host_of(&cmd);
     let mut r = ServantResult::new(name, &host.host_root, dry_run);
     let json = match global.output {
-        None => name == "preflight",
+        None => name == "preflight" || name == "diagnose",
         Some(OutputFormat::Json) => true,
         Some(other) => {
             let e = NodeServantError::Output {
@@ -159,6 +166,10 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
             host,
             yurthub_node_ip_ports,
         } => preflight(&mut r, &host.host_root, &yurthub_node_ip_ports),
+        NodeServantCommand::Diagnose {
+            host,
+            yurthub_ready_path,
+        } => diagnose(&mut r, &host.host_root, &yurthub_ready_path),
         NodeServantCommand::Convert(a) => convert(&mut r, &a, dry_run),
         NodeServantCommand::Upgrade(a) => upgrade(&mut r, &a, dry_run),
         NodeServantCommand::Revert {

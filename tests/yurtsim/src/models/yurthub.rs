@@ -99,6 +99,7 @@ pub async fn run(env: &Env, facts: &'static Facts) -> i32 {
         Ok(String::new())
     } else {
         hub.bootstrap_token(&bootstrap_file, &token, &|p| kubelet.host_path(p))
+            .inspect(|_| hub.ca_file(&bootstrap_file, &|p| kubelet.host_path(p)))
     } {
         Ok(t) => t,
         Err(e) => {
@@ -207,6 +208,27 @@ struct Hub<'a> {
 impl Hub<'_> {
     fn pki(&self, file: &str) -> PathBuf {
         self.root.join("pki").join(file)
+    }
+
+    /// `<root-dir>/pki/ca.crt`, written once from the bootstrap kubeconfig's cluster CA (the
+    /// join-token path discovers it from cluster-info) and reused as it is afterwards, also
+    /// when the cluster's CA has changed since (openyurtio/openyurt@v1.7.0
+    /// pkg/yurthub/certificate/token/token.go, prepareConfigAndCaFile).
+    fn ca_file(&self, bootstrap_file: &str, host: &dyn Fn(&str) -> PathBuf) {
+        let ca = self.pki("ca.crt");
+        if ca.exists() {
+            return;
+        }
+        let file = if bootstrap_file.is_empty() {
+            self.root.join("bootstrap-hub.conf")
+        } else {
+            host(bootstrap_file)
+        };
+        let data = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| kubeconfig_ca(&text))
+            .unwrap_or_else(|| pki::cluster_ca_pem().as_bytes().to_vec());
+        write_file(&ca, data);
     }
 
     /// The bootstrap token: from the bootstrap kubeconfig file (the current user's token), or
@@ -421,6 +443,26 @@ pub(super) fn kubeconfig_token(text: &str) -> Option<String> {
         .find(|u| u["name"] == json!(user))?["user"]["token"]
         .as_str()
         .map(str::to_string)
+}
+
+/// The CA certificate (PEM) of the current context's cluster: `certificate-authority-data`.
+fn kubeconfig_ca(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let v: Value = serde_saphyr::from_str(text).ok()?;
+    let ctx_name = v["current-context"].as_str()?;
+    let ctx = v["contexts"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == json!(ctx_name))?;
+    let cluster = ctx["context"]["cluster"].as_str()?;
+    let data = v["clusters"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == json!(cluster))?["cluster"]["certificate-authority-data"]
+        .as_str()?;
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .ok()
 }
 
 pub(super) fn write_file(path: &Path, data: impl AsRef<[u8]>) {
