@@ -466,6 +466,31 @@ async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_y
         .collect::<Vec<_>>();
     assert_eq!(left, Vec::<String>::new(), "the read-only Job is deleted");
 
+    // --collect carries YurtHub's journal from the named node
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().display().to_string();
+    let run = support::yurtctl(&env.sim, &["diagnose", &w, "--collect", &dir]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let archive = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let listed = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(&archive)
+        .arg("--wildcards")
+        .arg(format!("*/nodes/{w}/yurthub.log"))
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    let log = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        !log.trim().is_empty() && !log.starts_with("(journalctl"),
+        "YurtHub's journal: {log}"
+    );
+
     let root = env.sim.node_root(&w);
     let other_ca = include_str!("fixtures/cluster-ca.crt");
     std::fs::write(root.join("var/lib/yurthub/pki/ca.crt"), other_ca).unwrap();

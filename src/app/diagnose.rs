@@ -59,9 +59,10 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
         let now = k8s_openapi::jiff::Timestamp::now();
         let mut findings = diagnose(&snap, &health, profile.as_ref(), now, &cmd.nodes);
         let mut checks = CHECKS.to_vec();
+        let mut reads = Vec::new();
         if !cmd.nodes.is_empty() {
             checks.extend(NODE_CHECKS);
-            let reads = read_nodes(&cluster, &snap, profile.as_ref(), cmd).await;
+            reads = read_nodes(&cluster, &snap, profile.as_ref(), cmd).await;
             let ca = crate::cluster::diagnose::cluster_ca_pin(&cluster).await;
             for (node, read) in &reads {
                 let converted =
@@ -90,6 +91,15 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
                 "profile": journal.map(|j| j.profile.clone()),
                 "options": journal.map(|j| j.options.clone()),
             });
+            for (node, read) in &reads {
+                if let Ok(log) = read
+                    .as_ref()
+                    .map_err(|_| ())
+                    .and_then(|f| f.yurthub_log.clone().ok_or(()))
+                {
+                    files.push((format!("nodes/{node}/yurthub.log"), log));
+                }
+            }
             files.insert(0, ("versions.json".into(), format!("{versions:#}\n")));
             files.insert(
                 0,

@@ -136,6 +136,12 @@ pub fn host_crictl(
     host_command("crictl", &all, timeout)
 }
 
+/// `journalctl -u <unit> -n <lines> --no-pager` on the host: the unit's last log lines.
+pub fn host_journal(unit: &str, lines: u32, timeout: Duration) -> Result<String, HostCommandError> {
+    let n = lines.to_string();
+    host_command("journalctl", &["-u", unit, "-n", &n, "--no-pager"], timeout)
+}
+
 /// Runs `program args` in the host's namespaces (PID 1's); returns its stdout.
 fn host_command(
     program: &str,

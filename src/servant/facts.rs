@@ -56,6 +56,10 @@ pub struct NodeFacts {
     pub yurthub_client_cert: Option<CertFacts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yurthub_ca: Option<CertFacts>,
+    /// The end of YurtHub's log (the service's journal), for `diagnose --collect`; filled in
+    /// by the caller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yurthub_log: Option<String>,
 }
 
 /// Reads the node's facts from its files.
