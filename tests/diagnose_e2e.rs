@@ -527,3 +527,54 @@ async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_y
         "{r:#}"
     );
 }
+
+/// A workload started before convert and left running (`--skip-workload-restart`) still has
+/// the API server's Service address: a named node's check finds it, a warning with the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pod_started_before_convert_and_not_restarted_is_a_warning() {
+    let env = support::cluster(2, Layout::Kubeadm, "v1.33.1").await;
+    let w = support::first_worker(&env.sim);
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"nodeName": w, "containers": [{"name": "web", "image": "nginx:1.27"}]},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::Pod>::namespaced(env.client.clone(), "default")
+        .create(&Default::default(), &pod)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while env.sim.container_env(&w, "default", "web", "web").is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "web never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let run = support::yurtctl(
+        &env.sim,
+        &[
+            "convert",
+            "-y",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "--skip-workload-restart",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (code, r) = diagnose(&env, &[&w]).await;
+    assert_eq!(code, 0, "a warning only: {r:#}");
+    assert!(
+        has(
+            &r,
+            "warning",
+            "WorkloadsThroughYurtHub",
+            &format!("node/{w}")
+        ),
+        "{r:#}"
+    );
+    let text = r["findings"].to_string();
+    assert!(text.contains("default/web/web"), "{r:#}");
+}

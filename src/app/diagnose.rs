@@ -6,7 +6,7 @@ use crate::exit::Exit;
 use crate::output::diagnose::{DiagnoseResult, diagnose_text};
 use crate::output::redact::redact;
 use crate::plan::diagnose::{CHECKS, diagnose};
-use crate::plan::diagnose_node::{NODE_CHECKS, NodeRead, node_findings};
+use crate::plan::diagnose_node::{ClusterSide, NODE_CHECKS, NodeRead, node_findings};
 use crate::render::Profile;
 use std::path::{Path, PathBuf};
 
@@ -63,11 +63,14 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
         if !cmd.nodes.is_empty() {
             checks.extend(NODE_CHECKS);
             reads = read_nodes(&cluster, &snap, profile.as_ref(), cmd).await;
-            let ca = crate::cluster::diagnose::cluster_ca_pin(&cluster).await;
+            let side = ClusterSide {
+                ca_pin: crate::cluster::diagnose::cluster_ca_pin(&cluster).await,
+                api_service_ip: crate::cluster::diagnose::api_service_ip(&cluster).await,
+            };
             for (node, read) in &reads {
                 let converted =
                     journal.is_some_and(|j| crate::plan::converted_role(j, node).is_some());
-                findings.extend(node_findings(node, converted, read, &ca, now));
+                findings.extend(node_findings(node, converted, read, &side, now));
             }
             findings.sort_by_key(|d| std::cmp::Reverse(d.severity));
         }

@@ -132,6 +132,16 @@ pub async fn cluster_ca_pin(cluster: &Cluster) -> Result<String, String> {
     crate::render::ca_cert_hash(&base64::engine::general_purpose::STANDARD.encode(pem))
 }
 
+/// The ClusterIP of Service `default/kubernetes` (best effort).
+pub async fn api_service_ip(cluster: &Cluster) -> Option<String> {
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(cluster.client().clone(), "default");
+    let s = cluster.call(|| services.get("kubernetes")).await.ok()?;
+    s.spec?
+        .cluster_ip
+        .filter(|ip| !ip.is_empty() && ip != "None")
+}
+
 /// Deletes node Jobs by name in kube-system, with their pods (best effort: diagnose's own
 /// read-only Jobs, which must not be left for the next run to take as leftovers).
 pub async fn delete_jobs(cluster: &Cluster, names: &[String]) {

@@ -5,9 +5,25 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::diagnose::{Diagnosis, Severity};
 use crate::servant::facts::{CertFacts, NodeFacts};
+use crate::servant::runtime::ContainerApi;
 
 /// The node checks, in order (the result lists them when nodes are named).
-pub const NODE_CHECKS: [&str; 3] = ["YurtHubOnNode", "KubeletThroughYurtHub", "NodeTrust"];
+pub const NODE_CHECKS: [&str; 4] = [
+    "YurtHubOnNode",
+    "KubeletThroughYurtHub",
+    "NodeTrust",
+    "WorkloadsThroughYurtHub",
+];
+
+/// What the node checks compare a node's facts with, read from the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSide {
+    /// The pin of the cluster's CA (`kube-root-ca.crt`), or why it could not be read.
+    pub ca_pin: Result<String, String>,
+    /// The ClusterIP of Service `default/kubernetes`: the address a pod started without
+    /// YurtHub's masterservice rewrite was given.
+    pub api_service_ip: Option<String>,
+}
 
 /// What the kubelet's kubeconfig names once it goes through YurtHub (convert writes it:
 /// `servant::kubeconfig::render_yurthub_kubeconfig`).
@@ -22,12 +38,12 @@ pub const CERT_EXPIRES_SOON: SignedDuration = SignedDuration::from_hours(24);
 pub type NodeRead = Result<NodeFacts, String>;
 
 /// The findings of the node checks on `node` (`converted`: the journal records it converted),
-/// against the cluster CA's pin (`Err`: why it could not be read).
+/// against what the cluster says.
 pub fn node_findings(
     node: &str,
     converted: bool,
     read: &NodeRead,
-    cluster_ca: &Result<String, String>,
+    cluster: &ClusterSide,
     now: Timestamp,
 ) -> Vec<Diagnosis> {
     let subject = format!("node/{node}");
@@ -81,11 +97,14 @@ pub fn node_findings(
     }
     if converted {
         kubelet(f, &d, &mut out);
+        if let (Some(ip), Some(w)) = (&cluster.api_service_ip, &f.workloads) {
+            workloads(ip, w, &d, &mut out);
+        }
     }
     if let Some(c) = &f.yurthub_client_cert {
         client_cert(c, now, &d, &mut out);
     }
-    if let (Some(ca), Ok(cluster)) = (&f.yurthub_ca, cluster_ca)
+    if let (Some(ca), Ok(cluster)) = (&f.yurthub_ca, &cluster.ca_pin)
         && let Some(pin) = &ca.public_key_pin
         && pin != cluster
     {
@@ -159,6 +178,39 @@ fn kubelet(f: &NodeFacts, d: &Finding<'_>, out: &mut Vec<Diagnosis>) {
     }
 }
 
+/// A converted node's workload containers started with the API server's Service address: they
+/// talk to the API server directly and lose their autonomy when the node goes offline
+/// (openyurtio/openyurt FAQ, #846; YurtHub's masterservice filter gives a pod started
+/// through it YurtHub's own address, openyurtio/openyurt@v1.7.0
+/// pkg/yurthub/filter/masterservice/filter.go).
+fn workloads(ip: &str, w: &[ContainerApi], d: &Finding<'_>, out: &mut Vec<Diagnosis>) {
+    let direct: Vec<&str> = w
+        .iter()
+        .filter(|c| c.host.as_deref() == Some(ip))
+        .map(|c| c.container.as_str())
+        .collect();
+    if direct.is_empty() {
+        return;
+    }
+    let shown = match direct.len() {
+        n if n > 5 => format!("{}, … and {} more", direct[..5].join(", "), n - 5),
+        _ => direct.join(", "),
+    };
+    out.push(d(
+        Severity::Warning,
+        "WorkloadsThroughYurtHub",
+        format!(
+            "{} container(s) started with KUBERNETES_SERVICE_HOST={ip}, the API server's \
+             Service, not YurtHub's address: {shown}",
+            direct.len()
+        ),
+        "they were started before convert (or convert ran with --skip-workload-restart): \
+         delete their pods, or `crictl stop` the containers on the node, so the kubelet \
+         starts them again through YurtHub"
+            .into(),
+    ));
+}
+
 /// YurtHub's client certificate: there, and not at (or near) its end.
 fn client_cert(c: &CertFacts, now: Timestamp, d: &Finding<'_>, out: &mut Vec<Diagnosis>) {
     let check = "NodeTrust";
@@ -227,7 +279,10 @@ mod tests {
     #[test]
     fn each_broken_fact_is_one_finding_with_its_severity() {
         let now: Timestamp = "2026-11-29T00:00:00Z".parse().unwrap();
-        let ca = Ok("sha256:ca".to_owned());
+        let ca = ClusterSide {
+            ca_pin: Ok("sha256:ca".to_owned()),
+            api_service_ip: Some("10.96.0.1".into()),
+        };
         type Change = Box<dyn Fn(&mut NodeFacts)>;
         type Want = Option<(Severity, &'static str, &'static str)>;
         let cases: Vec<(&str, Change, Want)> = vec![
@@ -282,6 +337,28 @@ mod tests {
                         Some("2026-11-29T12:00:00Z".into())
                 }),
                 Some((Severity::Warning, "NodeTrust", "within a day")),
+            ),
+            (
+                "a pod started around yurthub",
+                Box::new(|f| {
+                    f.workloads = Some(vec![
+                        ContainerApi {
+                            container: "default/web/nginx".into(),
+                            host: Some("10.96.0.1".into()),
+                            port: Some("443".into()),
+                        },
+                        ContainerApi {
+                            container: "default/api/app".into(),
+                            host: Some("169.254.2.1".into()),
+                            port: Some("10268".into()),
+                        },
+                    ])
+                }),
+                Some((
+                    Severity::Warning,
+                    "WorkloadsThroughYurtHub",
+                    "default/web/nginx",
+                )),
             ),
             (
                 "another CA",

@@ -56,6 +56,13 @@ pub struct NodeFacts {
     pub yurthub_client_cert: Option<CertFacts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yurthub_ca: Option<CertFacts>,
+    /// The API address each workload container was started with (the ones convert restarts:
+    /// not static pods', not the reading Job's own), filled in by the caller; None when the
+    /// container runtime could not be asked, with why in `workloads_problem`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<super::runtime::ContainerApi>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads_problem: Option<String>,
     /// The end of YurtHub's log (the service's journal), for `diagnose --collect`; filled in
     /// by the caller.
     #[serde(skip_serializing_if = "Option::is_none")]

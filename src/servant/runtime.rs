@@ -7,7 +7,7 @@
 //! (openyurtio/openyurt@v1.7.0 pkg/node-servant/components/runtime.go: `crictl -r EP ps -o
 //! json`, then `crictl -r EP stop ID` for every container but its own pod's).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{Result, ServantError};
 use super::hostfs::HostFs;
@@ -130,6 +130,53 @@ pub fn containers_to_restart(ps_json: &str, keep: &KeepPods) -> Result<Vec<Conta
             })
         })
         .filter(|c| !keep.keeps(c))
+        .collect())
+}
+
+/// The API server address a container was started with: `KUBERNETES_SERVICE_HOST` and
+/// `_PORT` of its environment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerApi {
+    /// `namespace/pod/container`.
+    pub container: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+}
+
+/// The API address each of `containers` was started with, from `crictl inspect`'s JSON (one
+/// object for one id, an array for several): `info.config.envs`.
+pub fn container_apis(inspect_json: &str, containers: &[Container]) -> Result<Vec<ContainerApi>> {
+    let v: serde_json::Value =
+        serde_json::from_str(inspect_json).map_err(|e| ServantError::RuntimeOutput {
+            command: "crictl inspect".into(),
+            message: e.to_string(),
+        })?;
+    let docs = match v {
+        serde_json::Value::Array(a) => a,
+        one => vec![one],
+    };
+    Ok(docs
+        .iter()
+        .filter_map(|d| {
+            let id = d["status"]["id"].as_str()?;
+            let c = containers.iter().find(|c| c.id == id)?;
+            let env = |k: &str| {
+                d["info"]["config"]["envs"]
+                    .as_array()?
+                    .iter()
+                    .find(|e| e["key"] == k)?["value"]
+                    .as_str()
+                    .map(str::to_owned)
+            };
+            Some(ContainerApi {
+                container: c.shown(),
+                host: env("KUBERNETES_SERVICE_HOST"),
+                port: env("KUBERNETES_SERVICE_PORT"),
+            })
+        })
         .collect())
 }
 

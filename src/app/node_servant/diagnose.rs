@@ -16,6 +16,10 @@ pub(super) fn diagnose(r: &mut ServantResult, root: &Path, ready_path: &str) -> 
         f.yurthub_not_ready =
             node::probe_ready(YURTHUB_SERVER_PORT, ready_path, PROBE_TIMEOUT).err();
     }
+    match workloads(&fs) {
+        Ok(w) => f.workloads = Some(w),
+        Err(why) => f.workloads_problem = Some(why),
+    }
     if f.yurthub_mode == "service" {
         f.yurthub_log = Some(
             node::host_journal(HUB_UNIT, YURTHUB_LOG_LINES, PROBE_TIMEOUT)
@@ -34,4 +38,28 @@ pub(super) fn diagnose(r: &mut ServantResult, root: &Path, ready_path: &str) -> 
     );
     r.node_facts = Some(f);
     Ok(())
+}
+
+/// The API address each workload container on the node was started with: `crictl ps`, then
+/// one `crictl inspect` of them all.
+fn workloads(fs: &HostFs) -> std::result::Result<Vec<servant::runtime::ContainerApi>, String> {
+    let argv = servant::kubelet::effective_argv(fs).map_err(|e| e.to_string())?;
+    let endpoint = servant::runtime::cri_endpoint(fs, &argv).map_err(|e| e.to_string())?;
+    let node = std::env::var("NODE_NAME").unwrap_or_default();
+    let keep = KeepPods {
+        own_pod_uid: std::env::var("POD_UID").unwrap_or_default(),
+        pods: servant::runtime::static_pods(fs, &argv, &node).map_err(|e| e.to_string())?,
+    };
+    let ps = node::host_crictl(&endpoint, &["ps", "-o", "json"], PROBE_TIMEOUT)
+        .map_err(|e| e.to_string())?;
+    let containers =
+        servant::runtime::containers_to_restart(&ps, &keep).map_err(|e| e.to_string())?;
+    if containers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec!["inspect", "-o", "json"];
+    args.extend(containers.iter().map(|c| c.id.as_str()));
+    let inspected =
+        node::host_crictl(&endpoint, &args, PROBE_TIMEOUT).map_err(|e| e.to_string())?;
+    servant::runtime::container_apis(&inspected, &containers).map_err(|e| e.to_string())
 }
