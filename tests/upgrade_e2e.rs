@@ -648,3 +648,102 @@ async fn paused_then_by_priority_with_a_partition_then_the_rest() {
     }
     all_ready(&env.client).await;
 }
+
+/// The per-node gap at a larger size, a benchmark (ignored by default; run with
+/// `cargo test --test upgrade_e2e upgrade_gap_at_scale -- --ignored --nocapture`, UPGRADE_NODES
+/// and UPGRADE_MAX_UNAVAILABLE to change it): how long each node's YurtHub address went
+/// unserved (the servants' own measure), how often a node's Ready condition left True while
+/// its YurtHub moved (a watch of every node throughout), the makespan and the API requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore]
+async fn upgrade_gap_at_scale() {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let nodes: usize = std::env::var("UPGRADE_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let window = std::env::var("UPGRADE_MAX_UNAVAILABLE").unwrap_or_else(|_| "20%".into());
+    // kube-controller-manager's --node-monitor-grace-period and the kubelet's
+    // nodeStatusUpdateFrequency at their defaults (kubernetes/kubernetes@v1.37.2
+    // pkg/controller/nodelifecycle/config/v1alpha1/defaults.go: 50 s; the kubelet: 10 s), not
+    // the tests' compressed ones: whether a node's Ready leaves True is the question
+    let started = support::start_sim(nodes, Layout::Kubeadm, |cfg| {
+        cfg.kubernetes_version = "v1.34.2".into();
+        cfg.node_monitor_grace = std::time::Duration::from_secs(50);
+        cfg.heartbeat_interval = std::time::Duration::from_secs(10);
+    })
+    .await;
+    let client = support::kube_client(&started.sim).await;
+    let env = support::Cluster {
+        sim: started.sim,
+        client,
+        dir: started.dir,
+    };
+    convert_v16(&env).await;
+    all_ready(&env.client).await;
+
+    // every NotReady a node shows while the upgrade runs
+    let flips = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = flips.clone();
+    let api: Api<Node> = Api::all(env.client.clone());
+    let watch = tokio::spawn(async move {
+        let mut s = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(n)) = s.next().await {
+            let ready = n
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+            if let Some(c) = ready.filter(|c| c.status != "True") {
+                seen.lock().unwrap().push(format!(
+                    "{}: {} {}",
+                    n.metadata.name.clone().unwrap_or_default(),
+                    c.reason.as_deref().unwrap_or(""),
+                    c.message.as_deref().unwrap_or("")
+                ));
+            }
+        }
+    });
+    let m = env.sim.metrics();
+    let requests = m.total(None, false);
+    let started = std::time::Instant::now();
+    let run = support::yurtctl(
+        &env.sim,
+        &upgrade_args(&["--max-unavailable", &window, "--qps", "0", "-o", "json"]),
+    )
+    .await;
+    let took = started.elapsed();
+    watch.abort();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    let mut gaps: Vec<u64> = r["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["yurthubUnavailableMs"].as_u64())
+        .collect();
+    assert_eq!(gaps.len(), nodes, "every node measured its gap: {r:#}");
+    gaps.sort_unstable();
+    let at = |q: f64| gaps[((gaps.len() - 1) as f64 * q).round() as usize];
+    let flipped: std::collections::BTreeSet<String> =
+        flips.lock().unwrap().iter().cloned().collect();
+    let r = m.total(None, false) - requests;
+    println!(
+        "measure: upgrade openyurt-v1.6 → openyurt-v1.7 of {nodes} nodes (--max-unavailable \
+         {window}): {:.1}s, {r} API requests ({:.1}/node); YurtHub's address unserved per node: \
+         min {} ms, median {} ms, p95 {} ms, max {} ms; nodes whose Ready left True: {} {:?}",
+        took.as_secs_f64(),
+        r as f64 / nodes as f64,
+        gaps[0],
+        at(0.5),
+        at(0.95),
+        gaps[gaps.len() - 1],
+        flipped.len(),
+        flipped
+    );
+    all_ready(&env.client).await;
+}

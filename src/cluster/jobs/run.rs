@@ -253,6 +253,11 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
         log: None,
     };
     let mut job_uid = None;
+    // before the Job can succeed: the sweep must not take its pod before its log is read
+    let log_read = ctx
+        .opts
+        .success_log_lines
+        .map(|_| super::sweep::LogRead::hold(ctx.sweep));
     let mut rx = ctx.registry.subscribe(&name);
     let outcome = async {
         let mut start = match leftover(ctx, &name, &mut rx, deadline, &emit).await? {
@@ -297,6 +302,7 @@ pub(super) async fn run_one(ctx: &Ctx<'_>, spec: NodeJob) -> NodeJobResult {
     {
         result.log = super::logs::tail(ctx.cluster, &ctx.pods, uid, lines).await;
     }
+    drop(log_read);
     result.elapsed = started.elapsed();
     result
 }

@@ -19,6 +19,31 @@ pub(super) struct Sweep {
     /// Held (written) while a sweep is in flight: a node's task that sees its Job vanish
     /// waits for the sweep's answer, which names the Jobs it deleted.
     pub(super) in_flight: tokio::sync::RwLock<()>,
+    /// Jobs whose pod log is still to be read (`success_log_lines`): the sweep selects every
+    /// succeeded Job on the server, also one whose success its task has not seen yet, and its
+    /// background deletion takes the pod and the log with it. The loop waits for none
+    /// (the runner's end sweeps the rest).
+    pub(super) log_reads: std::sync::atomic::AtomicUsize,
+}
+
+/// One Job's pending log read, counted in [`Sweep::log_reads`] while it lives.
+pub(super) struct LogRead<'s>(&'s Sweep);
+
+impl<'s> LogRead<'s> {
+    pub(super) fn hold(sweep: &'s Sweep) -> Self {
+        sweep
+            .log_reads
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        LogRead(sweep)
+    }
+}
+
+impl Drop for LogRead<'_> {
+    fn drop(&mut self) {
+        self.0
+            .log_reads
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Sweep {
@@ -73,6 +98,11 @@ pub(super) async fn sweep_loop(
         tokio::time::sleep(SWEEP_EVERY).await;
         let n = sweep.pending.swap(0, Ordering::Relaxed);
         if n == 0 {
+            continue;
+        }
+        if sweep.log_reads.load(Ordering::SeqCst) > 0 {
+            // kept for a later sweep, or the runner's end
+            sweep.pending.fetch_add(n, Ordering::Relaxed);
             continue;
         }
         if let Err(e) = sweep_succeeded(&cluster, &jobs, &selector, &registry, &sweep).await {
