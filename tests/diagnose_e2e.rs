@@ -15,18 +15,20 @@ use support::{Cluster as Env, Run};
 use yurtsim::Layout;
 
 async fn convert(env: &Env) -> Run {
-    support::yurtctl(
-        &env.sim,
-        &[
-            "convert",
-            "-y",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-        ],
-    )
-    .await
+    convert_with(env, &[]).await
+}
+
+async fn convert_with(env: &Env, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "convert",
+        "-y",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+    ];
+    args.extend_from_slice(extra);
+    support::yurtctl(&env.sim, &args).await
 }
 
 async fn convert_legacy(env: &Env) -> Run {
@@ -550,19 +552,7 @@ async fn a_pod_started_before_convert_and_not_restarted_is_a_warning() {
         assert!(tokio::time::Instant::now() < deadline, "web never started");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let run = support::yurtctl(
-        &env.sim,
-        &[
-            "convert",
-            "-y",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "--skip-workload-restart",
-        ],
-    )
-    .await;
+    let run = convert_with(&env, &["--skip-workload-restart"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (code, r) = diagnose(&env, &[&w]).await;
     assert_eq!(code, 0, "a warning only: {r:#}");

@@ -95,6 +95,17 @@ fn upgrade_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// A node's `result` in an `UpgradeResult` ("" when it is not listed).
+fn result_of(r: &serde_json::Value, node: &str) -> String {
+    r["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .map(|n| n["result"].as_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
 async fn node_labels(
     env: &support::Cluster,
     node: &str,
@@ -518,17 +529,9 @@ async fn a_failed_node_halts_the_upgrade_before_the_next_one() {
         run.stderr
     );
     let r = run.json();
-    let result_of = |r: &serde_json::Value, node: &str| {
-        r["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == node)
-            .map(|n| n["result"].as_str().unwrap().to_owned())
-    };
-    assert_eq!(result_of(&r, first).as_deref(), Some("failed"), "{r:#}");
+    assert_eq!(result_of(&r, first), "failed", "{r:#}");
     for n in ["worker-2", "worker-3"] {
-        assert_eq!(result_of(&r, n).as_deref(), Some("not-started"), "{r:#}");
+        assert_eq!(result_of(&r, n), "not-started", "{r:#}");
         let root = env.sim.node_root(n);
         assert!(
             root.join("etc/kubernetes/manifests/yurthub.yaml").is_file(),
@@ -567,15 +570,6 @@ async fn paused_then_by_priority_with_a_partition_then_the_rest() {
             .node_root(n)
             .join("etc/kubernetes/manifests/yurthub.yaml")
             .is_file()
-    };
-    let result_of = |r: &serde_json::Value, node: &str| {
-        r["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == node)
-            .map(|n| n["result"].as_str().unwrap().to_owned())
-            .unwrap_or_default()
     };
 
     let paused = support::yurtctl(&env.sim, &upgrade_args(&["--pause", "-o", "json"])).await;

@@ -33,6 +33,17 @@ fn converted_v16() -> ClusterSnapshot {
     s
 }
 
+/// The journal's record of an upgrade from openyurt-v1.6 to openyurt-v1.7 that stopped.
+fn v16_to_v17_unfinished() -> UpgradeRecord {
+    UpgradeRecord {
+        from_profile: "openyurt-v1.6".into(),
+        from_version: "v1.6.1".into(),
+        to_profile: "openyurt-v1.7".into(),
+        to_version: "v1.7.0".into(),
+        finished: false,
+    }
+}
+
 fn to_v17() -> (UpgradeOptions, Profile) {
     let opts = UpgradeOptions {
         profile: "openyurt-v1.7".into(),
@@ -75,13 +86,7 @@ fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
     let (opts, to) = to_v17();
     let mut s = converted_v16();
     let j = s.journal.as_mut().unwrap();
-    j.upgrade = Some(UpgradeRecord {
-        from_profile: "openyurt-v1.6".into(),
-        from_version: "v1.6.1".into(),
-        to_profile: "openyurt-v1.7".into(),
-        to_version: "v1.7.0".into(),
-        finished: false,
-    });
+    j.upgrade = Some(v16_to_v17_unfinished());
     // the components phase had moved the journal to the target
     j.profile = "openyurt-v1.7".into();
     j.set_phase("worker-1", UPGRADE_ACTION, PhaseState::Done, None);
@@ -119,11 +124,8 @@ fn a_finished_upgrade_is_where_the_cluster_is() {
     j.profile = "openyurt-v1.7".into();
     j.options.remove("openyurtVersion");
     j.upgrade = Some(UpgradeRecord {
-        from_profile: "openyurt-v1.6".into(),
-        from_version: "v1.6.1".into(),
-        to_profile: "openyurt-v1.7".into(),
-        to_version: "v1.7.0".into(),
         finished: true,
+        ..v16_to_v17_unfinished()
     });
     match decide(&s, &opts, &to, &load) {
         Ok(Upgrade::AlreadyThere(r)) => assert_eq!(r.openyurt_version, "v1.7.0"),
@@ -174,13 +176,7 @@ fn the_rollout_controls_order_the_nodes_a_resumed_run_has_left() {
 
     // a later run of the same upgrade: worker-2 moved, the partition counts it
     let j = s.journal.as_mut().unwrap();
-    j.upgrade = Some(UpgradeRecord {
-        from_profile: "openyurt-v1.6".into(),
-        from_version: "v1.6.1".into(),
-        to_profile: "openyurt-v1.7".into(),
-        to_version: "v1.7.0".into(),
-        finished: false,
-    });
+    j.upgrade = Some(v16_to_v17_unfinished());
     j.set_phase("worker-2", UPGRADE_ACTION, PhaseState::Done, None);
     opts.rollout.partition = "0".parse().unwrap();
     opts.pause = true;

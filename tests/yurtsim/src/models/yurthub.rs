@@ -430,12 +430,7 @@ pub(super) fn read_identity(
 
 /// The token of the current context's user in a kubeconfig.
 pub(super) fn kubeconfig_token(text: &str) -> Option<String> {
-    let v: Value = serde_saphyr::from_str(text).ok()?;
-    let ctx_name = v["current-context"].as_str()?;
-    let ctx = v["contexts"]
-        .as_array()?
-        .iter()
-        .find(|c| c["name"] == json!(ctx_name))?;
+    let (v, ctx) = current_context(text)?;
     let user = ctx["context"]["user"].as_str()?;
     v["users"]
         .as_array()?
@@ -445,15 +440,22 @@ pub(super) fn kubeconfig_token(text: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The CA certificate (PEM) of the current context's cluster: `certificate-authority-data`.
-fn kubeconfig_ca(text: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
+/// A kubeconfig and the entry of its current context.
+fn current_context(text: &str) -> Option<(Value, Value)> {
     let v: Value = serde_saphyr::from_str(text).ok()?;
     let ctx_name = v["current-context"].as_str()?;
     let ctx = v["contexts"]
         .as_array()?
         .iter()
-        .find(|c| c["name"] == json!(ctx_name))?;
+        .find(|c| c["name"] == json!(ctx_name))?
+        .clone();
+    Some((v, ctx))
+}
+
+/// The CA certificate (PEM) of the current context's cluster: `certificate-authority-data`.
+fn kubeconfig_ca(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let (v, ctx) = current_context(text)?;
     let cluster = ctx["context"]["cluster"].as_str()?;
     let data = v["clusters"]
         .as_array()?
