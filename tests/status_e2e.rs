@@ -86,21 +86,7 @@ async fn status_round_trip(
             .all(|n| n["yurthub"] == false)
     );
 
-    let convert = yurtctl(
-        sim,
-        &[
-            "convert",
-            "--profile",
-            profile,
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ],
-    )
-    .await;
-    assert_eq!(convert.code, 0, "{}", convert.stderr);
+    support::convert_profile(sim, profile).await;
 
     let mut s = settled_status(sim).await;
     assert_eq!(s["converted"], true);

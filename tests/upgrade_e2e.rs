@@ -50,21 +50,7 @@ fn users_set() -> DynamicObject {
 }
 
 async fn convert_v16(env: &support::Cluster) {
-    let run = support::yurtctl(
-        &env.sim,
-        &[
-            "convert",
-            "--profile",
-            "openyurt-v1.6",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ],
-    )
-    .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    support::convert_profile(&env.sim, "openyurt-v1.6").await;
 }
 
 /// A NodePool of the user's, made at v1beta1 (openyurt-v1.6's storage version).
@@ -81,10 +67,16 @@ async fn users_pool(env: &support::Cluster) {
 }
 
 fn upgrade_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    upgrade_to("openyurt-v1.7", extra)
+}
+
+/// `upgrade --profile PROFILE` with the tests' servant image, a 60 s Job timeout, `-y`, then
+/// `extra`.
+fn upgrade_to<'a>(profile: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "upgrade",
         "--profile",
-        "openyurt-v1.7",
+        profile,
         "--servant-image",
         "openyurt/yurtctl:test",
         "--job-timeout",
@@ -432,21 +424,7 @@ async fn legacy_to_v1_6_to_v1_7_one_profile_at_a_time() {
     let kcm = "etc/kubernetes/manifests/kube-controller-manager.yaml";
     let cp = env.sim.node_root("control-plane-1");
     let kcm_before = std::fs::read_to_string(cp.join(kcm)).unwrap();
-    let convert = support::yurtctl(
-        &env.sim,
-        &[
-            "convert",
-            "--profile",
-            "legacy-v0.6",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ],
-    )
-    .await;
-    assert_eq!(convert.code, 0, "{}", convert.stderr);
+    support::convert_profile(&env.sim, "legacy-v0.6").await;
     assert_ne!(std::fs::read_to_string(cp.join(kcm)).unwrap(), kcm_before);
     let worker = support::first_worker(&env.sim);
     let root = env.sim.node_root(&worker);
@@ -461,22 +439,7 @@ async fn legacy_to_v1_6_to_v1_7_one_profile_at_a_time() {
         skip.stderr
     );
 
-    let run = support::yurtctl(
-        &env.sim,
-        &[
-            "upgrade",
-            "--profile",
-            "openyurt-v1.6",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-            "-o",
-            "json",
-        ],
-    )
-    .await;
+    let run = support::yurtctl(&env.sim, &upgrade_to("openyurt-v1.6", &["-o", "json"])).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
     let r = run.json();
     assert_eq!(r["finished"], true, "{r:#}");

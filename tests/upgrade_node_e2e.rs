@@ -136,21 +136,7 @@ async fn upgrade_job(env: &support::Cluster, node: &str) -> (String, String) {
 async fn a_node_moves_from_the_v1_6_static_pod_to_the_v1_7_service_and_stays_ready() {
     let env = support::cluster(2, Layout::Kubeadm, "v1.34.2").await;
     let before = trees(&env.sim);
-    let convert = support::yurtctl(
-        &env.sim,
-        &[
-            "convert",
-            "--profile",
-            "openyurt-v1.6",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ],
-    )
-    .await;
-    assert_eq!(convert.code, 0, "{}", convert.stderr);
+    support::convert_profile(&env.sim, "openyurt-v1.6").await;
     let worker = support::first_worker(&env.sim);
     let root = env.sim.node_root(&worker);
     assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());

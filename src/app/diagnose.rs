@@ -95,12 +95,8 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
                 "options": journal.map(|j| j.options.clone()),
             });
             for (node, read) in &reads {
-                if let Ok(log) = read
-                    .as_ref()
-                    .map_err(|_| ())
-                    .and_then(|f| f.yurthub_log.clone().ok_or(()))
-                {
-                    files.push((format!("nodes/{node}/yurthub.log"), log));
+                if let Ok(Some(log)) = read.as_ref().map(|f| &f.yurthub_log) {
+                    files.push((format!("nodes/{node}/yurthub.log"), log.clone()));
                 }
             }
             files.insert(0, ("versions.json".into(), format!("{versions:#}\n")));

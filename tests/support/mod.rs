@@ -249,6 +249,26 @@ pub async fn run(mut cmd: tokio::process::Command, what: &str) -> Run {
     run
 }
 
+/// `yurtctl convert --profile PROFILE` with the tests' servant image and a 60 s Job timeout;
+/// it must succeed.
+pub async fn convert_profile(sim: &Sim, profile: &str) {
+    let run = yurtctl(
+        sim,
+        &[
+            "convert",
+            "--profile",
+            profile,
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
 /// The first worker node of `sim` (the layouts name them `worker…`, after the control planes).
 pub fn first_worker(sim: &Sim) -> String {
     sim.node_names()
