@@ -898,6 +898,8 @@ fn replace_braced(w: &Traced, env: &BTreeMap<String, Var>) -> (Traced, Option<Vi
     (out, via)
 }
 
+/// The files an `EnvironmentFile=` pattern names: `*` and `?` in the last component, as systemd
+/// globs it (systemd/systemd v255 src/core/execute.c, exec_context_load_environment).
 fn expand_glob(fs: &HostFs, pattern: &str) -> Result<Vec<String>> {
     let (dir, base) = pattern.rsplit_once('/').unwrap_or(("", pattern));
     if !base.contains(['*', '?']) {

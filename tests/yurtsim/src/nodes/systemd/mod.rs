@@ -1229,8 +1229,10 @@ impl LoadedUnit {
     }
 }
 
-/// EnvironmentFile= accepts glob patterns; we support `*`, `?` in the last component.
-/// Returns matching host paths, sorted (glob(3) order). A plain path is returned if it exists.
+/// EnvironmentFile= accepts glob patterns (systemd/systemd v255 src/core/execute.c,
+/// exec_context_load_environment: `safe_glob(path, GLOB_NOSORT|GLOB_BRACE, …)`); we support `*`,
+/// `?` in the last component, not braces, and return the matches sorted where systemd takes
+/// them in directory order. A plain path is returned if it exists.
 fn expand_glob(root: &Path, pattern: &str) -> Result<Vec<String>, UnitError> {
     let (dir, base) = pattern.rsplit_once('/').unwrap_or(("", pattern));
     if !base.contains(['*', '?']) {
