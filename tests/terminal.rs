@@ -95,12 +95,24 @@ async fn no_color_flag_and_plain_progress_in_a_terminal() {
     assert!(text.contains("[nodes/edge] node worker-1"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let env = sim().await;
+/// `convert` in a pseudo-terminal (`script`), run by a shell that records the terminal's
+/// settings (`stty -g`) before and after it, stopped at its prompt.
+struct AtThePrompt {
+    script: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+    seen: Vec<u8>,
+    at_prompt: usize,
+    dir: tempfile::TempDir,
+}
+
+async fn at_the_prompt(env: &support::SimEnv) -> AtThePrompt {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
     let cmd = format!(
-        "exec {BIN} --kubeconfig {} convert",
+        "stty -g > {d}/before; {BIN} --kubeconfig {} convert; code=$?; stty -g > {d}/after; \
+         exit $code",
         env.sim.kubeconfig_path().display()
     );
     // stdin stays open (a pipe we type into), so the prompt waits for a key
@@ -111,9 +123,10 @@ async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
         .env_remove("CI")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .expect("`script` (util-linux) is installed");
-    let mut stdin = script.stdin.take().unwrap();
+    let stdin = script.stdin.take().unwrap();
     let mut stdout = script.stdout.take().unwrap();
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
@@ -136,15 +149,99 @@ async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
         String::from_utf8_lossy(&seen)
     );
     let at_prompt = seen.len();
-    // the user presses Ctrl-C
-    stdin.write_all(b"\x03").await.unwrap();
-    stdin.flush().await.unwrap();
-    stdout.read_to_end(&mut seen).await.unwrap();
-    let status = script.wait().await.unwrap();
-    let after = String::from_utf8_lossy(&seen[at_prompt..]).into_owned();
-    eprintln!("--- after the prompt: {after:?}");
-    assert_eq!(status.code(), Some(130), "interrupted");
+    AtThePrompt {
+        script,
+        stdin,
+        stdout,
+        seen,
+        at_prompt,
+        dir,
+    }
+}
+
+impl AtThePrompt {
+    /// Reads to the end (at most 60 s: a run that hangs at its prompt fails here) and returns
+    /// convert's exit code, what the terminal showed after the prompt, and whether the
+    /// terminal's settings are what they were before convert.
+    async fn end(mut self) -> (Option<i32>, String, bool) {
+        use tokio::io::AsyncReadExt;
+        let ended = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            self.stdout.read_to_end(&mut self.seen),
+        )
+        .await;
+        let after = String::from_utf8_lossy(&self.seen[self.at_prompt..]).into_owned();
+        assert!(ended.is_ok(), "still running 60 s after the stop:\n{after}");
+        let status = self.script.wait().await.unwrap();
+        eprintln!("--- after the prompt: {after:?}");
+        let read = |f: &str| std::fs::read_to_string(self.dir.path().join(f)).unwrap();
+        (status.code(), after, read("before") == read("after"))
+    }
+
+    /// convert itself (the shell's child, `script`'s grandchild).
+    fn yurtctl_pid(&self) -> i32 {
+        let children = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default()
+        };
+        let shell: u32 = children(self.script.id().unwrap())
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("script runs a shell");
+        let yurtctl = children(shell);
+        yurtctl
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the shell runs yurtctl")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_prompt_restores_the_cursor_and_exits_130() {
+    use tokio::io::AsyncWriteExt;
+    let env = sim().await;
+    let mut run = at_the_prompt(&env).await;
+    // the user presses Ctrl-C: a key if the prompt reads already, else SIGINT from the terminal
+    run.stdin.write_all(b"\x03").await.unwrap();
+    run.stdin.flush().await.unwrap();
+    let (code, after, terminal_as_before) = run.end().await;
+    assert_eq!(code, Some(130), "interrupted");
     assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
+    assert!(terminal_as_before, "the terminal's settings are given back");
+    support::lease_gone(&env.sim, "kube-system", "yurtctl-lock").await;
+}
+
+/// SIGTERM while the prompt reads its key in raw mode (a CI job cancelled, `timeout`): the run
+/// ends at once with nothing changed, its lock released and the terminal as it was. The kernel
+/// may hand a process's signal to any of its threads, and a read on the terminal that the
+/// signal does not interrupt waits on for a key; so the signal goes to the thread that listens
+/// for stops, not to the one reading (where it would only interrupt the read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_at_the_prompt_gives_the_terminal_back_and_releases_the_lock() {
+    let env = sim().await;
+    let run = at_the_prompt(&env).await;
+    support::lease_taken(&env.sim, "kube-system", "yurtctl-lock").await;
+    // the prompt reads in raw mode once it is drawn: let it get there
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let pid = run.yurtctl_pid();
+    let listener = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| t.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .find(|tid| {
+            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+                .is_ok_and(|c| c.trim() == "stop-listener")
+        })
+        .expect("yurtctl has a thread that listens for stops");
+    // SAFETY: tgkill sends a signal to a thread of a process of this test's own
+    let sent = unsafe { libc::syscall(libc::SYS_tgkill, pid, listener, libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let (code, after, terminal_as_before) = run.end().await;
+    assert_eq!(code, Some(130), "stopped: {after}");
+    assert!(after.contains("nothing"), "says nothing changed: {after}");
+    assert!(after.contains("\x1b[?25h"), "the cursor is shown again");
+    assert!(terminal_as_before, "the terminal's settings are given back");
+    support::lease_gone(&env.sim, "kube-system", "yurtctl-lock").await;
 }
 
 /// Plain mode (CI) keeps a line per event and adds a count line per running phase of node

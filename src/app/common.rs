@@ -196,8 +196,10 @@ pub fn count_period() -> std::time::Duration {
 }
 
 /// The confirmation gate of mutating commands: `-y` passes; without a terminal the command
-/// refuses (it must never hang on a prompt); otherwise the user is asked.
-pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
+/// refuses (it must never hang on a prompt); otherwise the user is asked. A stop while the
+/// prompt waits (Ctrl-C before the prompt reads its key, SIGTERM) ends the wait: the prompt's
+/// read cannot be woken, so it is left on a thread of its own.
+pub async fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
     if g.yes {
         return Ok(());
     }
@@ -209,23 +211,44 @@ pub fn confirm(g: &GlobalArgs, prompt: &str) -> Result<(), Exit> {
         )
         .report());
     }
-    match dialoguer::Confirm::new()
-        .with_prompt(prompt)
-        .default(false)
-        .interact()
-    {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(CommandError::Declined("declined; nothing changed".into()).report()),
-        // Ctrl-C at the prompt: dialoguer returns without showing the cursor again
-        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-            let _ = console::Term::stderr().show_cursor();
-            Err(CommandError::Interrupted("\ninterrupted; nothing changed".into()).report())
+    let interrupted = || {
+        crate::output::terminal::give_back();
+        Err(CommandError::Interrupted("\ninterrupted; nothing changed".into()).report())
+    };
+    let prompting = crate::output::terminal::prompting();
+    let (tx, answer) = tokio::sync::oneshot::channel();
+    let prompt = prompt.to_owned();
+    std::thread::spawn(move || {
+        let answer = dialoguer::Confirm::new()
+            .with_prompt(prompt)
+            .default(false)
+            .interact();
+        tx.send(answer)
+    });
+    let answer = tokio::select! {
+        answer = answer => answer,
+        () = crate::exec::stop::asked() => return interrupted(),
+    };
+    prompting.answered();
+    match answer {
+        Ok(Ok(true)) => Ok(()),
+        Ok(Ok(false)) => Err(CommandError::Declined("declined; nothing changed".into()).report()),
+        // Ctrl-C read as a key: dialoguer returns without showing the cursor again
+        Ok(Err(dialoguer::Error::IO(e))) if e.kind() == std::io::ErrorKind::Interrupted => {
+            interrupted()
         }
-        Err(e) => {
-            let _ = console::Term::stderr().show_cursor();
+        Ok(Err(e)) => {
+            crate::output::terminal::give_back();
             Err(CommandError::NoConfirmation(format!(
                 "cannot ask for confirmation ({e}); nothing changed; pass -y/--yes"
             ))
+            .report())
+        }
+        Err(_) => {
+            crate::output::terminal::give_back();
+            Err(CommandError::NoConfirmation(
+                "the prompt ended without an answer; nothing changed; pass -y/--yes".into(),
+            )
             .report())
         }
     }

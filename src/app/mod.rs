@@ -57,13 +57,13 @@ pub fn run(cli: Cli) -> Exit {
     // a node's servant keeps the default signal handling: its Job's end is its stop
     if !matches!(cli.command, Command::NodeServant { .. }) {
         let on_stop = if std::io::stderr().is_terminal() {
-            crate::output::terminal::show_cursor
+            crate::output::terminal::give_back
         } else {
             || {}
         };
         crate::exec::stop::listen(on_stop);
     }
-    match cli.command {
+    let exit = match cli.command {
         Command::Convert(cmd) => convert::run(&cli.global, &cmd),
         Command::Revert(cmd) => revert::run(&cli.global, &cmd),
         Command::Upgrade(cmd) => upgrade::run(&cli.global, &cmd),
@@ -76,5 +76,8 @@ pub fn run(cli: Cli) -> Exit {
         Command::Playground(p) => playground::run(&cli.global, &p),
         Command::NodeServant { command } => node_servant::run(&cli.global, command),
         Command::Staticpod(command) => staticpod::run(&cli.global, command),
-    }
+    };
+    // a prompt a stop left behind may have put the terminal in raw mode since
+    crate::output::terminal::restore_what_a_prompt_found();
+    exit
 }

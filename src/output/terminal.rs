@@ -1,5 +1,5 @@
 //! Terminal decisions made once per run: which reporter shows progress, whether colours are on,
-//! and the cursor restored when the user presses Ctrl-C.
+//! and the terminal given back as it was when the user presses Ctrl-C.
 
 /// How progress reaches stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,10 +84,56 @@ pub fn apply_color_choice(allowed: bool) {
     }
 }
 
-/// On a terminal a stop (Ctrl-C) must not leave the cursor hidden: a prompt or a bar may have
-/// hidden it. Called on each stop (`exec::stop::listen`), before the run ends its own way.
-pub fn show_cursor() {
+/// On a terminal a stop (Ctrl-C, SIGTERM) must not leave the cursor hidden (a prompt or a bar
+/// may have hidden it) nor the terminal in the raw mode a prompt reads its key in. Called on
+/// each stop (`exec::stop::listen`), before the run ends its own way, and when the run ends.
+pub fn give_back() {
+    restore_what_a_prompt_found();
     let _ = console::Term::stderr().show_cursor();
+}
+
+/// The terminal's settings back as a prompt that never answered found them (nothing else).
+pub fn restore_what_a_prompt_found() {
+    #[cfg(unix)]
+    if let Some(settings) = *prompt_found() {
+        // SAFETY: tcsetattr reads a termios that tcgetattr filled
+        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &settings) };
+    }
+}
+
+/// The terminal's settings as the prompt being shown found them (stdin is a terminal).
+#[cfg(unix)]
+fn prompt_found() -> std::sync::MutexGuard<'static, Option<libc::termios>> {
+    static FOUND: std::sync::Mutex<Option<libc::termios>> = std::sync::Mutex::new(None);
+    FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Held while a prompt reads its answer from the terminal on stdin. The prompt puts the
+/// terminal in raw mode and reads on a thread that a stop cannot wake, so a run that stops
+/// there leaves before the prompt does: [`give_back`] then restores what the prompt found.
+/// Dropped once the prompt has answered.
+pub struct Prompting(());
+
+pub fn prompting() -> Prompting {
+    #[cfg(unix)]
+    {
+        let mut settings = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: tcgetattr fills the termios when it returns 0
+        if unsafe { libc::tcgetattr(libc::STDIN_FILENO, settings.as_mut_ptr()) } == 0 {
+            *prompt_found() = Some(unsafe { settings.assume_init() });
+        }
+    }
+    Prompting(())
+}
+
+impl Prompting {
+    /// The prompt answered and restored the terminal itself.
+    pub fn answered(self) {
+        #[cfg(unix)]
+        prompt_found().take();
+    }
 }
 
 #[cfg(test)]

@@ -385,6 +385,14 @@ pub async fn lease_taken(sim: &Sim, ns: &str, name: &str) {
     }
 }
 
+/// Lease `ns/name` is gone: the run that held it released its lock before it exited.
+pub async fn lease_gone(sim: &Sim, ns: &str, name: &str) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let leases: kube::Api<Lease> = kube::Api::namespaced(kube_client(sim).await, ns);
+    let lease = leases.get_opt(name).await.expect("read the Lease");
+    assert!(lease.is_none(), "Lease {ns}/{name} still held: {lease:?}");
+}
+
 /// A kubeconfig for ServiceAccount `kube-system/NAME` that may only read (get, list, watch
 /// everything): a yurtctl run under it that tried to write anything would be refused with 403,
 /// so one that exits cleanly proves it wrote nothing.

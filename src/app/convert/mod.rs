@@ -168,7 +168,7 @@ async fn decide_and_run(
     } else {
         eprint!("{}", plan::render_summary(&plan));
     }
-    if let Err(exit) = confirm(g, "Convert this cluster?") {
+    if let Err(exit) = confirm(g, "Convert this cluster?").await {
         return exit;
     }
 

@@ -140,7 +140,7 @@ async fn decide_and_run(
     } else {
         eprint!("{}", render_summary(&plan));
     }
-    if let Err(exit) = confirm(g, "Revert this cluster?") {
+    if let Err(exit) = confirm(g, "Revert this cluster?").await {
         return exit;
     }
     let ended = runner::run(&phases::table(), &mut run).await;

@@ -105,7 +105,9 @@ async fn adopt(g: &GlobalArgs, cmd: &AdoptCmd, ctx: &Context) -> Exit {
             "create {what} from what {} node(s) run, for yurt-manager to manage?",
             ctx.mirrors.len()
         ),
-    ) {
+    )
+    .await
+    {
         return e;
     }
     match yurtstaticset::create(&ctx.cluster, &ns, &cmd.name, &spec, false).await {

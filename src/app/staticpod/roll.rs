@@ -85,7 +85,7 @@ pub(super) async fn run_table(
     for l in plan {
         eprintln!("{l}");
     }
-    if let Err(e) = confirm(g, prompt) {
+    if let Err(e) = confirm(g, prompt).await {
         return e;
     }
     let ended = crate::exec::phases::run(&phases::table(), &mut run).await;

@@ -241,7 +241,7 @@ async fn decide_and_run(
     }
 
     eprint!("{}", plan.render_text());
-    if let Err(exit) = confirm(g, "Upgrade this cluster?") {
+    if let Err(exit) = confirm(g, "Upgrade this cluster?").await {
         return exit;
     }
 
