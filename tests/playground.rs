@@ -187,6 +187,7 @@ async fn ctrl_c_during_a_step_shuts_the_cluster_down() {
         .env_remove("CI")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .expect("`script` (util-linux) is installed");
     let mut stdin = script.stdin.take().unwrap();
@@ -205,9 +206,14 @@ async fn ctrl_c_during_a_step_shuts_the_cluster_down() {
     assert!(started.is_ok(), "{}", String::from_utf8_lossy(&seen));
     stdin.write_all(b"\x03").await.unwrap();
     stdin.flush().await.unwrap();
-    stdout.read_to_end(&mut seen).await.unwrap();
-    let status = script.wait().await.unwrap();
+    let ended = tokio::time::timeout(
+        std::time::Duration::from_secs(300),
+        stdout.read_to_end(&mut seen),
+    )
+    .await;
     let text = String::from_utf8_lossy(&seen).into_owned();
+    assert!(ended.is_ok(), "still running 300 s after Ctrl-C:\n{text}");
+    let status = script.wait().await.unwrap();
     eprintln!("{text}");
     assert_eq!(status.code(), Some(130));
     assert!(text.contains("shutting the simulated cluster down"));

@@ -326,6 +326,7 @@ pub async fn act_at(
     use tokio::io::{AsyncBufReadExt, BufReader};
     let mut child = cmd
         .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .expect("yurtctl starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
@@ -343,10 +344,14 @@ pub async fn act_at(
         }
     }
     act(&child);
-    while let Ok(Some(l)) = lines.next_line().await {
-        seen.push_str(&l);
-        seen.push('\n');
-    }
+    let rest = tokio::time::timeout(Duration::from_secs(300), async {
+        while let Ok(Some(l)) = lines.next_line().await {
+            seen.push_str(&l);
+            seen.push('\n');
+        }
+    })
+    .await;
+    assert!(rest.is_ok(), "still running 300 s after acting:\n{seen}");
     let status = child.wait().await.unwrap();
     eprintln!("--- run acted on:\n{seen}");
     (status.code(), seen)
