@@ -291,12 +291,18 @@ pub(super) fn prepare_volumes(
         }
         let vdir = dir.join(&name);
         std::fs::create_dir_all(&vdir).map_err(|e| e.to_string())?;
+        // Each file appears whole: the kubelet publishes a volume's payload at once (a new
+        // timestamped directory behind the `..data` symlink, kubernetes/kubernetes@v1.37.2
+        // pkg/volume/util/atomic_writer.go), so a reader never sees a half-written token. The
+        // sim renames each file into place instead.
         let write = |file: &str, data: &[u8]| -> Result<(), String> {
             let path = resolve_under(&vdir, file);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-            }
-            std::fs::write(&path, data).map_err(|e| e.to_string())
+            let parent = path.parent().unwrap_or(&vdir);
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let tmp = parent.join(format!("..{name}.tmp"));
+            std::fs::write(&tmp, data).map_err(|e| e.to_string())?;
+            std::fs::rename(&tmp, &path).map_err(|e| e.to_string())
         };
         let source = |kind: &str, src: &Value| -> Result<(), String> {
             let obj_name = src["name"]
