@@ -149,14 +149,14 @@ fn resource_matches(rule_resources: &Value, resource: &str, sub: Option<&str>) -
     })
 }
 
-/// `equivalent`: the webhook's matchPolicy is Equivalent (the v1 default), so a request through
-/// another version of the same group and resource is sent to it too (converted).
+/// Whether `rule` matches a request for `res` at `version` (`None`: any version, for a
+/// built-in under matchPolicy Equivalent).
 fn rule_matches(
     rule: &Value,
     res: &ResourceInfo,
+    version: Option<&str>,
     op: &str,
     sub: Option<&str>,
-    equivalent: bool,
 ) -> bool {
     let scope_ok = match rule["scope"].as_str().unwrap_or("*") {
         "Cluster" => !res.namespaced,
@@ -166,7 +166,7 @@ fn rule_matches(
     scope_ok
         && list_has(&rule["operations"], op)
         && list_has(&rule["apiGroups"], &res.group)
-        && (equivalent || list_has(&rule["apiVersions"], &res.version))
+        && version.is_none_or(|v| list_has(&rule["apiVersions"], v))
         && resource_matches(&rule["resources"], &res.resource, sub)
 }
 
@@ -263,6 +263,69 @@ fn no_endpoints(target: &str, svc_name: &str) -> String {
     format!("Post \"{target}\": no endpoints available for service \"{svc_name}\"")
 }
 
+/// The version a webhook is called with, if it is called: the request's when a rule names it;
+/// else, under matchPolicy Equivalent (the v1 default), for a custom resource the first other
+/// version of it that a rule names, rules in order, and for a built-in the request's
+/// (k8s.io/apiserver v0.37.2 pkg/admission/plugin/webhook/generic/webhook.go, ShouldCallHook;
+/// the equivalents of a custom resource are its CRD's versions, in order).
+fn invocation_version(
+    api: &Api,
+    wh: &Value,
+    res: &ResourceInfo,
+    op: &str,
+    sub: Option<&str>,
+) -> Option<String> {
+    let rules = wh["rules"].as_array()?;
+    if rules
+        .iter()
+        .any(|r| rule_matches(r, res, Some(&res.version), op, sub))
+    {
+        return Some(res.version.clone());
+    }
+    if wh["matchPolicy"].as_str().unwrap_or("Equivalent") != "Equivalent" {
+        return None;
+    }
+    if res.builtin {
+        return rules
+            .iter()
+            .any(|r| rule_matches(r, res, None, op, sub))
+            .then(|| res.version.clone());
+    }
+    let crd = api.get_opt(
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "",
+        &format!("{}.{}", res.resource, res.group),
+    )?;
+    let versions: Vec<String> = crate::api::crd::version_names(&crd)
+        .into_iter()
+        .filter(|v| *v != res.version)
+        .collect();
+    rules.iter().find_map(|r| {
+        versions
+            .iter()
+            .find(|v| rule_matches(r, res, Some(v), op, sub))
+            .cloned()
+    })
+}
+
+/// Patches (one per top-level field) that turn `from` into `to`.
+fn top_level_changes(from: &Value, to: &Value) -> Vec<(String, Value)> {
+    let keys: std::collections::BTreeSet<&String> = from
+        .as_object()
+        .into_iter()
+        .chain(to.as_object())
+        .flat_map(|m| m.keys())
+        .collect();
+    keys.into_iter()
+        .filter(|k| from.get(k.as_str()) != to.get(k.as_str()))
+        .map(|k| {
+            let v = to.get(k.as_str()).cloned().unwrap_or(Value::Null);
+            (format!("/{}", k.replace('~', "~0").replace('/', "~1")), v)
+        })
+        .collect()
+}
+
 /// Runs the mutating (`mutating`) or validating webhooks registered for this request, in
 /// configuration-name order; the patches the mutating ones return (to apply to the object).
 #[allow(clippy::too_many_arguments)]
@@ -295,14 +358,9 @@ pub fn admit(
     let mut current = review.new.cloned();
     for cfg in configs {
         for wh in cfg["webhooks"].as_array().into_iter().flatten() {
-            let equivalent = wh["matchPolicy"].as_str().unwrap_or("Equivalent") == "Equivalent";
-            if !wh["rules"].as_array().is_some_and(|rules| {
-                rules
-                    .iter()
-                    .any(|r| rule_matches(r, res, op, sub, equivalent))
-            }) {
+            let Some(version) = invocation_version(api, wh, res, op, sub) else {
                 continue;
-            }
+            };
             let obj = current.as_ref().or(review.old).unwrap_or(&Value::Null);
             let ns_labels = if res.namespaced {
                 api.get_opt("", "namespaces", "", ns)
@@ -329,11 +387,34 @@ pub fn admit(
             };
             let Some(server) = server else { continue };
             let path = wh["clientConfig"]["service"]["path"].as_str().unwrap_or("");
-            let r = Review {
-                operation: review.operation,
-                user: review.user,
-                old: review.old,
-                new: current.as_ref(),
+            // the objects in the webhook's version (a custom resource through another version
+            // of it under matchPolicy Equivalent), as the dispatcher converts them
+            let converted = if version == res.version {
+                None
+            } else {
+                let conversion = api.conversion(res).ok_or_else(|| {
+                    ApiError::internal(format!("no conversion of {} to {version}", res.resource))
+                })?;
+                let to = |o: Option<&Value>| {
+                    o.map(|o| conversion.convert(o, &version))
+                        .transpose()
+                        .map_err(|e| ApiError::internal(e.message))
+                };
+                Some((to(current.as_ref())?, to(review.old)?, conversion))
+            };
+            let r = match &converted {
+                None => Review {
+                    operation: review.operation,
+                    user: review.user,
+                    old: review.old,
+                    new: current.as_ref(),
+                },
+                Some((new, old, _)) => Review {
+                    operation: review.operation,
+                    user: review.user,
+                    old: old.as_ref(),
+                    new: new.as_ref(),
+                },
             };
             // controller-runtime's webhook server answers an unregistered path with 404
             // (the message below is the client's generic text for it, not verified verbatim)
@@ -343,14 +424,31 @@ pub fn admit(
                 ))
             });
             match verdict {
-                Verdict::Allowed(p) => {
-                    if mutating && let Some(obj) = current.as_mut() {
+                Verdict::Allowed(p) => match (&converted, current.as_mut()) {
+                    (None, Some(obj)) if mutating => {
                         for (ptr, v) in &p {
                             apply_patch(obj, ptr, v);
                         }
                         patches.extend(p);
                     }
-                }
+                    // patched in the webhook's version, then converted back: the request's
+                    // object changes where the round trip changed it
+                    (Some((Some(new), _, conversion)), Some(obj)) if mutating && !p.is_empty() => {
+                        let mut theirs = new.clone();
+                        for (ptr, v) in &p {
+                            apply_patch(&mut theirs, ptr, v);
+                        }
+                        let back = conversion
+                            .convert(&theirs, &res.version)
+                            .map_err(|e| ApiError::internal(e.message))?;
+                        let p = top_level_changes(obj, &back);
+                        for (ptr, v) in &p {
+                            apply_patch(obj, ptr, v);
+                        }
+                        patches.extend(p);
+                    }
+                    _ => {}
+                },
                 Verdict::Denied(status) => return Err(denied(name, status)),
                 Verdict::CallFailed(why) if fail => return Err(ApiError::internal(why)),
                 Verdict::CallFailed(_) => {}
@@ -376,7 +474,7 @@ pub fn any_rule(api: &Api, res: &ResourceInfo, op: &str, sub: Option<&str>) -> b
             cfg["webhooks"].as_array().into_iter().flatten().any(|wh| {
                 wh["rules"]
                     .as_array()
-                    .is_some_and(|rules| rules.iter().any(|r| rule_matches(r, res, op, sub, true)))
+                    .is_some_and(|rules| rules.iter().any(|r| rule_matches(r, res, None, op, sub)))
             })
         })
     })
@@ -393,15 +491,33 @@ mod tests {
         let pods = r.lookup("", "v1", "pods").unwrap();
         let nodes = r.lookup("", "v1", "nodes").unwrap();
         let rule = json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]});
-        assert!(rule_matches(&rule, &pods, "CREATE", None, false));
-        assert!(!rule_matches(&rule, &pods, "DELETE", None, false));
-        assert!(!rule_matches(&rule, &pods, "UPDATE", Some("status"), false));
-        assert!(!rule_matches(&rule, &nodes, "CREATE", None, false));
+        assert!(rule_matches(&rule, &pods, Some("v1"), "CREATE", None));
+        assert!(!rule_matches(&rule, &pods, Some("v1"), "DELETE", None));
+        assert!(!rule_matches(
+            &rule,
+            &pods,
+            Some("v1"),
+            "UPDATE",
+            Some("status")
+        ));
+        assert!(!rule_matches(&rule, &nodes, Some("v1"), "CREATE", None));
         let star = json!({"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*/*"], "scope": "Namespaced"});
-        assert!(rule_matches(&star, &pods, "DELETE", Some("status"), false));
-        assert!(!rule_matches(&star, &nodes, "CREATE", None, false));
+        assert!(rule_matches(
+            &star,
+            &pods,
+            Some("v1"),
+            "DELETE",
+            Some("status")
+        ));
+        assert!(!rule_matches(&star, &nodes, Some("v1"), "CREATE", None));
         let sub = json!({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods/status"]});
-        assert!(rule_matches(&sub, &pods, "UPDATE", Some("status"), false));
-        assert!(!rule_matches(&sub, &pods, "UPDATE", None, false));
+        assert!(rule_matches(
+            &sub,
+            &pods,
+            Some("v1"),
+            "UPDATE",
+            Some("status")
+        ));
+        assert!(!rule_matches(&sub, &pods, Some("v1"), "UPDATE", None));
     }
 }
