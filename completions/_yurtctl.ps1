@@ -161,6 +161,7 @@ Register-ArgumentCompleter -Native -CommandName 'yurtctl' -ScriptBlock {
             [CompletionResult]::new('--pause', '--pause', [CompletionResultType]::ParameterName, 'Change the components and labels but move no node (re-run without --pause to resume)')
             [CompletionResult]::new('--force-unlock', '--force-unlock', [CompletionResultType]::ParameterName, 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)')
             [CompletionResult]::new('--force-conflicts', '--force-conflicts', [CompletionResultType]::ParameterName, 'Take over fields of our objects that other field managers own (server-side apply)')
+            [CompletionResult]::new('--rollback', '--rollback', [CompletionResultType]::ParameterName, 'Return the cluster to the release and options the last upgrade came from, from any mix of moved and unmoved nodes (the rollout flags apply; the target is the journal''s)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More log detail on stderr (-v debug, -vv trace)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only warnings and errors on stderr')

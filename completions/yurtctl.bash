@@ -1845,7 +1845,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__upgrade)
-            opts="-l -v -q -o -n -y -h --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --max-unavailable --partition --priority --canary --max-failures --pause --job-timeout --force-unlock --skip-phases --ignore-preflight-errors --force-conflicts --selector --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-l -v -q -o -n -y -h --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --max-unavailable --partition --priority --canary --max-failures --pause --job-timeout --force-unlock --skip-phases --ignore-preflight-errors --force-conflicts --selector --rollback --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -155,6 +155,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --pause 'Change the components and labels but move no node (re-run without --pause to resume)'
             cand --force-unlock 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
             cand --force-conflicts 'Take over fields of our objects that other field managers own (server-side apply)'
+            cand --rollback 'Return the cluster to the release and options the last upgrade came from, from any mix of moved and unmoved nodes (the rollout flags apply; the target is the journal''s)'
             cand -v 'More log detail on stderr (-v debug, -vv trace)'
             cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
             cand -q 'Only warnings and errors on stderr'

@@ -170,6 +170,7 @@ none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l pause -d 'Change the components and labels but move no node (re-run without --pause to resume)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-unlock -d 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l force-conflicts -d 'Take over fields of our objects that other field managers own (server-side apply)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -l rollback -d 'Return the cluster to the release and options the last upgrade came from, from any mix of moved and unmoved nodes (the rollout flags apply; the target is the journal\'s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s q -l quiet -d 'Only warnings and errors on stderr'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand upgrade" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'

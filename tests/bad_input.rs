@@ -567,6 +567,20 @@ const ROWS: &[Row] = &[
         USAGE,
         "\"0\"",
     ),
+    row(
+        "upgrade: --rollback with a target",
+        &[
+            "upgrade",
+            "--kubeconfig",
+            "@kc",
+            "-y",
+            "--rollback",
+            "--profile",
+            "openyurt-v1.7",
+        ],
+        USAGE,
+        "--profile",
+    ),
     // --- revert and staticpod
     row(
         "revert: bad node name",

@@ -255,6 +255,158 @@ async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
     assert!(support::journal_state(&env.client).await.is_none());
 }
 
+/// `upgrade --rollback` from a half-upgraded cluster (a canary moved one worker to v1.7): the
+/// NodePools are stored at v1beta1 again while v1.7's webhook still converts, v1.6's
+/// components come back, the moved worker's YurtHub goes back into its static pod, the others
+/// are left alone, and what only v1.7 had is deleted. The user's pool and set survive; the
+/// journal is as before the upgrade, so `revert` still restores every node root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_half_upgraded_cluster_rolls_back_and_revert_still_restores_every_node() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;
+    let before = trees(&env.sim);
+    convert_v16(&env).await;
+    users_pool(&env).await;
+    let sets =
+        Api::<DynamicObject>::namespaced_with(env.client.clone(), "default", &yurtstaticsets());
+    let set_before = sets
+        .create(&PostParams::default(), &users_set())
+        .await
+        .unwrap();
+    let journal_v16 = support::journal_state(&env.client).await.unwrap();
+    let workers = support::workers(&env.sim);
+    let labels_v16 = node_labels(&env, &workers[0]).await;
+
+    // nothing to roll back yet
+    let none = support::yurtctl(&env.sim, &["upgrade", "--rollback", "-y"]).await;
+    assert_eq!(none.code, 3, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("nothing to roll back"),
+        "{}",
+        none.stderr
+    );
+
+    let canary = support::yurtctl(&env.sim, &upgrade_args(&["--canary", "1", "-o", "json"])).await;
+    assert_eq!(canary.code, 0, "{}", canary.stderr);
+    let moved: Vec<String> = workers
+        .iter()
+        .filter(|w| result_of(&canary.json(), w) == "upgraded")
+        .cloned()
+        .collect();
+    assert_eq!(moved.len(), 1, "{:#}", canary.json());
+    let (moved, root) = (&moved[0], env.sim.node_root(&moved[0]));
+    assert!(root.join("etc/systemd/system/yurthub.service").is_file());
+
+    // the plan says the storage goes back first, and a dry run changes nothing
+    let rollback = |extra: &[&'static str]| {
+        let mut args = vec![
+            "upgrade",
+            "--rollback",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let dry = support::yurtctl(&env.sim, &rollback(&["--dry-run"])).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    for words in [
+        "Plan: roll back openyurt-v1.7 (OpenYurt v1.7.0) to openyurt-v1.6 (OpenYurt v1.6.1)",
+        "customresourcedefinition/nodepools.apps.openyurt.io first the running CRD with \
+         v1beta1 as storage",
+        &format!("Job yurtctl-upgrade-{moved}: node-servant upgrade to YurtHub v1.6.1"),
+        "/etc/systemd/system/yurthub.service: YurtHub's systemd unit, stopped and disabled first",
+    ] {
+        assert!(dry.stdout.contains(words), "{words}:\n{}", dry.stdout);
+    }
+    assert!(root.join("etc/systemd/system/yurthub.service").is_file());
+
+    let run = support::yurtctl(&env.sim, &rollback(&["-o", "json"])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["rollback"], true, "{r:#}");
+    assert_eq!(r["to"]["openyurtVersion"], "v1.6.1", "{r:#}");
+    assert_eq!(r["finished"], true, "{r:#}");
+    for n in support::workers(&env.sim) {
+        let want = if &n == moved {
+            "rolled-back"
+        } else {
+            "already-rolled-back"
+        };
+        assert_eq!(result_of(&r, &n), want, "{n}: {r:#}");
+    }
+    assert!(
+        r["migrated"]["nodepools.apps.openyurt.io"]
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{r:#}"
+    );
+
+    // the moved worker runs YurtHub v1.6 in its static pod again, the service gone
+    assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
+    for gone in [
+        "etc/systemd/system/yurthub.service",
+        "etc/systemd/system/yurthub.service.d/10-yurthub.conf",
+        "usr/local/bin/yurthub",
+    ] {
+        assert!(!root.join(gone).exists(), "{gone} is still there");
+    }
+    all_ready(&env.client).await;
+    assert_eq!(node_labels(&env, &workers[0]).await, labels_v16);
+    let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
+        .get("yurt-manager")
+        .await
+        .unwrap();
+    let image = manager.spec.unwrap().template.spec.unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap();
+    assert!(image.ends_with(":v1.6.1"), "{image}");
+
+    // NodePools are stored at v1beta1 only, under v1.6's CRD; the user's pool as it was
+    let crd = Api::<CustomResourceDefinition>::all(env.client.clone())
+        .get("nodepools.apps.openyurt.io")
+        .await
+        .unwrap();
+    let served: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
+    assert_eq!(served, ["v1alpha1", "v1beta1"]);
+    assert_eq!(crd.status.unwrap().stored_versions.unwrap(), ["v1beta1"]);
+    let pool = Api::<DynamicObject>::all_with(env.client.clone(), &nodepools("v1beta1"))
+        .get("hangzhou")
+        .await
+        .unwrap();
+    assert_eq!(pool.data["spec"]["type"], "Edge", "{:#}", pool.data);
+    assert_eq!(pool.metadata.labels.unwrap()["team"], "edge-ops");
+    let set = sets.get("users-web").await.unwrap();
+    assert_eq!(set.data["spec"], set_before.data["spec"], "{:#}", set.data);
+
+    // v1.6's YurtStaticSets are back, and the journal is as before the upgrade
+    let hub_sets = Api::<DynamicObject>::namespaced_with(env.client.clone(), NS, &yurtstaticsets());
+    assert!(hub_sets.get_opt("yurt-hub").await.unwrap().is_some());
+    let journal = support::journal_state(&env.client).await.unwrap();
+    assert_eq!(journal["profile"], "openyurt-v1.6");
+    assert!(journal.get("upgrade").is_none(), "{journal:#}");
+    assert_eq!(journal["options"], journal_v16["options"]);
+
+    // rolled back: nothing is left to roll back
+    let again = support::yurtctl(&env.sim, &rollback(&[])).await;
+    assert_eq!(again.code, 3, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("nothing to roll back"),
+        "{}",
+        again.stderr
+    );
+
+    sets.delete("users-web", &Default::default()).await.unwrap();
+    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
+    assert_eq!(revert.code, 0, "{}", revert.stderr);
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upgrade_stopped_after_the_edge_nodes_resumes_where_it_stopped() {
     let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;

@@ -24,12 +24,14 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
         let load = |name: &str| crate::render::Profile::load(name).ok();
         let j = snap.journal.as_ref();
         let profile = j.and_then(|j| load(&j.profile));
-        // the profile an unfinished upgrade started from: its nodes not moved yet still run it
-        let from = j
+        // the profiles of an upgrade or rollback under way: a node runs the one its upgrade
+        // record says
+        let moving = j
             .and_then(|j| j.upgrade.as_ref())
-            .filter(|u| !u.finished)
-            .and_then(|u| load(&u.from_profile));
-        let status = build(&snap, &hubs, profile.as_ref(), from.as_ref());
+            .filter(|u| !u.finished || u.rolling_back)
+            .and_then(|u| Some((load(&u.from_profile)?, load(&u.to_profile)?)));
+        let moving = moving.as_ref().map(|(a, b)| (a, b));
+        let status = build(&snap, &hubs, profile.as_ref(), moving);
         if !print_structured(g, &status) {
             print!("{}", status_table(&status));
         }
@@ -38,12 +40,12 @@ pub fn run(g: &GlobalArgs, _cmd: &StatusCmd) -> Exit {
 }
 
 /// The status object from the snapshot, the YurtHub pods, the journal's profile and, during an
-/// upgrade, the profile it started from (pure).
+/// upgrade or its rollback, the profiles it goes from and to (pure).
 pub fn build(
     snap: &ClusterSnapshot,
     hubs: &[(String, bool)],
     profile: Option<&Profile>,
-    upgrading_from: Option<&Profile>,
+    moving: Option<(&Profile, &Profile)>,
 ) -> Status {
     let j: Option<&Journal> = snap.journal.as_ref();
     let pool_label = profile
@@ -52,13 +54,15 @@ pub fn build(
     // the release and YurtHub's mode a converted node runs
     let release = |node: &str| -> Option<(String, bool)> {
         let j = j?;
-        let upgrade = j.upgrade.as_ref().filter(|u| !u.finished);
+        let upgrade = j.upgrade.as_ref().filter(|u| !u.finished || u.rolling_back);
+        // a rollback forgets a node's record once the node is back
         let moved = j
             .phase(node, plan::UPGRADE_ACTION)
             .is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done);
-        let (version, p) = match (upgrade, upgrading_from) {
-            (Some(u), Some(from)) if !moved => (u.from_version.clone(), from),
-            (Some(u), _) => (u.to_version.clone(), profile?),
+        let (version, p) = match (upgrade, moving) {
+            (Some(u), Some((from, _))) if !moved => (u.from_version.clone(), from),
+            (Some(u), Some((_, to))) => (u.to_version.clone(), to),
+            (Some(u), None) => (u.to_version.clone(), profile?),
             (None, _) => {
                 let p = profile?;
                 let v = j.options.get("openyurtVersion").and_then(|v| v.as_str());

@@ -34,7 +34,10 @@ pub(super) fn upgrade_long_about() -> String {
          YurtHub's certificates and cache and the kubelet's kubeconfig, so workload pods keep \
          their API address and are not restarted. A run stopped anywhere resumes where it \
          stopped when run again; `yurtctl revert` after an upgrade restores every node as it \
-         was before convert.",
+         was before convert. `--rollback` returns a partly or fully upgraded cluster to the \
+         release it came from: CRD objects are stored at that release's versions again first, \
+         its components are applied, each moved node's YurtHub moves back, and what only the \
+         newer release had is deleted.",
         crate::plan::phases::id_list::<crate::plan::upgrade::UpgradePhase>()
     )
 }
@@ -120,6 +123,11 @@ pub struct UpgradeCmd {
     /// moved the rest
     #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = super::values::node_selector)]
     pub selector: Option<crate::selector::Selector>,
+
+    /// Return the cluster to the release and options the last upgrade came from, from any mix
+    /// of moved and unmoved nodes (the rollout flags apply; the target is the journal's)
+    #[arg(long, conflicts_with_all = ["profile", "openyurt_version", "image_repository", "images"])]
+    pub rollback: bool,
 }
 
 impl UpgradeCmd {
@@ -157,6 +165,7 @@ impl UpgradeCmd {
                 .unwrap_or_default(),
             force_conflicts: self.force_conflicts,
             selector: self.selector.clone(),
+            rollback: self.rollback,
         }
     }
 }

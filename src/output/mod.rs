@@ -198,6 +198,12 @@ pub enum NodeOutcome {
     Partitioned,
     /// Upgrade: left for a later run by `--canary` or `--pause`.
     Pending,
+    /// `upgrade --rollback`: the node's Job moved its YurtHub back to the release the upgrade
+    /// came from.
+    RolledBack,
+    /// `upgrade --rollback`: on that release already (the upgrade never moved it, or an
+    /// earlier run of the rollback moved it back).
+    AlreadyRolledBack,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

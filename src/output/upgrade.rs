@@ -27,6 +27,9 @@ pub struct UpgradeResult {
     pub migrated: BTreeMap<String, usize>,
     /// Every phase ran: the cluster is at `to`.
     pub finished: bool,
+    /// `upgrade --rollback`: `to` is the release the upgrade came from.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rollback: bool,
 }
 
 impl UpgradeResult {
@@ -42,6 +45,7 @@ impl UpgradeResult {
             deleted_objects: Vec::new(),
             migrated: BTreeMap::new(),
             finished: false,
+            rollback: false,
         }
     }
 }

@@ -271,10 +271,18 @@ pub async fn convert_profile(sim: &Sim, profile: &str) {
 
 /// The first worker node of `sim` (the layouts name them `worker…`, after the control planes).
 pub fn first_worker(sim: &Sim) -> String {
-    sim.node_names()
+    workers(sim).into_iter().next().expect("a worker node")
+}
+
+/// The worker nodes of `sim`, in name order.
+pub fn workers(sim: &Sim) -> Vec<String> {
+    let mut w: Vec<String> = sim
+        .node_names()
         .into_iter()
-        .find(|n| n.starts_with("worker"))
-        .expect("a worker node")
+        .filter(|n| n.starts_with("worker"))
+        .collect();
+    w.sort();
+    w
 }
 
 /// A simulated cluster with a kube-rs client for it.

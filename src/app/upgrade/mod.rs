@@ -5,6 +5,7 @@
 //! everything convert and the upgrade did.
 
 mod phases;
+mod results;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,8 +25,8 @@ use crate::exec::phases::{self as runner, Ended};
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, Reporter, UpgradeResult};
 use crate::plan::upgrade::{
-    Decision, ObjectKey, Upgrade, UpgradeInputs, UpgradeOptions, UpgradePlan, component_plan,
-    crd_changes, decide, node_files, object_changes,
+    Decision, ObjectKey, RouteKind, StorageBridge, Upgrade, UpgradeInputs, UpgradeOptions,
+    UpgradePlan, component_plan, crd_changes, decide, node_files, object_changes, storage_bridges,
 };
 use crate::plan::{self, Plan, PlanError};
 use crate::render::{Profile, RenderedObject};
@@ -47,26 +48,29 @@ fn load(name: &str) -> Option<Profile> {
 
 async fn upgrade(g: &GlobalArgs, cmd: &UpgradeCmd, rep: &dyn Reporter) -> Exit {
     let opts = cmd.options();
-    let to = match Profile::load(&opts.profile) {
-        Ok(p) => p,
-        Err(e) => return CommandError::from(e).report(),
-    };
-    // what the flags alone show wrong, before the cluster is contacted
-    let mut flags = plan::ConvertOptions {
-        profile: to.name.clone(),
-        ..Default::default()
-    };
-    cmd.images.apply(&mut flags);
-    if let Err(e) = plan::check_images(&flags, &to) {
-        return CommandError::from(e).report();
+    // what the flags alone show wrong, before the cluster is contacted (a rollback's target
+    // is in the journal, and it takes no image flags but --servant-image)
+    if !opts.rollback {
+        let to = match Profile::load(&opts.profile) {
+            Ok(p) => p,
+            Err(e) => return CommandError::from(e).report(),
+        };
+        let mut flags = plan::ConvertOptions {
+            profile: to.name.clone(),
+            ..Default::default()
+        };
+        cmd.images.apply(&mut flags);
+        if let Err(e) = plan::check_images(&flags, &to) {
+            return CommandError::from(e).report();
+        }
     }
     let cluster = match connect_from(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
     };
     let wanted = !g.dry_run.enabled() && !opts.skip_phases.contains(plan::LOCK);
-    let planner = |s: &ClusterSnapshot| decide(s, &opts, &to, &load).map(drop);
-    let run = async |lost| decide_and_run(g, &cluster, &opts, &to, lost, rep).await;
+    let planner = |s: &ClusterSnapshot| decide(s, &opts, &load).map(drop);
+    let run = async |lost| decide_and_run(g, &cluster, &opts, lost, rep).await;
     run_under_lock(
         &cluster,
         wanted,
@@ -84,6 +88,8 @@ struct Planned {
     plan: UpgradePlan,
     /// The target's convert plan: its components and node Jobs are made from it.
     target: Plan,
+    /// A rollback's CRDs stored at the target's version before its CRDs are applied.
+    bridges: Vec<StorageBridge>,
 }
 
 async fn plan_upgrade(
@@ -126,6 +132,10 @@ async fn plan_upgrade(
     }
     let objects = object_changes(&before, &after, created, adopted, &counts);
     let crds = crd_changes(&before, &after, &counts);
+    let bridges = match d.route.kind {
+        RouteKind::Rollback => storage_bridges(&before, &crds),
+        RouteKind::Patch | RouteKind::Profile => Vec::new(),
+    };
     let files = node_files(&d.from, to, &d.route);
     let plan = UpgradePlan::new(&UpgradeInputs {
         route: &d.route,
@@ -141,7 +151,11 @@ async fn plan_upgrade(
         order: &d.order,
         skip_phases: skip,
     });
-    Ok(Planned { plan, target })
+    Ok(Planned {
+        plan,
+        target,
+        bridges,
+    })
 }
 
 /// The CRDs either release installs or the journal recorded as created.
@@ -167,7 +181,6 @@ async fn decide_and_run(
     g: &GlobalArgs,
     cluster: &Cluster,
     opts: &UpgradeOptions,
-    to: &Profile,
     lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
     rep: &dyn Reporter,
 ) -> Exit {
@@ -175,7 +188,7 @@ async fn decide_and_run(
         Ok(s) => s,
         Err(exit) => return exit,
     };
-    let d = match decide(&snap, opts, to, &load) {
+    let d = match decide(&snap, opts, &load) {
         Ok(Upgrade::Move(d)) => d,
         Ok(Upgrade::AlreadyThere(r)) => {
             let mut result = UpgradeResult::new(r.clone(), r.clone());
@@ -185,11 +198,15 @@ async fn decide_and_run(
         }
         Err(e) => return refuse(&e),
     };
-    let Planned { plan, target } =
-        match plan_upgrade(cluster, &snap, &d, to, &opts.skip_phases).await {
-            Ok(p) => p,
-            Err(e) => return fail(&e),
-        };
+    let to = &d.to;
+    let Planned {
+        plan,
+        target,
+        bridges,
+    } = match plan_upgrade(cluster, &snap, &d, to, &opts.skip_phases).await {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
     let Some(journal) = snap.journal else {
         return refuse(&PlanError::Usage("the journal is gone".into()));
     };
@@ -199,12 +216,13 @@ async fn decide_and_run(
         decision: &d,
         to,
         target: &target,
+        bridges: &bridges,
         rep,
         journal,
         store: JournalStore::new(cluster),
         lock_lost,
         began: false,
-        results: phases::planned_results(&d),
+        results: results::planned_results(&d),
         result: UpgradeResult::new(d.start.from.clone(), d.start.to.clone()),
     };
 
@@ -241,7 +259,11 @@ async fn decide_and_run(
     }
 
     eprint!("{}", plan.render_text());
-    if let Err(exit) = confirm(g, "Upgrade this cluster?").await {
+    let prompt = match d.route.kind {
+        RouteKind::Rollback => "Roll this cluster back?",
+        RouteKind::Patch | RouteKind::Profile => "Upgrade this cluster?",
+    };
+    if let Err(exit) = confirm(g, prompt).await {
         return exit;
     }
 
@@ -251,8 +273,9 @@ async fn decide_and_run(
         UpgradeResult::new(d.start.from.clone(), d.start.to.clone()),
     );
     result.nodes = std::mem::take(&mut run.results).into_values().collect();
+    result.rollback = d.route.kind == RouteKind::Rollback;
     let exit = match stopped(&ended, "upgrade") {
-        None => outcome_exit(&mut result),
+        None => results::outcome_exit(&mut result, d.route.kind),
         Some((message, exit)) => {
             result.message = message;
             exit
@@ -270,6 +293,10 @@ async fn decide_and_run(
     if complete && let Some(u) = &mut run.journal.upgrade {
         u.finished = true;
         result.finished = true;
+        // rolled back: the cluster is as it was before the upgrade, with no upgrade to resume
+        if u.rolling_back {
+            run.journal.upgrade = None;
+        }
     }
     save_journal(&run.store, &mut run.journal, run.began).await;
     finish(g, result, exit)
@@ -286,53 +313,5 @@ fn finish(g: &GlobalArgs, mut result: UpgradeResult, exit: Exit) -> Exit {
         eprintln!("{l}");
     }
     print_structured(g, &result);
-    exit
-}
-
-/// The exit code and message from the per-node results.
-fn outcome_exit(result: &mut UpgradeResult) -> Exit {
-    let upgraded = result
-        .nodes
-        .iter()
-        .filter(|n| n.result == NodeOutcome::Upgraded)
-        .count();
-    let f = crate::output::node_failures(&result.nodes);
-    let exit = crate::app::error::nodes_exit(&f);
-    let gap = result
-        .nodes
-        .iter()
-        .filter_map(|n| n.yurthub_unavailable_ms)
-        .max()
-        .map(|ms| {
-            format!(
-                " (YurtHub's address went unserved for at most {:.1}s on a node)",
-                ms as f64 / 1000.0
-            )
-        })
-        .unwrap_or_default();
-    let count = |o: NodeOutcome| result.nodes.iter().filter(|n| n.result == o).count();
-    let mut waiting = String::new();
-    for (o, what) in [
-        (
-            NodeOutcome::Partitioned,
-            "kept on the old release by --partition",
-        ),
-        (NodeOutcome::Pending, "left for a later run"),
-        (NodeOutcome::NotSelected, "not selected by -l"),
-    ] {
-        let n = count(o);
-        if n > 0 {
-            waiting.push_str(&format!("; {n} {what}"));
-        }
-    }
-    result.message = format!(
-        "upgraded {upgraded} node(s) to {}{gap}{waiting}{}",
-        result.to, f.tail
-    );
-    if exit != Exit::Ok {
-        result
-            .message
-            .push_str("; re-run the same upgrade to finish the rest");
-    }
     exit
 }

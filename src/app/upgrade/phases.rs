@@ -23,7 +23,9 @@ use crate::exec::servant_job::servant_job;
 use crate::exit::Exit;
 use crate::output::{NodeOutcome, NodeResult, Reporter, UpgradeResult};
 use crate::plan::revert::ENABLE_NODELIFECYCLE_ACTION;
-use crate::plan::upgrade::{Decision, KcmChange, ObjectKey, UpgradePhase, UpgradePlan};
+use crate::plan::upgrade::{
+    Decision, KcmChange, ObjectKey, RouteKind, StorageBridge, UpgradePhase, UpgradePlan,
+};
 use crate::plan::{self, Plan, Role, UPGRADE_ACTION};
 use crate::render::Profile;
 
@@ -38,6 +40,8 @@ pub(super) struct UpgradeRun<'a> {
     pub to: &'a Profile,
     /// The target's convert plan (components, labels and node Jobs are made from it).
     pub target: &'a Plan,
+    /// A rollback's CRDs stored at the target's version first (`components`).
+    pub bridges: &'a [StorageBridge],
     pub rep: &'a dyn Reporter,
     pub journal: Journal,
     pub store: JournalStore,
@@ -53,6 +57,10 @@ pub(super) struct UpgradeRun<'a> {
 impl UpgradeRun<'_> {
     fn opts(&self) -> &plan::ConvertOptions {
         &self.decision.target_options
+    }
+
+    fn rollback(&self) -> bool {
+        self.decision.route.kind == RouteKind::Rollback
     }
 
     /// The nodes of `role` this run moves, in the order it moves them.
@@ -112,7 +120,8 @@ impl RunContext for UpgradeRun<'_> {
     /// resumes towards the same target. A new upgrade forgets the last one's node records.
     fn begin_changes(&mut self) -> LocalBoxFuture<'_, Result<(), ClusterError>> {
         self.began = true;
-        if !self.decision.start.resuming {
+        // a rollback finds the nodes to move back by their upgrade records
+        if !self.decision.start.resuming && !self.rollback() {
             self.journal.forget_phase(UPGRADE_ACTION);
         }
         self.journal.command = "upgrade".into();
@@ -177,7 +186,7 @@ fn row<'a>(p: UpgradePhase) -> PhaseDef<UpgradeRun<'a>> {
         UpgradePhase::Cleanup => def(true, cleanup_work, cleanup, no_writes),
         UpgradePhase::Migrate => def(
             true,
-            |c| Work::when(c.plan.crds.iter().any(|x| x.migrate)),
+            |c| Work::when(!c.rollback() && c.plan.crds.iter().any(|x| x.migrate)),
             migrate,
             no_writes,
         ),
@@ -284,6 +293,7 @@ fn apply_components<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
         c.journal.profile = c.to.name.clone();
         c.journal.options = c.opts().journal_record(&c.target.settings);
         c.store.save(&mut c.journal).await?;
+        store_at_target_versions(c).await?;
         let d = c.decision;
         let created = components::apply_components(
             c.cluster,
@@ -300,6 +310,30 @@ fn apply_components<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
         c.store.save(&mut c.journal).await?;
         Ok(Flow::Continue)
     })
+}
+
+/// A rollback's bridges (`plan::upgrade::StorageBridge`): each CRD whose storage version goes
+/// back is applied as it runs now with the target's storage version, and its objects are
+/// written again there, before the target's CRD is applied.
+async fn store_at_target_versions(c: &mut UpgradeRun<'_>) -> Result<(), ClusterError> {
+    let applier = Applier::new(
+        c.cluster.clone(),
+        ApplyOptions {
+            force: c.opts().force_conflicts,
+            ..Default::default()
+        },
+    );
+    for b in c.bridges {
+        applier.apply(&b.crd.object).await?;
+        let name = b.crd.name();
+        let n = crd::migrate_storage(c.cluster, name, &b.version).await?;
+        c.result.migrated.insert(name.to_owned(), n);
+        c.rep.event(crate::output::Event::Note {
+            phase: UpgradePhase::Components.id(),
+            message: format!("{n} object(s) of {name} stored at {} again", b.version),
+        });
+    }
+    Ok(())
 }
 
 /// `label-nodes`: every node the upgrade moves gets the target's labels (its NodePool), as
@@ -352,13 +386,12 @@ async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
             .set_phase(n, UPGRADE_ACTION, PhaseState::Running, None);
     }
     c.store.save(&mut c.journal).await?;
-    let mark = |j: &mut Journal, node: &str, error: Option<String>| {
-        let state = if error.is_none() {
-            PhaseState::Done
-        } else {
-            PhaseState::Failed
-        };
-        j.set_phase(node, UPGRADE_ACTION, state, error);
+    // a node a rollback moved back is as the upgrade never touched it
+    let rollback = c.rollback();
+    let mark = move |j: &mut Journal, node: &str, error: Option<String>| match error {
+        None if rollback => j.forget_node_phase(node, UPGRADE_ACTION),
+        None => j.set_phase(node, UPGRADE_ACTION, PhaseState::Done, None),
+        Some(e) => j.set_phase(node, UPGRADE_ACTION, PhaseState::Failed, Some(e)),
     };
     let window =
         crate::cluster::Concurrency::new(c.decision.order.budget.max(1)).expect("at least 1");
@@ -378,8 +411,13 @@ async fn move_nodes(c: &mut UpgradeRun<'_>, role: Role) -> Result<Flow, Stop> {
         &mark,
     )
     .await?;
+    let (moved, said) = if rollback {
+        (NodeOutcome::RolledBack, "rolled back")
+    } else {
+        (NodeOutcome::Upgraded, "upgraded")
+    };
     for r in &outcomes {
-        let mut n = job_node_result(r, role.as_str(), NodeOutcome::Upgraded, "upgraded", "");
+        let mut n = job_node_result(r, role.as_str(), moved, said, "");
         n.yurthub_unavailable_ms = r.log.as_deref().and_then(gap_in_log);
         c.results.insert(r.node.clone(), n);
     }
@@ -491,61 +529,13 @@ fn verify<'r>(c: &'r mut UpgradeRun<'_>) -> PhaseFuture<'r> {
         let moved: Vec<String> = c
             .results
             .values()
-            .filter(|n| n.result == NodeOutcome::Upgraded)
+            .filter(|n| matches!(n.result, NodeOutcome::Upgraded | NodeOutcome::RolledBack))
             .map(|n| n.name.clone())
             .collect();
         let timeout = c.opts().job_timeout;
         mark_not_ready(c.cluster, &mut c.results, &moved, timeout).await;
         Ok(Flow::Continue)
     })
-}
-
-/// The results of the nodes no Job of this run moves: an earlier run of the same upgrade
-/// moved them, or `-l` left them out.
-pub(super) fn planned_results(d: &Decision) -> BTreeMap<String, NodeResult> {
-    let set = |v: &[String]| {
-        v.iter()
-            .cloned()
-            .collect::<std::collections::HashSet<String>>()
-    };
-    let (kept, later) = (set(&d.order.kept), set(&d.order.later));
-    d.nodes
-        .iter()
-        .filter(|n| !d.to_move.contains(&n.name))
-        .map(|n| {
-            let (result, message) = if d.moved.contains(&n.name) {
-                (
-                    NodeOutcome::AlreadyUpgraded,
-                    "moved by an earlier run of this upgrade",
-                )
-            } else if kept.contains(&n.name) {
-                (
-                    NodeOutcome::Partitioned,
-                    "kept on the old release (--partition): re-run with a smaller one to move it",
-                )
-            } else if later.contains(&n.name) {
-                (
-                    NodeOutcome::Pending,
-                    "left for a later run (--canary, --pause): re-run the same upgrade to move it",
-                )
-            } else {
-                (
-                    NodeOutcome::NotSelected,
-                    "not selected (-l): run the same upgrade without -l to move it",
-                )
-            };
-            let r = NodeResult {
-                name: n.name.clone(),
-                role: n.role.as_str().into(),
-                result,
-                message: message.into(),
-                logs: None,
-                pool: n.pool.clone(),
-                yurthub_unavailable_ms: None,
-            };
-            (n.name.clone(), r)
-        })
-        .collect()
 }
 
 #[cfg(test)]

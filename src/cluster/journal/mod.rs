@@ -111,6 +111,14 @@ pub struct UpgradeRecord {
     /// Every phase ran to its end: the cluster is at the target.
     #[serde(default)]
     pub finished: bool,
+    /// The options the cluster ran with before this upgrade (as `options` recorded them):
+    /// `upgrade --rollback` returns to them. Empty in journals of an older yurtctl.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub from_options: serde_json::Map<String, serde_json::Value>,
+    /// `upgrade --rollback` is under way: it returns the cluster to `from*`; once it finishes
+    /// the record goes, as if the upgrade had never run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rolling_back: bool,
 }
 
 /// The whole journal.

@@ -82,6 +82,8 @@ pub enum RouteKind {
     Patch,
     /// Another profile, one of those the target names in `upgradeFrom`.
     Profile,
+    /// `--rollback`: back to the release the last upgrade came from.
+    Rollback,
 }
 
 /// Where an upgrade goes from and to.

@@ -102,9 +102,20 @@ pub fn node_files(from: &Profile, to: &Profile, route: &Route) -> Vec<NodeFile> 
             out.push(file(HUB_UNIT_FILE, Replace, "when the unit changed"));
             out.push(file(HUB_DROP_IN_FILE, Replace, "when the flags changed"));
         }
-        (YurtHubDecl::Systemd(_), _) => {
-            // no profile moves YurtHub from a service back into a static pod; `route` refuses
-            // it before this is asked (no static-pod profile upgrades from a systemd one)
+        // only a rollback moves YurtHub from the service back into a static pod
+        (YurtHubDecl::Systemd(_), YurtHubDecl::StaticPod(b) | YurtHubDecl::YurtStaticSet(b)) => {
+            out.push(file(
+                HUB_UNIT_FILE,
+                Delete,
+                "YurtHub's systemd unit, stopped and disabled first",
+            ));
+            out.push(file(HUB_DROP_IN_FILE, Delete, "its flags (drop-in)"));
+            out.push(file(HUB_BINARY, Delete, "the YurtHub binary"));
+            out.push(file(
+                format!("{STATIC_POD_DIR}/{}", b.manifest_file),
+                Create,
+                format!("the {hub} static pod, once the service has stopped"),
+            ));
         }
     }
     let (ca, cb) = (from.yurthub.credential(), to.yurthub.credential());

@@ -227,6 +227,17 @@ pub struct CrdChange {
     pub objects: usize,
 }
 
+impl CrdChange {
+    /// The version a rollback first stores this CRD's objects at, in a bridge (see
+    /// [`StorageBridge`]): the target's storage version, where it differs from the one running
+    /// and the running CRD serves it.
+    pub fn bridge_version(&self) -> Option<&str> {
+        let version = storage_of(&self.after)?;
+        let served_now = self.before.iter().any(|v| v.name == version && v.served);
+        (storage_of(&self.before) != Some(version) && served_now).then_some(version)
+    }
+}
+
 fn crd_versions(o: &RenderedObject) -> Option<(String, Vec<CrdVersion>)> {
     let v = o.to_value();
     if v["kind"] != "CustomResourceDefinition" {
@@ -272,6 +283,44 @@ pub fn crd_changes(
                 after,
                 migrate,
                 objects,
+            })
+        })
+        .collect()
+}
+
+/// A rollback's first step for a CRD whose storage version goes back: the CRD as the release
+/// that runs now installs it, with the target's storage version marked as storage instead.
+/// Once it is applied, every object is written again at that version and
+/// `status.storedVersions` names only it; only then does the API server accept the target's
+/// CRD, which may drop the newer version: a version in `status.storedVersions` must stay in
+/// `spec.versions` (k8s.io/apiextensions-apiserver v0.37.2
+/// pkg/apis/apiextensions/validation/validation.go,
+/// ValidateCustomResourceDefinitionStoredVersions). The objects are converted by the webhook of
+/// the release that runs now, which serves both versions.
+#[derive(Clone, Debug)]
+pub struct StorageBridge {
+    pub crd: RenderedObject,
+    /// The version the objects are stored at from here on.
+    pub version: String,
+}
+
+/// The bridges of a rollback: one per CRD of `crds` whose storage version differs, made from
+/// the running release's CRD in `before` (none where that release does not serve the target's
+/// storage version, so no bridge can be built).
+pub fn storage_bridges(before: &[RenderedObject], crds: &[CrdChange]) -> Vec<StorageBridge> {
+    crds.iter()
+        .filter_map(|c| {
+            let version = c.bridge_version()?;
+            let mut crd = before
+                .iter()
+                .find(|o| o.gvk.kind == "CustomResourceDefinition" && o.name() == c.name)?
+                .clone();
+            for v in crd.object.data["spec"]["versions"].as_array_mut()? {
+                v["storage"] = Value::Bool(v["name"] == version);
+            }
+            Some(StorageBridge {
+                crd,
+                version: version.to_owned(),
             })
         })
         .collect()

@@ -9,7 +9,7 @@ use super::super::phases::{
     APPLY_COMPONENTS, Access, JOURNAL, LEASE, NODE_JOBS, PATCH_NODES, PhaseRow, READ_NODES,
     lock_steps, phase_enum,
 };
-use super::{CrdChange, KcmChange, NodeFile, ObjectChanges, Route, UpgradeNode};
+use super::{CrdChange, KcmChange, NodeFile, ObjectChanges, Route, RouteKind, UpgradeNode};
 use crate::cluster::jobs::job_name;
 use crate::plan::revert::ENABLE_NODELIFECYCLE_ACTION;
 use crate::plan::{KCM_ACTION, Phase, Role, Step, UPGRADE_ACTION, render_phases};
@@ -200,12 +200,27 @@ fn kcm_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
 
 fn components_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
     let crd = |name: &str| x.crds.iter().find(|c| c.name == name);
-    let mut s: Vec<Step> = x
-        .objects
-        .create
-        .iter()
-        .map(|k| Step::new("apply", k.to_string(), "create"))
-        .collect();
+    let mut s: Vec<Step> = Vec::new();
+    if x.route.kind == RouteKind::Rollback {
+        s.extend(x.crds.iter().filter_map(|c| {
+            let v = c.bridge_version()?;
+            Some(Step::new(
+                "migrate",
+                format!("customresourcedefinition/{}", c.name),
+                format!(
+                    "first the running CRD with {v} as storage; {} object(s) written again at \
+                     {v}; status.storedVersions [{v}]",
+                    c.objects
+                ),
+            ))
+        }));
+    }
+    s.extend(
+        x.objects
+            .create
+            .iter()
+            .map(|k| Step::new("apply", k.to_string(), "create")),
+    );
     // yurtctl's own labels (the profile, the version) change on every object: one line for
     // the objects where nothing else does
     let mut relabelled = 0;
@@ -353,7 +368,12 @@ fn cleanup_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
     s
 }
 
+/// An upgrade's storage migration, once every object can be read at the new version; a
+/// rollback's comes first, in `components`.
 fn migrate_steps(x: &UpgradeInputs<'_>) -> Vec<Step> {
+    if x.route.kind == RouteKind::Rollback {
+        return Vec::new();
+    }
     x.crds
         .iter()
         .filter(|c| c.migrate)
@@ -417,8 +437,12 @@ impl UpgradePlan {
 
     /// The plan as text, one line per step.
     pub fn render_text(&self) -> String {
+        let what = match self.route.kind {
+            RouteKind::Rollback => "roll back",
+            RouteKind::Patch | RouteKind::Profile => "upgrade",
+        };
         format!(
-            "Plan: upgrade {} to {} (Kubernetes {})\n{}",
+            "Plan: {what} {} to {} (Kubernetes {})\n{}",
             self.route.from,
             self.route.to,
             self.server_version,

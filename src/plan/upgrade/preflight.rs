@@ -40,6 +40,10 @@ pub enum Refusal {
     UpgradeUnfinished { to: super::Release },
     /// `-l` selects none of the nodes still to move.
     NoneSelected(String),
+    /// `--rollback` with no upgrade in the journal to return from.
+    NothingToRollBack,
+    /// A rollback stopped half-way; only `--rollback` finishes it.
+    RollbackUnfinished { to: super::Release },
 }
 
 impl Refusal {
@@ -62,7 +66,9 @@ impl Refusal {
             | Refusal::ForeignNodes { .. }
             | Refusal::Route(_)
             | Refusal::UpgradeUnfinished { .. }
-            | Refusal::NoneSelected(_) => Check::Upgrade,
+            | Refusal::NoneSelected(_)
+            | Refusal::NothingToRollBack
+            | Refusal::RollbackUnfinished { .. } => Check::Upgrade,
         }
     }
 }
@@ -119,6 +125,15 @@ impl fmt::Display for Refusal {
                 "-l {sel} selects none of the nodes still to move: check the nodes' labels \
                  (kubectl get nodes -l '{sel}')"
             ),
+            Refusal::NothingToRollBack => f.write_str(
+                "the journal records no upgrade: there is nothing to roll back (`yurtctl revert` \
+                 undoes a conversion)",
+            ),
+            Refusal::RollbackUnfinished { to } => write!(
+                f,
+                "a rollback to {to} did not finish: run `yurtctl upgrade --rollback` to finish \
+                 it first"
+            ),
             Refusal::UpgradeUnfinished { to } => write!(
                 f,
                 "the upgrade to {to} did not finish: run `yurtctl upgrade --profile {} \
@@ -166,12 +181,15 @@ pub fn preflight(
             max: to.kubernetes.max_minor,
         });
     }
-    // an unfinished upgrade to this same release is what this run resumes
+    // an unfinished upgrade to this same release is what this run resumes; a rollback takes
+    // the nodes from wherever the upgrade left them
     let resuming = journal.upgrade.as_ref().is_some_and(|u| {
-        !u.finished
-            && route.as_ref().is_ok_and(|r| {
-                r.to.profile == u.to_profile && r.to.openyurt_version == u.to_version
-            })
+        route.as_ref().is_ok_and(|r| {
+            r.kind == super::RouteKind::Rollback
+                || (!u.finished
+                    && r.to.profile == u.to_profile
+                    && r.to.openyurt_version == u.to_version)
+        })
     });
     let unfinished: Vec<_> = journal
         .unfinished()

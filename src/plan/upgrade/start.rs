@@ -35,6 +35,9 @@ pub struct UpgradeOptions {
     /// `-l/--selector`: only the nodes whose labels match move in this run (a canary); the
     /// upgrade finishes in a later run without it.
     pub selector: Option<crate::selector::Selector>,
+    /// `--rollback`: back to the release and options the last upgrade came from (`profile`
+    /// and the image options are not used).
+    pub rollback: bool,
 }
 
 impl Default for UpgradeOptions {
@@ -53,6 +56,7 @@ impl Default for UpgradeOptions {
             ignore_preflight_errors: BTreeSet::new(),
             force_conflicts: false,
             selector: None,
+            rollback: false,
         }
     }
 }
@@ -68,33 +72,55 @@ pub struct Start {
     pub recorded: ConvertOptions,
     /// An earlier run of this same upgrade stopped: nodes it moved are not moved again.
     pub resuming: bool,
+    /// The options the cluster ran with before the upgrade (the journal's form).
+    pub from_options: serde_json::Map<String, serde_json::Value>,
+    /// `--rollback`: the upgrade it undoes, as the journal records it.
+    pub rollback: Option<UpgradeRecord>,
 }
 
 impl Start {
-    /// The journal's record of this upgrade.
+    /// The journal's record of this upgrade (a rollback keeps the upgrade's, marked).
     pub fn record(&self) -> UpgradeRecord {
+        if let Some(u) = &self.rollback {
+            return UpgradeRecord {
+                rolling_back: true,
+                ..u.clone()
+            };
+        }
         UpgradeRecord {
             from_profile: self.from.profile.clone(),
             from_version: self.from.openyurt_version.clone(),
             to_profile: self.to.profile.clone(),
             to_version: self.to.openyurt_version.clone(),
             finished: false,
+            from_options: self.from_options.clone(),
+            rolling_back: false,
         }
     }
 
-    /// Nodes an earlier run of this upgrade already moved.
-    pub fn moved(&self, journal: &Journal) -> BTreeSet<String> {
+    /// Nodes that need no move: for an upgrade, those an earlier run of it moved; for a
+    /// rollback, those of `nodes` the upgrade never touched (or a run of the rollback moved
+    /// back, which forgets the node's `upgrade` record).
+    pub fn moved<'a>(
+        &self,
+        journal: &Journal,
+        nodes: impl Iterator<Item = &'a str>,
+    ) -> BTreeSet<String> {
+        let upgraded = |n: &str| journal.nodes.get(n).and_then(|p| p.get(UPGRADE_ACTION));
+        if self.rollback.is_some() {
+            return nodes
+                .filter(|n| upgraded(n).is_none())
+                .map(str::to_owned)
+                .collect();
+        }
         if !self.resuming {
             return BTreeSet::new();
         }
-        journal
-            .nodes
-            .iter()
-            .filter(|(_, p)| {
-                p.get(UPGRADE_ACTION)
-                    .is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done)
+        nodes
+            .filter(|n| {
+                upgraded(n).is_some_and(|s| s.state == crate::cluster::journal::PhaseState::Done)
             })
-            .map(|(n, _)| n.clone())
+            .map(str::to_owned)
             .collect()
     }
 }
@@ -132,28 +158,71 @@ pub fn start(
             journal.profile
         ))
     })?;
+    if opts.rollback {
+        let u = journal.upgrade.as_ref().ok_or(Refusal::NothingToRollBack)?;
+        if ConvertOptions::from_journal(&u.from_options).is_none() || u.from_options.is_empty() {
+            return Err(Refusal::Journal(format!(
+                "the journal does not record the options the upgrade from {} started with (an \
+                 older yurtctl upgraded this cluster): there is nothing to roll back to; \
+                 `yurtctl revert` undoes the conversion",
+                release(&u.from_profile, &u.from_version)
+            )));
+        }
+        return Ok(Start {
+            from: release(&u.to_profile, &u.to_version),
+            to: release(&u.from_profile, &u.from_version),
+            recorded,
+            resuming: u.rolling_back,
+            from_options: u.from_options.clone(),
+            rollback: Some(u.clone()),
+        });
+    }
     let here = journal_release(journal, &recorded, &current);
     let wanted = Release::of(to, opts.openyurt_version.as_deref());
     let unfinished = journal.upgrade.as_ref().filter(|u| !u.finished);
-    match unfinished {
-        Some(u) if u.to_profile == wanted.profile && u.to_version == wanted.openyurt_version => {
-            Ok(Start {
-                from: release(&u.from_profile, &u.from_version),
+    match journal.upgrade.as_ref() {
+        Some(u) if u.rolling_back => Err(Refusal::RollbackUnfinished {
+            to: release(&u.from_profile, &u.from_version),
+        }),
+        _ => match unfinished {
+            Some(u)
+                if u.to_profile == wanted.profile && u.to_version == wanted.openyurt_version =>
+            {
+                Ok(Start {
+                    from: release(&u.from_profile, &u.from_version),
+                    to: wanted,
+                    recorded,
+                    resuming: true,
+                    from_options: u.from_options.clone(),
+                    rollback: None,
+                })
+            }
+            Some(u) => Err(Refusal::UpgradeUnfinished {
+                to: release(&u.to_profile, &u.to_version),
+            }),
+            None => Ok(Start {
+                from: here,
                 to: wanted,
                 recorded,
-                resuming: true,
-            })
-        }
-        Some(u) => Err(Refusal::UpgradeUnfinished {
-            to: release(&u.to_profile, &u.to_version),
-        }),
-        None => Ok(Start {
-            from: here,
-            to: wanted,
-            recorded,
-            resuming: false,
-        }),
+                resuming: false,
+                from_options: journal.options.clone(),
+                rollback: None,
+            }),
+        },
     }
+}
+
+/// The profile an upgrade goes to: `--profile`, or with `--rollback` the one the journal's
+/// upgrade came from (none: that refusal).
+pub fn target_profile(journal: &Journal, opts: &UpgradeOptions) -> Result<String, Refusal> {
+    if !opts.rollback {
+        return Ok(opts.profile.clone());
+    }
+    journal
+        .upgrade
+        .as_ref()
+        .map(|u| u.from_profile.clone())
+        .ok_or(Refusal::NothingToRollBack)
 }
 
 fn release(profile: &str, version: &str) -> Release {
@@ -189,6 +258,23 @@ pub fn target_options(
         o.nodepool = None;
         o.cloud_nodepool = None;
         o.nodepools_from_label = None;
+    }
+    o.job_timeout = opts.job_timeout;
+    o.force_conflicts = opts.force_conflicts;
+    o.skip_phases = BTreeSet::new();
+    o.ignore_preflight_errors = opts.ignore_preflight_errors.clone();
+    o
+}
+
+/// The options a rollback returns to: those the upgrade started from, with this run's node Job
+/// image, timeout and preflight choices.
+pub fn rollback_options(before: &ConvertOptions, opts: &UpgradeOptions) -> ConvertOptions {
+    let mut o = before.clone();
+    if opts.servant_image.is_some() {
+        o.servant_image = opts.servant_image.clone();
+    }
+    if !opts.image_pull_secrets.is_empty() {
+        o.image_pull_secrets = opts.image_pull_secrets.clone();
     }
     o.job_timeout = opts.job_timeout;
     o.force_conflicts = opts.force_conflicts;
@@ -236,6 +322,8 @@ pub struct Decision {
     pub start: Start,
     pub route: super::Route,
     pub from: Profile,
+    /// The profile the upgrade goes to (`--profile`, or the one a rollback returns to).
+    pub to: Profile,
     /// Every node the upgrade moves, with its role and target NodePool.
     pub nodes: Vec<UpgradeNode>,
     /// Nodes an earlier run of this upgrade moved already.
@@ -268,7 +356,6 @@ pub enum Upgrade {
 pub fn decide(
     snap: &crate::cluster::snapshot::ClusterSnapshot,
     opts: &UpgradeOptions,
-    to: &Profile,
     load: &dyn Fn(&str) -> Option<Profile>,
 ) -> Result<Upgrade, crate::plan::PlanError> {
     use crate::plan::{Finding, PlanError};
@@ -282,6 +369,12 @@ pub fn decide(
     let Some(journal) = &snap.journal else {
         return Err(refused(vec![Refusal::NotConverted]));
     };
+    let to_name = target_profile(journal, opts).map_err(|r| refused(vec![r]))?;
+    let to = &load(&to_name).ok_or_else(|| {
+        refused(vec![Refusal::Journal(format!(
+            "profile {to_name} is not one this yurtctl has"
+        ))])
+    })?;
     let start = start(journal, opts, to, load).map_err(|r| refused(vec![r]))?;
     let from = load(&start.from.profile).ok_or_else(|| {
         refused(vec![Refusal::Journal(format!(
@@ -289,18 +382,29 @@ pub fn decide(
             start.from.profile
         ))])
     })?;
-    let route = super::route(
-        &from,
-        Some(&start.from.openyurt_version),
-        to,
-        Some(&start.to.openyurt_version),
-    );
+    let route = match start.rollback {
+        Some(_) => Ok(super::Route {
+            from: start.from.clone(),
+            to: start.to.clone(),
+            kind: super::RouteKind::Rollback,
+        }),
+        None => super::route(
+            &from,
+            Some(&start.from.openyurt_version),
+            to,
+            Some(&start.to.openyurt_version),
+        ),
+    };
     if let Err(super::NoRoute::AlreadyThere(r)) = &route
         && !start.resuming
     {
         return Ok(Upgrade::AlreadyThere(r.clone()));
     }
-    let target_options = target_options(&start.recorded, opts, to);
+    let target_options = match ConvertOptions::from_journal(&start.from_options) {
+        // start() refused a rollback without them
+        Some(before) if start.rollback.is_some() => rollback_options(&before, opts),
+        _ => target_options(&start.recorded, opts, to),
+    };
     crate::plan::check_options(&target_options, to)?;
     let nodes = super::preflight(
         snap,
@@ -345,7 +449,7 @@ pub fn decide(
             .map(|u| u.name.clone())
             .collect(),
     };
-    let moved = start.moved(journal);
+    let moved = start.moved(journal, nodes.iter().map(|n| n.name.as_str()));
     let targets: Vec<&UpgradeNode> = nodes
         .iter()
         .filter(|u| {
@@ -375,6 +479,7 @@ pub fn decide(
         start,
         route,
         from,
+        to: to.clone(),
         nodes,
         target_options,
         kcm,

@@ -41,26 +41,27 @@ fn v16_to_v17_unfinished() -> UpgradeRecord {
         to_profile: "openyurt-v1.7".into(),
         to_version: "v1.7.0".into(),
         finished: false,
+        from_options: converted_v16().journal.unwrap().options,
+        rolling_back: false,
     }
 }
 
-fn to_v17() -> (UpgradeOptions, Profile) {
-    let opts = UpgradeOptions {
+fn to_v17() -> UpgradeOptions {
+    UpgradeOptions {
         profile: "openyurt-v1.7".into(),
         ..Default::default()
-    };
-    (opts, load("openyurt-v1.7").unwrap())
+    }
 }
 
-fn decided(s: &ClusterSnapshot, opts: &UpgradeOptions, to: &Profile) -> Decision {
-    match decide(s, opts, to, &load) {
+fn decided(s: &ClusterSnapshot, opts: &UpgradeOptions) -> Decision {
+    match decide(s, opts, &load) {
         Ok(Upgrade::Move(d)) => *d,
         other => panic!("{other:?}"),
     }
 }
 
-fn refused(s: &ClusterSnapshot, opts: &UpgradeOptions, to: &Profile) -> String {
-    match decide(s, opts, to, &load) {
+fn refused(s: &ClusterSnapshot, opts: &UpgradeOptions) -> String {
+    match decide(s, opts, &load) {
         Err(PlanError::Preflight(f)) => f.iter().map(ToString::to_string).collect(),
         other => panic!("{other:?}"),
     }
@@ -68,8 +69,8 @@ fn refused(s: &ClusterSnapshot, opts: &UpgradeOptions, to: &Profile) -> String {
 
 #[test]
 fn a_converted_cluster_upgrades_from_the_release_its_journal_names() {
-    let (opts, to) = to_v17();
-    let d = decided(&converted_v16(), &opts, &to);
+    let opts = to_v17();
+    let d = decided(&converted_v16(), &opts);
     assert_eq!(d.start.from.to_string(), "openyurt-v1.6 (OpenYurt v1.6.1)");
     assert_eq!(d.start.to.to_string(), "openyurt-v1.7 (OpenYurt v1.7.0)");
     assert!(!d.start.resuming);
@@ -83,7 +84,7 @@ fn a_converted_cluster_upgrades_from_the_release_its_journal_names() {
 
 #[test]
 fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
-    let (opts, to) = to_v17();
+    let opts = to_v17();
     let mut s = converted_v16();
     let j = s.journal.as_mut().unwrap();
     j.upgrade = Some(v16_to_v17_unfinished());
@@ -96,7 +97,7 @@ fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
         PhaseState::Failed,
         Some("x".into()),
     );
-    let d = decided(&s, &opts, &to);
+    let d = decided(&s, &opts);
     assert!(d.start.resuming);
     assert_eq!(d.start.from.profile, "openyurt-v1.6");
     assert_eq!(d.moved, BTreeSet::from(["worker-1".to_owned()]));
@@ -109,7 +110,7 @@ fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
         openyurt_version: Some("v1.7.1".into()),
         ..opts
     };
-    let why = refused(&s, &other, &to);
+    let why = refused(&s, &other);
     assert!(
         why.contains("the upgrade to openyurt-v1.7 (OpenYurt v1.7.0) did not finish"),
         "{why}"
@@ -118,7 +119,7 @@ fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
 
 #[test]
 fn a_finished_upgrade_is_where_the_cluster_is() {
-    let (opts, to) = to_v17();
+    let opts = to_v17();
     let mut s = converted_v16();
     let j = s.journal.as_mut().unwrap();
     j.profile = "openyurt-v1.7".into();
@@ -127,7 +128,7 @@ fn a_finished_upgrade_is_where_the_cluster_is() {
         finished: true,
         ..v16_to_v17_unfinished()
     });
-    match decide(&s, &opts, &to, &load) {
+    match decide(&s, &opts, &load) {
         Ok(Upgrade::AlreadyThere(r)) => assert_eq!(r.openyurt_version, "v1.7.0"),
         other => panic!("{other:?}"),
     }
@@ -135,19 +136,19 @@ fn a_finished_upgrade_is_where_the_cluster_is() {
 
 #[test]
 fn a_canary_selector_moves_only_what_it_selects_and_must_select_something() {
-    let (mut opts, to) = to_v17();
+    let mut opts = to_v17();
     opts.selector = Some(Selector::parse("kubernetes.io/hostname=worker-1").unwrap());
     let mut s = converted_v16();
     for n in &mut s.nodes {
         n.labels
             .insert("kubernetes.io/hostname".into(), n.name.clone());
     }
-    let d = decided(&s, &opts, &to);
+    let d = decided(&s, &opts);
     assert_eq!(d.to_move, BTreeSet::from(["worker-1".to_owned()]));
     assert_eq!(d.nodes.len(), 3, "every node still gets the target's pool");
 
     opts.selector = Some(Selector::parse("kubernetes.io/hostname=nowhere").unwrap());
-    let why = refused(&s, &opts, &to);
+    let why = refused(&s, &opts);
     assert!(
         why.contains("selects none of the nodes still to move"),
         "{why}"
@@ -156,7 +157,7 @@ fn a_canary_selector_moves_only_what_it_selects_and_must_select_something() {
 
 #[test]
 fn the_rollout_controls_order_the_nodes_a_resumed_run_has_left() {
-    let (mut opts, to) = to_v17();
+    let mut opts = to_v17();
     let mut s = converted_v16();
     for n in &mut s.nodes {
         if n.name == "worker-2" {
@@ -165,7 +166,7 @@ fn the_rollout_controls_order_the_nodes_a_resumed_run_has_left() {
     }
     opts.rollout.priority = crate::rollout::Priority::parse(&["zone=canary:5"]).unwrap();
     opts.rollout.partition = "1".parse().unwrap();
-    let d = decided(&s, &opts, &to);
+    let d = decided(&s, &opts);
     assert_eq!(
         d.order.order,
         ["worker-2", "worker-1"],
@@ -180,12 +181,12 @@ fn the_rollout_controls_order_the_nodes_a_resumed_run_has_left() {
     j.set_phase("worker-2", UPGRADE_ACTION, PhaseState::Done, None);
     opts.rollout.partition = "0".parse().unwrap();
     opts.pause = true;
-    let d = decided(&s, &opts, &to);
+    let d = decided(&s, &opts);
     assert!(d.order.order.is_empty(), "--pause moves no node");
     assert_eq!(d.order.later, ["worker-1", "cp-1"]);
     opts.pause = false;
     opts.rollout.canary = Some(1);
-    let d = decided(&s, &opts, &to);
+    let d = decided(&s, &opts);
     assert_eq!(d.order.order, ["worker-1"]);
     assert_eq!(d.order.later, ["cp-1"]);
 }
@@ -217,4 +218,82 @@ fn the_target_keeps_the_conversions_choices_and_drops_what_it_cannot_take() {
     assert!(o.features.is_empty(), "v1.6 has no yurt-tunnel");
     assert_eq!(o.autonomous_nodes, ["worker-1"]);
     assert!(crate::plan::check_options(&o, &v16).is_ok());
+}
+
+/// `converted_v16()` half-way through its upgrade to v1.7: the journal names v1.7 with v1.7's
+/// options, worker-1 moved, worker-2's move failed, cp-1 untouched.
+fn half_upgraded() -> ClusterSnapshot {
+    let mut s = converted_v16();
+    let j = s.journal.as_mut().unwrap();
+    j.upgrade = Some(v16_to_v17_unfinished());
+    j.profile = "openyurt-v1.7".into();
+    let v17 = load("openyurt-v1.7").unwrap();
+    let before = ConvertOptions::from_journal(&j.options).unwrap();
+    let now = target_options(&before, &to_v17(), &v17);
+    j.options = now.journal_record(&ConvertSettings::resolve(&now, &v17));
+    j.set_phase("worker-1", UPGRADE_ACTION, PhaseState::Done, None);
+    j.set_phase(
+        "worker-2",
+        UPGRADE_ACTION,
+        PhaseState::Failed,
+        Some("x".into()),
+    );
+    s
+}
+
+#[test]
+fn a_rollback_returns_the_nodes_the_upgrade_touched_to_the_release_and_options_it_came_from() {
+    let rollback = UpgradeOptions {
+        rollback: true,
+        ..Default::default()
+    };
+    let d = decided(&half_upgraded(), &rollback);
+    assert_eq!(d.route.kind, super::super::RouteKind::Rollback);
+    assert_eq!(d.start.from.to_string(), "openyurt-v1.7 (OpenYurt v1.7.0)");
+    assert_eq!(d.start.to.to_string(), "openyurt-v1.6 (OpenYurt v1.6.1)");
+    assert_eq!(d.to.name, "openyurt-v1.6");
+    assert!(!d.start.resuming, "the first run of the rollback");
+    // the options convert recorded for v1.6, not v1.7's
+    let recorded = converted_v16().journal.unwrap().options;
+    assert_eq!(
+        d.target_options,
+        rollback_options(&ConvertOptions::from_journal(&recorded).unwrap(), &rollback)
+    );
+    assert_eq!(d.target_options.profile, "openyurt-v1.6");
+    // worker-1 moved and worker-2 was cut short: both go back; cp-1 never moved
+    assert_eq!(d.moved, BTreeSet::from(["cp-1".to_owned()]));
+    assert_eq!(
+        d.to_move,
+        BTreeSet::from(["worker-1".to_owned(), "worker-2".to_owned()])
+    );
+    // the journal's record stays the upgrade's, marked as being rolled back
+    let record = d.start.record();
+    assert!(record.rolling_back);
+    assert_eq!(record.from_profile, "openyurt-v1.6");
+
+    // once it started, an upgrade is refused until the rollback finishes; the rollback resumes
+    let mut s = half_upgraded();
+    s.journal.as_mut().unwrap().upgrade = Some(record);
+    let why = refused(&s, &to_v17());
+    assert!(
+        why.contains("a rollback to openyurt-v1.6 (OpenYurt v1.6.1) did not finish"),
+        "{why}"
+    );
+    assert!(decided(&s, &rollback).start.resuming);
+}
+
+#[test]
+fn a_rollback_needs_an_upgrade_with_its_options_recorded() {
+    let rollback = UpgradeOptions {
+        rollback: true,
+        ..Default::default()
+    };
+    let why = refused(&converted_v16(), &rollback);
+    assert!(why.contains("nothing to roll back"), "{why}");
+    // an older yurtctl's upgrade recorded no options to return to
+    let mut s = half_upgraded();
+    let u = s.journal.as_mut().unwrap().upgrade.as_mut().unwrap();
+    u.from_options.clear();
+    let why = refused(&s, &rollback);
+    assert!(why.contains("does not record the options"), "{why}");
 }

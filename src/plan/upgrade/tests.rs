@@ -273,6 +273,44 @@ fn nodepools_move_to_storage_version_v1beta2_and_are_migrated_when_there_are_any
 }
 
 #[test]
+fn a_rollback_bridges_nodepools_back_to_v1beta1_and_an_upgrade_needs_no_bridge() {
+    let (v16, v17) = (load("openyurt-v1.6"), load("openyurt-v1.7"));
+    let (old, new) = (rendered(&v16, None), rendered(&v17, None));
+    let pools = "nodepools.apps.openyurt.io";
+    // no NodePool exists: the rollback still needs v1beta2 out of status.storedVersions
+    let back = crd_changes(&new, &old, &BTreeMap::new());
+    let bridges = storage_bridges(&new, &back);
+    let names: Vec<&str> = bridges.iter().map(|b| b.crd.name()).collect();
+    assert_eq!(names, [pools]);
+    let b = &bridges[0];
+    assert_eq!(b.version, "v1beta1");
+    let versions: Vec<(String, bool, bool)> = b.crd.to_value()["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_owned(),
+                v["served"] == true,
+                v["storage"] == true,
+            )
+        })
+        .collect();
+    // v1.7's CRD, every version still served, v1beta1 the storage version again
+    assert_eq!(
+        versions,
+        [
+            ("v1alpha1".to_owned(), true, false),
+            ("v1beta1".to_owned(), true, true),
+            ("v1beta2".to_owned(), true, false)
+        ]
+    );
+    // forwards, v1.6's CRD does not serve v1beta2: the upgrade migrates after applying
+    let forward = crd_changes(&old, &new, &BTreeMap::from([(pools.to_owned(), 3)]));
+    assert!(storage_bridges(&old, &forward).is_empty());
+}
+
+#[test]
 fn each_route_names_the_node_files_it_changes_and_keeps() {
     let (legacy, v16, v17) = (
         load("legacy-v0.6"),
