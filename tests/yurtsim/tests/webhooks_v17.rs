@@ -217,6 +217,53 @@ async fn nodepools_are_defaulted_and_validated_by_their_webhooks() {
     c.sim.shutdown().await;
 }
 
+/// A NodePool written at v1beta1 goes through the v1beta2 webhooks (matchPolicy Equivalent):
+/// the API server converts it with yurt-manager's conversion webhook (v1beta1 → v1beta2 sets
+/// leaderElectionStrategy "random"), so the validation passes, and the defaults are converted
+/// back (k8s.io/apiserver v0.37.2 pkg/admission/plugin/webhook/generic/webhook.go
+/// ShouldCallHook; pkg/apis/apps/v1beta1/nodepool_conversion.go at v1.7.0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nodepool_written_at_v1beta1_is_admitted_at_v1beta2() {
+    let c = common::start(3, Layout::Kubeadm).await;
+    chart_with_pools(&c).await;
+    let v1beta1 = json!({"apiVersion": "apps.openyurt.io/v1beta1", "kind": "NodePool",
+        "metadata": {"name": "sh"}, "spec": {"type": "Edge"}});
+    let (ok, _, err) = create(&c, v1beta1);
+    assert!(ok, "{err}");
+    let (_, out, _) = kubectl(
+        &c,
+        &[
+            "get",
+            "nodepools.v1beta2.apps.openyurt.io",
+            "sh",
+            "-o",
+            "json",
+        ],
+    );
+    let np: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(np["spec"]["leaderElectionStrategy"], "random");
+    // the defaulting webhook's label came back through the conversion
+    assert_eq!(
+        np["metadata"]["labels"]["nodepool.openyurt.io/type"],
+        "edge"
+    );
+    // and its validation still answers a v1beta1 write
+    let (ok, _, err) = kubectl(
+        &c,
+        &[
+            "patch",
+            "nodepools.v1beta1.apps.openyurt.io",
+            "sh",
+            "--type=merge",
+            "-p",
+            "{\"spec\":{\"type\":\"Cloud\"}}",
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("pool type can't be changed"), "{err}");
+    c.sim.shutdown().await;
+}
+
 // nodepool_validation.go validateNodePoolSpecAnnotations: spec.annotations must pass
 // apivalidation.ValidateAnnotations (k8s.io/apimachinery@v0.34.0 objectmeta.go: keys checked
 // lower-cased as qualified names); the bad value is the whole map as json.Marshal writes it.
