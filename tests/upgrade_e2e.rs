@@ -564,6 +564,121 @@ async fn a_canary_then_a_killed_run_then_the_rest() {
     all_ready(&env.client).await;
 }
 
+/// A finished upgrade rolled back by a run SIGKILLed while it moves the edge nodes: an upgrade
+/// is refused until the rollback finishes, status says where each node stands (as its files
+/// do), the rollback resumes and finishes, and the cluster then upgrades again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rollback_killed_half_way_resumes_and_the_cluster_upgrades_again() {
+    let env = support::cluster(4, Layout::Kubeadm, "v1.34.2").await;
+    convert_v16(&env).await;
+    let up = support::yurtctl(&env.sim, &upgrade_args(&[])).await;
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    let rollback = |extra: &[&'static str]| {
+        let mut args = vec![
+            "upgrade",
+            "--rollback",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+
+    let mut cmd = support::yurtctl_command(&env.sim);
+    cmd.args(rollback(&["--max-unavailable", "1"]));
+    let (code, _) = support::act_at(
+        cmd,
+        |l| l.starts_with("[nodes/edge]"),
+        |child| {
+            // SAFETY: kill sends a signal to this test's own child
+            assert_eq!(
+                unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGKILL) },
+                0
+            );
+        },
+    )
+    .await;
+    assert_eq!(code, None, "killed by a signal");
+
+    // an upgrade is refused while the rollback is unfinished, the dead run's lock or not
+    let refused = support::yurtctl(&env.sim, &upgrade_args(&["--force-unlock"])).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("run `yurtctl upgrade --rollback` to finish it"),
+        "{}",
+        refused.stderr
+    );
+
+    // each node where its files say it is
+    let status = support::yurtctl(&env.sim, &["status", "-o", "json"]).await;
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let st = status.json();
+    for n in st["nodes"].as_array().unwrap() {
+        let name = n["name"].as_str().unwrap();
+        let service = env
+            .sim
+            .node_root(name)
+            .join("etc/systemd/system/yurthub.service")
+            .is_file();
+        let (version, mode) = if service {
+            ("v1.7.0", "service")
+        } else {
+            ("v1.6.1", "static-pod")
+        };
+        assert_eq!(n["openyurtVersion"], version, "{name}: {st:#}");
+        assert_eq!(n["yurthubMode"], mode, "{name}: {st:#}");
+    }
+
+    let rest = support::yurtctl(&env.sim, &rollback(&["--force-unlock", "-o", "json"])).await;
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    let r = rest.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    let results: Vec<String> = env
+        .sim
+        .node_names()
+        .iter()
+        .map(|n| result_of(&r, n))
+        .collect();
+    assert!(
+        results
+            .iter()
+            .all(|x| x == "rolled-back" || x == "already-rolled-back"),
+        "{r:#}"
+    );
+    assert!(results.iter().any(|x| x == "rolled-back"), "{r:#}");
+    for n in env.sim.node_names() {
+        let root = env.sim.node_root(&n);
+        assert!(
+            root.join("etc/kubernetes/manifests/yurthub.yaml").is_file(),
+            "{n}"
+        );
+        assert!(
+            !root.join("etc/systemd/system/yurthub.service").exists(),
+            "{n}"
+        );
+    }
+    all_ready(&env.client).await;
+
+    let again = support::yurtctl(&env.sim, &upgrade_args(&["-o", "json"])).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let r = again.json();
+    assert_eq!(r["finished"], true, "{r:#}");
+    assert!(
+        r["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["result"] == "upgraded"),
+        "{r:#}"
+    );
+    all_ready(&env.client).await;
+}
+
 /// legacy-v0.6 → openyurt-v1.6 → openyurt-v1.7, one profile at a time, on Kubernetes 1.21 (the
 /// one minor legacy and v1.6 share; the second step names the version check it overrides, as a
 /// user whose Kubernetes upgrade comes later would): kube-controller-manager gets nodelifecycle

@@ -79,8 +79,13 @@ async fn look_then_lock<P>(
 ) -> Result<Option<crate::exec::lock::Held>, Exit> {
     if wanted {
         let look = snapshot(cluster).await?;
+        // with --force-unlock the holder is declared dead: what it left is the state
         if let Err(e) = plan(&look) {
-            return Err(refuse_unless_running(&look, &e));
+            return Err(if force_unlock {
+                refuse(&e)
+            } else {
+                refuse_unless_running(&look, &e)
+            });
         }
     }
     crate::exec::lock::take_for_run(cluster, wanted, force_unlock, rep, command)

@@ -245,6 +245,16 @@ pub(crate) async fn apply_components(
             ..Default::default()
         },
     );
+    // yurt-manager rewrites its webhook configurations from the template yurtctl writes
+    // (below): its ownership of their webhooks derives from ours, and a yurt-manager of the
+    // other release, still running while the Deployment rolls, may have rewritten them last
+    let webhook_applier = Applier::new(
+        cluster.clone(),
+        ApplyOptions {
+            force: true,
+            ..Default::default()
+        },
+    );
     let mut refs = Vec::with_capacity(objects.len());
     let mut deployments = Vec::new();
     for (i, o) in objects.iter().enumerate() {
@@ -259,8 +269,10 @@ pub(crate) async fn apply_components(
             wait::deployments_available(cluster, SYSTEM_NAMESPACE, &deployments, opts.job_timeout)
                 .await?;
         }
-        let (r, ours) = apply_journaled(&applier, o, journal).await?;
-        if is_webhook_configuration(o) {
+        let webhooks = is_webhook_configuration(o);
+        let with = if webhooks { &webhook_applier } else { &applier };
+        let (r, ours) = apply_journaled(with, o, journal).await?;
+        if webhooks {
             set_webhook_template(&applier, o).await?;
         }
         if r.kind == "Deployment" && r.api_version == "apps/v1" {
