@@ -971,3 +971,65 @@ async fn upgrade_gap_at_scale() {
     );
     all_ready(&env.client).await;
 }
+
+/// legacy-v0.6 → openyurt-v1.6 rolled back: kube-controller-manager's nodelifecycle goes off
+/// again, the legacy controllers come back and v1.6's yurt-manager goes, each node's YurtHub
+/// returns to its join-token static pod, and revert afterwards still restores every node root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_to_v1_6_rolls_back_to_legacy() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.21.14").await;
+    let before = trees(&env.sim);
+    let kcm = "etc/kubernetes/manifests/kube-controller-manager.yaml";
+    let cp = env.sim.node_root("control-plane-1");
+    support::convert_profile(&env.sim, "legacy-v0.6").await;
+    let kcm_legacy = std::fs::read_to_string(cp.join(kcm)).unwrap();
+    let worker = support::first_worker(&env.sim);
+    let root = env.sim.node_root(&worker);
+    let hub_legacy =
+        std::fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap();
+    let run = support::yurtctl(&env.sim, &upgrade_to("openyurt-v1.6", &[])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
+
+    let back = support::yurtctl(
+        &env.sim,
+        &[
+            "upgrade",
+            "--rollback",
+            "--servant-image",
+            "openyurt/yurtctl:test",
+            "--job-timeout",
+            "60s",
+            "-y",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    let r = back.json();
+    assert_eq!(r["to"]["profile"], "legacy-v0.6", "{r:#}");
+    assert_eq!(r["finished"], true, "{r:#}");
+    assert_eq!(std::fs::read_to_string(cp.join(kcm)).unwrap(), kcm_legacy);
+    assert!(!root.join("etc/kubernetes/manifests/yurthub.yaml").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/kubernetes/manifests/yurt-hub.yaml")).unwrap(),
+        hub_legacy
+    );
+    assert!(root.join("var/lib/yurtctl/yurthub/join-token").is_file());
+    let deployments = Api::<Deployment>::namespaced(env.client.clone(), NS);
+    assert!(deployments.get_opt("yurt-manager").await.unwrap().is_none());
+    assert!(
+        deployments
+            .get_opt("yurt-controller-manager")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    all_ready(&env.client).await;
+
+    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
+    assert_eq!(revert.code, 0, "{}", revert.stderr);
+    all_ready(&env.client).await;
+    assert_same_trees(&before, &trees(&env.sim));
+}
