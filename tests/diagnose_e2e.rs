@@ -495,6 +495,27 @@ async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_y
 
     let root = env.sim.node_root(&w);
     let other_ca = include_str!("fixtures/cluster-ca.crt");
+    // the kubelet's client CA (its config's authentication.x509.clientCAFile) another CA
+    let config = std::fs::read_to_string(root.join("var/lib/kubelet/config.yaml")).unwrap();
+    let client_ca = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("clientCAFile: "))
+        .expect("the kubelet's config names its client CA")
+        .trim()
+        .to_owned();
+    let client_ca = root.join(client_ca.trim_start_matches('/'));
+    let kept = std::fs::read(&client_ca).unwrap();
+    std::fs::write(&client_ca, other_ca).unwrap();
+    let (code, r) = diagnose(&env, &[&w]).await;
+    assert_eq!(code, 0, "a warning: {r:#}");
+    assert_eq!(
+        node_findings(&r),
+        [("warning".to_owned(), "NodeTrust".to_owned())],
+        "{r:#}"
+    );
+    assert!(r["findings"].to_string().contains("kubectl logs"), "{r:#}");
+    std::fs::write(&client_ca, kept).unwrap();
+
     std::fs::write(root.join("var/lib/yurthub/pki/ca.crt"), other_ca).unwrap();
     let (code, r) = diagnose(&env, &[&w]).await;
     assert_eq!(code, 7, "{r:#}");

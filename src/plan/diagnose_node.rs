@@ -124,6 +124,30 @@ pub fn node_findings(
                 .into(),
         ));
     }
+    if let (Some(ca), Ok(cluster)) = (&f.kubelet_client_ca, &cluster.ca_pin)
+        && let Some(pin) = &ca.public_key_pin
+        && pin != cluster
+    {
+        // kubeadm, kind and minikube sign the API server's kubelet client certificate with the
+        // cluster's CA; a cluster that uses another CA for it sees this warning by design
+        out.push(d(
+            Severity::Warning,
+            "NodeTrust",
+            format!(
+                "the kubelet checks client certificates against the CA {pin} ({}), but the \
+                 cluster's CA is {cluster}: the API server's requests to the kubelet (kubectl \
+                 logs, exec, port-forward) are refused if it is signed by the cluster's CA",
+                ca.path
+            ),
+            format!(
+                "if the cluster's CA changed, copy it to the node (kubectl -n kube-system get \
+                 configmap kube-root-ca.crt -o jsonpath='{{.data.ca\\.crt}}' > {}) and restart \
+                 the kubelet; if the API server's kubelet client certificate has a CA of its \
+                 own, this is expected",
+                ca.path
+            ),
+        ));
+    }
     out
 }
 
@@ -272,6 +296,12 @@ mod tests {
                 public_key_pin: Some("sha256:ca".into()),
                 problem: None,
             }),
+            kubelet_client_ca: Some(CertFacts {
+                path: "/etc/kubernetes/pki/ca.crt".into(),
+                not_after: Some("2035-01-01T00:00:00Z".into()),
+                public_key_pin: Some("sha256:ca".into()),
+                problem: None,
+            }),
             ..Default::default()
         }
     }
@@ -366,6 +396,13 @@ mod tests {
                     f.yurthub_ca.as_mut().unwrap().public_key_pin = Some("sha256:old".into())
                 }),
                 Some((Severity::Error, "NodeTrust", "unknown authority")),
+            ),
+            (
+                "the kubelet checks clients against another CA",
+                Box::new(|f| {
+                    f.kubelet_client_ca.as_mut().unwrap().public_key_pin = Some("sha256:old".into())
+                }),
+                Some((Severity::Warning, "NodeTrust", "kubectl logs")),
             ),
         ];
         for (name, change, want) in cases {

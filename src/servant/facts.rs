@@ -56,6 +56,9 @@ pub struct NodeFacts {
     pub yurthub_client_cert: Option<CertFacts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yurthub_ca: Option<CertFacts>,
+    /// The CA the kubelet checks the API server's client certificate against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubelet_client_ca: Option<CertFacts>,
     /// The API address each workload container was started with (the ones convert restarts:
     /// not static pods', not the reading Job's own), filled in by the caller; None when the
     /// container runtime could not be asked, with why in `workloads_problem`.
@@ -97,6 +100,12 @@ pub fn node_facts(fs: &HostFs) -> Result<NodeFacts> {
             Ok(s) => f.kubelet_server = Some(s),
             Err(e) => f.kubelet_server_problem = Some(e.to_string()),
         }
+    }
+    if let Some(path) = argv
+        .as_ref()
+        .and_then(|a| kubelet::client_ca_file(fs, a).ok().flatten())
+    {
+        f.kubelet_client_ca = Some(cert(fs, &path)?);
     }
     if fs.is_dir(HUB_DIR)? {
         f.yurthub_client_cert = Some(cert(fs, HUB_CLIENT_CERT_FILE)?);

@@ -241,18 +241,7 @@ pub fn static_pod_dir(fs: &HostFs, argv: &EffectiveArgv) -> Result<String> {
             message: "the kubelet has neither --pod-manifest-path nor --config, so it runs no static pods; set staticPodPath first".into(),
         });
     };
-    let mut path = static_pod_path_in(fs, &cfg)?;
-    if let Some(dir) = argv.flag_value("config-dir").filter(|d| !d.is_empty()) {
-        for n in fs.list_dir(&dir)? {
-            if n.ends_with(".conf") {
-                let f = format!("{}/{n}", dir.trim_end_matches('/'));
-                if let Some(p) = static_pod_path_in(fs, &f)? {
-                    path = Some(p);
-                }
-            }
-        }
-    }
-    match path.filter(|p| !p.is_empty()) {
+    match config_path(fs, argv, &["staticPodPath"])?.filter(|p| !p.is_empty()) {
         Some(p) => Ok(p),
         None => Err(ServantError::KubeletConfig {
             path: cfg,
@@ -261,7 +250,39 @@ pub fn static_pod_dir(fs: &HostFs, argv: &EffectiveArgv) -> Result<String> {
     }
 }
 
-fn static_pod_path_in(fs: &HostFs, file: &str) -> Result<Option<String>> {
+/// The CA file the kubelet checks client certificates against (the API server's, for logs,
+/// exec and port-forward): `--client-ca-file`, else the config's
+/// `authentication.x509.clientCAFile` (None: neither is set).
+pub fn client_ca_file(fs: &HostFs, argv: &EffectiveArgv) -> Result<Option<String>> {
+    if let Some(p) = argv.flag_value("client-ca-file").filter(|p| !p.is_empty()) {
+        return Ok(Some(p));
+    }
+    config_path(fs, argv, &["authentication", "x509", "clientCAFile"])
+}
+
+/// A path field of the kubelet's configuration: the `--config` file's, overridden by the
+/// `--config-dir` drop-ins in name order; relative paths are the file's directory's, as the
+/// kubelet resolves them (kubernetes/kubernetes@v1.37.2 pkg/kubelet/apis/config/helpers.go
+/// KubeletConfigurationPathRefs). None without `--config` or without the field.
+fn config_path(fs: &HostFs, argv: &EffectiveArgv, field: &[&str]) -> Result<Option<String>> {
+    let Some(cfg) = argv.flag_value("config").filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    let mut path = config_path_in(fs, &cfg, field)?;
+    if let Some(dir) = argv.flag_value("config-dir").filter(|d| !d.is_empty()) {
+        for n in fs.list_dir(&dir)? {
+            if n.ends_with(".conf") {
+                let f = format!("{}/{n}", dir.trim_end_matches('/'));
+                if let Some(p) = config_path_in(fs, &f, field)? {
+                    path = Some(p);
+                }
+            }
+        }
+    }
+    Ok(path)
+}
+
+fn config_path_in(fs: &HostFs, file: &str, field: &[&str]) -> Result<Option<String>> {
     let text = fs
         .read_text(file)?
         .ok_or_else(|| ServantError::KubeletConfig {
@@ -272,7 +293,8 @@ fn static_pod_path_in(fs: &HostFs, file: &str) -> Result<Option<String>> {
         path: file.into(),
         message: e.to_string(),
     })?;
-    Ok(doc.get("staticPodPath").and_then(Value::as_str).map(|p| {
+    let value = field.iter().try_fold(&doc, |v, k| v.get(k));
+    Ok(value.and_then(Value::as_str).map(|p| {
         if p.is_empty() || p.starts_with('/') {
             p.to_owned()
         } else {
