@@ -83,6 +83,19 @@ pub async fn handle(
             }
             None => bad("expected {image}".into()),
         },
+        (&Method::POST, ["faults", "unreachable-registry"]) => match body["registry"].as_str() {
+            Some(reg) => {
+                shared
+                    .faults
+                    .unreachable_registry(reg, body["node"].as_str());
+                ok()
+            }
+            None => bad("expected {registry, node?} (node absent: every node)".into()),
+        },
+        (&Method::DELETE, ["faults", "unreachable-registry"]) => {
+            shared.faults.reachable_again();
+            ok()
+        }
         (&Method::DELETE, ["faults"]) => {
             shared.faults.clear();
             ok()

@@ -66,6 +66,8 @@ pub struct Faults {
     /// node → (exit code, Job-name prefixes; empty: every Job).
     pub(crate) failing_job_nodes: Mutex<HashMap<String, (i32, Vec<String>)>>,
     pub(crate) never_ready_images: Mutex<HashSet<String>>,
+    /// (registry host, node; None: every node) that cannot be reached.
+    unreachable_registries: Mutex<HashSet<(String, Option<String>)>>,
 }
 
 pub enum Decision {
@@ -101,6 +103,7 @@ impl Faults {
         self.denied.lock().unwrap().clear();
         self.failing_job_nodes.lock().unwrap().clear();
         self.never_ready_images.lock().unwrap().clear();
+        self.reachable_again();
     }
 
     pub fn decide(&self, verb: &str, group: &str, resource: &str, sub: Option<&str>) -> Decision {
@@ -188,6 +191,35 @@ impl Faults {
     pub fn is_never_ready(&self, image: &str) -> bool {
         self.never_ready_images.lock().unwrap().contains(image)
     }
+
+    /// `node` (every node for None) cannot reach registry host `registry` (`docker.io`,
+    /// `registry.k8s.io`, `reg.example:5000`): pulls of its images fail there, as on an
+    /// air-gapped node.
+    pub fn unreachable_registry(&self, registry: &str, node: Option<&str>) {
+        self.unreachable_registries
+            .lock()
+            .unwrap()
+            .insert((registry.to_string(), node.map(str::to_string)));
+    }
+
+    /// Every registry is reachable again from every node.
+    pub fn reachable_again(&self) {
+        self.unreachable_registries.lock().unwrap().clear();
+    }
+
+    /// The error containerd's CRI returns for a pull of `image` on `node`, if its registry
+    /// (Docker's normalization: `nginx` is on `docker.io`) is unreachable there
+    /// (see `nodes::image_pull::pull_error`).
+    pub fn cannot_pull(&self, node: &str, image: &str) -> Option<String> {
+        let registry = crate::nodes::image_pull::normalize(image).domain;
+        let blocked = self
+            .unreachable_registries
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(r, n)| *r == registry && n.as_deref().is_none_or(|n| n == node));
+        blocked.then(|| crate::nodes::image_pull::pull_error(image))
+    }
 }
 
 impl crate::nodes::cluster::NodeFaults for Faults {
@@ -197,6 +229,10 @@ impl crate::nodes::cluster::NodeFaults for Faults {
 
     fn is_never_ready(&self, image: &str) -> bool {
         Faults::is_never_ready(self, image)
+    }
+
+    fn cannot_pull(&self, node: &str, image: &str) -> Option<String> {
+        Faults::cannot_pull(self, node, image)
     }
 }
 
@@ -345,6 +381,22 @@ mod tests {
             f.decide("get", "", "pods", Some("log")),
             Decision::Fail { status: 429, .. }
         ));
+    }
+
+    #[test]
+    fn unreachable_registries_per_node() {
+        let f = Faults::default();
+        f.unreachable_registry("docker.io", Some("worker-1"));
+        f.unreachable_registry("registry.k8s.io", None);
+        assert!(f.cannot_pull("worker-1", "nginx:1.27").is_some());
+        assert!(f.cannot_pull("worker-2", "nginx:1.27").is_none());
+        assert!(f.cannot_pull("worker-1", "quay.io/x/y:1").is_none());
+        assert!(
+            f.cannot_pull("worker-2", "registry.k8s.io/pause:3.10")
+                .is_some()
+        );
+        f.reachable_again();
+        assert!(f.cannot_pull("worker-1", "nginx:1.27").is_none());
     }
 
     #[test]

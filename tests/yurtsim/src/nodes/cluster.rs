@@ -50,6 +50,10 @@ pub trait NodeFaults: Send + Sync {
 
     /// Containers with this image never become Ready.
     fn is_never_ready(&self, image: &str) -> bool;
+
+    /// The error containerd's CRI returns for a pull of `image` on `node` (its registry is
+    /// unreachable there), or None when the pull succeeds.
+    fn cannot_pull(&self, node: &str, image: &str) -> Option<String>;
 }
 
 /// Starts `model` as `container` runs it: a node's kubelet or systemd, for a program the sim

@@ -85,6 +85,15 @@ pub(crate) async fn run(
             if restarts > 0 {
                 let _ = std::fs::rename(&lp, lp.with_extension("previous.log"));
             }
+            // The image first (image_pull.rs), each time the container starts.
+            let mut show = |state: Value| {
+                states[i]["state"] = state;
+                states[i]["started"] = json!(false);
+                write(&states, "Pending");
+            };
+            if crate::nodes::image_pull::ensure(shared, k, p, c, stop, &mut show).await {
+                return InitEnd::Stopped;
+            }
             let started_at = util::now();
             let (code, reason) =
                 match containers::start(shared, k, p, c, volumes, restart_policy, &lp) {

@@ -9,7 +9,8 @@
 //!   clients (crictl) see it; [`host_processes`]: the node's own processes;
 //! - [`programs`]: what a node knows of the modelled programs it runs (the models are above:
 //!   it is handed their start); [`shell`]: a modelled binary started through `sh -c`;
-//! - [`images`]: the file systems of the images the sim knows;
+//! - [`images`]: the file systems of the images the sim knows; [`image_pull`]: pulling them
+//!   (Docker reference normalization, a failed pull's error, the kubelet's pull and back-off);
 //! - [`real_api`], [`pod_network`]: the node side of the real tier (docs/yurtsim.md#the-real-tier):
 //!   which API server the cluster runs, a kubelet's calls to a real one, the real OpenYurt
 //!   binaries, and a node's end of the pod network.
@@ -18,6 +19,7 @@ pub mod cluster;
 pub mod containers;
 pub mod cri;
 pub mod host_processes;
+pub mod image_pull;
 pub mod images;
 pub mod init_containers;
 pub mod kubelet;

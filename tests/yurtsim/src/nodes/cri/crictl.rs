@@ -1,6 +1,6 @@
 //! `crictl` as the sim answers it (kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl): the
-//! endpoint resolution and connection errors, `ps`, `stop` and `inspect`. Everything else
-//! fails loudly as not modelled.
+//! endpoint resolution and connection errors, `ps`, `stop`, `inspect` and `pull`. Everything
+//! else fails loudly as not modelled.
 
 use std::path::Path;
 
@@ -24,7 +24,7 @@ const DEFAULT_ENDPOINTS: [&str; 3] = [
 ];
 
 /// Go's `%q` for the strings crictl prints.
-fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut o = String::from("\"");
     for c in s.chars() {
         match c {
@@ -68,7 +68,8 @@ fn not_modelled(what: &str) -> Answer {
 
 /// Dials an endpoint the way cri-client does (vendor/k8s.io/cri-client/pkg/util/util_unix.go
 /// and remote_runtime.go `NewRemoteRuntimeService`): Ok when a socket listens at its path.
-fn connect(root: &Path, endpoint: &str) -> Result<(), String> {
+/// `api` is `runtime` or `image` (remote_image.go validates the image API the same way).
+fn connect(root: &Path, endpoint: &str, api: &str) -> Result<(), String> {
     let path = match endpoint.split_once("://") {
         Some(("unix", rest)) => rest.to_string(),
         Some(("tcp", _)) => return Err("only support unix socket endpoint".into()),
@@ -84,7 +85,7 @@ fn connect(root: &Path, endpoint: &str) -> Result<(), String> {
         Err(_) => "no such file or directory",
     };
     Err(format!(
-        "validate service connection: validate CRI v1 runtime API for endpoint {}: rpc error: code = Unavailable desc = connection error: desc = {}",
+        "validate service connection: validate CRI v1 {api} API for endpoint {}: rpc error: code = Unavailable desc = connection error: desc = {}",
         go_quote(endpoint),
         go_quote(&format!(
             "transport: Error while dialing: dial unix {path}: connect: {why}"
@@ -102,8 +103,14 @@ fn config_endpoint(root: &Path, file: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Answers one `crictl` call (`argv[0]` is "crictl").
-pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
+/// Answers one `crictl` call (`argv[0]` is "crictl"). `cannot_pull` is the node's pull fault:
+/// the runtime's error for an image it cannot pull.
+pub fn answer(
+    root: &Path,
+    rt: &NodeRuntime,
+    argv: &[String],
+    cannot_pull: &dyn Fn(&str) -> Option<String>,
+) -> Answer {
     let mut endpoint: Option<String> = None;
     let mut config = "/etc/crictl.yaml".to_string();
     let mut i = 1;
@@ -152,7 +159,7 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
         return not_modelled("crictl without a command (help)");
     };
     let rest = &argv[i + 1..];
-    if !matches!(cmd.as_str(), "ps" | "stop" | "inspect") {
+    if !matches!(cmd.as_str(), "ps" | "stop" | "inspect" | "pull") {
         let known = [
             "attach",
             "create",
@@ -163,7 +170,6 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
             "img",
             "inspecti",
             "imagefsinfo",
-            "pull",
             "rmi",
             "info",
             "logs",
@@ -202,20 +208,46 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
     if cmd == "stop" && rest.is_empty() {
         return fatal(&mut err, "ID cannot be empty");
     }
+    // pull talks to the image service only (main.go getImageService: the image endpoint is
+    // the runtime endpoint when unset).
+    let (api, who) = if cmd == "pull" {
+        ("image", "Image")
+    } else {
+        ("runtime", "runtime")
+    };
+    if cmd == "pull" {
+        let (fl, pos) = match flags(rest, &[]) {
+            Ok(x) => x,
+            Err(e) => return not_modelled(&format!("crictl pull ({e})")),
+        };
+        if let Some((n, _)) = fl.first() {
+            return not_modelled(&format!("crictl pull flag --{n}"));
+        }
+        // image.go pullCommand: checked before connecting.
+        if pos.first().is_none_or(|i| i.is_empty()) {
+            return fatal(&mut err, "Image name cannot be empty");
+        }
+        if pos.len() > 1 {
+            return not_modelled("crictl pull with more than one argument (help)");
+        }
+    }
     // main.go: the flag wins over the config file; unset means crictl's default list.
     let endpoint = endpoint.or_else(|| config_endpoint(root, &config));
     match &endpoint {
-        Some(ep) if ep.is_empty() => return fatal(&mut err, "--runtime-endpoint is not set"),
+        // main.go getImageService: an empty runtime endpoint given leaves the image one unset.
+        Some(ep) if ep.is_empty() => {
+            return fatal(&mut err, &format!("--{api}-endpoint is not set"));
+        }
         Some(ep) => {
-            if let Err(e) = connect(root, ep) {
+            if let Err(e) = connect(root, ep, api) {
                 return fatal(&mut err, &e);
             }
         }
         None => {
-            err.push_str(&logrus("warning", &format!("runtime connect using default endpoints: [{}]. As the default settings are now deprecated, you should set the endpoint instead.", DEFAULT_ENDPOINTS.join(" "))));
+            err.push_str(&logrus("warning", &format!("{who} connect using default endpoints: [{}]. As the default settings are now deprecated, you should set the endpoint instead.", DEFAULT_ENDPOINTS.join(" "))));
             let mut last = None;
             for ep in DEFAULT_ENDPOINTS {
-                match connect(root, ep) {
+                match connect(root, ep, api) {
                     Ok(()) => {
                         last = None;
                         break;
@@ -234,6 +266,7 @@ pub fn answer(root: &Path, rt: &NodeRuntime, argv: &[String]) -> Answer {
     let mut a = match cmd.as_str() {
         "ps" => ps(rt, rest, endpoint.is_none(), &mut err),
         "stop" => stop(rt, rest, &mut err),
+        "pull" => pull(rt, &rest[0], cannot_pull, &mut err),
         _ => inspect(rt, rest, &mut err),
     };
     if a.err.is_empty() {
@@ -384,6 +417,32 @@ fn stop(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
     Answer {
         rc: 0,
         out,
+        err: String::new(),
+    }
+}
+
+/// `crictl pull IMAGE` (image.go pullCommand): `Image is up to date for <image ref>` with the
+/// ID the runtime answers (`sha256:` + 64 hex, stable per reference here), or crictl's
+/// `pulling image: %w` around the runtime's gRPC error (containerd: code Unknown).
+fn pull(
+    rt: &NodeRuntime,
+    image: &str,
+    cannot_pull: &dyn Fn(&str) -> Option<String>,
+    err: &mut String,
+) -> Answer {
+    if let Some(e) = cannot_pull(image) {
+        if rt.flavor == Flavor::CriDockerd {
+            return not_modelled("a failing crictl pull against cri-dockerd");
+        }
+        return fatal(
+            err,
+            &format!("pulling image: {}", crate::nodes::image_pull::rpc_error(&e)),
+        );
+    }
+    rt.add_image(&crate::nodes::image_pull::present_key(image));
+    Answer {
+        rc: 0,
+        out: format!("Image is up to date for {}\n", super::image_id(image)),
         err: String::new(),
     }
 }

@@ -141,6 +141,9 @@ struct Inner {
     sandboxes: BTreeMap<String, String>,
     /// Stop requests for running containers, by ID; the kubelet's pod worker waits on them.
     stops: BTreeMap<String, watch::Sender<bool>>,
+    /// Images on the node (normalized references, `nodes::image_pull::present_key`): pulled
+    /// here, or run by a container here.
+    images: std::collections::HashSet<String>,
 }
 
 impl NodeRuntime {
@@ -164,6 +167,16 @@ impl NodeRuntime {
         }
     }
 
+    /// Whether the image (a normalized reference) is on the node.
+    pub fn has_image(&self, key: &str) -> bool {
+        self.inner.lock().unwrap().images.contains(key)
+    }
+
+    /// The image (a normalized reference) is on the node now: pulled.
+    pub fn add_image(&self, key: &str) {
+        self.inner.lock().unwrap().images.insert(key.to_string());
+    }
+
     /// Registers a started container; the receiver turns true when the runtime stops it.
     pub fn create(&self, c: Create<'_>) -> (String, watch::Receiver<bool>) {
         let p = c.pod;
@@ -177,6 +190,11 @@ impl NodeRuntime {
         let id = random_id();
         let (tx, rx) = watch::channel(false);
         inner.stops.insert(id.clone(), tx);
+        if let Some(image) = c.container["image"].as_str() {
+            inner
+                .images
+                .insert(crate::nodes::image_pull::present_key(image));
+        }
         inner.containers.push(Container {
             id: id.clone(),
             sandbox_id,

@@ -484,7 +484,9 @@ fn process_tool_calls(shared: &Arc<Cluster>, k: &Arc<NodeKubelet>) {
                 crate::nodes::host_processes::kubelet_changed(shared, k);
             }
             ["crictl", ..] => {
-                let a = crate::nodes::cri::crictl::answer(&k.root, &k.cri, &c.argv);
+                let a = crate::nodes::cri::crictl::answer(&k.root, &k.cri, &c.argv, &|image| {
+                    shared.faults.cannot_pull(&k.name, image)
+                });
                 if let Some(t) = k.tools.lock().unwrap().as_ref() {
                     let _ = t.write_result(c.seq, a.rc, &a.out, &a.err);
                 }

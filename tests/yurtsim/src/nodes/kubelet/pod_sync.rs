@@ -512,6 +512,11 @@ async fn run_pod_inner(
         crate::nodes::init_containers::InitEnd::Failed => return PodEnd::StatusWritten,
         crate::nodes::init_containers::InitEnd::Stopped => return PodEnd::Stopped,
     }
+    // The app containers' images (nodes/image_pull.rs); the pod stays Pending until they are
+    // on the node.
+    if crate::nodes::image_pull::ensure_app_images(shared, k, p, &first_start, stop).await {
+        return PodEnd::Stopped;
+    }
     match crate::nodes::pod_worker::run(
         shared,
         k,
