@@ -87,6 +87,40 @@ fn upgrade_to<'a>(profile: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// `upgrade --rollback` with the tests' servant image, a 60 s Job timeout, `-y`, then `extra`.
+fn rollback<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "upgrade",
+        "--rollback",
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+        "-y",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The image yurt-manager's Deployment runs.
+async fn manager_image(env: &support::Cluster) -> String {
+    let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
+        .get("yurt-manager")
+        .await
+        .unwrap();
+    manager.spec.unwrap().template.spec.unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap()
+}
+
+async fn nodepools_crd(env: &support::Cluster) -> CustomResourceDefinition {
+    Api::<CustomResourceDefinition>::all(env.client.clone())
+        .get("nodepools.apps.openyurt.io")
+        .await
+        .unwrap()
+}
+
 /// A node's `result` in an `UpgradeResult` ("" when it is not listed).
 fn result_of(r: &serde_json::Value, node: &str) -> String {
     r["nodes"]
@@ -196,21 +230,11 @@ async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
         Some("edge")
     );
     all_ready(&env.client).await;
-    let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
-        .get("yurt-manager")
-        .await
-        .unwrap();
-    let image = manager.spec.unwrap().template.spec.unwrap().containers[0]
-        .image
-        .clone()
-        .unwrap();
+    let image = manager_image(&env).await;
     assert!(image.ends_with(":v1.7.0"), "{image}");
 
     // the user's NodePool is there as it was, stored at v1beta2 only
-    let crd = Api::<CustomResourceDefinition>::all(env.client.clone())
-        .get("nodepools.apps.openyurt.io")
-        .await
-        .unwrap();
+    let crd = nodepools_crd(&env).await;
     assert_eq!(crd.status.unwrap().stored_versions.unwrap(), ["v1beta2"]);
     let pool = Api::<DynamicObject>::all_with(env.client.clone(), &nodepools("v1beta2"))
         .get("hangzhou")
@@ -297,19 +321,6 @@ async fn a_half_upgraded_cluster_rolls_back_and_revert_still_restores_every_node
     assert!(root.join("etc/systemd/system/yurthub.service").is_file());
 
     // the plan says the storage goes back first, and a dry run changes nothing
-    let rollback = |extra: &[&'static str]| {
-        let mut args = vec![
-            "upgrade",
-            "--rollback",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ];
-        args.extend_from_slice(extra);
-        args
-    };
     let dry = support::yurtctl(&env.sim, &rollback(&["--dry-run"])).await;
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     for words in [
@@ -356,21 +367,11 @@ async fn a_half_upgraded_cluster_rolls_back_and_revert_still_restores_every_node
     }
     all_ready(&env.client).await;
     assert_eq!(node_labels(&env, &workers[0]).await, labels_v16);
-    let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
-        .get("yurt-manager")
-        .await
-        .unwrap();
-    let image = manager.spec.unwrap().template.spec.unwrap().containers[0]
-        .image
-        .clone()
-        .unwrap();
+    let image = manager_image(&env).await;
     assert!(image.ends_with(":v1.6.1"), "{image}");
 
     // NodePools are stored at v1beta1 only, under v1.6's CRD; the user's pool as it was
-    let crd = Api::<CustomResourceDefinition>::all(env.client.clone())
-        .get("nodepools.apps.openyurt.io")
-        .await
-        .unwrap();
+    let crd = nodepools_crd(&env).await;
     let served: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
     assert_eq!(served, ["v1alpha1", "v1beta1"]);
     assert_eq!(crd.status.unwrap().stored_versions.unwrap(), ["v1beta1"]);
@@ -573,19 +574,6 @@ async fn a_rollback_killed_half_way_resumes_and_the_cluster_upgrades_again() {
     convert_v16(&env).await;
     let up = support::yurtctl(&env.sim, &upgrade_args(&[])).await;
     assert_eq!(up.code, 0, "{}", up.stderr);
-    let rollback = |extra: &[&'static str]| {
-        let mut args = vec![
-            "upgrade",
-            "--rollback",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-        ];
-        args.extend_from_slice(extra);
-        args
-    };
 
     let mut cmd = support::yurtctl_command(&env.sim);
     cmd.args(rollback(&["--max-unavailable", "1"]));
@@ -991,21 +979,7 @@ async fn legacy_to_v1_6_rolls_back_to_legacy() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
 
-    let back = support::yurtctl(
-        &env.sim,
-        &[
-            "upgrade",
-            "--rollback",
-            "--servant-image",
-            "openyurt/yurtctl:test",
-            "--job-timeout",
-            "60s",
-            "-y",
-            "-o",
-            "json",
-        ],
-    )
-    .await;
+    let back = support::yurtctl(&env.sim, &rollback(&["-o", "json"])).await;
     assert_eq!(back.code, 0, "{}", back.stderr);
     let r = back.json();
     assert_eq!(r["to"]["profile"], "legacy-v0.6", "{r:#}");

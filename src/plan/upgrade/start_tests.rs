@@ -220,6 +220,14 @@ fn the_target_keeps_the_conversions_choices_and_drops_what_it_cannot_take() {
     assert!(crate::plan::check_options(&o, &v16).is_ok());
 }
 
+/// `upgrade --rollback`'s options.
+fn rolling_back() -> UpgradeOptions {
+    UpgradeOptions {
+        rollback: true,
+        ..Default::default()
+    }
+}
+
 /// `converted_v16()` half-way through its upgrade to v1.7: the journal names v1.7 with v1.7's
 /// options, worker-1 moved, worker-2's move failed, cp-1 untouched.
 fn half_upgraded() -> ClusterSnapshot {
@@ -243,10 +251,7 @@ fn half_upgraded() -> ClusterSnapshot {
 
 #[test]
 fn a_rollback_returns_the_nodes_the_upgrade_touched_to_the_release_and_options_it_came_from() {
-    let rollback = UpgradeOptions {
-        rollback: true,
-        ..Default::default()
-    };
+    let rollback = rolling_back();
     let d = decided(&half_upgraded(), &rollback);
     assert_eq!(d.route.kind, super::super::RouteKind::Rollback);
     assert_eq!(d.start.from.to_string(), "openyurt-v1.7 (OpenYurt v1.7.0)");
@@ -284,10 +289,7 @@ fn a_rollback_returns_the_nodes_the_upgrade_touched_to_the_release_and_options_i
 
 #[test]
 fn a_rollback_needs_an_upgrade_with_its_options_recorded() {
-    let rollback = UpgradeOptions {
-        rollback: true,
-        ..Default::default()
-    };
+    let rollback = rolling_back();
     let why = refused(&converted_v16(), &rollback);
     assert!(why.contains("nothing to roll back"), "{why}");
     // an older yurtctl's upgrade recorded no options to return to
