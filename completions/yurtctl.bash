@@ -85,6 +85,9 @@ _yurtctl() {
             yurtctl__subcmd__help__subcmd__images,list)
                 cmd="yurtctl__subcmd__help__subcmd__images__subcmd__list"
                 ;;
+            yurtctl__subcmd__help__subcmd__images,pull)
+                cmd="yurtctl__subcmd__help__subcmd__images__subcmd__pull"
+                ;;
             yurtctl__subcmd__help__subcmd__staticpod,adopt)
                 cmd="yurtctl__subcmd__help__subcmd__staticpod__subcmd__adopt"
                 ;;
@@ -109,11 +112,17 @@ _yurtctl() {
             yurtctl__subcmd__images,list)
                 cmd="yurtctl__subcmd__images__subcmd__list"
                 ;;
+            yurtctl__subcmd__images,pull)
+                cmd="yurtctl__subcmd__images__subcmd__pull"
+                ;;
             yurtctl__subcmd__images__subcmd__help,help)
                 cmd="yurtctl__subcmd__images__subcmd__help__subcmd__help"
                 ;;
             yurtctl__subcmd__images__subcmd__help,list)
                 cmd="yurtctl__subcmd__images__subcmd__help__subcmd__list"
+                ;;
+            yurtctl__subcmd__images__subcmd__help,pull)
+                cmd="yurtctl__subcmd__images__subcmd__help__subcmd__pull"
                 ;;
             yurtctl__subcmd__staticpod,adopt)
                 cmd="yurtctl__subcmd__staticpod__subcmd__adopt"
@@ -547,7 +556,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__help__subcmd__images)
-            opts="list"
+            opts="list pull"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -561,6 +570,20 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__help__subcmd__images__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__help__subcmd__images__subcmd__pull)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -743,7 +766,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__images)
-            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help list help"
+            opts="-v -q -o -n -y -h --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help list pull help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -797,7 +820,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__images__subcmd__help)
-            opts="list help"
+            opts="list pull help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -838,6 +861,20 @@ _yurtctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        yurtctl__subcmd__images__subcmd__help__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         yurtctl__subcmd__images__subcmd__list)
             opts="-v -q -o -n -y -h --profile --servant-image --openyurt-version --image-repository --image --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -862,6 +899,88 @@ _yurtctl() {
                     return 0
                     ;;
                 --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "json yaml wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
+                    COMPREPLY=($(compgen -W "auto bars plain none" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        yurtctl__subcmd__images__subcmd__pull)
+            opts="-v -q -o -n -y -h --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --job-timeout --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --servant-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --openyurt-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --job-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -461,6 +461,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+            cand pull 'Pull those images on the nodes, without running them, to check each node can'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'yurtctl;images;list'= {
@@ -489,11 +490,42 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'yurtctl;images;pull'= {
+            cand --profile 'Component set whose images to pull'
+            cand --servant-image 'Image of the node Jobs (yurtctl''s own image) [default: the profile''s]'
+            cand --openyurt-version 'Another patch release of the profile''s OpenYurt version (sets the OpenYurt image tags)'
+            cand --image-repository 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm''s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)'
+            cand --image 'Use IMAGE for COMPONENT (repeatable; components are the profile''s image keys)'
+            cand --image-pull-secret 'A Secret in kube-system the node Jobs pull with (repeatable); the nodes'' runtime pulls the other images with its own credentials, as the kubelet''s pulls for pods without pull Secrets do'
+            cand --job-timeout 'How long each node''s Job may take, its pulls included'
+            cand -o 'Output format of the result on stdout'
+            cand --output 'Output format of the result on stdout'
+            cand --dry-run 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace of namespaced objects a command names (static pods)'
+            cand --namespace 'Namespace of namespaced objects a command names (static pods)'
+            cand --qps 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server''s API Priority and Fairness)'
+            cand --burst 'API requests allowed in a burst above a --qps limit'
+            cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
+            cand -v 'More log detail on stderr (-v debug, -vv trace)'
+            cand --verbose 'More log detail on stderr (-v debug, -vv trace)'
+            cand -q 'Only warnings and errors on stderr'
+            cand --quiet 'Only warnings and errors on stderr'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'No colours (also when the NO_COLOR environment variable is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'yurtctl;images;help'= {
             cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+            cand pull 'Pull those images on the nodes, without running them, to check each node can'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'yurtctl;images;help;list'= {
+        }
+        &'yurtctl;images;help;pull'= {
         }
         &'yurtctl;images;help;help'= {
         }
@@ -613,8 +645,11 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
         }
         &'yurtctl;help;images'= {
             cand list 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+            cand pull 'Pull those images on the nodes, without running them, to check each node can'
         }
         &'yurtctl;help;images;list'= {
+        }
+        &'yurtctl;help;images;pull'= {
         }
         &'yurtctl;help;completion'= {
         }

@@ -398,29 +398,30 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_se
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand staticpod; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
 wide\t''
 name\t''"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
 client\t'Compute and print the plan locally'
 server\t'Ask the server to validate (for node-servant the same as client)'"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l context -d 'The kubeconfig context to use' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
 bars\t''
 plain\t''
 none\t''"
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Only warnings and errors on stderr'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
-complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -s h -l help -d 'Print help'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -f -a "pull" -d 'Pull those images on the nodes, without running them, to check each node can'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and not __fish_seen_subcommand_from list pull help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l profile -d 'Component set whose images to list' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
@@ -447,7 +448,36 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l profile -d 'Component set whose images to pull' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l servant-image -d 'Image of the node Jobs (yurtctl\'s own image) [default: the profile\'s]' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l openyurt-version -d 'Another patch release of the profile\'s OpenYurt version (sets the OpenYurt image tags)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l image-repository -d 'Pull every image from this registry (and path) instead, keeping its name and tag, as kubeadm\'s flag does: openyurt/yurthub:v1.7.0 becomes REPOSITORY/yurthub:v1.7.0 (--image and --servant-image still name one image in full)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l image -d 'Use IMAGE for COMPONENT (repeatable; components are the profile\'s image keys)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l image-pull-secret -d 'A Secret in kube-system the node Jobs pull with (repeatable); the nodes\' runtime pulls the other images with its own credentials, as the kubelet\'s pulls for pods without pull Secrets do' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l job-timeout -d 'How long each node\'s Job may take, its pulls included' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
+yaml\t''
+wide\t''
+name\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l dry-run -d 'Show what would change without changing anything: none|client|server (a bare --dry-run means client)' -r -f -a "none\t'Change things'
+client\t'Compute and print the plan locally'
+server\t'Ask the server to validate (for node-servant the same as client)'"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l context -d 'The kubeconfig context to use' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s n -l namespace -d 'Namespace of namespaced objects a command names (static pods)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l qps -d 'Client-side limit of API requests per second (0: no limit; requests in flight are bounded by --concurrency and the server\'s API Priority and Fairness)' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l burst -d 'API requests allowed in a burst above a --qps limit' -r
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l progress -d 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none' -r -f -a "auto\t''
+bars\t''
+plain\t''
+none\t''"
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s v -l verbose -d 'More log detail on stderr (-v debug, -vv trace)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s q -l quiet -d 'Only warnings and errors on stderr'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -l no-color -d 'No colours (also when the NO_COLOR environment variable is set)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from pull" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from help" -f -a "pull" -d 'Pull those images on the nodes, without running them, to check each node can'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand images; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand completion" -s o -l output -d 'Output format of the result on stdout' -r -f -a "json\t''
 yaml\t''
@@ -541,3 +571,4 @@ complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_su
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "ota" -d 'OTA: upgrade chosen nodes now, from the client side'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from staticpod" -f -a "adopt" -d 'Hand a running static pod to yurt-manager: create a YurtStaticSet from what it runs'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from images" -f -a "list" -d 'Print every image a conversion makes nodes pull, one per line (read-only; no cluster)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand help; and __fish_seen_subcommand_from images" -f -a "pull" -d 'Pull those images on the nodes, without running them, to check each node can'

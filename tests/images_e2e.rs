@@ -223,3 +223,111 @@ async fn an_image_pull_secret_reaches_every_pod_convert_and_revert_create() {
     }
     env.sim.shutdown().await;
 }
+
+/// `images pull` before convert in an air gap (yurtsim's registry fault: a node that cannot
+/// resolve the mirror's host): the nodes that reach the mirror pull every image; the one that
+/// does not is a finding per image in its runtime's words, exit 7; its Jobs are gone
+/// afterwards. Once the mirror is reachable every node pulls. A node that cannot pull the
+/// servant's own image says that its Job's container waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn images_pull_finds_the_node_that_cannot_reach_the_mirror() {
+    let env = support::start_sim(3, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+    let workers = support::workers(&env.sim);
+    let cut = &workers[0];
+    env.sim
+        .faults()
+        .unreachable_registry("registry.example.com", Some(cut));
+    fn pull<'a>(servant: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec![
+            "images",
+            "pull",
+            "--image-repository",
+            MIRROR,
+            // the node Jobs' image stays where the nodes reach it
+            "--servant-image",
+            servant,
+            "--job-timeout",
+            "20s",
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        args
+    }
+    let run = support::yurtctl(&env.sim, &pull("openyurt/yurtctl:test", &[])).await;
+    assert_eq!(run.code, 7, "{}\n{}", run.stderr, run.stdout);
+    let r = run.json();
+    assert_eq!(r["kind"], "ImagePullResult", "{r:#}");
+    let listed = support::yurtctl(
+        &env.sim,
+        &["images", "list", "--image-repository", MIRROR, "-o", "json"],
+    )
+    .await
+    .json();
+    let wanted: BTreeSet<String> = listed["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i.get("feature").is_none() && i["component"] != "servant")
+        .map(|i| i["image"].as_str().unwrap().to_owned())
+        .collect();
+    for n in r["nodes"].as_array().unwrap() {
+        let pulled: BTreeSet<String> = n["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["image"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(pulled, wanted, "{r:#}");
+        let all = n["images"].as_array().unwrap();
+        if n["name"] == cut.as_str() {
+            assert_eq!(n["result"], "failed", "{r:#}");
+            for i in all {
+                assert_eq!(i["pulled"], false, "{r:#}");
+                let m = i["message"].as_str().unwrap();
+                assert!(
+                    m.contains("registry.example.com") && m.contains("no such host"),
+                    "{m}"
+                );
+            }
+        } else {
+            assert_eq!(n["result"], "pulled", "{r:#}");
+            assert!(all.iter().all(|i| i["pulled"] == true), "{r:#}");
+        }
+    }
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(client.clone(), "kube-system");
+    let left: Vec<String> = jobs
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|j| j.metadata.name)
+        .filter(|n| n.contains("pull-images"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "the Jobs are deleted");
+
+    env.sim.faults().reachable_again();
+    let run = support::yurtctl(&env.sim, &pull("openyurt/yurtctl:test", &[])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    // a servant image the node does not have yet and cannot pull: the Job's container waits
+    env.sim
+        .faults()
+        .unreachable_registry("docker.io", Some(cut));
+    let run = support::yurtctl(&env.sim, &pull("openyurt/yurtctl:air-gapped", &[cut])).await;
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    let r = run.json();
+    let n = &r["nodes"][0];
+    assert_eq!(n["name"], cut.as_str(), "{r:#}");
+    assert_eq!(n["result"], "failed", "{r:#}");
+    let m = n["message"].as_str().unwrap();
+    assert!(
+        m.contains("ImagePullBackOff") || m.contains("ErrImagePull"),
+        "{m}"
+    );
+    assert!(m.contains("openyurt/yurtctl:air-gapped"), "{m}");
+    env.sim.shutdown().await;
+}

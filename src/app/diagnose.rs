@@ -138,7 +138,6 @@ async fn read_nodes(
     profile: Option<&Profile>,
     cmd: &DiagnoseCmd,
 ) -> Vec<(String, NodeRead)> {
-    use crate::cluster::jobs::{JobOutcome, RunJobsOptions, run_jobs};
     let recorded = snap.journal.as_ref().and_then(|j| {
         let o = crate::plan::ConvertOptions::from_journal(&j.options)?;
         Some(crate::plan::ConvertSettings::resolve(&o, profile?))
@@ -168,60 +167,22 @@ async fn read_nodes(
             .pulling_with(&secrets)
         })
         .collect();
-    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
-    let opts = RunJobsOptions {
-        per_job_timeout: cmd.job_timeout,
-        success_log_lines: Some(40),
-        ..Default::default()
-    };
-    let results = run_jobs(
-        cluster,
-        crate::cluster::SYSTEM_NAMESPACE,
-        specs,
-        &opts,
-        &|_| {},
-    )
-    .await;
-    crate::cluster::diagnose::delete_jobs(cluster, &names).await;
-    let results = match results {
-        Ok(r) => r,
-        Err(e) => {
-            let why = format!("its Job could not be run: {e}");
-            return cmd
-                .nodes
-                .iter()
-                .map(|n| (n.clone(), Err(why.clone())))
-                .collect();
-        }
-    };
-    results
+    crate::exec::servant_job::read_on_nodes(cluster, specs, cmd.job_timeout, 40)
+        .await
         .into_iter()
-        .map(|r| {
-            let read = match &r.outcome {
-                JobOutcome::Succeeded => facts_in_log(r.log.as_deref().unwrap_or_default())
-                    .ok_or_else(|| format!("Job {} printed no node facts", r.job)),
-                JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => Err(format!(
-                    "Job {}: {}",
-                    r.job,
-                    crate::output::failure_summary(f)
-                )),
-                other => Err(format!("Job {}: {other:?}", r.job)),
-            };
-            (r.node, read)
+        .map(|(node, log)| {
+            let read = log.and_then(|log| {
+                crate::exec::servant_job::result_field(&log, "nodeFacts")
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .ok_or_else(|| format!("the Job on {node} printed no node facts"))
+            });
+            (node, read)
         })
         .collect()
 }
 
 /// The node Jobs' action label (`yurtctl-diagnose-NODE`).
 const DIAGNOSE_ACTION: &str = "diagnose";
-
-/// The servant's result line in its log: the last JSON object with `nodeFacts`.
-fn facts_in_log(log: &str) -> Option<crate::servant::facts::NodeFacts> {
-    log.lines().rev().find_map(|l| {
-        let v: serde_json::Value = serde_json::from_str(l.trim()).ok()?;
-        serde_json::from_value(v.get("nodeFacts")?.clone()).ok()
-    })
-}
 
 /// Writes `files`, each redacted, into `DIR/yurtctl-diagnose-<time>.tar.gz` (DIR created if
 /// missing); returns its path.

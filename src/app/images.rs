@@ -1,5 +1,6 @@
-//! `yurtctl images list`: the images a conversion pulls, for mirroring into a private registry.
-//! Reads only the profile; never contacts a cluster.
+//! `yurtctl images list`: the images a conversion pulls, for mirroring into a private registry
+//! (reads only the profile; never contacts a cluster); `yurtctl images pull`: whether each
+//! node can pull them (read-only node Jobs, deleted afterwards).
 
 use crate::app::common::print_structured;
 use crate::app::error::CommandError;
@@ -10,7 +11,10 @@ use crate::plan::{ConvertOptions, ConvertSettings, check_images};
 use crate::render::{Profile, pulled_images};
 
 pub fn run(g: &GlobalArgs, cmd: &ImagesCommand) -> Exit {
-    let ImagesCommand::List(list) = cmd;
+    let list = match cmd {
+        ImagesCommand::List(list) => list,
+        ImagesCommand::Pull(pull) => return super::images_pull::run(g, pull),
+    };
     match image_list(list) {
         Ok(l) => {
             if !print_structured(g, &l) {
@@ -25,12 +29,20 @@ pub fn run(g: &GlobalArgs, cmd: &ImagesCommand) -> Exit {
 }
 
 fn image_list(cmd: &ImagesListCmd) -> Result<ImageList, CommandError> {
-    let profile = Profile::load(&cmd.profile)?;
+    images_of(&cmd.profile, &cmd.images)
+}
+
+/// The images convert pulls with `profile` and these image flags (checked against it).
+pub(super) fn images_of(
+    profile: &str,
+    flags: &crate::cli::ImageFlags,
+) -> Result<ImageList, CommandError> {
+    let profile = Profile::load(profile)?;
     let mut opts = ConvertOptions {
-        profile: cmd.profile.clone(),
+        profile: profile.name.clone(),
         ..Default::default()
     };
-    cmd.images.apply(&mut opts);
+    flags.apply(&mut opts);
     check_images(&opts, &profile)?;
     let settings = ConvertSettings::resolve(&opts, &profile);
     Ok(ImageList {

@@ -6,6 +6,7 @@ pub mod diagnose;
 pub mod docs;
 pub mod error;
 pub mod images;
+mod images_pull;
 pub mod node;
 pub mod node_servant;
 #[cfg(feature = "playground")]

@@ -77,6 +77,39 @@ pub enum ImagesCommand {
     /// --enable-app-manager) included. Mirror these into a private registry, then convert with
     /// --image-repository. -o json|yaml print a `kind: ImageList` with each image's component.
     List(ImagesListCmd),
+    /// Pull those images on the nodes, without running them, to check each node can
+    ///
+    /// A read-only node Job on each node (every Ready node, or the NODEs named) pulls with the
+    /// node's container runtime (`crictl pull`) every image convert would make it pull: the
+    /// servant's image by running the Job, the others through it; images of optional
+    /// components are left out. The Jobs are deleted afterwards. Run it before convert in an
+    /// air-gapped cluster; exit 7 (`problems`) when a node cannot pull an image, each with
+    /// what its runtime said. -o json|yaml print a `kind: ImagePullResult`.
+    Pull(ImagesPullCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct ImagesPullCmd {
+    /// Nodes to pull on (default: every Ready node)
+    #[arg(value_name = "NODE", value_parser = super::values::node_name)]
+    pub nodes: Vec<String>,
+
+    /// Component set whose images to pull
+    #[arg(long, value_name = "PROFILE", default_value = crate::render::Profile::DEFAULT)]
+    pub profile: String,
+
+    #[command(flatten)]
+    pub images: ImageFlags,
+
+    /// A Secret in kube-system the node Jobs pull with (repeatable); the nodes' runtime pulls
+    /// the other images with its own credentials, as the kubelet's pulls for pods without
+    /// pull Secrets do
+    #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
+    pub image_pull_secrets: Vec<String>,
+
+    /// How long each node's Job may take, its pulls included
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::duration::parse_duration)]
+    pub job_timeout: std::time::Duration,
 }
 
 #[derive(Debug, Args)]

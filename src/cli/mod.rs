@@ -21,7 +21,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 pub use convert::ConvertCmd;
 pub use docs::{CompletionCmd, ManCmd, Shell};
 pub use duration::parse_duration;
-pub use images::{ImageFlags, ImagesCommand, ImagesListCmd};
+pub use images::{ImageFlags, ImagesCommand, ImagesListCmd, ImagesPullCmd};
 pub use invocation::{bin_name_for, parse_from_env};
 #[cfg(feature = "playground")]
 pub use playground::{PlaygroundApiServer, PlaygroundCmd, PlaygroundLayout};

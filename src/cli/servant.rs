@@ -29,6 +29,19 @@ pub enum NodeServantCommand {
         #[arg(long, value_name = "PATH", default_value = crate::naming::YURTHUB_READYZ_PATH, value_parser = http_path)]
         yurthub_ready_path: String,
     },
+    /// Pull each image with the node's container runtime (`crictl pull`), as the kubelet
+    /// would before starting it, without running it; reports each image pulled or why not.
+    /// Prints the result as JSON on stdout
+    PullImages {
+        #[command(flatten)]
+        host: HostArgs,
+        /// An image to pull (repeatable)
+        #[arg(long = "image", value_name = "IMAGE", required = true)]
+        images: Vec<String>,
+        /// How long one pull may take
+        #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+        pull_timeout: Duration,
+    },
     /// Install YurtHub as a static pod, wait until it is ready, then point the kubelet at it
     /// and restart the kubelet
     Convert(Box<ConvertArgs>),

@@ -74,6 +74,64 @@ pub fn servant_job(
     job
 }
 
+/// Runs read-only servant Jobs (`specs`, one per node) and returns each node's log, or why
+/// its Job gave none; the Jobs are deleted afterwards, whatever their end (so they never show
+/// as a stopped run's leftovers). `log_lines`: how much of a succeeded Job's log to read.
+pub async fn read_on_nodes(
+    cluster: &crate::cluster::Cluster,
+    specs: Vec<NodeJob>,
+    timeout: Duration,
+    log_lines: i64,
+) -> Vec<(String, Result<String, String>)> {
+    use crate::cluster::jobs::{JobOutcome, RunJobsOptions, run_jobs};
+    let nodes: Vec<String> = specs.iter().map(|s| s.node.clone()).collect();
+    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
+    let opts = RunJobsOptions {
+        per_job_timeout: timeout,
+        success_log_lines: Some(log_lines),
+        ..Default::default()
+    };
+    let results = run_jobs(
+        cluster,
+        crate::cluster::SYSTEM_NAMESPACE,
+        specs,
+        &opts,
+        &|_| {},
+    )
+    .await;
+    crate::cluster::diagnose::delete_jobs(cluster, &names).await;
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            let why = format!("its Job could not be run: {e}");
+            return nodes.into_iter().map(|n| (n, Err(why.clone()))).collect();
+        }
+    };
+    results
+        .into_iter()
+        .map(|r| {
+            let log = match &r.outcome {
+                JobOutcome::Succeeded => Ok(r.log.clone().unwrap_or_default()),
+                JobOutcome::Failed(f) | JobOutcome::TimedOut(f) => Err(format!(
+                    "Job {}: {}",
+                    r.job,
+                    crate::output::failure_summary(f)
+                )),
+                other => Err(format!("Job {}: {other:?}", r.job)),
+            };
+            (r.node, log)
+        })
+        .collect()
+}
+
+/// The servant's result line in a Job's log: the last JSON object that has `field`.
+pub fn result_field(log: &str, field: &str) -> Option<Value> {
+    log.lines().rev().find_map(|l| {
+        let v: Value = serde_json::from_str(l.trim()).ok()?;
+        v.get(field).cloned()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,6 +167,9 @@ pub fn failure_summary(f: &JobFailure) -> String {
     if let Some(c) = f.exit_code {
         s.push_str(&format!(" (exit code {c})"));
     }
+    if let Some(w) = &f.waiting {
+        s.push_str(&format!(" (its container waits: {w})"));
+    }
     s
 }
 
@@ -456,6 +459,7 @@ mod tests {
                 reason: "BackoffLimitExceeded".into(),
                 message: "Job has reached the specified backoff limit".into(),
                 exit_code: Some(1),
+                waiting: None,
                 pod: Some("yurtctl-convert-w1-abcde".into()),
                 logs_tail: "line one\nline two\n".into(),
                 events: vec!["Warning BackoffLimitExceeded: x".into()],

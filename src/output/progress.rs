@@ -162,6 +162,7 @@ mod tests {
                 reason: "BackoffLimitExceeded".into(),
                 message: String::new(),
                 exit_code: Some(1),
+                waiting: None,
                 pod: None,
                 logs_tail: String::new(),
                 events: Vec::new(),

@@ -323,6 +323,7 @@ mod tests {
             reason: "BackoffLimitExceeded".into(),
             message: String::new(),
             exit_code: Some(1),
+            waiting: None,
             pod: None,
             logs_tail: "boom\n".into(),
             events: Vec::new(),

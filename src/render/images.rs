@@ -12,6 +12,9 @@ use super::{
     render_cluster_objects, yurthub_manifest,
 };
 
+/// The image key of yurtctl's own image, which every node Job runs.
+pub const SERVANT_IMAGE_KEY: &str = "servant";
+
 /// One image a conversion pulls, by the profile's image key.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,7 +53,7 @@ pub fn pulled_images(
         strings_of(&o.to_value(), &mut found);
         strings.extend(found.into_iter().map(|s| (s, feature.clone())));
     }
-    let mut node_side: BTreeSet<&str> = BTreeSet::from(["servant"]);
+    let mut node_side: BTreeSet<&str> = BTreeSet::from([SERVANT_IMAGE_KEY]);
     match &profile.yurthub {
         YurtHubDecl::Systemd(s) => {
             node_side.insert(&s.binary_image);

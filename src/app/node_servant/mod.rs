@@ -35,6 +35,7 @@ mod diagnose;
 pub mod error;
 mod host;
 mod preflight;
+mod pull;
 mod revert;
 pub mod upgrade;
 
@@ -44,6 +45,8 @@ use convert::convert;
 use diagnose::diagnose;
 use host::*;
 use preflight::preflight;
+pub use pull::ImagePull;
+use pull::pull_images;
 use revert::revert;
 use upgrade::upgrade;
 
@@ -102,6 +105,9 @@ pub struct ServantResult {
     /// diagnose: what the node's files, processes and YurtHub's port say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_facts: Option<servant::facts::NodeFacts>,
+    /// pull-images: each image, pulled or why not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_pulls: Vec<ImagePull>,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
@@ -125,6 +131,7 @@ impl ServantResult {
             checks: Vec::new(),
             preflight: None,
             node_facts: None,
+            image_pulls: Vec::new(),
             message: String::new(),
             error: None,
         }
@@ -135,6 +142,7 @@ fn host_of(cmd: &NodeServantCommand) -> (&'static str, &HostArgs) {
     match cmd {
         NodeServantCommand::Preflight { host, .. } => ("preflight", host),
         NodeServantCommand::Diagnose { host, .. } => ("diagnose", host),
+        NodeServantCommand::PullImages { host, .. } => ("pull-images", host),
         NodeServantCommand::Convert(a) => ("convert", &a.hub.host),
         NodeServantCommand::Upgrade(a) => ("upgrade", &a.host),
         NodeServantCommand::Revert { host, .. } => ("revert", host),
@@ -150,7 +158,7 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
     let (name, host) = host_of(&cmd);
     let mut r = ServantResult::new(name, &host.host_root, dry_run);
     let json = match global.output {
-        None => name == "preflight" || name == "diagnose",
+        None => matches!(name, "preflight" | "diagnose" | "pull-images"),
         Some(OutputFormat::Json) => true,
         Some(other) => {
             let e = NodeServantError::Output {
@@ -170,6 +178,11 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
             host,
             yurthub_ready_path,
         } => diagnose(&mut r, &host.host_root, &yurthub_ready_path),
+        NodeServantCommand::PullImages {
+            host,
+            images,
+            pull_timeout,
+        } => pull_images(&mut r, &host.host_root, &images, pull_timeout),
         NodeServantCommand::Convert(a) => convert(&mut r, &a, dry_run),
         NodeServantCommand::Upgrade(a) => upgrade(&mut r, &a, dry_run),
         NodeServantCommand::Revert {

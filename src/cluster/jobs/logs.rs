@@ -80,6 +80,20 @@ pub(super) async fn diagnose(
                     .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
                     .map(|t| t.exit_code)
             });
+        f.waiting = p
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .into_iter()
+            .flatten()
+            .find_map(|c| c.state.as_ref()?.waiting.as_ref())
+            .map(|w| {
+                let reason = w.reason.as_deref().unwrap_or("Waiting");
+                match w.message.as_deref().filter(|m| !m.is_empty()) {
+                    Some(m) => format!("{reason}: {m}"),
+                    None => reason.to_owned(),
+                }
+            });
         let logp = LogParams {
             tail_lines: Some(ctx.opts.log_tail_lines),
             ..Default::default()
@@ -106,6 +120,24 @@ pub(super) async fn diagnose(
         Ok(ls) => evs.extend(ls.into_iter().flat_map(|l| l.items)),
         Err(e) => f.events.push(format!("(events unavailable: {e})")),
     }
+    // the pod is gone (a Job past its deadline deletes it): its events outlive it, named by
+    // the Job controller's `Created pod: NAME`
+    if f.pod.is_none()
+        && let Some(name) = evs
+            .iter()
+            .rev()
+            .find_map(|e| e.message.as_deref()?.strip_prefix("Created pod: "))
+            .map(str::to_owned)
+    {
+        let lp = ListParams::default().fields(&format!(
+            "involvedObject.kind=Pod,involvedObject.name={name}"
+        ));
+        match ctx.cluster.call(|| ctx.events_api.list(&lp)).await {
+            Ok(l) => evs.extend(l.items),
+            Err(e) => f.events.push(format!("(events of pod {name} unavailable: {e})")),
+        }
+        f.pod = Some(name);
+    }
     evs.sort_by_key(|e| {
         e.last_timestamp
             .clone()
@@ -113,5 +145,15 @@ pub(super) async fn diagnose(
             .map(|t| t.0)
     });
     f.events.extend(evs.iter().map(format_event));
+    // a pod the Job's deadline deleted shows no waiting container any more: its kubelet's
+    // last pull failure says why it never started
+    if f.waiting.is_none() {
+        f.waiting = evs
+            .iter()
+            .rev()
+            .filter_map(|e| e.message.as_deref())
+            .find(|m| m.starts_with("Failed to pull image"))
+            .map(|m| format!("ErrImagePull: {m}"));
+    }
     f
 }

@@ -296,6 +296,9 @@ pub struct JobFailure {
     pub message: String,
     /// The container's exit code, when it terminated.
     pub exit_code: Option<i32>,
+    /// Why the container has not started, when it waits (`ImagePullBackOff: Back-off pulling
+    /// image …`).
+    pub waiting: Option<String>,
     /// The pod the diagnostics come from.
     pub pod: Option<String>,
     /// The last lines of the pod's log.
