@@ -290,7 +290,7 @@ _yurtctl() {
             return 0
             ;;
         yurtctl__subcmd__convert)
-            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --concurrency --job-timeout --force-unlock --skip-workload-restart --skip-phases --autonomous-nodes --provider --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --nodepool --nodepools-from-label --cloud-nodepool --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
+            opts="-v -q -o -n -y -h --cloud-nodes --edge-nodes --all-edge --profile --servant-image --openyurt-version --image-repository --image --image-pull-secret --pull-images --concurrency --job-timeout --force-unlock --skip-workload-restart --skip-phases --autonomous-nodes --provider --disable-nodelifecycle --require-all-ready --ignore-preflight-errors --nodepool --nodepools-from-label --cloud-nodepool --deploy-yurttunnel --enable-app-manager --token-ttl --force-conflicts --verbose --quiet --output --dry-run --kubeconfig --context --namespace --yes --qps --burst --progress --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -82,6 +82,7 @@ set edit:completion:arg-completer[yurtctl] = {|@words|
             cand --burst 'API requests allowed in a burst above a --qps limit'
             cand --progress 'Progress on stderr: auto (bars on a terminal, plain lines in CI and pipes), bars, plain or none'
             cand --all-edge 'Every node that is not a cloud node becomes an edge node (the default)'
+            cand --pull-images 'In the node-side preflight, each node first pulls every image the conversion runs (`yurtctl images pull`''s list) with its container runtime; a node that cannot pull one refuses the conversion before anything changes (kubeadm''s preflight pulls too)'
             cand --force-unlock 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
             cand --skip-workload-restart 'Do not restart the nodes'' workload containers after the kubelet changes API server address (by default they are, so pods see the matching KUBERNETES_SERVICE_HOST/PORT)'
             cand --require-all-ready 'Refuse to start while any selected node is NotReady (by default such a node is only skipped and reported)'

@@ -98,6 +98,7 @@ bars\t''
 plain\t''
 none\t''"
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l all-edge -d 'Every node that is not a cloud node becomes an edge node (the default)'
+complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l pull-images -d 'In the node-side preflight, each node first pulls every image the conversion runs (`yurtctl images pull`\'s list) with its container runtime; a node that cannot pull one refuses the conversion before anything changes (kubeadm\'s preflight pulls too)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l force-unlock -d 'Delete the lock kube-system/yurtctl-lock first, whoever holds it (only when that run is known to be dead)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l skip-workload-restart -d 'Do not restart the nodes\' workload containers after the kubelet changes API server address (by default they are, so pods see the matching KUBERNETES_SERVICE_HOST/PORT)'
 complete -c yurtctl -n "__fish_yurtctl_using_subcommand convert" -l require-all-ready -d 'Refuse to start while any selected node is NotReady (by default such a node is only skipped and reported)'

@@ -331,3 +331,62 @@ async fn images_pull_finds_the_node_that_cannot_reach_the_mirror() {
     assert!(m.contains("openyurt/yurtctl:air-gapped"), "{m}");
     env.sim.shutdown().await;
 }
+
+/// `convert --pull-images`: each node's preflight Job pulls the images first; a node that
+/// cannot reach the mirror refuses the conversion (exit 3) with its runtime's words, before
+/// anything changes; once it can, the conversion goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn convert_pull_images_refuses_before_anything_changes() {
+    let env = support::start_sim(3, Layout::Kubeadm, |_| {}).await;
+    let client = support::kube_client(&env.sim).await;
+    let cut = support::first_worker(&env.sim);
+    env.sim
+        .faults()
+        .unreachable_registry("registry.example.com", Some(&cut));
+    let convert = [
+        "convert",
+        "-y",
+        "--pull-images",
+        "--image-repository",
+        MIRROR,
+        "--servant-image",
+        "openyurt/yurtctl:test",
+        "--job-timeout",
+        "60s",
+    ];
+    let refused = support::yurtctl(&env.sim, &convert).await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    for words in [
+        format!("node {cut}"),
+        "cannot pull registry.example.com/openyurt/".to_owned(),
+        "no such host".to_owned(),
+        "nothing was changed".to_owned(),
+    ] {
+        assert!(
+            refused.stderr.contains(&words),
+            "{words}: {}",
+            refused.stderr
+        );
+    }
+    assert!(
+        support::journal_state(&client).await.is_none(),
+        "no journal"
+    );
+    let node = Api::<k8s_openapi::api::core::v1::Node>::all(client.clone())
+        .get(&cut)
+        .await
+        .unwrap();
+    assert!(
+        !node
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key("openyurt.io/is-edge-worker"),
+        "the node is not labelled"
+    );
+
+    env.sim.faults().reachable_again();
+    let run = support::yurtctl(&env.sim, &convert).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    env.sim.shutdown().await;
+}

@@ -73,12 +73,7 @@ pub fn run(g: &GlobalArgs, cmd: &ImagesPullCmd) -> Exit {
             .find(|i| i.component == crate::render::SERVANT_IMAGE_KEY)
             .map(|i| i.image.clone())
             .unwrap_or_else(|| crate::cli::DEFAULT_SERVANT_IMAGE.to_owned());
-        let pulled: Vec<&str> = list
-            .images
-            .iter()
-            .filter(|i| i.feature.is_none() && i.image != servant)
-            .map(|i| i.image.as_str())
-            .collect();
+        let pulled = crate::render::node_pulls(&list.images, &Default::default());
         let mut args = Vec::new();
         for i in &pulled {
             args.extend(["--image", i]);

@@ -72,6 +72,12 @@ pub struct ConvertCmd {
     #[arg(long = "image-pull-secret", value_name = "NAME", value_parser = super::values::secret_name)]
     pub image_pull_secrets: Vec<String>,
 
+    /// In the node-side preflight, each node first pulls every image the conversion runs
+    /// (`yurtctl images pull`'s list) with its container runtime; a node that cannot pull one
+    /// refuses the conversion before anything changes (kubeadm's preflight pulls too)
+    #[arg(long)]
+    pub pull_images: bool,
+
     #[command(flatten)]
     pub run: super::RunFlags,
 
@@ -197,6 +203,7 @@ impl ConvertCmd {
             nodepools_from_label: self.nodepools_from_label.clone(),
             cloud_nodepool: self.cloud_nodepool.clone(),
             image_pull_secrets: self.image_pull_secrets.clone(),
+            pull_images: self.pull_images,
             ..Default::default()
         };
         self.images.apply(&mut o);

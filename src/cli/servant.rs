@@ -18,6 +18,13 @@ pub enum NodeServantCommand {
         /// multiplexer, 10269); checked free on every address of the node. Repeatable
         #[arg(long = "yurthub-node-ip-port", value_name = "PORT")]
         yurthub_node_ip_ports: Vec<u16>,
+        /// An image to pull with the node's container runtime first (repeatable); one that
+        /// cannot be pulled fails the check `image-pull`
+        #[arg(long = "pull-image", value_name = "IMAGE")]
+        pull_images: Vec<String>,
+        /// How long one pull may take
+        #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+        pull_timeout: Duration,
     },
     /// Read what `yurtctl diagnose` needs from this node: how YurtHub runs and whether it is
     /// ready, the kubelet's kubeconfig and the server it names, YurtHub's certificate and the

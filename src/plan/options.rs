@@ -56,6 +56,9 @@ pub struct ConvertOptions {
     /// `--cloud-nodepool`: the NodePool cloud nodes join (None: the profile's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cloud_nodepool: Option<String>,
+    /// `--pull-images`: the node-side preflight pulls the images first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pull_images: bool,
 }
 
 /// The kind of cluster (`--provider`); nodes tell which one it is.

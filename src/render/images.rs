@@ -109,6 +109,18 @@ fn strings_of(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// What a node Job checks it can pull (`images pull`, `convert --pull-images`): every image of
+/// `images` but the servant's, which the Job pulls by running, and those of optional components
+/// not in `features`.
+pub fn node_pulls(images: &[PulledImage], features: &BTreeSet<String>) -> Vec<String> {
+    images
+        .iter()
+        .filter(|i| i.feature.as_ref().is_none_or(|f| features.contains(f)))
+        .filter(|i| i.component != SERVANT_IMAGE_KEY)
+        .map(|i| i.image.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

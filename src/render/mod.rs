@@ -33,7 +33,7 @@ pub use context::{
 };
 pub use engine::{base64, render_str};
 pub use error::{RenderError, Result};
-pub use images::{PulledImage, SERVANT_IMAGE_KEY, pulled_images};
+pub use images::{PulledImage, SERVANT_IMAGE_KEY, node_pulls, pulled_images};
 pub use profile::{
     CRATE_VERSION_VAR, Component, ComponentObject, EdgeWorkerLabel, KeyValue, KubernetesRange,
     LabelDecl, NodePoolDecl, PerMode, Profile, ServiceHub, StaticPodHub, UpstreamNodeConversion,

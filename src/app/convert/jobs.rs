@@ -23,7 +23,12 @@ const HUB_BINARY_MOUNT: &str = "/opt/yurtctl/yurthub";
 
 /// The `preflight/nodes` Jobs: one per node a node phase of this run converts, checking also
 /// the ports the profile's YurtHub binds on the node's IP.
-pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> Vec<NodeJob> {
+pub fn preflight_jobs(
+    plan: &Plan,
+    profile: &Profile,
+    job_timeout: Duration,
+    pulls: &[String],
+) -> Vec<NodeJob> {
     if !plan.runs(plan::PREFLIGHT_NODES) {
         return Vec::new();
     }
@@ -32,6 +37,7 @@ pub fn preflight_jobs(plan: &Plan, profile: &Profile, job_timeout: Duration) -> 
         .node_ip_ports()
         .iter()
         .map(|p| format!("--yurthub-node-ip-port={p}"))
+        .chain(pulls.iter().map(|i| format!("--pull-image={i}")))
         .collect();
     let port_args: Vec<&str> = port_args.iter().map(String::as_str).collect();
     let jobs = plan

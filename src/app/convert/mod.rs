@@ -29,6 +29,20 @@ use crate::render::Profile;
 pub use jobs::{BOOTSTRAP_KEY, BOOTSTRAP_SECRET, HubJob, JOIN_TOKEN_KEY, kcm_job, node_job};
 use phases::ConvertRun;
 
+/// `--pull-images`: what each node's preflight pulls: the images the conversion runs there,
+/// optional components' only when enabled; not the servant's, which the Job itself runs.
+fn preflight_pulls(
+    opts: &plan::ConvertOptions,
+    profile: &Profile,
+) -> Result<Vec<String>, crate::render::RenderError> {
+    if !opts.pull_images {
+        return Ok(Vec::new());
+    }
+    let settings = plan::ConvertSettings::resolve(opts, profile);
+    let images = crate::render::pulled_images(profile, &settings.images)?;
+    Ok(crate::render::node_pulls(&images, &opts.features))
+}
+
 /// Runs `yurtctl convert`; prints progress on stderr and the result on stdout.
 pub fn run(g: &GlobalArgs, cmd: &ConvertCmd) -> Exit {
     if let Err(m) = cmd.validate() {
@@ -47,6 +61,10 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     if let Err(e) = plan::check_options(&opts, &profile) {
         return CommandError::from(e).report();
     }
+    let pulls = match preflight_pulls(&opts, &profile) {
+        Ok(p) => p,
+        Err(e) => return CommandError::from(e).report(),
+    };
     let cluster = match connect_from(g).await {
         Ok(c) => c,
         Err(exit) => return exit,
@@ -55,7 +73,7 @@ async fn convert(g: &GlobalArgs, cmd: &ConvertCmd, rep: &dyn Reporter) -> Exit {
     let force = cmd.run.force_unlock;
     let planner =
         |s: &crate::cluster::snapshot::ClusterSnapshot| plan::plan_convert(s, &opts, &profile);
-    let decide = async |lost| decide_and_run(g, &cluster, &opts, &profile, lost, rep).await;
+    let decide = async |lost| decide_and_run(g, &cluster, &opts, &profile, &pulls, lost, rep).await;
     run_under_lock(&cluster, wanted, force, rep, "convert", planner, decide).await
 }
 
@@ -65,6 +83,7 @@ async fn decide_and_run(
     cluster: &Cluster,
     opts: &plan::ConvertOptions,
     profile: &Profile,
+    pulls: &[String],
     lock_lost: Option<tokio::sync::watch::Receiver<Option<ClusterError>>>,
     rep: &dyn Reporter,
 ) -> Exit {
@@ -102,6 +121,7 @@ async fn decide_and_run(
         lock_lost,
         began: false,
         results: phases::planned_results(&plan),
+        pulls,
     };
 
     if g.dry_run.enabled() {

@@ -40,6 +40,8 @@ pub(super) struct ConvertRun<'a> {
     pub began: bool,
     /// Per node, as the run goes.
     pub results: BTreeMap<String, NodeResult>,
+    /// `--pull-images`: what the node-side preflight pulls on each node.
+    pub pulls: &'a [String],
 }
 
 impl RunContext for ConvertRun<'_> {
@@ -94,10 +96,14 @@ fn row<'a>(p: ConvertPhase) -> PhaseDef<ConvertRun<'a>> {
             id,
             changes: false,
             stops_itself: false,
-            work: |c| Work::when(!preflight_jobs(c.plan, c.profile, c.opts.job_timeout).is_empty()),
+            work: |c| {
+                Work::when(
+                    !preflight_jobs(c.plan, c.profile, c.opts.job_timeout, c.pulls).is_empty(),
+                )
+            },
             run: node_preflight,
             dry_run: |c| {
-                let jobs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout);
+                let jobs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout, c.pulls);
                 dry_run::create_jobs(c.cluster, jobs, c.opts.job_timeout)
             },
         },
@@ -165,7 +171,7 @@ fn node_phase<'a, const EDGE: bool>() -> PhaseDef<ConvertRun<'a>> {
 fn node_preflight<'r>(c: &'r mut ConvertRun<'_>) -> PhaseFuture<'r> {
     Box::pin(async move {
         let phase = plan::PREFLIGHT_NODES;
-        let specs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout);
+        let specs = preflight_jobs(c.plan, c.profile, c.opts.job_timeout, c.pulls);
         let outcomes = run_reported(
             c.cluster,
             phase,

@@ -46,7 +46,7 @@ use diagnose::diagnose;
 use host::*;
 use preflight::preflight;
 pub use pull::ImagePull;
-use pull::pull_images;
+use pull::{pull_images, pulled};
 use revert::revert;
 use upgrade::upgrade;
 
@@ -173,7 +173,15 @@ pub fn run(global: &GlobalArgs, cmd: NodeServantCommand) -> Exit {
         NodeServantCommand::Preflight {
             host,
             yurthub_node_ip_ports,
-        } => preflight(&mut r, &host.host_root, &yurthub_node_ip_ports),
+            pull_images,
+            pull_timeout,
+        } => preflight(
+            &mut r,
+            &host.host_root,
+            &yurthub_node_ip_ports,
+            &pull_images,
+            pull_timeout,
+        ),
         NodeServantCommand::Diagnose {
             host,
             yurthub_ready_path,

@@ -3,8 +3,16 @@
 
 use super::*;
 
-pub(super) fn preflight(r: &mut ServantResult, root: &Path, node_ip_ports: &[u16]) -> Result<()> {
+pub(super) fn preflight(
+    r: &mut ServantResult,
+    root: &Path,
+    node_ip_ports: &[u16],
+    pull_images: &[String],
+    pull_timeout: Duration,
+) -> Result<()> {
     let report = plan(servant::preflight(root))?;
+    // the node's runtime pulls first: a check that fails below still reports them all
+    let pulls = pulled(root, pull_images, pull_timeout)?;
     let mut failed = Vec::new();
     let mut check = |name: &'static str, ok: bool, message: String| {
         if ok {
@@ -129,6 +137,15 @@ pub(super) fn preflight(r: &mut ServantResult, root: &Path, node_ip_ports: &[u16
             }
         },
     );
+    for p in &pulls {
+        let message = if p.pulled {
+            format!("pulled {}", p.image)
+        } else {
+            format!("cannot pull {}: {}", p.image, p.message)
+        };
+        check("image-pull", p.pulled, message);
+    }
+    r.image_pulls = pulls;
     for p in &report.problems {
         tracing::warn!("problem: {p}");
     }

@@ -23,32 +23,43 @@ pub(super) fn pull_images(
     images: &[String],
     timeout: Duration,
 ) -> Result<()> {
-    let fs = plan(HostFs::new(root))?;
-    let argv = plan(servant::kubelet::effective_argv(&fs))?;
-    let endpoint = plan(servant::runtime::cri_endpoint(&fs, &argv))?;
-    for image in images {
-        let pull = match node::host_crictl(&endpoint, &["pull", image], timeout) {
-            Ok(_) => ImagePull {
-                image: image.clone(),
-                pulled: true,
-                message: String::new(),
-            },
-            Err(e) => ImagePull {
-                image: image.clone(),
-                pulled: false,
-                message: crictl_message(&e),
-            },
-        };
-        if pull.pulled {
-            tracing::info!("pulled {image}");
-        } else {
-            tracing::warn!("cannot pull {image}: {}", pull.message);
-        }
-        r.image_pulls.push(pull);
-    }
+    r.image_pulls = pulled(root, images, timeout)?;
     let pulled = r.image_pulls.iter().filter(|p| p.pulled).count();
     r.message = format!("{pulled} of {} image(s) pulled", images.len());
     Ok(())
+}
+
+/// Each of `images` pulled with the runtime the node's kubelet uses, or why not.
+pub(super) fn pulled(root: &Path, images: &[String], timeout: Duration) -> Result<Vec<ImagePull>> {
+    if images.is_empty() {
+        return Ok(Vec::new());
+    }
+    let fs = plan(HostFs::new(root))?;
+    let argv = plan(servant::kubelet::effective_argv(&fs))?;
+    let endpoint = plan(servant::runtime::cri_endpoint(&fs, &argv))?;
+    Ok(images
+        .iter()
+        .map(|image| {
+            let pull = match node::host_crictl(&endpoint, &["pull", image], timeout) {
+                Ok(_) => ImagePull {
+                    image: image.clone(),
+                    pulled: true,
+                    message: String::new(),
+                },
+                Err(e) => ImagePull {
+                    image: image.clone(),
+                    pulled: false,
+                    message: crictl_message(&e),
+                },
+            };
+            if pull.pulled {
+                tracing::info!("pulled {image}");
+            } else {
+                tracing::warn!("cannot pull {image}: {}", pull.message);
+            }
+            pull
+        })
+        .collect())
 }
 
 /// What a failed `crictl` said: the `msg` of its fatal log line (logrus' text format), else

@@ -134,7 +134,9 @@ pub(super) async fn diagnose(
         ));
         match ctx.cluster.call(|| ctx.events_api.list(&lp)).await {
             Ok(l) => evs.extend(l.items),
-            Err(e) => f.events.push(format!("(events of pod {name} unavailable: {e})")),
+            Err(e) => f
+                .events
+                .push(format!("(events of pod {name} unavailable: {e})")),
         }
         f.pod = Some(name);
     }
