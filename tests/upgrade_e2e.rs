@@ -102,6 +102,18 @@ fn rollback<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// `revert` succeeds, every node is Ready and every node root is as `before` (the first
+/// convert's).
+async fn revert_restores_every_root(
+    env: &support::Cluster,
+    before: &std::collections::BTreeMap<String, support::roots::Tree>,
+) {
+    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
+    assert_eq!(revert.code, 0, "{}", revert.stderr);
+    all_ready(&env.client).await;
+    assert_same_trees(before, &trees(&env.sim));
+}
+
 /// The image yurt-manager's Deployment runs.
 async fn manager_image(env: &support::Cluster) -> String {
     let manager = Api::<Deployment>::namespaced(env.client.clone(), NS)
@@ -271,10 +283,7 @@ async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
     // revert undoes convert and the upgrade: every node root as before the first convert (the
     // user's set goes first: revert deletes the CRD convert created)
     sets.delete("users-web", &Default::default()).await.unwrap();
-    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
-    assert_eq!(revert.code, 0, "{}", revert.stderr);
-    all_ready(&env.client).await;
-    assert_same_trees(&before, &trees(&env.sim));
+    revert_restores_every_root(&env, &before).await;
     // the user's pool stays with its CRD, which revert keeps while it holds objects
     assert!(support::journal_state(&env.client).await.is_none());
 }
@@ -402,10 +411,7 @@ async fn a_half_upgraded_cluster_rolls_back_and_revert_still_restores_every_node
     );
 
     sets.delete("users-web", &Default::default()).await.unwrap();
-    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
-    assert_eq!(revert.code, 0, "{}", revert.stderr);
-    all_ready(&env.client).await;
-    assert_same_trees(&before, &trees(&env.sim));
+    revert_restores_every_root(&env, &before).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -716,10 +722,7 @@ async fn legacy_to_v1_6_to_v1_7_one_profile_at_a_time() {
     assert!(root.join("etc/systemd/system/yurthub.service").is_file());
     all_ready(&env.client).await;
 
-    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
-    assert_eq!(revert.code, 0, "{}", revert.stderr);
-    all_ready(&env.client).await;
-    assert_same_trees(&before, &trees(&env.sim));
+    revert_restores_every_root(&env, &before).await;
 }
 
 /// A node whose move fails halts the upgrade before another node is touched; once its cause is
@@ -1002,8 +1005,5 @@ async fn legacy_to_v1_6_rolls_back_to_legacy() {
     );
     all_ready(&env.client).await;
 
-    let revert = support::yurtctl(&env.sim, &["revert", "--job-timeout", "60s", "-y"]).await;
-    assert_eq!(revert.code, 0, "{}", revert.stderr);
-    all_ready(&env.client).await;
-    assert_same_trees(&before, &trees(&env.sim));
+    revert_restores_every_root(&env, &before).await;
 }
