@@ -87,6 +87,22 @@ fn upgrade_to<'a>(profile: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// `env` converted with openyurt-v1.6, then the user's NodePool and YurtStaticSet made; the
+/// sets' API and the set as created.
+async fn converted_v16_with_users_objects(
+    env: &support::Cluster,
+) -> (Api<DynamicObject>, DynamicObject) {
+    convert_v16(env).await;
+    users_pool(env).await;
+    let sets =
+        Api::<DynamicObject>::namespaced_with(env.client.clone(), "default", &yurtstaticsets());
+    let set = sets
+        .create(&PostParams::default(), &users_set())
+        .await
+        .unwrap();
+    (sets, set)
+}
+
 /// `upgrade --rollback` with the tests' servant image, a 60 s Job timeout, `-y`, then `extra`.
 fn rollback<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
@@ -159,14 +175,7 @@ async fn node_labels(
 async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
     let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;
     let before = trees(&env.sim);
-    convert_v16(&env).await;
-    users_pool(&env).await;
-    let sets =
-        Api::<DynamicObject>::namespaced_with(env.client.clone(), "default", &yurtstaticsets());
-    let set_before = sets
-        .create(&PostParams::default(), &users_set())
-        .await
-        .unwrap();
+    let (sets, set_before) = converted_v16_with_users_objects(&env).await;
     let worker = support::first_worker(&env.sim);
     let root = env.sim.node_root(&worker);
     assert!(root.join("etc/kubernetes/manifests/yurthub.yaml").is_file());
@@ -297,14 +306,7 @@ async fn a_v1_6_cluster_moves_to_v1_7_and_revert_still_restores_every_node() {
 async fn a_half_upgraded_cluster_rolls_back_and_revert_still_restores_every_node() {
     let env = support::cluster(3, Layout::Kubeadm, "v1.34.2").await;
     let before = trees(&env.sim);
-    convert_v16(&env).await;
-    users_pool(&env).await;
-    let sets =
-        Api::<DynamicObject>::namespaced_with(env.client.clone(), "default", &yurtstaticsets());
-    let set_before = sets
-        .create(&PostParams::default(), &users_set())
-        .await
-        .unwrap();
+    let (sets, set_before) = converted_v16_with_users_objects(&env).await;
     let journal_v16 = support::journal_state(&env.client).await.unwrap();
     let workers = support::workers(&env.sim);
     let labels_v16 = node_labels(&env, &workers[0]).await;

@@ -85,18 +85,7 @@ fn a_converted_cluster_upgrades_from_the_release_its_journal_names() {
 #[test]
 fn an_unfinished_upgrade_resumes_towards_its_target_and_refuses_another() {
     let opts = to_v17();
-    let mut s = converted_v16();
-    let j = s.journal.as_mut().unwrap();
-    j.upgrade = Some(v16_to_v17_unfinished());
-    // the components phase had moved the journal to the target
-    j.profile = "openyurt-v1.7".into();
-    j.set_phase("worker-1", UPGRADE_ACTION, PhaseState::Done, None);
-    j.set_phase(
-        "worker-2",
-        UPGRADE_ACTION,
-        PhaseState::Failed,
-        Some("x".into()),
-    );
+    let s = half_upgraded();
     let d = decided(&s, &opts);
     assert!(d.start.resuming);
     assert_eq!(d.start.from.profile, "openyurt-v1.6");
@@ -228,8 +217,8 @@ fn rolling_back() -> UpgradeOptions {
     }
 }
 
-/// `converted_v16()` half-way through its upgrade to v1.7: the journal names v1.7 with v1.7's
-/// options, worker-1 moved, worker-2's move failed, cp-1 untouched.
+/// `converted_v16()` half-way through its upgrade to v1.7: the components phase moved the
+/// journal to v1.7 with v1.7's options, worker-1 moved, worker-2's move failed, cp-1 untouched.
 fn half_upgraded() -> ClusterSnapshot {
     let mut s = converted_v16();
     let j = s.journal.as_mut().unwrap();
