@@ -36,6 +36,12 @@ pub const UNIT_DIRS: &[&str] = &[
 
 const WS: &[u8] = b" \t\n\r";
 
+/// systemd's WHITESPACE; Rust's `trim` would also take form feeds and Unicode spaces, which
+/// systemd keeps as part of a key.
+fn is_ws(c: char) -> bool {
+    c.is_ascii() && WS.contains(&(c as u8))
+}
+
 // ---------------------------------------------------------------------------------------
 // Traced strings
 
@@ -343,7 +349,7 @@ fn parse_unit_text(
         };
         out.push(Assignment {
             section: sec,
-            key: l.text[..eq].trim().to_owned(),
+            key: l.text[..eq].trim_matches(is_ws).to_owned(),
             value: l.slice(eq + 1, l.text.len()).trim(),
             line: lineno,
         });
@@ -965,7 +971,7 @@ pub fn parse_env_file(text: &str, file: usize) -> Vec<(String, usize, Traced)> {
         CommentEsc,
     }
     let nl = |c: char| c == '\n' || c == '\r';
-    let ws = |c: char| c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    let ws = is_ws;
     let mut out = Vec::new();
     let mut st = St::PreKey;
     let mut key = String::new();
@@ -974,7 +980,7 @@ pub fn parse_env_file(text: &str, file: usize) -> Vec<(String, usize, Traced)> {
     let mut value = Traced::default();
     let mut last_good = 0usize; // value length up to the last non-whitespace (unquoted)
     let done = |out: &mut Vec<(String, usize, Traced)>, key: &str, l: usize, v: Traced| {
-        out.push((key.trim_end().to_owned(), l, v));
+        out.push((key.trim_end_matches(is_ws).to_owned(), l, v));
     };
     for (i, c) in text.char_indices() {
         let here = Some(Origin { file, offset: i });
@@ -1251,6 +1257,12 @@ mod tests {
         let (_, s, e) = a.span(0, 3).unwrap();
         assert_eq!(&text[s..e], "x y");
         assert!(v.iter().any(|(k, _, _)| k == "export C"));
+        // only systemd's WHITESPACE ends a key: a form feed stays in it (fuzz finding)
+        let keys: Vec<_> = parse_env_file("\u{c}=\"en", 0)
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        assert_eq!(keys, ["\u{c}"]);
     }
 
     #[test]
