@@ -57,6 +57,7 @@ impl SimConfig {
     /// The parts of this configuration the nodes read.
     fn nodes_config(&self) -> NodesConfig {
         NodesConfig {
+            kubernetes_version: self.kubernetes_version.clone(),
             layout: self.layout,
             state_dir: self.state_dir.clone(),
             yurtctl: self.yurtctl.clone(),

@@ -41,6 +41,8 @@ pub struct NodesConfig {
     pub model_time_scale: f64,
     /// yurtsim's own API server, or a real control plane.
     pub apiserver: ApiServerKind,
+    /// The kubelets' version (`v1.37.2`): its probes' User-Agent.
+    pub kubernetes_version: String,
 }
 
 /// The faults injected on nodes (the top's `Faults` holds them, with the API server's).

@@ -27,6 +27,7 @@ pub mod kubelet_config;
 pub mod layout;
 pub mod pod_network;
 pub mod pod_worker;
+pub mod prober;
 pub mod programs;
 pub mod real_api;
 pub mod runtime;

@@ -6,6 +6,8 @@
 //! Never does not). Restarts wait the crash back-off, doubling per restart of that container
 //! (pkg/kubelet/kubelet.go backOffPeriod 10s, MaxContainerBackOff 300s), meanwhile the
 //! container is Waiting/CrashLoopBackOff. The pod ends once no container runs or will restart.
+//! Each running container's probes (`prober`) decide its `started` and `ready`; a failed
+//! liveness or startup probe has it killed and restarted like a crash.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,6 +23,7 @@ use crate::nodes::containers::{Started, Volumes};
 use crate::nodes::kubelet::{
     NodeKubelet, log_path, pod_event, pod_status, set_pod_status, start_failed,
 };
+use crate::nodes::prober::{self, ContainerProbes, Kind, Outcome};
 use crate::util;
 
 pub(crate) enum End {
@@ -48,13 +51,20 @@ struct Slot {
     done: Option<(i32, &'static str, String)>,
     /// Waiting for the back-off: (restart at, CrashLoopBackOff message).
     backoff: Option<(Instant, String)>,
+    /// The running instance's probes (none for a simulated container: nothing to probe).
+    probes: Option<ContainerProbes>,
 }
+
+/// A probe's run, reported back to the pod worker: the container instance, which probe,
+/// and what it found.
+type Probed = (String, Kind, Outcome);
 
 enum Event {
     PodStop,
     Tick,
     /// A container ended: its exit code, or None when the runtime stopped it.
     Exit(usize, Option<i32>),
+    Probed(Probed),
 }
 
 async fn flagged(rx: &mut watch::Receiver<bool>) {
@@ -66,12 +76,21 @@ async fn next_event(
     slots: &mut [Slot],
     stop: &mut watch::Receiver<bool>,
     tick: Option<Duration>,
+    probed: &mut tokio::sync::mpsc::UnboundedReceiver<Probed>,
 ) -> Event {
     type Fut<'a> = Pin<Box<dyn Future<Output = Event> + Send + 'a>>;
-    let mut futs: Vec<Fut<'_>> = vec![Box::pin(async move {
-        flagged(stop).await;
-        Event::PodStop
-    })];
+    let mut futs: Vec<Fut<'_>> = vec![
+        Box::pin(async move {
+            flagged(stop).await;
+            Event::PodStop
+        }),
+        Box::pin(async move {
+            match probed.recv().await {
+                Some(p) => Event::Probed(p),
+                None => std::future::pending().await,
+            }
+        }),
+    ];
     if let Some(t) = tick {
         futs.push(Box::pin(async move {
             tokio::time::sleep(t).await;
@@ -126,18 +145,30 @@ fn start_slot(
     );
     let started = crate::nodes::containers::start(shared, k, p, &s.c, volumes, restart_policy, &lp)
         .inspect_err(|msg| start_failed(shared, p, &lp, msg))?;
+    // a model's probe timings run at the model's pace; a real process's in real time
+    let mut probe_scale = Some(1.0);
     let (handle, pgid) = match started {
         Started::Process(r) => {
             let pid = r.pid();
             (Handle::Process(r), Some(pid))
         }
-        Started::Model(m) => (Handle::Model(m), None),
-        Started::Simulated if restart_policy == "Always" => (Handle::Simulated(None), None),
-        Started::Simulated => (
-            Handle::Simulated(Some(Instant::now() + shared.cfg.pod_ready_delay)),
-            None,
-        ),
+        Started::Model(m) => {
+            probe_scale = Some(shared.cfg.model_time_scale);
+            (Handle::Model(m), None)
+        }
+        Started::Simulated if restart_policy == "Always" => {
+            probe_scale = None;
+            (Handle::Simulated(None), None)
+        }
+        Started::Simulated => {
+            probe_scale = None;
+            (
+                Handle::Simulated(Some(Instant::now() + shared.cfg.pod_ready_delay)),
+                None,
+            )
+        }
     };
+    s.probes = probe_scale.map(|scale| ContainerProbes::new(&s.c, scale, Instant::now()));
     let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
     let (id, rx) = k.cri.create(crate::nodes::cri::Create {
         pod: p,
@@ -203,8 +234,10 @@ pub(crate) async fn run(
             started: String::new(),
             done: None,
             backoff: None,
+            probes: None,
         })
         .collect();
+    let (probe_tx, mut probed) = tokio::sync::mpsc::unbounded_channel();
     let grace = Duration::from_secs(
         p["spec"]["terminationGracePeriodSeconds"]
             .as_u64()
@@ -272,13 +305,29 @@ pub(crate) async fn run(
                 t.min(Duration::from_millis(50))
             }));
         }
-        match next_event(&mut slots, stop, tick).await {
+        for s in slots.iter_mut() {
+            start_probes(shared, k, p, s, &probe_tx);
+        }
+        if let Some(due) = slots
+            .iter()
+            .filter_map(|s| s.probes.as_ref()?.next_due())
+            .min()
+        {
+            let t = due.saturating_duration_since(Instant::now());
+            tick = Some(tick.map_or(t, |x| x.min(t)));
+        }
+        match next_event(&mut slots, stop, tick, &mut probed).await {
             Event::PodStop => {
                 stop_all(&mut slots, k, grace).await;
                 return End::Stopped;
             }
             Event::Tick => {}
             Event::Exit(i, code) => exited(shared, k, p, &mut slots[i], code, restart_policy).await,
+            Event::Probed((id, kind, outcome)) => {
+                if let Some(s) = slots.iter_mut().find(|s| s.id == id && s.run.is_some()) {
+                    probed_once(shared, k, p, s, kind, &outcome, grace, restart_policy).await;
+                }
+            }
         }
         // restarts are the kubelet's: a stopped one restarts nothing
         let kubelet_runs = k.active();
@@ -303,6 +352,7 @@ async fn exited(
     code: Option<i32>,
     restart_policy: &str,
 ) {
+    s.probes = None;
     let code = match (s.run.take(), code) {
         (_, Some(c)) => c,
         (Some(Handle::Process(mut r)), None) => r
@@ -365,11 +415,16 @@ fn write_status(
     never_ready: bool,
     last: Option<&Value>,
 ) -> Option<Value> {
-    let slot_ready = |s: &Slot| match &s.run {
-        Some(Handle::Model(m)) => *m.ready.borrow(),
-        Some(_) => true,
-        None => false,
+    let slot_ready = |s: &Slot| match (&s.run, &s.probes) {
+        // a model without a readiness probe is ready when it says so
+        (Some(Handle::Model(m)), Some(pr)) if !pr.has(Kind::Readiness) => {
+            pr.started() && *m.ready.borrow()
+        }
+        (Some(_), Some(pr)) => pr.ready(),
+        (Some(_), None) => true,
+        (None, _) => false,
     };
+    let slot_started = |s: &Slot| s.probes.as_ref().is_none_or(ContainerProbes::started);
     let ready = !never_ready && slots.iter().all(slot_ready);
     let sig = json!([
         ready,
@@ -380,7 +435,8 @@ fn write_status(
                 s.restarts,
                 s.backoff.is_some(),
                 s.done.is_some(),
-                slot_ready(s)
+                slot_ready(s),
+                slot_started(s)
             ]))
             .collect::<Vec<_>>()
     ]);
@@ -421,7 +477,118 @@ fn write_status(
             cs["started"] = json!(false);
         } else {
             cs["state"] = json!({"running": {"startedAt": s.started}});
+            cs["started"] = json!(slot_started(s));
         }
     }
     set_pod_status(shared, pod, status).ok().map(|_| sig)
+}
+
+/// Starts the probes of `s` that come due: a model's are answered by its readiness at once
+/// (the model stands for what its endpoints say); a process's run on a blocking thread from
+/// inside its network and report back on `tx`.
+fn start_probes(
+    shared: &Arc<Cluster>,
+    k: &NodeKubelet,
+    p: &Value,
+    s: &mut Slot,
+    tx: &tokio::sync::mpsc::UnboundedSender<Probed>,
+) {
+    let Some(probes) = s.probes.as_mut() else {
+        return;
+    };
+    let due = probes.due(Instant::now());
+    if due.is_empty() {
+        return;
+    }
+    match &s.run {
+        Some(Handle::Model(m)) => {
+            let serving = *m.ready.borrow();
+            for spec in due {
+                let outcome = if serving || spec.kind == Kind::Liveness {
+                    Outcome::Success
+                } else {
+                    Outcome::Failure(format!(
+                        "yurtsim: the model of {} does not serve yet",
+                        s.c["image"].as_str().unwrap_or("")
+                    ))
+                };
+                let _ = tx.send((s.id.clone(), spec.kind, outcome));
+            }
+        }
+        Some(Handle::Process(r)) => {
+            let pod_ip = crate::nodes::kubelet::pod_ip(k, p);
+            // the sim tier's pods have no routable address: their own loopback stands in
+            let real = shared.cfg.apiserver == crate::nodes::real_api::ApiServerKind::Real;
+            let target = prober::Target {
+                pid: r.pid(),
+                pod_ip_inside: if real {
+                    pod_ip.clone()
+                } else {
+                    "127.0.0.1".into()
+                },
+                pod_ip,
+                container: s.c.clone(),
+                user_agent: format!("kube-probe/{}", kube_minor(&shared.cfg.kubernetes_version)),
+            };
+            for spec in due {
+                let (tx, id, target) = (tx.clone(), s.id.clone(), target.clone());
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send((id, spec.kind, prober::run(&spec, &target)));
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `1.37` of `v1.37.2`.
+fn kube_minor(version: &str) -> String {
+    version
+        .trim_start_matches('v')
+        .splitn(3, '.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Records one probe run: its event, its verdict, and the kill a failed liveness or startup
+/// verdict calls for (`computePodActions`, then `killContainer` with the probe's grace).
+#[allow(clippy::too_many_arguments)]
+async fn probed_once(
+    shared: &Cluster,
+    k: &NodeKubelet,
+    p: &Value,
+    s: &mut Slot,
+    kind: Kind,
+    outcome: &Outcome,
+    grace: Duration,
+    restart_policy: &str,
+) {
+    let Some(probes) = s.probes.as_mut() else {
+        return;
+    };
+    if let Some((typ, reason, msg)) = outcome.event(kind) {
+        pod_event(shared, p, typ, reason, &msg);
+    }
+    probes.record(kind, outcome);
+    let Some(spec) = probes.kill() else { return };
+    let mut msg = format!(
+        "Container {} failed {} probe",
+        s.name,
+        spec.kind.title().to_lowercase()
+    );
+    if restart_policy != "Never" {
+        msg.push_str(", will be restarted");
+    }
+    let grace = spec.termination_grace.unwrap_or(grace);
+    pod_event(shared, p, "Normal", "Killing", &msg);
+    let code = match s.run.as_mut() {
+        Some(Handle::Process(r)) => r.stop(grace).await.map(|x| x.exit_code).unwrap_or(137),
+        Some(Handle::Model(m)) => {
+            m.exit.abort();
+            137
+        }
+        _ => 137,
+    };
+    exited(shared, k, p, s, Some(code), restart_policy).await;
 }

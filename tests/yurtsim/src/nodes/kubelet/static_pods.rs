@@ -700,11 +700,23 @@ pub(crate) fn pod_status(
             conds.push(c.clone());
         }
     }
-    let host_network = pod["spec"]["hostNetwork"] == json!(true);
+    let pod_ip = pod_ip(k, pod);
+    let mut st = json!({"phase": phase, "conditions": conds, "hostIP": k.ip, "hostIPs": [{"ip": k.ip}], "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+        "startTime": started, "containerStatuses": statuses, "qosClass": pod["status"]["qosClass"].as_str().unwrap_or("BestEffort")});
+    if phase == "Pending" {
+        st.as_object_mut().unwrap().remove("podIP");
+        st.as_object_mut().unwrap().remove("podIPs");
+    }
+    st
+}
+
+/// `status.podIP`: the node's with hostNetwork, the sandbox's in the real tier's pod network,
+/// else a stable made-up address (the sim tier's pods have no routable one).
+pub(crate) fn pod_ip(k: &NodeKubelet, pod: &Value) -> String {
     let sandbox_ip = pod["metadata"]["uid"]
         .as_str()
         .and_then(|uid| k.sandboxes.lock().unwrap().get(uid).map(|s| s.ip));
-    let pod_ip = if host_network {
+    if pod["spec"]["hostNetwork"] == json!(true) {
         k.ip.clone()
     } else if let Some(ip) = sandbox_ip {
         ip.to_string()
@@ -714,12 +726,5 @@ pub(crate) fn pod_status(
             util::fnv32a(k.name.as_bytes()) % 256,
             util::fnv32a(pod["metadata"]["name"].to_string().as_bytes()) % 250 + 2
         )
-    };
-    let mut st = json!({"phase": phase, "conditions": conds, "hostIP": k.ip, "hostIPs": [{"ip": k.ip}], "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
-        "startTime": started, "containerStatuses": statuses, "qosClass": pod["status"]["qosClass"].as_str().unwrap_or("BestEffort")});
-    if phase == "Pending" {
-        st.as_object_mut().unwrap().remove("podIP");
-        st.as_object_mut().unwrap().remove("podIPs");
     }
-    st
 }
