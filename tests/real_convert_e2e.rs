@@ -116,6 +116,24 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         &["-n", "kube-system", "get", "deployment", "yurt-manager"],
     );
     assert_eq!(deploy["status"]["availableReplicas"], 1, "{deploy}");
+    // the kubelet held its pod back until its readiness probe could run (initialDelaySeconds
+    // 60) and reached the real binary's /readyz
+    let pod = &manager["items"][0];
+    let started = pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+        .as_str()
+        .unwrap_or_else(|| panic!("running: {pod}"));
+    let ready_since = pod["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready" && c["status"] == "True")
+        .and_then(|c| c["lastTransitionTime"].as_str())
+        .unwrap_or_else(|| panic!("ready: {pod}"));
+    let held = chrono_age(started).saturating_sub(chrono_age(ready_since));
+    assert!(
+        held >= Duration::from_secs(59),
+        "ready {held:?} after it started: {pod}"
+    );
     let pool = tokio::task::block_in_place(|| {
         real::kubectl_create_through_webhooks(
             &kc,
@@ -206,6 +224,22 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
 
+    // its liveness probe (/healthz, from 60 s on, every 10 s) never failed three times
+    let manager = json(
+        &kc,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "app.kubernetes.io/name=yurt-manager",
+        ],
+    );
+    assert_eq!(
+        manager["items"][0]["status"]["containerStatuses"][0]["restartCount"], 0,
+        "{manager}"
+    );
     let (ok, out) = tokio::task::block_in_place(|| yurtctl(&kc, &["status"]));
     assert!(ok, "yurtctl status:\n{out}");
     assert!(
