@@ -1,9 +1,8 @@
 //! The node's endpoints: YurtHub's (its listener, its API and the OTA upgrade of a pod) and
-//! the kubelet's `pods/log`.
+//! the sim's `pods/log` (read as logs.rs reads a container's log).
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -236,7 +235,6 @@ pub async fn pod_log(
     name: &str,
     q: &HashMap<String, String>,
 ) -> ApiResult<hyper::Response<Body>> {
-    use http_body_util::BodyExt;
     let pods = shared.api.info("", "pods");
     let p = shared.api.get(&pods, ns, name)?;
     let names: Vec<String> = p["spec"]["containers"]
@@ -275,82 +273,28 @@ pub async fn pod_log(
             )));
         }
     };
-    let mut path = log_path(&shared, &p, &container);
-    if q.get("previous").is_some_and(|v| v == "true") {
-        // the kubelet keeps the last terminated instance's log beside the current one
-        path = path.with_extension("previous.log");
-        if !path.exists() {
-            return Err(crate::api::error::ApiError::bad_request(format!(
-                "previous terminated container \"{container}\" in pod \"{name}\" not found"
-            )));
-        }
-    }
-    let Ok(data) = std::fs::read(&path) else {
+    let opts = LogOptions::from_query(q);
+    let path = container_log_file(&shared, &p, &container, opts.previous);
+    // the kubelet keeps the last terminated instance's log beside the current one
+    if opts.previous && !path.exists() {
         return Err(crate::api::error::ApiError::bad_request(format!(
-            "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
+            "previous terminated container \"{container}\" in pod \"{name}\" not found"
         )));
-    };
-    let mut data = data;
-    if let Some(n) = q.get("tailLines").and_then(|t| t.parse::<usize>().ok()) {
-        let text = String::from_utf8_lossy(&data).into_owned();
-        let lines: Vec<&str> = text.lines().collect();
-        let start = lines.len().saturating_sub(n);
-        let mut s = lines[start..].join("\n");
-        if !s.is_empty() {
-            s.push('\n');
-        }
-        data = s.into_bytes();
     }
-    if let Some(n) = q.get("limitBytes").and_then(|t| t.parse::<usize>().ok()) {
-        data.truncate(n);
-    }
-    let follow = q.get("follow").is_some_and(|f| f == "true");
     let terminal =
         |p: &Value| matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
-    if !follow || terminal(&p) {
-        return Ok(hyper::Response::builder()
-            .status(200)
-            .header("Content-Type", "text/plain")
-            .body(http_body_util::Full::new(bytes::Bytes::from(data)).boxed())
-            .unwrap());
-    }
-    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(16);
-    let (ns, name) = (ns.to_string(), name.to_string());
-    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let _ = tx.send(bytes::Bytes::from(data)).await;
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            if len > offset {
-                use std::io::{Read, Seek, SeekFrom};
-                if let Ok(mut f) = std::fs::File::open(&path) {
-                    let _ = f.seek(SeekFrom::Start(offset));
-                    let mut buf = Vec::new();
-                    let _ = f.read_to_end(&mut buf);
-                    offset += buf.len() as u64;
-                    if tx.send(bytes::Bytes::from(buf)).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            match shared.api.get_opt("", "pods", &ns, &name) {
-                Some(p) if !terminal(&p) => {}
-                _ => return,
-            }
+    let running = {
+        let (shared, ns, name) = (shared.clone(), ns.to_string(), name.to_string());
+        move || {
+            shared
+                .api
+                .get_opt("", "pods", &ns, &name)
+                .is_some_and(|p| !terminal(&p))
         }
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| {
-            (
-                Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(b)),
-                rx,
-            )
-        })
-    });
-    Ok(hyper::Response::builder()
-        .status(200)
-        .header("Content-Type", "text/plain")
-        .body(http_body_util::StreamBody::new(stream).boxed())
-        .unwrap())
+    };
+    log_response(path, &opts, running).await.map_err(|_| {
+        crate::api::error::ApiError::bad_request(format!(
+            "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
+        ))
+    })
 }

@@ -9,7 +9,8 @@
 //! - `static_pods`: the manifest directory's mirror pods and the hub model;
 //! - `pod_sync`: the pods bound to the node, their status, deletion and runs;
 //! - `pod_env`: what a pod's containers are given (tools, logs, environment, volumes);
-//! - `endpoints`: YurtHub's endpoints and the kubelet's `pods/log`.
+//! - `endpoints`: YurtHub's endpoints and the sim's `pods/log`;
+//! - `logs`: a container's log as the kubelet reads it (both tiers).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -27,12 +28,14 @@ use crate::nodes::runtime::{NodeNamespaces, NodeTools};
 use crate::nodes::systemd::LoadedUnit;
 
 mod endpoints;
+mod logs;
 mod node_loop;
 mod pod_env;
 mod pod_sync;
 mod static_pods;
 
 pub use endpoints::*;
+pub use logs::*;
 pub use node_loop::*;
 pub(crate) use pod_env::*;
 pub use pod_sync::*;
