@@ -258,3 +258,214 @@ for what, url in [("pod", "http://{web_ip}:8080/"), ("service", "http://{cluster
     assert_eq!(log, "pod 200\nservice 200\nkubernetes 200\n");
     c.sim.shutdown().await;
 }
+
+/// The kubelet's server on `:10250`: the real API server's `pods/log` reaches it (kubectl logs,
+/// `--tail`, a completed Job's pod), and it lets in only whom the kubelet would: nobody without
+/// credentials (401), a ServiceAccount without `nodes/proxy` (403), the API server's kubelet
+/// client certificate (200).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tier_kubelet_server_serves_logs_to_whom_it_authorizes() {
+    let c = common::start_real(2, Layout::Kubeadm, NEWEST).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    pods.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "talker"},
+            "spec": {"nodeName": "worker-1", "containers": [{"name": "main", "image": "busybox",
+                "command": ["sh", "-c", "echo one; echo two; echo three; sleep 300"]}]}
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), "default");
+    jobs.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "counter"},
+            "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "count", "image": "busybox",
+                    "command": ["sh", "-c", "echo counted 3; echo done"]}]}}}
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let kubeconfig = c.sim.kubeconfig_path();
+    let kubectl = |args: &[&str]| {
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // the container has written its three lines once its log says so
+    let mut last = None;
+    for _ in 0..300 {
+        let got = kubectl(&["logs", "talker"]);
+        if got.1 == "one\ntwo\nthree\n" {
+            last = None;
+            break;
+        }
+        last = Some(got);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(last, None, "kubectl logs talker");
+    assert_eq!(
+        kubectl(&["logs", "talker", "--tail=1"]),
+        (true, "three\n".to_string(), String::new())
+    );
+    assert_eq!(
+        kubectl(&["logs", "talker", "-c", "main", "--limit-bytes=6"]),
+        (true, "one\ntw".to_string(), String::new())
+    );
+    common::eventually(Duration::from_secs(90), "Job counter Complete", || {
+        let jobs = jobs.clone();
+        async move {
+            let conds = jobs.get("counter").await.ok()?.status?.conditions?;
+            conds
+                .iter()
+                .any(|c| c.type_ == "Complete" && c.status == "True")
+                .then_some(())
+        }
+    })
+    .await;
+    assert_eq!(
+        kubectl(&["logs", "job/counter"]),
+        (true, "counted 3\ndone\n".to_string(), String::new())
+    );
+    // the kubelet's own error for a pod it does not run, through the API server
+    let (ok, _, err) = kubectl(&["logs", "talker", "--previous"]);
+    assert!(!ok);
+    assert!(
+        err.contains("previous terminated container \"main\" in pod \"talker\" not found"),
+        "{err}"
+    );
+
+    // Straight to the kubelet, from the control-plane node's network as the API server calls it.
+    let real = c.sim.real().expect("a real cluster");
+    let from = real.network.node("control-plane-1").unwrap().clone();
+    let worker = Layout::Kubeadm.node_ip(1);
+    let root = c.sim.node_root("worker-1");
+    let pki = c.sim.state_dir().join("control-plane/pki");
+    let path = "/containerLogs/default/talker/main?tailLines=2";
+    let none = kubelet_get(&from, &worker, &root, path, None, None).await;
+    assert_eq!(none, (401, "Unauthorized".to_string()));
+    let token = sa_token(&c.client).await;
+    let sa = kubelet_get(&from, &worker, &root, path, Some(&token), None).await;
+    assert_eq!(
+        sa,
+        (
+            403,
+            "Forbidden (user=system:serviceaccount:default:default, verb=get, resource=nodes, subresource(s)=[proxy])\n".to_string()
+        )
+    );
+    let cert = Some(pki.join("apiserver-kubelet-client"));
+    let admin = kubelet_get(&from, &worker, &root, path, None, cert.as_deref()).await;
+    assert_eq!(admin, (200, "two\nthree\n".to_string()));
+    let healthz = kubelet_get(&from, &worker, &root, "/healthz", None, cert.as_deref()).await;
+    assert_eq!(healthz, (200, "ok".to_string()));
+    let unknown = kubelet_get(
+        &from,
+        &worker,
+        &root,
+        "/exec/default/talker/main",
+        None,
+        cert.as_deref(),
+    )
+    .await;
+    assert_eq!(unknown, (404, "404: Page Not Found".to_string()));
+    let gone = kubelet_get(
+        &from,
+        &worker,
+        &root,
+        "/containerLogs/default/nobody/main",
+        None,
+        cert.as_deref(),
+    )
+    .await;
+    assert_eq!(gone, (404, "pod \"nobody\" does not exist".to_string()));
+    c.sim.shutdown().await;
+}
+
+/// A token of ServiceAccount default/default, by TokenRequest.
+async fn sa_token(client: &kube::Client) -> String {
+    let req = http::Request::post("/api/v1/namespaces/default/serviceaccounts/default/token")
+        .header("Content-Type", "application/json")
+        .body(serde_json::to_vec(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})).unwrap())
+        .unwrap();
+    let v: serde_json::Value = client.request(req).await.expect("TokenRequest");
+    v["status"]["token"].as_str().unwrap().to_string()
+}
+
+/// `GET path` of the kubelet at `ip:10250`, dialled from inside `from` (a node's network),
+/// trusting the CA of the kubelet's self-signed certificate in the node's
+/// /var/lib/kubelet/pki/kubelet.crt for the node's name (its root's last component); with a bearer token or the client
+/// certificate `cert` (`.crt` and `.key`). Returns (status, body).
+async fn kubelet_get(
+    from: &yurtsim::nodes::runtime::NodeNamespaces,
+    ip: &str,
+    node_root: &std::path::Path,
+    path: &str,
+    token: Option<&str>,
+    cert: Option<&std::path::Path>,
+) -> (u16, String) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let served = std::fs::read(node_root.join("var/lib/kubelet/pki/kubelet.crt"))
+        .expect("the kubelet's self-signed certificate");
+    let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(&served)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(chain.len(), 2, "the certificate, then its CA");
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(chain[1].clone()).unwrap();
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match cert {
+        Some(base) => builder
+            .with_client_auth_cert(
+                CertificateDer::pem_file_iter(base.with_extension("crt"))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap(),
+                PrivateKeyDer::from_pem_file(base.with_extension("key")).unwrap(),
+            )
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    let node = node_root.file_name().unwrap().to_string_lossy();
+    let addr: std::net::SocketAddr = format!("{ip}:10250").parse().unwrap();
+    let tcp =
+        tokio::net::TcpStream::from_std(from.connect_tcp(addr).expect("dial :10250")).unwrap();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let mut tls = connector
+        .connect(ServerName::try_from(node.to_string()).unwrap(), tcp)
+        .await
+        .expect("TLS with the kubelet's self-signed certificate for its hostname");
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {ip}:10250\r\n{auth}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = tls.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_string())
+}

@@ -178,6 +178,96 @@ pub fn static_pod_path_from_config(
     Ok(path)
 }
 
+/// What the kubelet's server (`:10250`) authenticates and authorizes with, and where its
+/// serving certificate is: flags over `--config` (and its drop-ins) over the defaults
+/// (kubernetes/kubernetes@v1.37.2 pkg/kubelet/apis/config/v1beta1/defaults.go with a config
+/// file: anonymous off, webhook authentication on, authorization `Webhook`;
+/// cmd/kubelet/app/options/options.go `applyLegacyDefaults` without one: anonymous on, no
+/// webhook, `AlwaysAllow`; `--cert-dir` /var/lib/kubelet/pki).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerAuthConfig {
+    /// `authentication.x509.clientCAFile` (host path): client certificates it signed name
+    /// their user.
+    pub client_ca_file: Option<String>,
+    pub anonymous: bool,
+    /// `authentication.webhook.enabled`: bearer tokens checked with a TokenReview.
+    pub webhook_authn: bool,
+    /// `authorization.mode` is `Webhook` (a SubjectAccessReview per request), not `AlwaysAllow`.
+    pub webhook_authz: bool,
+    /// `tlsCertFile` / `tlsPrivateKeyFile`, if set; else the self-signed pair in `cert_dir`.
+    pub tls_files: Option<(String, String)>,
+    pub cert_dir: String,
+}
+
+/// The kubelet server's settings from its command line (and the files it names under `root`).
+pub fn server_auth_config(root: &Path, argv: &[String]) -> ServerAuthConfig {
+    let config = last_flag(argv, "config").filter(|c| !c.is_empty());
+    let config_dir = last_flag(argv, "config-dir");
+    let from_config = |pointer: &str| -> Option<Value> {
+        let c = config?;
+        let mut v = parse_yaml(root, c).ok()?.pointer(pointer).cloned();
+        if let Some(dir) = config_dir.filter(|d| !d.is_empty()) {
+            for f in drop_in_files(root, dir).unwrap_or_default() {
+                if let Some(x) = parse_yaml(root, &f)
+                    .ok()
+                    .and_then(|d| d.pointer(pointer).cloned())
+                {
+                    v = Some(x);
+                }
+            }
+        }
+        v
+    };
+    let string = |flag: &str, pointer: &str| {
+        last_flag(argv, flag)
+            .map(str::to_owned)
+            .or_else(|| from_config(pointer).and_then(|v| v.as_str().map(str::to_owned)))
+            .filter(|s| !s.is_empty())
+    };
+    let boolean = |flag: &str, pointer: &str, default: bool| {
+        bool_flag(argv, flag)
+            .or_else(|| from_config(pointer).and_then(|v| v.as_bool()))
+            .unwrap_or(default)
+    };
+    let with_file = config.is_some();
+    let mode = string("authorization-mode", "/authorization/mode")
+        .unwrap_or_else(|| if with_file { "Webhook" } else { "AlwaysAllow" }.into());
+    let tls_files = string("tls-cert-file", "/tlsCertFile")
+        .zip(string("tls-private-key-file", "/tlsPrivateKeyFile"));
+    ServerAuthConfig {
+        client_ca_file: string("client-ca-file", "/authentication/x509/clientCAFile"),
+        anonymous: boolean(
+            "anonymous-auth",
+            "/authentication/anonymous/enabled",
+            !with_file,
+        ),
+        webhook_authn: boolean(
+            "authentication-token-webhook",
+            "/authentication/webhook/enabled",
+            with_file,
+        ),
+        webhook_authz: mode == "Webhook",
+        tls_files,
+        cert_dir: last_flag(argv, "cert-dir")
+            .unwrap_or("/var/lib/kubelet/pki")
+            .to_string(),
+    }
+}
+
+/// A pflag boolean: `--name` alone is true, `--name=V` is V; the last one wins.
+fn bool_flag(argv: &[String], name: &str) -> Option<bool> {
+    let long = format!("--{name}");
+    argv.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .filter_map(|a| match a.strip_prefix(long.as_str()) {
+            Some("") => Some(true),
+            Some(v) => v.strip_prefix('=').map(|v| v == "true" || v == "1"),
+            None => None,
+        })
+        .last()
+}
+
 fn named<'a>(
     doc: &'a Value,
     list: &str,
@@ -491,5 +581,50 @@ users:
             );
             assert!(v.server.is_err(), "{name}: no --kubeconfig");
         }
+    }
+
+    #[test]
+    fn the_kubelet_server_settings_come_from_flags_over_the_config_file_over_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        write(
+            r,
+            "/var/lib/kubelet/config.yaml",
+            "kind: KubeletConfiguration\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\nauthorization:\n  mode: Webhook\n",
+        );
+        let argv = |a: &[&str]| {
+            std::iter::once("kubelet")
+                .chain(a.iter().copied())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        let kubeadm = server_auth_config(r, &argv(&["--config=/var/lib/kubelet/config.yaml"]));
+        assert_eq!(
+            kubeadm,
+            ServerAuthConfig {
+                client_ca_file: Some("/etc/kubernetes/pki/ca.crt".into()),
+                anonymous: false,
+                webhook_authn: true,
+                webhook_authz: true,
+                tls_files: None,
+                cert_dir: "/var/lib/kubelet/pki".into(),
+            }
+        );
+        // without a config file, the flags' legacy defaults
+        let bare = server_auth_config(r, &argv(&[]));
+        assert!(bare.anonymous && !bare.webhook_authn && !bare.webhook_authz);
+        assert_eq!(bare.client_ca_file, None);
+        let flags = server_auth_config(
+            r,
+            &argv(&[
+                "--config=/var/lib/kubelet/config.yaml",
+                "--anonymous-auth",
+                "--authorization-mode=AlwaysAllow",
+                "--cert-dir",
+                "/pki",
+            ]),
+        );
+        assert!(flags.anonymous && !flags.webhook_authz);
+        assert_eq!(flags.cert_dir, "/pki");
     }
 }

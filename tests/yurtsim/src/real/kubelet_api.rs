@@ -12,6 +12,7 @@
 //! The sim's kubelet is synchronous where it reads and writes, so each call blocks its thread
 //! (`block_in_place`: the runtime's other workers keep serving) on one request.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +35,10 @@ pub struct KubeletApi {
     /// Bumped each time the client is dropped: watches started with an older client restart.
     generation: watch::Sender<u64>,
     runtime: tokio::runtime::Handle,
+    /// The pods its API source gave the kubelet (its pod watch, nodes.rs `watch_pods`), by
+    /// namespace and name: the kubelet's pod manager, in which its server looks pods up
+    /// (kubernetes/kubernetes@v1.37.2 pkg/kubelet/pod/pod_manager.go `GetPodByName`).
+    pods: Mutex<HashMap<(String, String), Arc<Value>>>,
 }
 
 impl KubeletApi {
@@ -50,6 +55,7 @@ impl KubeletApi {
             client: Mutex::new(None),
             generation: watch::channel(0).0,
             runtime,
+            pods: Mutex::new(HashMap::new()),
         })
     }
 
@@ -61,6 +67,31 @@ impl KubeletApi {
         let c = kubelet_client(&self.node, &self.net).await?;
         *self.client.lock().unwrap() = Some(c.clone());
         Ok(c)
+    }
+
+    /// A pod of the kubelet's pod manager.
+    pub fn pod(&self, ns: &str, name: &str) -> Option<Arc<Value>> {
+        let key = (ns.to_string(), name.to_string());
+        self.pods.lock().unwrap().get(&key).cloned()
+    }
+
+    /// The pod as the watch last gave it, or its deletion.
+    pub fn pod_seen(&self, pod: &Value, deleted: bool) {
+        let key = crate::api::store::key_of(pod);
+        let mut pods = self.pods.lock().unwrap();
+        if deleted {
+            pods.remove(&key);
+        } else {
+            pods.insert(key, Arc::new(pod.clone()));
+        }
+    }
+
+    /// The pods a fresh list gave, in place of what the manager held.
+    pub fn pods_listed(&self, listed: Vec<Value>) {
+        *self.pods.lock().unwrap() = listed
+            .into_iter()
+            .map(|p| (crate::api::store::key_of(&p), Arc::new(p)))
+            .collect();
     }
 
     /// Changes each time the client is dropped.

@@ -4,11 +4,15 @@
 //! - [`control_plane`]: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, each in
 //!   its own process, with kubeadm's flags and PKI ([`pki`]);
 //! - [`bootstrap`]: what `kubeadm init` creates in the cluster after the control plane is up;
-//! - [`nodes`]: the nodes' kubelets, registered and heartbeating as real kubelets do.
+//! - [`nodes`]: the nodes' kubelets, registered and heartbeating as real kubelets do;
+//! - [`kubelet_server`]: each kubelet's server on `:10250` (`pods/log`), with
+//!   [`kubelet_auth`] judging its callers.
 
 pub mod bootstrap;
 pub mod control_plane;
 pub mod kubelet_api;
+pub mod kubelet_auth;
+pub mod kubelet_server;
 pub mod network;
 pub mod nodes;
 pub mod pki;
@@ -279,8 +283,20 @@ impl RealCluster {
                 *role,
                 layout.node_ip(i),
                 crate::nodes::kubelet::NodeApi::Real(api.clone()),
-                Some(namespaces),
+                Some(namespaces.clone()),
             );
+            // the kubelet's server, in the node's network as the API server reaches the node
+            let server = tokio::task::block_in_place(|| {
+                kubelet_server::start(
+                    shared.clone(),
+                    k.clone(),
+                    api.clone(),
+                    &namespaces,
+                    stop_rx.clone(),
+                )
+            })
+            .with_context(|| format!("node {name}'s kubelet server on :10250"))?;
+            self.tasks.push(server);
             self.tasks.push(tokio::spawn(nodes::run(
                 k.clone(),
                 api.clone(),
@@ -484,7 +500,13 @@ fn seed_node(
             "installing the cluster's certificates on node {}",
             node.name
         )
-    })
+    })?;
+    // the serving pair the kubelet made at its first start (kubelet_server.rs), in place of the
+    // seed's stand-ins, which are no certificates: a kubelet that found those would not start
+    let dir = node.root.join("var/lib/kubelet/pki");
+    let serving = pki::kubelet_self_signed(&node.name.to_lowercase())?;
+    std::fs::write(dir.join("kubelet.crt"), &serving.cert)?;
+    pki::write_private(&dir.join("kubelet.key"), &serving.key)
 }
 
 /// Each node with a pod range: (name, InternalIP, podCIDR).

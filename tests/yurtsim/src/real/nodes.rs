@@ -156,7 +156,7 @@ pub async fn kubelet_client(node: &NodeSpec, net: &NodeNet) -> anyhow::Result<ku
 }
 
 /// A host path of the node, on disk: symlinks followed as inside a chroot at `root`.
-fn in_root(root: &Path, p: &str) -> PathBuf {
+pub(super) fn in_root(root: &Path, p: &str) -> PathBuf {
     match crate::nodes::systemd::resolve_host_path(root, p) {
         Ok(r) => r.disk,
         Err(_) => root.join(p.trim_start_matches('/')),
@@ -491,6 +491,7 @@ pub async fn watch_pods(
         let config = watcher::Config::default().fields(&format!("spec.nodeName={}", k.name));
         let mut events = watcher::watcher(pods, config).default_backoff().boxed();
         let mut listed = HashSet::new();
+        let mut init = Vec::new();
         loop {
             let ev = tokio::select! {
                 ev = events.next() => ev,
@@ -500,17 +501,30 @@ pub async fn watch_pods(
             let Some(ev) = ev else { break };
             let pod = |o: DynamicObject| serde_json::to_value(o).unwrap_or_default();
             match ev {
-                Ok(Event::Init) => listed.clear(),
+                Ok(Event::Init) => {
+                    listed.clear();
+                    init.clear();
+                }
                 Ok(Event::InitApply(o)) => {
                     let p = pod(o);
                     listed.extend(p["metadata"]["uid"].as_str().map(str::to_string));
                     crate::nodes::kubelet::consider_pod(&shared, &p);
+                    init.push(p);
                 }
                 Ok(Event::InitDone) => {
+                    api.pods_listed(std::mem::take(&mut init));
                     crate::nodes::kubelet::forget_pods_except(&shared, &k, &listed)
                 }
-                Ok(Event::Apply(o)) => crate::nodes::kubelet::consider_pod(&shared, &pod(o)),
-                Ok(Event::Delete(o)) => crate::nodes::kubelet::pod_gone(&shared, &pod(o)),
+                Ok(Event::Apply(o)) => {
+                    let p = pod(o);
+                    api.pod_seen(&p, false);
+                    crate::nodes::kubelet::consider_pod(&shared, &p);
+                }
+                Ok(Event::Delete(o)) => {
+                    let p = pod(o);
+                    api.pod_seen(&p, true);
+                    crate::nodes::kubelet::pod_gone(&shared, &p);
+                }
                 Err(e) => tracing::debug!(node = %k.name, "pod watch: {e}"),
             }
         }

@@ -108,6 +108,53 @@ impl Ca {
     }
 }
 
+/// The serving certificate a kubelet makes for itself when none is configured
+/// (kubernetes/kubernetes@v1.37.2 cmd/kubelet/app/server.go `InitializeTLS` →
+/// kubernetes/client-go@v0.37.2 util/cert/cert.go `GenerateSelfSignedCertKeyWithOptions`): a
+/// CA `HOST-ca@UNIX` and, signed by it, a server certificate `HOST@UNIX` for `HOST` (an IP SAN
+/// when it is an address, else a DNS SAN), both valid from an hour ago for a year; the
+/// certificate file holds the certificate, then the CA. ECDSA P-256 where client-go makes RSA
+/// 2048 keys (ring, rcgen's signer here, cannot generate RSA keys).
+pub fn kubelet_self_signed(host: &str) -> anyhow::Result<Pair> {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    let now = SystemTime::now();
+    let unix = now.duration_since(UNIX_EPOCH)?.as_secs();
+    let from = now - Duration::from_secs(3600);
+    let until = from + Duration::from_secs(365 * 24 * 3600);
+    let ca_key = KeyPair::generate()?;
+    let mut ca_params = CertificateParams::default();
+    ca_params.distinguished_name = name(&format!("{host}-ca@{unix}"), &[]);
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyCertSign,
+    ];
+    ca_params.not_before = from.into();
+    ca_params.not_after = until.into();
+    let ca_cert = ca_params.self_signed(&ca_key)?;
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::default();
+    params.distinguished_name = name(&format!("{host}@{unix}"), &[]);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.not_before = from.into();
+    params.not_after = until.into();
+    params.subject_alt_names = vec![match host.parse::<IpAddr>() {
+        Ok(ip) => SanType::IpAddress(ip),
+        Err(_) => SanType::DnsName(host.try_into()?),
+    }];
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok(Pair {
+        cert: format!("{}{}", cert.pem(), ca_cert.pem()),
+        key: key.serialize_pem(),
+    })
+}
+
 /// What the control plane's flags point at, under `STATE_DIR/pki`.
 pub struct ClusterPki {
     pub dir: PathBuf,
