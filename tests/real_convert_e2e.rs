@@ -135,7 +135,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         "ready {held:?} after it started: {pod}"
     );
     let pool = tokio::task::block_in_place(|| {
-        real::kubectl_create_through_webhooks(
+        real::kubectl_create(
             &kc,
             r#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {}}"#,
         )

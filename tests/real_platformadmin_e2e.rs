@@ -16,12 +16,12 @@ async fn a_platformadmin_whose_nodepool_is_gone_can_still_be_deleted() {
     let kc = sim.kubeconfig_path();
 
     tokio::task::block_in_place(|| {
-        real::kubectl_create_through_webhooks(
+        real::kubectl_create(
             &kc,
             r#"{"apiVersion": "apps.openyurt.io/v1beta2", "kind": "NodePool", "metadata": {"name": "hangzhou"}, "spec": {"type": "Edge"}}"#,
         );
         // a finalizer of the user's own, as a tool that cleans up after EdgeX would hold
-        real::kubectl_create_through_webhooks(
+        real::kubectl_create(
             &kc,
             r#"{"apiVersion": "iot.openyurt.io/v1beta1", "kind": "PlatformAdmin",
                 "metadata": {"name": "edgex", "namespace": "default",

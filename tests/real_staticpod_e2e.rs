@@ -67,7 +67,7 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // the user's YurtStaticSet, on OTA, so that its controller starts no upgrade of its own
-    tokio::task::block_in_place(|| real::kubectl_create_through_webhooks(&kc, YSS));
+    tokio::task::block_in_place(|| real::kubectl_create(&kc, YSS));
 
     let (code, out) = tokio::task::block_in_place(|| {
         real::yurtctl(

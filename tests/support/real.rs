@@ -80,23 +80,6 @@ pub fn kubectl_create(kubeconfig: &Path, object: &str) -> serde_json::Value {
     try_kubectl_create(kubeconfig, object).unwrap_or_else(|e| panic!("kubectl create: {e}"))
 }
 
-/// [`kubectl_create`], retried for up to a minute while the API server cannot call a webhook.
-/// The real tier does not run readiness probes yet (docs/yurtsim.md), so yurt-manager's pod
-/// is an endpoint of its webhook Service before it has put its CA into the webhook
-/// configurations, which its 60 s `initialDelaySeconds` would hide on a real node.
-pub fn kubectl_create_through_webhooks(kubeconfig: &Path, object: &str) -> serde_json::Value {
-    let start = std::time::Instant::now();
-    loop {
-        match try_kubectl_create(kubeconfig, object) {
-            Ok(v) => return v,
-            Err(e) if e.contains("failed calling webhook") && start.elapsed().as_secs() < 60 => {
-                std::thread::sleep(std::time::Duration::from_secs(1));
-            }
-            Err(e) => panic!("kubectl create: {e}"),
-        }
-    }
-}
-
 fn try_kubectl_create(kubeconfig: &Path, object: &str) -> Result<serde_json::Value, String> {
     use std::io::Write;
     let mut child = Command::new("kubectl")
