@@ -179,3 +179,26 @@ async fn the_newest_release_converts_by_default_with_a_warning_and_1_34_without(
     assert!(!text.contains("warn "), "{text}");
     certified.shutdown().await;
 }
+
+/// A node Job that fails on the real tier shows its pod's log: the real API server reads
+/// `pods/log` from the node's kubelet server (`:10250`, docs/yurtsim.md). A worker whose
+/// kubelet lost its kubeadm drop-in (a standalone kubelet) fails convert's node-side preflight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_node_jobs_log_excerpt_comes_from_the_kubelet() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = real_cluster(dir.path(), 2).await;
+    let dropin = sim
+        .node_root("worker-1")
+        .join("etc/systemd/system/kubelet.service.d/10-kubeadm.conf");
+    std::fs::remove_file(&dropin).unwrap();
+    let (code, text) =
+        tokio::task::block_in_place(|| real::yurtctl(&sim.kubeconfig_path(), &["convert", "-y"]));
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains("  log of pod yurtctl-preflight-worker-1-")
+            && text.contains("    |  WARN problem: the kubelet's effective flags do not allow a redirect: the kubelet has no --kubeconfig at all"),
+        "{text}"
+    );
+    assert!(!text.contains("logs unavailable"), "{text}");
+    sim.shutdown().await;
+}
