@@ -143,3 +143,73 @@ fn appended(path: &Path, offset: u64) -> Vec<u8> {
     }
     buf
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    async fn body(r: hyper::Response<Body>) -> String {
+        let b = r.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_log_is_cut_to_its_tail_and_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.log");
+        std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
+        let read = async |opts: LogOptions| {
+            body(log_response(path.clone(), &opts, || false).await.unwrap()).await
+        };
+        assert_eq!(read(LogOptions::default()).await, "one\ntwo\nthree\n");
+        let tail = LogOptions {
+            tail_lines: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(read(tail).await, "two\nthree\n");
+        let limit = LogOptions {
+            tail_lines: Some(2),
+            limit_bytes: Some(5),
+            ..Default::default()
+        };
+        assert_eq!(read(limit).await, "two\nt");
+        assert!(
+            log_response(dir.path().join("none.log"), &LogOptions::default(), || true)
+                .await
+                .is_err()
+        );
+    }
+
+    /// A followed log ends once the container stops, with what it wrote before it stopped.
+    #[tokio::test]
+    async fn a_followed_log_ends_with_the_last_words_of_a_stopped_container() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.log");
+        std::fs::write(&path, "start\n").unwrap();
+        let running = Arc::new(AtomicBool::new(true));
+        let r = running.clone();
+        let opts = LogOptions {
+            follow: true,
+            ..Default::default()
+        };
+        let resp = log_response(path.clone(), &opts, move || r.load(Ordering::SeqCst))
+            .await
+            .unwrap();
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"last\n").unwrap();
+        running.store(false, Ordering::SeqCst);
+        let text = tokio::time::timeout(Duration::from_secs(5), body(resp))
+            .await
+            .expect("the stream ends once the container stopped");
+        assert_eq!(text, "start\nlast\n");
+    }
+}
