@@ -10,7 +10,8 @@
 //! stands for image pull and runtime start), so the node-side work d is known and what is
 //! measured is yurtctl's own orchestration, per-Job overhead included:
 //! ideal = fixed phases + (⌈N/C⌉ + ⌈edge/C⌉ + ⌈cloud/C⌉)·d (node preflight, edge, cloud),
-//! where the fixed phases are those before and after the node phases, as timed in the same run.
+//! where the fixed phases are all the others, as timed in the same run (`components` waits for
+//! yurt-manager's pod to be Ready, which its readiness probe holds back for 60 s).
 //!
 //! `cargo bench --bench convert` runs 1,000, 5,000 and 10,000 nodes with default flags;
 //! `YURTCTL_BENCH_NODES=1000` (a comma list) and `YURTCTL_BENCH_MODES=default,limited`
@@ -18,6 +19,13 @@
 //! run; `YURTCTL_BENCH_PROFILE=openyurt-v1.6` for another profile (the simulated Kubernetes is
 //! the newest the profile supports); `YURTCTL_BENCH_TRACE=FILE` writes yurtctl's progress
 //! lines there, each after the seconds since its start (plain progress, `-v`: every Job event).
+//!
+//! `YURTCTL_BENCH_APISERVER=real` runs the same against the real control plane
+//! (tests/real/build.sh builds it on first use): the real kube-apiserver, etcd, Job
+//! controller and scheduler, with yurtsim's nodes as kubelets, at the newest built Kubernetes
+//! the profile supports. yurtctl's requests come from the API server's audit log (only the
+//! admin's requests are audited, docs/yurtsim.md), and kube-apiserver's peak RSS is printed
+//! beside yurtctl's.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -28,6 +36,9 @@ use yurtsim::{Layout, Sim, SimConfig};
 
 mod support;
 use support::PeakRss;
+
+/// The phases that run a Job per node, in windows of `--concurrency`.
+const NODE_PHASES: [&str; 3] = ["preflight/nodes", "nodes/edge", "nodes/cloud"];
 
 /// The simulated kubelet's container start-up for every pod (yurtsim's `pod_ready_delay`).
 const POD_START: Duration = Duration::from_millis(200);
@@ -135,8 +146,14 @@ fn bench(nodes: usize, mode: &str) -> Figures {
         .kubernetes
         .max_minor;
     cfg.kubernetes_version = format!("v1.{max_minor}.2");
+    let real = real_apiserver();
+    if real {
+        cfg.apiserver = yurtsim::real::ApiServerKind::Real;
+        cfg.kubernetes_version = real_version(max_minor);
+    }
     cfg.yurtctl = Some(servant);
     cfg.pod_ready_delay = POD_START;
+    let version = cfg.kubernetes_version.clone();
     let started = Instant::now();
     let sim: Sim = rt.block_on(Sim::start(cfg)).expect("yurtsim starts");
     eprintln!(
@@ -173,7 +190,6 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     let stdout = child.stdout.take().unwrap();
     let out_reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
     // phase timings from the progress lines, as they arrive
-    let (mut nodes_start, mut nodes_end) = (None, None);
     // every phase's first and last progress line, in order of appearance
     let mut phases: Vec<(String, Duration, Duration)> = Vec::new();
     let mut trace = std::env::var_os("YURTCTL_BENCH_TRACE")
@@ -194,15 +210,6 @@ fn bench(nodes: usize, mode: &str) -> Figures {
                 Some(p) => p.2 = at,
                 None => phases.push((name.to_owned(), at, at)),
             }
-        }
-        let node_phase = ["[preflight/nodes]", "[nodes/edge]", "[nodes/cloud]"]
-            .iter()
-            .any(|p| line.starts_with(p));
-        if node_phase && nodes_start.is_none() {
-            nodes_start = Some(at);
-        }
-        if node_phase {
-            nodes_end = Some(at);
         }
     }
     let status = child.wait().unwrap();
@@ -234,19 +241,36 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     // the node preflight Jobs (every node, one phase), then edge, then cloud
     let windows =
         nodes.div_ceil(concurrency) + edge.div_ceil(concurrency) + cloud.div_ceil(concurrency);
-    let node_span = nodes_end.unwrap_or_default() - nodes_start.unwrap_or_default();
+    // the node phases' own spans: the phases between them (components, which waits for
+    // yurt-manager's readiness probe) are fixed costs
+    let node_span: Duration = phases
+        .iter()
+        .filter(|(name, _, _)| NODE_PHASES.contains(&name.as_str()))
+        .map(|(_, first, last)| *last - *first)
+        .sum();
     let fixed = makespan.as_secs_f64() - node_span.as_secs_f64();
     let ideal = fixed + windows as f64 * d;
 
-    // yurtsim counts requests by the product part of the User-Agent (`yurtctl/<version>`)
-    let agent = "yurtctl";
-    let requests = sim.metrics().total(Some(agent), false);
-    let writes = sim.metrics().total(Some(agent), true);
-    let cm_bytes = sim.metrics().configmap_bytes(agent, "");
+    let (requests, writes, cm_bytes) = yurtctl_requests(&sim);
+    // the API server's own peak memory: the real kube-apiserver's, or the whole bench's
+    // (yurtsim's API server, controllers and kubelets share its process)
+    let apiserver_rss = match sim.real() {
+        Some(r) => r
+            .control_plane
+            .pids()
+            .into_iter()
+            .find(|(name, _)| *name == "kube-apiserver")
+            .and_then(|(_, pid)| support::vm_hwm_kib(pid)),
+        None => support::vm_hwm_kib(std::process::id()),
+    }
+    .unwrap_or(0) as f64
+        / 1024.0;
 
     println!(
-        "\nconvert {nodes} nodes, {mode} flags, profile {profile}, --concurrency {concurrency}, Job stand-in {job_ms} ms after a {} ms container start",
-        POD_START.as_millis()
+        "\nconvert {nodes} nodes, {mode} flags, profile {profile}, --concurrency {concurrency}, Job stand-in {job_ms} ms after a {} ms container start, {} control plane {}",
+        POD_START.as_millis(),
+        if real { "real" } else { "yurtsim's" },
+        version
     );
     // diagnostic: the stand-in's time plus the pod start-up and Job bookkeeping of the
     // (simulated) cluster, as yurtctl saw each Job from create to end
@@ -300,6 +324,16 @@ fn bench(nodes: usize, mode: &str) -> Figures {
     );
     let rss_target = (nodes <= 5000).then_some(100.0);
     row("yurtctl peak RSS", rss_mib, "MiB", rss_target);
+    row(
+        if real {
+            "kube-apiserver peak RSS"
+        } else {
+            "yurtsim peak RSS (API server and nodes)"
+        },
+        apiserver_rss,
+        "MiB",
+        None,
+    );
     rt.block_on(sim.shutdown());
     Figures {
         nodes,
@@ -310,4 +344,71 @@ fn bench(nodes: usize, mode: &str) -> Figures {
         cm_bytes: cm_bytes as f64 / nodes as f64,
         rss: rss_mib,
     }
+}
+
+/// `YURTCTL_BENCH_APISERVER`: `sim` (the default) or `real`.
+fn real_apiserver() -> bool {
+    match std::env::var("YURTCTL_BENCH_APISERVER").as_deref() {
+        Err(_) | Ok("sim") => false,
+        Ok("real") => true,
+        Ok(other) => panic!("YURTCTL_BENCH_APISERVER: unknown control plane {other} (sim, real)"),
+    }
+}
+
+/// The newest real control plane the build script knows whose minor the profile supports,
+/// built first if it is not yet.
+fn real_version(max_minor: u32) -> String {
+    let version = yurtsim::real::KUBERNETES_VERSIONS
+        .iter()
+        .filter(|v| {
+            v.trim_start_matches("v1.")
+                .split('.')
+                .next()
+                .and_then(|m| m.parse::<u32>().ok())
+                .is_some_and(|m| m <= max_minor)
+        })
+        .last()
+        .unwrap_or_else(|| panic!("no real control plane for Kubernetes 1.{max_minor} or older"))
+        .to_string();
+    yurtsim::real::ensure_built(&[&version]).expect("the real tier builds (tests/real/build.sh)");
+    version
+}
+
+/// yurtctl's requests, writes and ConfigMap bytes written: yurtsim counts them by the product
+/// part of the User-Agent (`yurtctl/<version>`); the real API server's audit log has one line
+/// per request with its User-Agent, and a ConfigMap write's body.
+fn yurtctl_requests(sim: &Sim) -> (u64, u64, u64) {
+    let agent = "yurtctl";
+    let Some(real) = sim.real() else {
+        let m = sim.metrics();
+        return (
+            m.total(Some(agent), false),
+            m.total(Some(agent), true),
+            m.configmap_bytes(agent, ""),
+        );
+    };
+    let log = real.control_plane.audit_log();
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("the audit log {}: {e}", log.display()));
+    let (mut requests, mut writes, mut bytes) = (0, 0, 0);
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).expect("an audit event per line");
+        if !e["userAgent"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("yurtctl/"))
+        {
+            continue;
+        }
+        requests += 1;
+        if matches!(
+            e["verb"].as_str(),
+            Some("create" | "update" | "patch" | "delete" | "deletecollection")
+        ) {
+            writes += 1;
+        }
+        if e["objectRef"]["resource"] == "configmaps" && !e["requestObject"].is_null() {
+            bytes += e["requestObject"].to_string().len() as u64;
+        }
+    }
+    (requests, writes, bytes)
 }

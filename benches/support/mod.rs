@@ -54,7 +54,8 @@ pub fn clock_ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
+/// A running process's peak resident set (`VmHWM`), in KiB.
+pub fn vm_hwm_kib(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     s.lines()
         .find(|l| l.starts_with("VmHWM:"))?

@@ -25,6 +25,14 @@ pub const SERVICE_IP: &str = "10.96.0.1";
 /// kubeadm's `podSubnet` as kind sets it (kind pkg/apis/config/v1alpha4/default.go).
 pub const POD_CIDR: &str = "10.244.0.0/16";
 
+/// Each node's pod range within [`POD_CIDR`]: kube-controller-manager's default /24 holds 256
+/// nodes (the rest get no podCIDR: "no remaining CIDRs"), so a larger cluster gets smaller
+/// ranges, as its operator sets `--node-cidr-mask-size` (at 1,000 nodes a /26: 62 pods each).
+pub fn node_cidr_mask_size(nodes: usize) -> u32 {
+    let bits = nodes.max(1).next_power_of_two().trailing_zeros();
+    (16 + bits).clamp(24, 30)
+}
+
 /// One control-plane process, watched by a thread of its own: the child is started with
 /// `PR_SET_PDEATHSIG`, which fires when the thread that forked it ends, so the thread lives
 /// exactly as long as the process is wanted. An exited process is started again after the
@@ -169,6 +177,23 @@ impl Proc {
 }
 
 /// etcd's client and peer ports on the control-plane node's loopback (kubeadm's).
+/// Audits only the admin (kubeadm's admin.conf user) so the nodes' and controllers' traffic
+/// costs nothing: each request once, when its response is complete (a watch when it ends);
+/// ConfigMap writes at `Request` level so their bytes can be counted
+/// (k8s.io/apiserver@v0.37.2 pkg/apis/audit/v1 Policy).
+const AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Request
+  users: [kubernetes-admin]
+  verbs: [create, update, patch]
+  resources: [{group: "", resources: [configmaps]}]
+- level: Metadata
+  users: [kubernetes-admin]
+- level: None
+"#;
+
 const ETCD_CLIENT_PORT: u16 = 2379;
 const ETCD_PEER_PORT: u16 = 2380;
 
@@ -199,6 +224,8 @@ pub struct Options<'a> {
     pub advertise: IpAddr,
     pub endpoint_hosts: Vec<String>,
     pub cluster_name: &'a str,
+    /// How many nodes will join: the size of each node's pod range follows.
+    pub nodes: usize,
     /// How an exited component is started again.
     pub restart: Backoff,
 }
@@ -262,7 +289,7 @@ impl ControlPlane {
         };
         cp.spawn_etcd(o.binary)?;
         cp.spawn_apiserver(o.binary, o.advertise, o.apiserver_port)?;
-        cp.spawn_controllers(o.binary)?;
+        cp.spawn_controllers(o.binary, o.nodes)?;
         Ok(cp)
     }
 
@@ -355,9 +382,16 @@ impl ControlPlane {
         port: u16,
     ) -> anyhow::Result<()> {
         let p = |f: &str| self.pki.path(f);
+        let policy = self.dir.join("audit-policy.yaml");
+        std::fs::write(&policy, AUDIT_POLICY)
+            .with_context(|| format!("cannot write {}", policy.display()))?;
         let args = vec![
             format!("--advertise-address={advertise}"),
             "--allow-privileged=true".into(),
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", self.audit_log().display()),
+            // one file, whatever its size: the benchmark counts every line
+            "--audit-log-maxsize=0".into(),
             "--authorization-mode=Node,RBAC".into(),
             format!("--client-ca-file={}", p("ca.crt")),
             "--enable-admission-plugins=NodeRestriction".into(),
@@ -390,7 +424,7 @@ impl ControlPlane {
         self.spawn(binary, "kube-apiserver", args)
     }
 
-    fn spawn_controllers(&mut self, binary: &Path) -> anyhow::Result<()> {
+    fn spawn_controllers(&mut self, binary: &Path, nodes: usize) -> anyhow::Result<()> {
         let conf = |f: &str| self.dir.join(f).display().to_string();
         let kcm = conf("controller-manager.conf");
         let sched = conf("scheduler.conf");
@@ -402,6 +436,7 @@ impl ControlPlane {
             "--bind-address=127.0.0.1".into(),
             format!("--client-ca-file={}", p("ca.crt")),
             format!("--cluster-cidr={POD_CIDR}"),
+            format!("--node-cidr-mask-size={}", node_cidr_mask_size(nodes)),
             "--cluster-name=kubernetes".into(),
             format!("--cluster-signing-cert-file={}", p("ca.crt")),
             format!("--cluster-signing-key-file={}", p("ca.key")),
@@ -444,6 +479,12 @@ impl ControlPlane {
         })
     }
 
+    /// The API server's audit log: one JSON line per finished request of the admin user
+    /// (admin.conf, what yurtctl and kubectl use), ConfigMap writes with their body.
+    pub fn audit_log(&self) -> PathBuf {
+        self.dir.join("audit.log")
+    }
+
     pub fn pids(&self) -> Vec<(&str, u32)> {
         self.procs
             .iter()
@@ -475,5 +516,20 @@ impl ControlPlane {
 impl Drop for ControlPlane {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_node_gets_a_pod_range_within_the_cluster_cidr() {
+        for (nodes, expected) in [(3, 24), (256, 24), (257, 25), (1000, 26), (4096, 28)] {
+            let mask = super::node_cidr_mask_size(nodes);
+            assert_eq!(mask, expected, "{nodes} nodes");
+            assert!(
+                nodes <= 1 << (mask - 16),
+                "{nodes} nodes fit /{mask} ranges"
+            );
+        }
     }
 }

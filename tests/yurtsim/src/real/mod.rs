@@ -35,6 +35,10 @@ use crate::version::Version;
 /// The Kubernetes release `tests/real/build.sh` builds by default, the newest.
 pub const NEWEST_KUBERNETES: &str = "v1.37.2";
 
+/// Every Kubernetes release `tests/real/build.sh` can build, oldest first: the newest that
+/// OpenYurt v1.7.0 certifies, and the newest release.
+pub const KUBERNETES_VERSIONS: [&str; 2] = ["v1.34.4", NEWEST_KUBERNETES];
+
 /// The Kubernetes versions built into [`real_dir`], oldest first.
 pub fn built_kubernetes_versions() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(real_dir())
@@ -192,6 +196,7 @@ impl RealCluster {
                 advertise: advertise.parse()?,
                 endpoint_hosts: vec![endpoint_host],
                 cluster_name,
+                nodes: names.len(),
                 restart: control_plane::Backoff {
                     initial: cfg.crash_backoff,
                     max: cfg.crash_backoff_max,
