@@ -1,5 +1,5 @@
 //! The container runtime model: the kubelet's CRI endpoint per layout, `crictl` on the node
-//! (ps, stop, errors), restarts of stopped containers, and the service env a container gets
+//! (ps, stop, logs, errors), restarts of stopped containers, and the service env a container gets
 //! directly or through YurtHub.
 
 mod common;
@@ -368,4 +368,116 @@ async fn containers_see_the_master_service_as_their_kubelet_saw_it_at_start() {
     assert_eq!(e["KUBERNETES_SERVICE_PORT_HTTPS"], "10268");
     assert_eq!(e["KUBERNETES_PORT"], "tcp://169.254.2.1:10268");
     assert_eq!(e["KUBERNETES_PORT_10268_TCP_ADDR"], "169.254.2.1");
+}
+
+/// `crictl logs` reads a container's log as the kubelet's log reader does: all of it,
+/// `--tail`, `--limit-bytes`, `-p` for the last terminated instance (once it restarted);
+/// crictl's own errors for an unknown container, an ID missing, and `-p` of a first instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crictl_logs_tails_a_containers_log_and_knows_no_unknown_container() {
+    let c = common::start(2, Layout::Kubeadm).await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    pods.create(
+        &Default::default(),
+        &serde_json::from_value(json!({
+        "metadata": {"name": "talker", "namespace": "default"},
+        "spec": {"nodeName": WORKER, "containers": [{"name": "main", "image": "busybox",
+            "command": ["bash", "-c", "for i in 1 2 3 4 5; do echo line $i; done; sleep 600"]}]}}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let id = common::eventually(Duration::from_secs(20), "talker's log", || async {
+        let x = c
+            .sim
+            .containers(WORKER)
+            .into_iter()
+            .find(|x| x.pod == "talker" && x.running())?;
+        let log = std::fs::read_to_string(&x.log_path).ok()?;
+        log.contains("line 5").then_some(x.id)
+    })
+    .await;
+    let logs = |args: &str| {
+        format!(
+            "{} 2>&1; echo rc=$?",
+            crictl(&format!("-r {EP} logs {args}"))
+        )
+    };
+    let script = [
+        logs(&id),
+        logs(&format!("--tail 2 {id}")),
+        logs(&format!("--tail=1 --limit-bytes 3 {}", &id[..12])),
+        logs(&format!("-p {id}")),
+        logs("0123456789ab"),
+        logs(""),
+    ]
+    .join("; ");
+    let out = on_node(&c, WORKER, "logs1", &script).await;
+    assert!(
+        out.starts_with(
+            "line 1\nline 2\nline 3\nline 4\nline 5\nrc=0\nline 4\nline 5\nrc=0\nlinrc=0\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("level=fatal msg=\"previous terminated container main not found\"\nrc=1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"level=fatal msg="rpc error: code = NotFound desc = an error occurred when try to find container \"0123456789ab\": not found"
+rc=1"#),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("level=fatal msg=\"ID cannot be empty\"\nrc=1\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("rc=").count(), 6, "{out}");
+
+    // stopped and restarted: -p of the new instance is the old one's log, and the old ID's
+    // log is still its own
+    on_node(
+        &c,
+        WORKER,
+        "stop-talker",
+        &crictl(&format!("-r {EP} stop {id}")),
+    )
+    .await;
+    let new = common::eventually(Duration::from_secs(30), "talker restarted", || async {
+        let x = c
+            .sim
+            .containers(WORKER)
+            .into_iter()
+            .find(|x| x.pod == "talker" && x.running() && x.attempt == 1)?;
+        let log = std::fs::read_to_string(&x.log_path).ok()?;
+        log.contains("line 5").then_some(x.id)
+    })
+    .await;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(
+            c.sim
+                .containers(WORKER)
+                .into_iter()
+                .find(|x| x.id == new)
+                .unwrap()
+                .log_path,
+        )
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"second life\n"))
+        .unwrap();
+    let script = [
+        logs(&format!("--tail 1 {new}")),
+        logs(&format!("-p --tail 1 {new}")),
+        logs(&format!("--tail 1 {id}")),
+        logs(&format!("{new} --tail 1")),
+    ]
+    .join("; ");
+    let out = on_node(&c, WORKER, "logs2", &script).await;
+    assert!(
+        out.starts_with("second life\nrc=0\nline 5\nrc=0\nline 5\nrc=0\n"),
+        "{out}"
+    );
+    // flags after the ID are arguments to crictl's parser (it would print its help)
+    assert!(out.contains("flags go before the ID"), "{out}");
+    c.sim.shutdown().await;
 }

@@ -2,7 +2,8 @@
 //! kubelet reports ErrImagePull then ImagePullBackOff with the upstream events and messages
 //! (kubernetes/kubernetes@v1.37.2 pkg/kubelet/images/image_manager.go) and retries once the
 //! registry is reachable again; `crictl pull` fails with containerd's error
-//! (kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl/image.go).
+//! (kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl/image.go); static pods pull the same way
+//! before their containers start.
 
 mod common;
 
@@ -35,7 +36,11 @@ fn pod(name: &str, node: &str, image: &str, policy: Option<&str>) -> Pod {
 }
 
 async fn status(c: &common::TestCluster, name: &str) -> Option<Value> {
-    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    status_in(c, "default", name).await
+}
+
+async fn status_in(c: &common::TestCluster, ns: &str, name: &str) -> Option<Value> {
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), ns);
     serde_json::to_value(pods.get(name).await.ok()?.status?).ok()
 }
 
@@ -69,7 +74,11 @@ async fn running(c: &common::TestCluster, name: &str) -> Value {
 
 /// (type, reason, message) of the pod's events, oldest first.
 async fn events(c: &common::TestCluster, name: &str) -> Vec<(String, String, String)> {
-    let evs: Api<Event> = Api::namespaced(c.client.clone(), "default");
+    events_in(c, "default", name).await
+}
+
+async fn events_in(c: &common::TestCluster, ns: &str, name: &str) -> Vec<(String, String, String)> {
+    let evs: Api<Event> = Api::namespaced(c.client.clone(), ns);
     let mut items = evs
         .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
         .await
@@ -277,5 +286,174 @@ rc=1
     running(&c, "cached").await;
     let evs = events(&c, "cached").await;
     assert!(!evs.iter().any(|e| e.1 == "Pulling"), "{evs:#?}");
+    c.sim.shutdown().await;
+}
+
+/// containerd's error for openyurt/yurthub:v1.6.0 when docker.io's API host does not resolve.
+const HUB_ERR: &str = r#"rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/openyurt/yurthub:v1.6.0": failed to resolve reference "docker.io/openyurt/yurthub:v1.6.0": failed to do request: Head "https://registry-1.docker.io/v2/openyurt/yurthub/manifests/v1.6.0": dial tcp: lookup registry-1.docker.io: no such host"#;
+
+fn static_hub(image: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: yurt-hub\n  namespace: kube-system\n  labels: {{k8s-app: yurt-hub}}\nspec:\n  hostNetwork: true\n  containers:\n  - name: yurt-hub\n    image: {image}\n    imagePullPolicy: IfNotPresent\n    command: [yurthub, --v=2]\n"
+    )
+}
+
+fn static_web(version: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\n  labels: {{version: {version}}}\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n"
+    )
+}
+
+/// What the node's YurtHub endpoint answers to `GET /v1/healthz`.
+async fn hub_health(c: &common::TestCluster, node: &str) -> u16 {
+    let r = yurtsim::nodes::kubelet::yurthub_endpoint(
+        c.sim.shared(),
+        node,
+        &hyper::Method::GET,
+        "/v1/healthz",
+    );
+    r.status().as_u16()
+}
+
+/// Static pods pull their images as the kubelet's other pods do: a YurtHub static pod whose
+/// registry the node cannot reach never runs there (its mirror pod Pending and Waiting with
+/// ErrImagePull, then ImagePullBackOff, the kubelet's events on it, no container, YurtHub not
+/// serving, a modelled hub's process never started), and runs once the registry is reachable
+/// again; a static pod whose image the node already has (IfNotPresent) runs without a pull.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_pods_pull_their_images_and_a_hub_whose_registry_is_unreachable_never_runs() {
+    let c = common::start_with(3, Layout::Kubeadm, |cfg| {
+        cfg.crash_backoff = Duration::from_secs(2);
+        cfg.crash_backoff_max = Duration::from_secs(4);
+    })
+    .await;
+    let dir = |node: &str| c.sim.node_root(node).join("etc/kubernetes/manifests");
+    let mirror = |node: &str| format!("yurt-hub-{node}");
+    // nginx:1.27 runs as a static pod while docker.io is reachable: the node has it now
+    std::fs::write(dir(AIR_GAPPED).join("web.yaml"), static_web("v1")).unwrap();
+    let web = format!("web-{AIR_GAPPED}");
+    running(&c, &web).await;
+    for node in [AIR_GAPPED, ONLINE] {
+        c.sim.faults().unreachable_registry("docker.io", Some(node));
+    }
+    // a changed manifest is a new pod of the same image: IfNotPresent, no pull
+    std::fs::write(dir(AIR_GAPPED).join("web.yaml"), static_web("v2")).unwrap();
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    common::eventually(Duration::from_secs(30), "web v2 running", || async {
+        let p = pods.get(&web).await.ok()?;
+        let v2 = p.metadata.labels?.get("version")? == "v2";
+        (v2 && p.status?.phase.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let evs = events(&c, &web).await;
+    assert!(!evs.iter().any(|e| e.1 == "Pulling"), "{evs:#?}");
+
+    // YurtHub v1.6.0 (a hub image that serves once started) on the air-gapped node, and the
+    // modelled v1.6.1 on the other node that cannot reach docker.io either
+    std::fs::write(
+        dir(AIR_GAPPED).join("yurthub.yaml"),
+        static_hub("openyurt/yurthub:v1.6.0"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir(ONLINE).join("yurthub.yaml"),
+        static_hub("openyurt/yurthub:v1.6.1"),
+    )
+    .unwrap();
+    let hub = mirror(AIR_GAPPED);
+    let waiting_hub = |reason: &'static str| {
+        let hub = hub.clone();
+        let c = &c;
+        async move {
+            common::eventually(
+                Duration::from_secs(30),
+                &format!("{hub} waiting with {reason}"),
+                || async {
+                    let st = status_in(c, "kube-system", &hub).await?;
+                    (st["containerStatuses"][0]["state"]["waiting"]["reason"] == reason)
+                        .then_some(st)
+                },
+            )
+            .await
+        }
+    };
+    let st = waiting_hub("ErrImagePull").await;
+    assert_eq!(
+        st["containerStatuses"][0]["state"]["waiting"]["message"], HUB_ERR,
+        "{st}"
+    );
+    assert_eq!(st["phase"], "Pending", "{st}");
+    assert_eq!(st["containerStatuses"][0]["ready"], false);
+    let st = waiting_hub("ImagePullBackOff").await;
+    assert_eq!(
+        st["containerStatuses"][0]["state"]["waiting"]["message"],
+        format!("Back-off pulling image \"openyurt/yurthub:v1.6.0\": ErrImagePull: {HUB_ERR}"),
+        "{st}"
+    );
+    assert_eq!(st["phase"], "Pending", "{st}");
+    let evs = events_in(&c, "kube-system", &hub).await;
+    for (t, r, m) in [
+        (
+            "Normal",
+            "Pulling",
+            "Pulling image \"openyurt/yurthub:v1.6.0\"".to_string(),
+        ),
+        (
+            "Warning",
+            "Failed",
+            format!("Failed to pull image \"openyurt/yurthub:v1.6.0\": {HUB_ERR}"),
+        ),
+        ("Warning", "Failed", "Error: ErrImagePull".into()),
+        (
+            "Normal",
+            "BackOff",
+            "Back-off pulling image \"openyurt/yurthub:v1.6.0\"".into(),
+        ),
+        ("Warning", "Failed", "Error: ImagePullBackOff".into()),
+    ] {
+        assert!(has(&evs, t, r, &m), "{t} {r} {m:?} in {evs:#?}");
+    }
+    // a back-off later it still has not run: no container, YurtHub not serving, and the
+    // modelled hub never started (its log never written)
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for node in [AIR_GAPPED, ONLINE] {
+        let hub = mirror(node);
+        assert!(
+            !c.sim.containers(node).iter().any(|x| x.pod == hub),
+            "{node}: {:?}",
+            c.sim.containers(node)
+        );
+        assert_eq!(hub_health(&c, node).await, 503, "{node}");
+    }
+    let model_log = c.sim.state_dir().join(format!(
+        "sim/static-pods/kube-system_{}/yurt-hub.log",
+        mirror(ONLINE)
+    ));
+    assert!(!model_log.exists(), "{model_log:?}");
+    let st = status_in(&c, "kube-system", &hub).await.unwrap();
+    assert!(
+        st["containerStatuses"][0]["state"]["waiting"].is_object(),
+        "{st}"
+    );
+
+    c.sim.faults().reachable_again();
+    common::eventually(Duration::from_secs(30), "the hub runs", || async {
+        let st = status_in(&c, "kube-system", &hub).await?;
+        (st["phase"] == "Running" && c.sim.containers(AIR_GAPPED).iter().any(|x| x.pod == hub))
+            .then_some(())
+    })
+    .await;
+    assert_eq!(hub_health(&c, AIR_GAPPED).await, 200);
+    // the modelled hub ran: its flags lack a node name, so it says so and exits
+    common::eventually(
+        Duration::from_secs(30),
+        "the modelled hub's log",
+        || async {
+            let log = std::fs::read_to_string(&model_log).ok()?;
+            log.contains("validate options: node name is empty")
+                .then_some(())
+        },
+    )
+    .await;
     c.sim.shutdown().await;
 }

@@ -182,11 +182,14 @@ impl Log {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
+        if !append {
+            let _ = std::fs::File::create(path);
+        }
+        // Always appending, as a runtime writes a container's log: whatever else writes to the
+        // file (the runtime, a test) is never overwritten.
         let file = std::fs::OpenOptions::new()
             .create(true)
-            .write(true)
-            .append(append)
-            .truncate(!append)
+            .append(true)
             .open(path)
             .ok();
         Log {

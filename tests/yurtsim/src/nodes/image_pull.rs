@@ -6,6 +6,8 @@
 //!
 //! An image is present on a node once a pull of it succeeded there (the kubelet's or
 //! `crictl pull`) or a container of it was created there ([`crate::nodes::cri::NodeRuntime`]).
+//! Static pods pull the same way ([`StaticPull`]) before their containers (and a YurtHub
+//! static pod's model) start.
 //! Successful pulls are silent here: the real kubelet's `Pulling`/`Pulled` events on success
 //! are not modelled.
 
@@ -250,6 +252,124 @@ async fn wait(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => false,
         _ = crate::nodes::containers::stopped(stop) => true,
+    }
+}
+
+/// A static pod's pulls: the same `EnsureImageExists` before its containers start, stepped
+/// on each sync of the kubelet's file source (which runs static pods from the kubelet's own
+/// loop, not from a pod worker of the sim's), with the same events, Waiting states and
+/// back-off as [`ensure`]. The containers' images are pulled in order; none starts until all
+/// are there.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StaticPull {
+    done: bool,
+    /// (container name, its Waiting state) while a pull fails.
+    waiting: Option<(String, Value)>,
+    /// The failed pull whose back-off is running: (the image as the events name it, the
+    /// CRI error).
+    failed: Option<(String, String)>,
+    /// When the next step is due.
+    next: Option<std::time::Instant>,
+    backoff: Duration,
+}
+
+/// An event to record on the static pod's mirror pod: (type, reason, message).
+pub(crate) type PullEvent = (&'static str, &'static str, String);
+
+impl StaticPull {
+    /// Every container's image is on the node.
+    pub(crate) fn done(&self) -> bool {
+        self.done
+    }
+
+    /// The container whose image is not there, and its Waiting state.
+    pub(crate) fn waiting(&self) -> Option<&(String, Value)> {
+        self.waiting.as_ref()
+    }
+
+    /// One step of the pulls of `manifest`'s containers on node `k`, when one is due; the
+    /// events it would record.
+    pub(crate) fn step(
+        &mut self,
+        shared: &Cluster,
+        k: &NodeKubelet,
+        manifest: &Value,
+    ) -> Vec<PullEvent> {
+        let now = std::time::Instant::now();
+        if self.done || self.next.is_some_and(|t| now < t) {
+            return Vec::new();
+        }
+        if self.backoff.is_zero() {
+            self.backoff = shared.cfg.crash_backoff;
+        }
+        if let Some((q, cri)) = self.failed.take() {
+            // half the back-off passed: ImagePullBackOff until it ends (as `ensure`)
+            let first = self.backoff / 2;
+            if let Some((_, state)) = self.waiting.as_mut() {
+                *state = json!({"waiting": {"reason": "ImagePullBackOff",
+                    "message": format!("Back-off pulling image {q}: ErrImagePull: {cri}")}});
+            }
+            self.next = Some(now + (self.backoff - first));
+            self.backoff = (self.backoff * 2).min(shared.cfg.crash_backoff_max);
+            return vec![
+                ("Normal", "BackOff", format!("Back-off pulling image {q}")),
+                ("Warning", "Failed", "Error: ImagePullBackOff".into()),
+            ];
+        }
+        for c in manifest["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let requested = c["image"].as_str().unwrap_or("");
+            let name = c["name"].as_str().unwrap_or("main").to_string();
+            let policy = c["imagePullPolicy"]
+                .as_str()
+                .unwrap_or_else(|| default_policy(requested));
+            let key = present_key(requested);
+            if k.cri.has_image(&key) && policy != "Always" {
+                continue;
+            }
+            if policy == "Never" {
+                let msg = format!(
+                    "Container image {} is not present with pull policy of Never",
+                    go_quote(requested)
+                );
+                self.waiting = Some((
+                    name,
+                    json!({"waiting": {"reason": "ErrImageNeverPull", "message": msg}}),
+                ));
+                self.next = Some(now + shared.cfg.crash_backoff);
+                return vec![
+                    ("Warning", "ErrImageNeverPull", msg),
+                    ("Warning", "Failed", "Error: ErrImageNeverPull".into()),
+                ];
+            }
+            let Some(err) = shared.faults.cannot_pull(&k.name, requested) else {
+                k.cri.add_image(&key);
+                continue;
+            };
+            let cri = rpc_error(&err);
+            let q = go_quote(&with_default_tag(requested));
+            self.waiting = Some((
+                name,
+                json!({"waiting": {"reason": "ErrImagePull", "message": cri}}),
+            ));
+            self.next = Some(now + self.backoff / 2);
+            self.failed = Some((q.clone(), cri.clone()));
+            return vec![
+                ("Normal", "Pulling", format!("Pulling image {q}")),
+                (
+                    "Warning",
+                    "Failed",
+                    format!("Failed to pull image {q}: {cri}"),
+                ),
+                ("Warning", "Failed", "Error: ErrImagePull".into()),
+            ];
+        }
+        self.done = true;
+        self.waiting = None;
+        Vec::new()
     }
 }
 

@@ -177,6 +177,7 @@ fn start_slot(
         attempt: s.restarts,
         env,
         pgid,
+        log_path: lp,
     });
     s.id = id;
     s.cri_stop = rx;

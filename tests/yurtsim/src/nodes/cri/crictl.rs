@@ -1,6 +1,6 @@
 //! `crictl` as the sim answers it (kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl): the
-//! endpoint resolution and connection errors, `ps`, `stop`, `inspect` and `pull`. Everything
-//! else fails loudly as not modelled.
+//! endpoint resolution and connection errors, `ps`, `stop`, `inspect`, `pull` and `logs`.
+//! Everything else fails loudly as not modelled.
 
 use std::path::Path;
 
@@ -159,7 +159,7 @@ pub fn answer(
         return not_modelled("crictl without a command (help)");
     };
     let rest = &argv[i + 1..];
-    if !matches!(cmd.as_str(), "ps" | "stop" | "inspect" | "pull") {
+    if !matches!(cmd.as_str(), "ps" | "stop" | "inspect" | "pull" | "logs") {
         let known = [
             "attach",
             "create",
@@ -172,7 +172,6 @@ pub fn answer(
             "imagefsinfo",
             "rmi",
             "info",
-            "logs",
             "port-forward",
             "rm",
             "rmp",
@@ -208,6 +207,16 @@ pub fn answer(
     if cmd == "stop" && rest.is_empty() {
         return fatal(&mut err, "ID cannot be empty");
     }
+    // logs.go: the options and the ID are checked before connecting.
+    let logs_request = if cmd == "logs" {
+        match logs_options(rest) {
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(msg)) => return fatal(&mut err, &msg),
+            Err(a) => return a,
+        }
+    } else {
+        None
+    };
     // pull talks to the image service only (main.go getImageService: the image endpoint is
     // the runtime endpoint when unset).
     let (api, who) = if cmd == "pull" {
@@ -267,6 +276,10 @@ pub fn answer(
         "ps" => ps(rt, rest, endpoint.is_none(), &mut err),
         "stop" => stop(rt, rest, &mut err),
         "pull" => pull(rt, &rest[0], cannot_pull, &mut err),
+        "logs" => match &logs_request {
+            Some(r) => logs(rt, r, &mut err),
+            None => unreachable!("crictl logs' request is read above"),
+        },
         _ => inspect(rt, rest, &mut err),
     };
     if a.err.is_empty() {
@@ -519,5 +532,165 @@ fn inspect(rt: &NodeRuntime, rest: &[String], err: &mut String) -> Answer {
         rc: 0,
         out: format!("{}\n", serde_json::to_string_pretty(&v).unwrap()),
         err: String::new(),
+    }
+}
+
+/// What `crictl logs` was asked for.
+struct LogsRequest {
+    id: String,
+    previous: bool,
+    opts: crate::nodes::kubelet::LogOptions,
+}
+
+/// `crictl logs [FLAGS] CONTAINER-ID`'s flags (kubernetes-sigs/cri-tools@v1.33.0
+/// cmd/crictl/logs.go `logsCommand`): `--tail N` and `--limit-bytes N` (Int64Flag, -1: all;
+/// any negative value means no cut, k8s.io/cri-client pkg/logs `NewLogOptions`), `-p`/
+/// `--previous`. urfave/cli v2 parses flags with Go's `flag` package, which stops at the first
+/// argument that is not a flag, so flags after the ID are arguments. Ok(Err(msg)): crictl's
+/// own refusal, fatal; Err: an answer (not modelled).
+fn logs_options(rest: &[String]) -> Result<Result<LogsRequest, String>, Answer> {
+    let mut i = 0;
+    let mut tail: i64 = -1;
+    let mut limit: i64 = -1;
+    let mut previous = false;
+    let mut positional: Vec<String> = Vec::new();
+    while i < rest.len() {
+        let a = &rest[i];
+        if a == "--" {
+            positional.extend(rest[i + 1..].iter().cloned());
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            positional.extend(rest[i..].iter().cloned());
+            break;
+        }
+        let body = a.trim_start_matches('-');
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        match name {
+            "tail" | "limit-bytes" => {
+                let v = match inline {
+                    Some(v) => v,
+                    None => {
+                        i += 1;
+                        match rest.get(i) {
+                            Some(v) => v.clone(),
+                            None => {
+                                return Err(Answer {
+                                    rc: 1,
+                                    out: String::new(),
+                                    err: format!("Incorrect Usage: flag needs an argument: {a}\n"),
+                                });
+                            }
+                        }
+                    }
+                };
+                let Ok(n) = v.parse::<i64>() else {
+                    return Err(Answer {
+                        rc: 1,
+                        out: String::new(),
+                        err: format!(
+                            "Incorrect Usage: invalid value {} for flag -{name}: parse error\n",
+                            go_quote(&v)
+                        ),
+                    });
+                };
+                if name == "tail" {
+                    tail = n;
+                } else {
+                    limit = n;
+                }
+            }
+            "p" | "previous" => previous = inline.as_deref().is_none_or(|v| v == "true"),
+            other => return Err(not_modelled(&format!("crictl logs flag --{other}"))),
+        }
+        i += 1;
+    }
+    let Some(id) = positional.first().filter(|s| !s.is_empty()) else {
+        return Ok(Err("ID cannot be empty".into()));
+    };
+    if positional.len() > 1 {
+        // logs.go: `cli.ShowSubcommandHelp` (help on stdout, exit 0, no log): flags after the
+        // ID land here too
+        return Err(not_modelled(&format!(
+            "crictl logs with more than one argument ({}; flags go before the ID), which prints help",
+            positional[1..].join(" ")
+        )));
+    }
+    Ok(Ok(LogsRequest {
+        id: id.clone(),
+        previous,
+        // the file is chosen by `logs` (the previous instance's, with `previous`)
+        opts: crate::nodes::kubelet::LogOptions {
+            previous: false,
+            tail_lines: usize::try_from(tail).ok(),
+            limit_bytes: usize::try_from(limit).ok(),
+            follow: false,
+        },
+    }))
+}
+
+/// `crictl logs`: the container's `ContainerStatus` (an unknown ID is the runtime's NotFound,
+/// returned by crictl as it is, logs.go), its log path (with `--previous`, the last
+/// terminated instance's, which needs an attempt above 0: "previous terminated container %s
+/// not found"), read by the kubelet's log reader (nodes/kubelet/logs.rs) cut to `--tail` and
+/// `--limit-bytes`; a log file that is gone is k8s.io/cri-client pkg/logs `ReadLogs`' "failed
+/// to try resolving symlinks in path". The sim's log files hold the container's output
+/// without CRI's per-line timestamp and stream, so everything is printed on stdout (crictl
+/// prints a container's stderr lines on its own stderr).
+fn logs(rt: &NodeRuntime, r: &LogsRequest, err: &mut String) -> Answer {
+    let Some(c) = rt.get(&r.id) else {
+        let why = match rt.flavor {
+            Flavor::Containerd => format!(
+                "rpc error: code = NotFound desc = an error occurred when try to find container {}: not found",
+                go_quote(&r.id)
+            ),
+            Flavor::CriDockerd => format!(
+                "rpc error: code = Unknown desc = Error response from daemon: No such container: {}",
+                r.id
+            ),
+        };
+        return fatal(err, &why);
+    };
+    let mut path = rt.log_file(&c);
+    if r.previous {
+        if c.attempt == 0 {
+            return fatal(
+                err,
+                &format!("previous terminated container {} not found", c.name),
+            );
+        }
+        path = crate::nodes::kubelet::previous_log_file(&path);
+    }
+    match crate::nodes::kubelet::read_log(&path, &r.opts) {
+        Ok(data) => Answer {
+            rc: 0,
+            out: String::from_utf8_lossy(&data).into_owned(),
+            err: String::new(),
+        },
+        Err(e) => {
+            let shown = path.display().to_string();
+            fatal(
+                err,
+                &format!(
+                    "failed to try resolving symlinks in path {}: lstat {shown}: {}",
+                    go_quote(&shown),
+                    go_io_error(&e)
+                ),
+            )
+        }
+    }
+}
+
+/// Go's text of an OS error (`syscall.Errno`): lower case, without Rust's " (os error N)".
+fn go_io_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    let s = s.split(" (os error").next().unwrap_or(&s).to_string();
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => s,
     }
 }

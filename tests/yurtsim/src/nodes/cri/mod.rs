@@ -63,6 +63,10 @@ pub struct Container {
     pub annotations: BTreeMap<String, String>,
     /// Process group to SIGKILL when the runtime stops a process container.
     pub pgid: Option<u32>,
+    /// The log file the kubelet gave CreateContainer (CRI `ContainerConfig.log_path`, which
+    /// `ContainerStatus.log_path` reports back): the file its instance writes, `crictl logs`
+    /// reads (kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl/logs.go).
+    pub log_path: std::path::PathBuf,
 }
 
 impl Container {
@@ -122,6 +126,8 @@ pub struct Create<'a> {
     pub attempt: u32,
     pub env: Vec<(String, String)>,
     pub pgid: Option<u32>,
+    /// Where the container's output goes (the kubelet's log path for it).
+    pub log_path: std::path::PathBuf,
 }
 
 /// One node's runtime: its socket(s) and containers.
@@ -195,6 +201,15 @@ impl NodeRuntime {
                 .images
                 .insert(crate::nodes::image_pull::present_key(image));
         }
+        // The runtime opens the container's log file (appending) when it starts it, so a
+        // container that writes nothing still has an empty log.
+        if let Some(dir) = c.log_path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&c.log_path);
         inner.containers.push(Container {
             id: id.clone(),
             sandbox_id,
@@ -212,6 +227,7 @@ impl NodeRuntime {
             env: c.env,
             annotations: annotations(p, c.container, c.attempt),
             pgid: c.pgid,
+            log_path: c.log_path,
         });
         // The kubelet's container GC keeps one dead container per container name
         // (kubernetes/kubernetes@v1.33.0 pkg/kubelet/kubelet.go MaxPerPodContainer: 1).
@@ -302,6 +318,24 @@ impl NodeRuntime {
         let inner = self.inner.lock().unwrap();
         let id = resolve(&inner.containers, id_or_prefix)?;
         inner.containers.iter().find(|c| c.id == id).cloned()
+    }
+
+    /// The file holding this container instance's log: its log path while it is the newest
+    /// instance of its pod's container, else where the last terminated instance's log is kept
+    /// (the sim's runtime keeps one, as the kubelet's container GC keeps one dead container).
+    pub fn log_file(&self, c: &Container) -> std::path::PathBuf {
+        let newer = self
+            .inner
+            .lock()
+            .unwrap()
+            .containers
+            .iter()
+            .any(|x| x.pod_uid == c.pod_uid && x.name == c.name && x.attempt > c.attempt);
+        if newer {
+            crate::nodes::kubelet::previous_log_file(&c.log_path)
+        } else {
+            c.log_path.clone()
+        }
     }
 
     /// The newest container of a pod's container `name` (running or not).

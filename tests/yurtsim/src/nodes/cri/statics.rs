@@ -29,6 +29,9 @@ pub struct Statics {
 /// What `sync` needs to start a container: its env at creation.
 pub type EnvFn<'a> = &'a dyn Fn(&Value) -> Vec<(String, String)>;
 
+/// The log path the kubelet gives a static pod's container, by container name.
+pub type LogFn<'a> = &'a dyn Fn(&str) -> std::path::PathBuf;
+
 impl Statics {
     /// Keeps a container running for each of `pod`'s containers (`uid` = config hash).
     /// Returns (something changed, a container was just stopped by the runtime).
@@ -38,6 +41,7 @@ impl Statics {
         pod: &Value,
         uid: &str,
         env: EnvFn<'_>,
+        log: LogFn<'_>,
         backoff: &dyn Fn(u32) -> Duration,
     ) -> (bool, bool) {
         let name = pod["metadata"]["name"]
@@ -64,6 +68,7 @@ impl Statics {
                     attempt,
                     env: env(c),
                     pgid: None,
+                    log_path: log(&cname),
                 })
             };
             match entry.1.get_mut(&cname) {

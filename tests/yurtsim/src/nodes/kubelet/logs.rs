@@ -2,7 +2,9 @@
 //! API server serves `pods/log` itself (endpoints.rs `pod_log`); on the real tier the real
 //! kube-apiserver asks the node's kubelet server for `/containerLogs/{ns}/{pod}/{container}`
 //! (real/kubelet_server.rs). Both read the files the sim's runtime writes under
-//! `STATE_DIR/sim/pods/` (pod_env.rs `log_path`) with the same options.
+//! `STATE_DIR/sim/pods/` and `STATE_DIR/sim/static-pods/` (pod_env.rs `log_path`) with the
+//! same options, and so does the node's `crictl logs` (cri/crictl.rs), from the log path the
+//! runtime recorded for the container.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -56,21 +58,22 @@ pub fn container_log_file(
 ) -> PathBuf {
     let path = log_path(shared, pod, container);
     if previous {
-        path.with_extension("previous.log")
+        previous_log_file(&path)
     } else {
         path
     }
 }
 
-/// The log at `path` cut to `opts`: its last `tail_lines` lines, at most `limit_bytes`; with
-/// `follow`, what is appended is streamed on until `running` says the container stopped (it is
-/// asked every 100 ms) or the byte limit is reached. Err when the file cannot be read.
-pub async fn log_response(
-    path: PathBuf,
-    opts: &LogOptions,
-    running: impl Fn() -> bool + Send + 'static,
-) -> std::io::Result<hyper::Response<Body>> {
-    let mut data = std::fs::read(&path)?;
+/// Where the last terminated instance's log is kept: beside the current one's `path` (the
+/// sim's runtime renames it there when the container restarts).
+pub fn previous_log_file(path: &Path) -> PathBuf {
+    path.with_extension("previous.log")
+}
+
+/// The log at `path` cut to `opts`' `tail_lines` (its last lines) and `limit_bytes` (at most
+/// that many bytes in all), as it is now. Err when the file cannot be read.
+pub fn read_log(path: &Path, opts: &LogOptions) -> std::io::Result<Vec<u8>> {
+    let mut data = std::fs::read(path)?;
     if let Some(n) = opts.tail_lines {
         let text = String::from_utf8_lossy(&data).into_owned();
         let lines: Vec<&str> = text.lines().collect();
@@ -84,6 +87,18 @@ pub async fn log_response(
     if let Some(n) = opts.limit_bytes {
         data.truncate(n);
     }
+    Ok(data)
+}
+
+/// The log at `path` cut to `opts`: its last `tail_lines` lines, at most `limit_bytes`; with
+/// `follow`, what is appended is streamed on until `running` says the container stopped (it is
+/// asked every 100 ms) or the byte limit is reached. Err when the file cannot be read.
+pub async fn log_response(
+    path: PathBuf,
+    opts: &LogOptions,
+    running: impl Fn() -> bool + Send + 'static,
+) -> std::io::Result<hyper::Response<Body>> {
+    let data = read_log(&path, opts)?;
     let response = |body: Body| {
         hyper::Response::builder()
             .status(200)

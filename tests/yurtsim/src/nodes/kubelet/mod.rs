@@ -32,6 +32,7 @@ mod logs;
 mod node_loop;
 mod pod_env;
 mod pod_sync;
+mod static_hub;
 mod static_pods;
 
 pub use endpoints::*;
@@ -39,6 +40,7 @@ pub use logs::*;
 pub use node_loop::*;
 pub(crate) use pod_env::*;
 pub use pod_sync::*;
+use static_hub::*;
 pub(crate) use static_pods::*;
 
 /// Where the kubelet reaches YurtHub once redirected (`--kubeconfig=/var/lib/openyurt/kubelet.conf`).
@@ -78,6 +80,8 @@ struct StaticEntry {
     manifest: Value,
     seen: Instant,
     mirrored: bool,
+    /// Its containers' images pulled before they start (nodes/image_pull.rs).
+    pull: crate::nodes::image_pull::StaticPull,
 }
 
 struct PodRun {

@@ -1,10 +1,10 @@
-//! Static pods: the manifest directory turned into mirror pods, their containers and status,
-//! and the YurtHub model a hub static pod runs.
+//! Static pods: the manifest directory turned into mirror pods, their images pulled, their
+//! containers and status (the YurtHub a hub static pod runs: static_hub.rs).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -13,219 +13,6 @@ use crate::nodes::Cluster;
 use crate::util;
 
 use super::*;
-
-fn is_hub(e: &StaticEntry) -> bool {
-    e.pod_name.starts_with("yurt-hub")
-        || e.manifest["metadata"]["labels"]["k8s-app"] == json!("yurt-hub")
-}
-
-/// How long a static pod on `node` takes to start (`static_pod_ready_delays`, else the default).
-fn static_delay(shared: &Cluster, node: &str) -> Duration {
-    shared
-        .cfg
-        .static_pod_ready_delays
-        .get(node)
-        .copied()
-        .unwrap_or(shared.cfg.pod_ready_delay)
-}
-
-fn container_ready_after_delay(
-    shared: &Cluster,
-    node: &str,
-    manifest: &Value,
-    since: Instant,
-) -> bool {
-    let never = manifest["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            shared
-                .faults
-                .is_never_ready(c["image"].as_str().unwrap_or(""))
-        });
-    !never && since.elapsed() >= static_delay(shared, node)
-}
-
-/// Whether YurtHub's proxy serves the kubelet: a modelled hub once its `/v1/readyz` is OK
-/// (the same check gates its proxy), any other hub image once started.
-pub(super) fn hub_running(shared: &Cluster, node: &str, st: &NodeState) -> bool {
-    if service_hub(shared, node).is_some_and(|(_, ready)| ready) {
-        return true;
-    }
-    match &st.hub_model {
-        Some(m) => *m.run.ready.borrow() && !m.run.exit.is_finished(),
-        None => st
-            .statics
-            .values()
-            .any(|e| is_hub(e) && container_ready_after_delay(shared, node, &e.manifest, e.seen)),
-    }
-}
-
-/// (serving, ready) of a YurtHub that runs as a systemd service on `node` (yurthub.service).
-fn service_hub(shared: &Cluster, node: &str) -> Option<(bool, bool)> {
-    shared
-        .kubelets
-        .get(node)
-        .and_then(|k| crate::nodes::systemd::services::hub(&k))
-}
-
-/// Whether YurtHub's own server (port 10267) listens.
-pub(super) fn hub_serving(shared: &Cluster, node: &str, st: &NodeState) -> bool {
-    if service_hub(shared, node).is_some_and(|(serving, _)| serving) {
-        return true;
-    }
-    match &st.hub_model {
-        Some(m) => *m.run.serving.borrow() && !m.run.exit.is_finished(),
-        None => hub_running(shared, node, st),
-    }
-}
-
-/// Starts, restarts (after the crash back-off) or stops the YurtHub model so that it runs the
-/// current YurtHub static pod.
-fn ensure_hub_model(shared: &Arc<Cluster>, k: &Arc<NodeKubelet>) {
-    let mut st = k.state.lock().unwrap();
-    let Some((hash, manifest, pod_name, namespace)) =
-        st.statics.values().find(|e| is_hub(e)).map(|e| {
-            (
-                e.hash.clone(),
-                e.manifest.clone(),
-                e.pod_name.clone(),
-                e.namespace.clone(),
-            )
-        })
-    else {
-        if let Some(m) = st.hub_model.take() {
-            m.run.exit.abort();
-        }
-        return;
-    };
-    let Some((model, c)) = manifest["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find_map(|c| {
-            crate::nodes::programs::for_image(c["image"].as_str().unwrap_or("")).map(|m| (m, c))
-        })
-    else {
-        if let Some(m) = st.hub_model.take() {
-            m.run.exit.abort();
-        }
-        return;
-    };
-    let last_exit = st.hub_model.as_ref().and_then(|m| *m.run.exited.borrow());
-    let restarts = match st.hub_model.as_mut() {
-        Some(m) if m.hash == hash => {
-            if !m.run.exit.is_finished() {
-                return;
-            }
-            let ended = *m.ended.get_or_insert_with(Instant::now);
-            let backoff = shared
-                .cfg
-                .crash_backoff
-                .saturating_mul(1 << m.restarts.min(16))
-                .min(shared.cfg.crash_backoff_max);
-            if ended.elapsed() < backoff {
-                return;
-            }
-            m.restarts + 1
-        }
-        _ => 0,
-    };
-    let mut pod = manifest.clone();
-    pod["metadata"]["name"] = json!(pod_name);
-    pod["metadata"]["namespace"] = json!(namespace);
-    pod["spec"]["nodeName"] = json!(k.name);
-    let cname = c["name"].as_str().unwrap_or("yurt-hub").to_string();
-    let mut argv: Vec<String> = c["command"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .chain(c["args"].as_array().into_iter().flatten())
-        .filter_map(|x| x.as_str().map(str::to_string))
-        .collect();
-    let has_command = c["command"].as_array().is_some_and(|a| !a.is_empty());
-    let env = container_env_with(shared, k, &pod, c, "", service_view_of(k, &st));
-    argv = crate::nodes::programs::expand_args(&argv, &env);
-    // `sh -c "exec yurthub ..."` (the legacy manifest): the line the shell execs, its files
-    // read through the pod's hostPath mounts
-    let read = |p: &str| std::fs::read_to_string(static_container_path(k, &manifest, c, p)?).ok();
-    match crate::nodes::shell::exec_line(&argv, &read) {
-        Some((_, args)) => argv = args,
-        None if has_command => {
-            argv.remove(0);
-        }
-        None => {}
-    }
-    let container = crate::nodes::programs::Container {
-        node: k.name.clone(),
-        namespace: namespace.clone(),
-        pod: pod_name.clone(),
-        service_account: None,
-        args: argv,
-        log: static_log_path(shared, &namespace, &pod_name, &cname),
-        append_log: false,
-        mounts: c["volumeMounts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| {
-                let mp = m["mountPath"].as_str()?;
-                Some((mp.to_string(), static_container_path(k, &manifest, c, mp)?))
-            })
-            .collect(),
-        env,
-    };
-    if let Some(old) = st.hub_model.take() {
-        old.run.exit.abort();
-    }
-    if restarts > 0 {
-        // the kubelet keeps the ended instance's log for `logs --previous`
-        let _ = std::fs::rename(&container.log, container.log.with_extension("previous.log"));
-    }
-    st.hub_model = Some(HubModel {
-        hash,
-        component: model.component,
-        last_exit: if restarts > 0 { last_exit } else { None },
-        run: (shared.start_model)(shared, model, container),
-        restarts,
-        ended: None,
-    });
-}
-
-/// Where a path inside a static pod's container lives on the node: under the hostPath
-/// volume mounted at (a parent of) it. None for paths no hostPath mount covers.
-fn static_container_path(
-    k: &NodeKubelet,
-    pod: &Value,
-    c: &Value,
-    path: &str,
-) -> Option<std::path::PathBuf> {
-    let path = util::clean_path(path);
-    c["volumeMounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| {
-            let mount = util::clean_path(m["mountPath"].as_str()?);
-            let rest = if path == mount {
-                ""
-            } else {
-                path.strip_prefix(&format!("{}/", mount.trim_end_matches('/')))?
-            };
-            let vol = pod["spec"]["volumes"]
-                .as_array()?
-                .iter()
-                .find(|v| v["name"] == m["name"])?;
-            let host = vol["hostPath"]["path"].as_str()?;
-            Some((
-                mount.len(),
-                format!("{}/{rest}", host.trim_end_matches('/')),
-            ))
-        })
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, p)| k.host_path(p.trim_end_matches('/')))
-}
 
 pub(super) fn static_dir(k: &NodeKubelet) -> Option<PathBuf> {
     let st = k.state.lock().unwrap();
@@ -329,6 +116,7 @@ pub(super) fn sync_static_pods(shared: &Cluster, k: &Arc<NodeKubelet>) {
                 manifest,
                 seen: Instant::now(),
                 mirrored: false,
+                pull: Default::default(),
             },
         );
     }
@@ -478,6 +266,7 @@ fn static_containers(
     k: &Arc<NodeKubelet>,
     entries: &[(String, String, Value, Instant, bool, String)],
     hub_pod: Option<&str>,
+    pulled: &[String],
 ) -> Vec<String> {
     let backoff = |n: u32| {
         shared
@@ -488,10 +277,16 @@ fn static_containers(
     };
     let mut changed = Vec::new();
     let mut statics = k.cri.statics.lock().unwrap();
-    let names: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    // a pod whose images are not all there has no container (a changed manifest's old
+    // pod's are gone)
+    let names: Vec<String> = entries
+        .iter()
+        .map(|e| e.1.clone())
+        .filter(|n| pulled.contains(n))
+        .collect();
     statics.retain(&k.cri, &names);
     for (ns, name, manifest, seen, _, hash) in entries {
-        if seen.elapsed() < static_delay(shared, &k.name) {
+        if seen.elapsed() < static_delay(shared, &k.name) || !pulled.contains(name) {
             continue;
         }
         let mut pod = manifest.clone();
@@ -507,7 +302,8 @@ fn static_containers(
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             )
         };
-        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &backoff);
+        let log = |c: &str| static_log_path(shared, ns, name, c);
+        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &log, &backoff);
         if c {
             changed.push(name.clone());
         }
@@ -524,6 +320,7 @@ fn static_containers(
 /// Mirror pods follow the static pod's life: Pending, then Running (and Ready unless the image is
 /// configured never to become ready). A deleted mirror pod is recreated.
 fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
+    step_static_pulls(shared, k);
     ensure_hub_model(&shared.self_arc(), k);
     let (entries, reachable) = {
         let st = k.state.lock().unwrap();
@@ -542,6 +339,21 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
             })
             .collect();
         (e, unreachable_reason(shared, k, &st).is_none())
+    };
+    // the pods whose images are all there, and why the others' are not
+    let (pulled, pulls): (Vec<String>, BTreeMap<String, (String, Value)>) = {
+        let st = k.state.lock().unwrap();
+        (
+            st.statics
+                .values()
+                .filter(|e| e.pull.done())
+                .map(|e| e.pod_name.clone())
+                .collect(),
+            st.statics
+                .values()
+                .filter_map(|e| Some((e.pod_name.clone(), e.pull.waiting()?.clone())))
+                .collect(),
+        )
     };
     // the modelled hub's container: (restarts, exit code of the ended instance, last exit)
     let hub_container = {
@@ -571,7 +383,7 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
         annotate(shared, k);
         post_status(shared, k, false);
     }
-    let restarted = static_containers(shared, k, &entries, modelled_hub.as_deref());
+    let restarted = static_containers(shared, k, &entries, modelled_hub.as_deref(), &pulled);
     if !reachable {
         return;
     }
@@ -590,11 +402,20 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
             }
             continue;
         };
-        let running = seen.elapsed() >= static_delay(shared, &k.name);
+        let is_pulled = pulled.contains(&name);
+        let running = is_pulled && seen.elapsed() >= static_delay(shared, &k.name);
         let ready = match &modelled_hub {
             Some(hub_pod) if *hub_pod == name => hub.1,
-            _ => container_ready_after_delay(shared, &k.name, &manifest, seen),
+            _ => is_pulled && container_ready_after_delay(shared, &k.name, &manifest, seen),
         };
+        let pull_waiting = pulls.get(&name);
+        let pull_shown = pull_waiting.is_none_or(|(c, w)| {
+            pod["status"]["containerStatuses"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|cs| cs["name"] == json!(c) && cs["state"] == *w)
+        });
         let want_phase = if running { "Running" } else { "Pending" };
         let cur_ready = pod["status"]["conditions"]
             .as_array()
@@ -612,6 +433,7 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
             && cur_ready == ready
             && !restarted.contains(&name)
             && !hub_stale
+            && pull_shown
         {
             continue;
         }
@@ -629,6 +451,19 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
             .lock()
             .unwrap()
             .apply(&k.cri, &name, &mut status);
+        // a container whose image is not there waits with why (ErrImagePull, ImagePullBackOff)
+        if let Some((c, w)) = pull_waiting {
+            for cs in status["containerStatuses"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .filter(|cs| cs["name"] == json!(c))
+            {
+                cs["state"] = w.clone();
+                cs["ready"] = json!(false);
+                cs["started"] = json!(false);
+            }
+        }
         // a modelled hub's process ends like a container's: CrashLoopBackOff while the kubelet
         // backs off, the ended instance as lastState, restartCount
         if let Some((restarts, ended, last)) = hub_view
@@ -655,6 +490,37 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
                 o["status"] = status.clone();
                 true
             });
+    }
+}
+
+/// One step of each static pod's pulls where one is due (nodes/image_pull.rs `StaticPull`);
+/// its events go on its mirror pod while the kubelet reaches the API server.
+fn step_static_pulls(shared: &Cluster, k: &Arc<NodeKubelet>) {
+    let (events, reachable) = {
+        let mut st = k.state.lock().unwrap();
+        let reachable = unreachable_reason(shared, k, &st).is_none();
+        let events: Vec<(String, String, Vec<crate::nodes::image_pull::PullEvent>)> = st
+            .statics
+            .values_mut()
+            .filter(|e| !e.pull.done())
+            .map(|e| {
+                let ev = e.pull.step(shared, k, &e.manifest);
+                (e.namespace.clone(), e.pod_name.clone(), ev)
+            })
+            .filter(|(_, _, ev)| !ev.is_empty())
+            .collect();
+        (events, reachable)
+    };
+    if !reachable {
+        return;
+    }
+    for (ns, name, evs) in events {
+        let Some(mirror) = shared.api.get_opt("", "pods", &ns, &name) else {
+            continue;
+        };
+        for (typ, reason, msg) in evs {
+            pod_event(shared, &mirror, typ, reason, &msg);
+        }
     }
 }
 
