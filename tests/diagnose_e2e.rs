@@ -356,6 +356,83 @@ async fn collect_writes_one_archive_with_the_secrets_redacted() {
     env.sim.shutdown().await;
 }
 
+/// With YurtHub as a static pod (`openyurt-v1.6`), `--collect` carries each named node's
+/// YurtHub log, which the node's read-only Job reads from the container runtime (`crictl ps
+/// -a`, `crictl logs --tail 200`), redacted like every file: a join token planted in one
+/// node's YurtHub log (as YurtHub's `FLAG:` lines would print it) is not in the archive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn collect_carries_the_static_pod_yurthubs_log_redacted() {
+    let env = support::cluster(3, Layout::Kubeadm, "v1.30.2").await;
+    let run = convert_with(&env, &["--profile", "openyurt-v1.6"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let nodes = env.sim.node_names();
+    let w = support::first_worker(&env.sim);
+    let token = "plnted.0123456789abcdef";
+    let hub = env
+        .sim
+        .containers(&w)
+        .into_iter()
+        .find(|c| c.name == "yurt-hub" && c.running())
+        .expect("YurtHub's static pod runs in the node's runtime");
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&hub.log_path)
+            .unwrap();
+        writeln!(
+            f,
+            "I1129 17:00:00.000000       1 start.go:0] FLAG: --join-token=\"{token}\""
+        )
+        .unwrap();
+    }
+
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().display().to_string();
+    let mut args = vec!["diagnose"];
+    args.extend(nodes.iter().map(String::as_str));
+    args.extend(["--collect", dir.as_str()]);
+    let run = support::yurtctl(&env.sim, &args).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let archive = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let all = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(all.status.success(), "{all:?}");
+    assert!(
+        !String::from_utf8_lossy(&all.stdout).contains(token),
+        "the planted token is in the archive"
+    );
+    for node in &nodes {
+        let read = std::process::Command::new("tar")
+            .arg("-xzOf")
+            .arg(&archive)
+            .arg("--wildcards")
+            .arg(format!("*/nodes/{node}/yurthub.log"))
+            .output()
+            .unwrap();
+        assert!(read.status.success(), "{node}: {read:?}");
+        let log = String::from_utf8_lossy(&read.stdout);
+        assert!(
+            log.contains("yurthub is ready"),
+            "{node}'s YurtHub log: {log}"
+        );
+        assert_eq!(
+            log.contains("FLAG: --join-token=\"<redacted>\""),
+            *node == w,
+            "{node}'s YurtHub log: {log}"
+        );
+    }
+    env.sim.shutdown().await;
+}
+
 /// A YurtHub certificate request someone denied, and a converted node gone NotReady, are
 /// errors naming the request and the node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

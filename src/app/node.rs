@@ -136,6 +136,23 @@ pub fn host_crictl(
     host_command("crictl", &all, timeout)
 }
 
+/// `nsenter … -- crictl -r <endpoint> logs --tail <lines> <id>` on the host: the container's
+/// last log lines, its stdout and stderr as one (crictl prints the container's stderr lines
+/// on its own stderr, and klog writes to stderr; kubernetes-sigs/cri-tools@v1.33.0
+/// cmd/crictl/logs.go). Flags go before the ID: crictl's flag parser stops at the first
+/// argument.
+pub fn host_crictl_logs(
+    endpoint: &str,
+    id: &str,
+    lines: u32,
+    timeout: Duration,
+) -> Result<String, HostCommandError> {
+    let n = lines.to_string();
+    let mut argv: Vec<&str> = NSENTER.to_vec();
+    argv.extend(["--", "crictl", "-r", endpoint, "logs", "--tail", &n, id]);
+    run_with(&argv, timeout, true)
+}
+
 /// `journalctl -u <unit> -n <lines> --no-pager` on the host: the unit's last log lines.
 pub fn host_journal(unit: &str, lines: u32, timeout: Duration) -> Result<String, HostCommandError> {
     let n = lines.to_string();
@@ -156,18 +173,33 @@ fn host_command(
 }
 
 fn run(argv: &[&str], timeout: Duration) -> Result<String, HostCommandError> {
+    run_with(argv, timeout, false)
+}
+
+/// Runs `argv`; with `merged`, its stdout and stderr go to one pipe in the order written
+/// (a shell's `2>&1`), and that is what it returns, or what a failure carries.
+fn run_with(argv: &[&str], timeout: Duration, merged: bool) -> Result<String, HostCommandError> {
     let shown = argv.join(" ");
     tracing::debug!("running {shown}");
-    let mut child = Command::new(argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| HostCommandError::Spawn {
-            argv: shown.clone(),
-            source,
-        })?;
+    let spawn_error = |source| HostCommandError::Spawn {
+        argv: shown.clone(),
+        source,
+    };
+    let mut command = Command::new(argv[0]);
+    command.args(&argv[1..]).stdin(Stdio::null());
+    let mut one_pipe = None;
+    if merged {
+        let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
+        command
+            .stdout(writer.try_clone().map_err(spawn_error)?)
+            .stderr(writer);
+        one_pipe = Some(reader);
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let mut child = command.spawn().map_err(spawn_error)?;
+    // the pipe's write ends: only the child holds them now, so the reader sees its end
+    drop(command);
     let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
@@ -177,12 +209,13 @@ fn run(argv: &[&str], timeout: Duration) -> Result<String, HostCommandError> {
             v
         })
     };
-    let out = drain(
-        child
+    let out = drain(match one_pipe {
+        Some(r) => Some(Box::new(r) as Box<dyn Read + Send>),
+        None => child
             .stdout
             .take()
             .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
+    });
     let err = drain(
         child
             .stderr
@@ -211,7 +244,11 @@ fn run(argv: &[&str], timeout: Duration) -> Result<String, HostCommandError> {
         }
     };
     let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let stderr = if merged {
+        stdout.clone()
+    } else {
+        err.join().unwrap_or_default()
+    };
     if status.success() {
         let o = String::from_utf8_lossy(&stdout).into_owned();
         if !o.trim().is_empty() {

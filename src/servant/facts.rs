@@ -66,8 +66,8 @@ pub struct NodeFacts {
     pub workloads: Option<Vec<super::runtime::ContainerApi>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workloads_problem: Option<String>,
-    /// The end of YurtHub's log (the service's journal), for `diagnose --collect`; filled in
-    /// by the caller.
+    /// The end of YurtHub's log (the service's journal, or the static pod's container log
+    /// as `crictl logs` gives it), for `diagnose --collect`; filled in by the caller.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yurthub_log: Option<String>,
 }

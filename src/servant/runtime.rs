@@ -54,6 +54,32 @@ pub fn cri_endpoint(fs: &HostFs, argv: &EffectiveArgv) -> Result<String> {
 /// its static-pod directory (control-plane components, a static YurtHub). A workload restart
 /// leaves them alone: the kubelet manages them from files, and the control plane must not blink.
 pub fn static_pods(fs: &HostFs, argv: &EffectiveArgv, node: &str) -> Result<Vec<(String, String)>> {
+    Ok(static_pod_files(fs, argv, node)?
+        .into_iter()
+        .map(|(_, ns, pod)| (ns, pod))
+        .collect())
+}
+
+/// The `(namespace, pod name)` of the YurtHub static pod on `node`: the manifest in the
+/// kubelet's static-pod directory whose file is named `yurthub*` or `yurt-hub*` (as
+/// `facts::node_facts` tells the static-pod mode), if any.
+pub fn hub_static_pod(
+    fs: &HostFs,
+    argv: &EffectiveArgv,
+    node: &str,
+) -> Result<Option<(String, String)>> {
+    Ok(static_pod_files(fs, argv, node)?
+        .into_iter()
+        .find(|(file, _, _)| file.starts_with("yurthub") || file.starts_with("yurt-hub"))
+        .map(|(_, ns, pod)| (ns, pod)))
+}
+
+/// `(file name, namespace, mirror pod name)` of each manifest the kubelet would run.
+fn static_pod_files(
+    fs: &HostFs,
+    argv: &EffectiveArgv,
+    node: &str,
+) -> Result<Vec<(String, String, String)>> {
     let dir = super::kubelet::static_pod_dir(fs, argv)?;
     let mut out = Vec::new();
     for name in fs.list_dir(&dir)? {
@@ -70,7 +96,7 @@ pub fn static_pods(fs: &HostFs, argv: &EffectiveArgv, node: &str) -> Result<Vec<
         };
         if let Some(pod) = m["metadata"]["name"].as_str() {
             let ns = m["metadata"]["namespace"].as_str().unwrap_or("default");
-            out.push((ns.to_owned(), format!("{pod}-{node}")));
+            out.push((name.clone(), ns.to_owned(), format!("{pod}-{node}")));
         }
     }
     Ok(out)
@@ -131,6 +157,16 @@ pub fn containers_to_restart(ps_json: &str, keep: &KeepPods) -> Result<Vec<Conta
         })
         .filter(|c| !keep.keeps(c))
         .collect())
+}
+
+/// The newest container of pod `(namespace, name)` in `ps_json` (`crictl ps -a -o json`,
+/// which lists the newest first, kubernetes-sigs/cri-tools@v1.33.0 cmd/crictl/container.go),
+/// running or exited: a crash-looping YurtHub's last words are in the exited one.
+pub fn newest_container_of(ps_json: &str, pod: &(String, String)) -> Result<Option<Container>> {
+    let all = containers_to_restart(ps_json, &KeepPods::default())?;
+    Ok(all
+        .into_iter()
+        .find(|c| c.namespace == pod.0 && c.pod == pod.1))
 }
 
 /// The API server address a container was started with: `KUBERNETES_SERVICE_HOST` and
@@ -253,6 +289,21 @@ mod tests {
         let all = containers_to_restart(&out, &KeepPods::default()).unwrap();
         assert_eq!(all.len(), 5);
         assert_eq!(all[0].shown(), "default/web-1/nginx");
+    }
+
+    #[test]
+    fn a_pods_newest_container_running_or_not() {
+        // crictl ps -a lists the newest first
+        let out = ps(&[
+            ("new", "kube-system", "yurt-hub-w1", "u-hub", "yurt-hub"),
+            ("old", "kube-system", "yurt-hub-w1", "u-hub", "yurt-hub"),
+            ("d1", "default", "web-1", "u-web", "nginx"),
+        ]);
+        let hub = ("kube-system".to_owned(), "yurt-hub-w1".to_owned());
+        assert_eq!(newest_container_of(&out, &hub).unwrap().unwrap().id, "new");
+        let other = ("kube-system".to_owned(), "yurt-hub-w2".to_owned());
+        assert_eq!(newest_container_of(&out, &other).unwrap(), None);
+        assert!(newest_container_of("not json", &hub).is_err());
     }
 
     #[test]
