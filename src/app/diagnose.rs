@@ -68,8 +68,7 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
                 api_service_ip: crate::cluster::diagnose::api_service_ip(&cluster).await,
             };
             for (node, read) in &reads {
-                let converted =
-                    journal.is_some_and(|j| crate::plan::converted_role(j, node).is_some());
+                let converted = journal.and_then(|j| crate::plan::converted_role(j, node));
                 findings.extend(node_findings(node, converted, read, &side, now));
             }
             findings.sort_by_key(|d| std::cmp::Reverse(d.severity));

@@ -3,6 +3,7 @@
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
+use super::Role;
 use super::diagnose::{Diagnosis, Severity};
 use crate::servant::facts::{CertFacts, NodeFacts};
 use crate::servant::runtime::ContainerApi;
@@ -37,11 +38,11 @@ pub const CERT_EXPIRES_SOON: SignedDuration = SignedDuration::from_hours(24);
 /// One node's facts as its Job reported them, or why they could not be read.
 pub type NodeRead = Result<NodeFacts, String>;
 
-/// The findings of the node checks on `node` (`converted`: the journal records it converted),
-/// against what the cluster says.
+/// The findings of the node checks on `node` (`converted`: the role the journal records it
+/// converted as, if any), against what the cluster says.
 pub fn node_findings(
     node: &str,
-    converted: bool,
+    converted: Option<Role>,
     read: &NodeRead,
     cluster: &ClusterSide,
     now: Timestamp,
@@ -73,7 +74,7 @@ pub fn node_findings(
         _ => "crictl ps -a --name yurt-hub and crictl logs on the node show why",
     };
     match (f.yurthub_mode.as_str(), &f.yurthub_not_ready) {
-        ("none", _) if converted => out.push(d(
+        ("none", _) if converted.is_some() => out.push(d(
             Severity::Error,
             "YurtHubOnNode",
             "no YurtHub on the node: neither yurthub.service nor a yurthub static pod, though \
@@ -95,11 +96,19 @@ pub fn node_findings(
         )),
         (_, None) => {}
     }
-    if converted {
+    if converted.is_some() {
         kubelet(f, &d, &mut out);
-        if let (Some(ip), Some(w)) = (&cluster.api_service_ip, &f.workloads) {
-            workloads(ip, w, &d, &mut out);
-        }
+    }
+    // only an edge node's workloads are restarted by convert, as upstream's node conversion
+    // converts (and restarts the containers of) only nodes of Edge pools
+    // (openyurtio/openyurt@v1.7.0 pkg/yurtmanager/controller/yurtnodeconversion
+    // yurt_node_conversion_controller.go: "skips conversion: nodepool %q is not Edge type";
+    // pkg/node-servant/convert/convert.go restartContainers): a cloud node's pods talk to the
+    // API server directly by design, and a cloud node is not cut off from it
+    if converted == Some(Role::Edge)
+        && let (Some(ip), Some(w)) = (&cluster.api_service_ip, &f.workloads)
+    {
+        workloads(ip, w, &d, &mut out);
     }
     if let Some(c) = &f.yurthub_client_cert {
         client_cert(c, now, &d, &mut out);
@@ -408,7 +417,7 @@ mod tests {
         for (name, change, want) in cases {
             let mut f = healthy();
             change(&mut f);
-            let got = node_findings("w1", true, &Ok(f), &ca, now);
+            let got = node_findings("w1", Some(Role::Edge), &Ok(f), &ca, now);
             match want {
                 None => assert!(got.is_empty(), "{name}: {got:?}"),
                 Some((severity, check, text)) => {
@@ -429,6 +438,19 @@ mod tests {
         plain.kubelet_server = Some("https://10.0.0.1:6443".into());
         plain.yurthub_client_cert = None;
         plain.yurthub_ca = None;
-        assert!(node_findings("w1", false, &Ok(plain), &ca, now).is_empty());
+        assert!(node_findings("w1", None, &Ok(plain), &ca, now).is_empty());
+        // a cloud node's workloads keep the API server's address: convert restarts only an
+        // edge node's
+        let mut cloud = healthy();
+        cloud.workloads = Some(vec![ContainerApi {
+            container: "kube-system/yurt-manager-x/yurt-manager".into(),
+            host: Some("10.96.0.1".into()),
+            port: Some("443".into()),
+        }]);
+        assert!(node_findings("c1", Some(Role::Cloud), &Ok(cloud.clone()), &ca, now).is_empty());
+        assert_eq!(
+            node_findings("w1", Some(Role::Edge), &Ok(cloud), &ca, now)[0].check,
+            "WorkloadsThroughYurtHub"
+        );
     }
 }
