@@ -49,6 +49,7 @@ fn ready_nodes(kubeconfig: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub() {
     let dir = tempfile::tempdir().unwrap();
+    let began = std::time::SystemTime::now();
     let sim = real::openyurt_cluster(dir.path(), 3).await;
     let kc = sim.kubeconfig_path();
     let nodes = ["control-plane-1", "worker-1", "worker-2"];
@@ -84,17 +85,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     assert!(ok, "yurtctl convert -y:\n{out}");
     assert!(out.contains("converted 3 node(s)"), "{out}");
     // the real Deployment controller made yurt-manager's pod from the mirror, with the Secret
-    let manager = json(
-        &kc,
-        &[
-            "-n",
-            "kube-system",
-            "get",
-            "pods",
-            "-l",
-            "app.kubernetes.io/name=yurt-manager",
-        ],
-    );
+    let manager = manager_pods(&kc);
     let spec = &manager["items"][0]["spec"];
     assert_eq!(
         spec["containers"][0]["image"],
@@ -116,9 +107,22 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
         &["-n", "kube-system", "get", "deployment", "yurt-manager"],
     );
     assert_eq!(deploy["status"]["availableReplicas"], 1, "{deploy}");
+    // yurt-manager keeps its webhook certificates in its container's own /tmp, not in the
+    // machine's, where every cluster's yurt-manager would overwrite the others'
+    let pod = &manager["items"][0];
+    let own = sim.state_dir().join(format!(
+        "sim/pods/kube-system_{}_{}/tmp/yurt-manager/yurt-manager-webhook-certs/ca-cert.pem",
+        pod["metadata"]["name"].as_str().unwrap(),
+        pod["metadata"]["uid"].as_str().unwrap()
+    ));
+    assert!(own.is_file(), "{} missing", own.display());
+    let shared = std::fs::symlink_metadata("/tmp/yurt-manager-webhook-certs/..data");
+    assert!(
+        shared.is_err() || shared.unwrap().modified().unwrap() < began,
+        "the machine's /tmp/yurt-manager-webhook-certs was written during the test"
+    );
     // the kubelet held its pod back until its readiness probe could run (initialDelaySeconds
     // 60) and reached the real binary's /readyz
-    let pod = &manager["items"][0];
     let started = pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
         .as_str()
         .unwrap_or_else(|| panic!("running: {pod}"));
@@ -225,17 +229,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     }
 
     // its liveness probe (/healthz, from 60 s on, every 10 s) never failed three times
-    let manager = json(
-        &kc,
-        &[
-            "-n",
-            "kube-system",
-            "get",
-            "pods",
-            "-l",
-            "app.kubernetes.io/name=yurt-manager",
-        ],
-    );
+    let manager = manager_pods(&kc);
     assert_eq!(
         manager["items"][0]["status"]["containerStatuses"][0]["restartCount"], 0,
         "{manager}"
@@ -289,6 +283,21 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     let csrs = kubectl(&kc, &["get", "csr", "-o", "name"]);
     assert_eq!(csrs.trim(), "", "CertificateSigningRequests left by revert");
     sim.shutdown().await;
+}
+
+/// yurt-manager's pods, as `kubectl get -o json` lists them.
+fn manager_pods(kubeconfig: &Path) -> serde_json::Value {
+    json(
+        kubeconfig,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "app.kubernetes.io/name=yurt-manager",
+        ],
+    )
 }
 
 /// yurtctl's Jobs and their pods still in the cluster.

@@ -28,7 +28,9 @@ pub enum Started {
 }
 
 pub(crate) enum Program {
-    Process(String, Vec<String>, Option<images::Image>),
+    /// A real program, its arguments, the image's files, and whether it gets a `/tmp` of its
+    /// own (see `model_program`).
+    Process(String, Vec<String>, Option<images::Image>, bool),
     Model(crate::nodes::programs::Model, Vec<String>),
     Simulated,
     StartError(String),
@@ -99,7 +101,7 @@ pub(crate) fn resolve_program(shared: &Cluster, c: &Value, restart_policy: &str)
     let prog = argv.remove(0);
     if prog == "yurtctl" || prog.ends_with("/yurtctl") {
         return match &shared.cfg.yurtctl {
-            Some(p) => Program::Process(p.display().to_string(), argv, fs),
+            Some(p) => Program::Process(p.display().to_string(), argv, fs, false),
             None => Program::StartError(format!(
                 "exec: \"{prog}\": executable file not found in $PATH (start yurtsim with --exec yurtctl=PATH)"
             )),
@@ -119,7 +121,7 @@ pub(crate) fn resolve_program(shared: &Cluster, c: &Value, restart_policy: &str)
                 .any(|d| Path::new(d).join(&prog).is_file())
         };
     match (found, restart_policy) {
-        (true, _) => Program::Process(prog, argv, fs),
+        (true, _) => Program::Process(prog, argv, fs, false),
         // Long-running components whose binary lives only in their image run simulated.
         (false, "Always") => Program::Simulated,
         (false, _) => Program::StartError(format!(
@@ -142,7 +144,11 @@ fn model_program(
     }
     let (component, version) = (&model.facts.component, &model.facts.version);
     match crate::nodes::real_api::openyurt_binary(component, version) {
-        Some(bin) => Program::Process(bin.display().to_string(), args, fs.cloned()),
+        // its own /tmp, as its image's root file system gives it: yurt-manager v1.7.0 keeps
+        // its webhook certificates in /tmp/yurt-manager-webhook-certs
+        // (openyurtio/openyurt@v1.7.0 pkg/yurtmanager/webhook/util/util.go GetCertDir), and
+        // the host's /tmp would share them between every cluster on the machine
+        Some(bin) => Program::Process(bin.display().to_string(), args, fs.cloned(), true),
         None => Program::StartError(format!(
             "yurtsim's real tier has no real {component} {version}: {}",
             crate::nodes::real_api::openyurt_missing_reason(version)
@@ -212,7 +218,7 @@ pub(crate) fn start(
             );
             Ok(Started::Simulated)
         }
-        Program::Process(prog, args, fs) => {
+        Program::Process(prog, args, fs, own_tmp) => {
             let tools_dir = state_dir_of(shared, &["nodes", &k.name, "bin"]);
             ensure_tools(shared, k, &tools_dir);
             let path_env = format!(
@@ -220,6 +226,18 @@ pub(crate) fn start(
                 tools_dir.display()
             );
             let mut mounts = Vec::new();
+            if own_tmp {
+                // a fresh writable layer per container start, as the runtime gives one
+                let tmp = pod_dir(shared, p).join("tmp").join(cname);
+                let _ = std::fs::remove_dir_all(&tmp);
+                std::fs::create_dir_all(&tmp)
+                    .map_err(|e| format!("yurtsim: creating {}: {e}", tmp.display()))?;
+                mounts.push(Mount {
+                    source: tmp,
+                    target: PathBuf::from("/tmp"),
+                    read_only: false,
+                });
+            }
             if let Some(fs) = fs {
                 let dir = pod_dir(shared, p).join("rootfs").join(cname);
                 let dirs = fs.materialize(&dir).map_err(|e| {
