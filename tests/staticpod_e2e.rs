@@ -2294,7 +2294,7 @@ async fn with_a_yurt_static_set_every_control_works_and_the_users_strategy_comes
 /// With no yurt-manager leading, nothing would render a YurtStaticSet's new template: an
 /// upgrade is refused at once (exit 3, not a write, not even the lock) instead of waiting for a
 /// render that never comes, and `staticpod status` says the set is not reconciled. Once
-/// yurt-manager leads again the same upgrade goes through.
+/// yurt-manager leads and is Ready again the same upgrade goes through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn with_yurt_manager_down_a_set_upgrade_is_refused_and_status_says_so() {
     use k8s_openapi::api::apps::v1::Deployment;
@@ -2366,6 +2366,14 @@ async fn with_yurt_manager_down_a_set_upgrade_is_refused_and_status_says_so() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(leading, "yurt-manager never led again");
+    // its webhooks serve once its readiness probe passed (its pod an endpoint again)
+    for _ in 0..400 {
+        let d = deployments.get("yurt-manager").await.unwrap();
+        if d.status.and_then(|s| s.available_replicas) == Some(1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let up = support::yurtctl(sim, &SET_UPGRADE).await;
     assert_eq!(up.code, 0, "{}", up.stderr);
     env.sim.shutdown().await;
