@@ -136,6 +136,9 @@ pub(super) fn sync_static_pods(shared: &Cluster, k: &Arc<NodeKubelet>) {
         .collect();
     drop(st);
     if !reachable {
+        // the kubelet runs static pods without the API server (a YurtHub static pod is what
+        // it reaches the API server through): their images are pulled meanwhile
+        step_static_pulls(shared, k);
         return;
     }
     let pods = shared.api.info("", "pods");
