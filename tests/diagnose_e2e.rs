@@ -93,6 +93,19 @@ fn findings(r: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// `nodes/NODE/yurthub.log` from a `--collect` archive.
+fn node_yurthub_log(archive: &std::path::Path, node: &str) -> String {
+    let read = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(archive)
+        .arg("--wildcards")
+        .arg(format!("*/nodes/{node}/yurthub.log"))
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{node}: {read:?}");
+    String::from_utf8_lossy(&read.stdout).into_owned()
+}
+
 fn has(r: &Value, severity: &str, check: &str, subject: &str) -> bool {
     findings(r)
         .iter()
@@ -411,15 +424,7 @@ async fn collect_carries_the_static_pod_yurthubs_log_redacted() {
         "the planted token is in the archive"
     );
     for node in &nodes {
-        let read = std::process::Command::new("tar")
-            .arg("-xzOf")
-            .arg(&archive)
-            .arg("--wildcards")
-            .arg(format!("*/nodes/{node}/yurthub.log"))
-            .output()
-            .unwrap();
-        assert!(read.status.success(), "{node}: {read:?}");
-        let log = String::from_utf8_lossy(&read.stdout);
+        let log = node_yurthub_log(&archive, node);
         assert!(
             log.contains("yurthub is ready"),
             "{node}'s YurtHub log: {log}"
@@ -556,15 +561,7 @@ async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_y
         .next()
         .unwrap()
         .path();
-    let listed = std::process::Command::new("tar")
-        .arg("-xzOf")
-        .arg(&archive)
-        .arg("--wildcards")
-        .arg(format!("*/nodes/{w}/yurthub.log"))
-        .output()
-        .unwrap();
-    assert!(listed.status.success(), "{listed:?}");
-    let log = String::from_utf8_lossy(&listed.stdout);
+    let log = node_yurthub_log(&archive, &w);
     assert!(
         !log.trim().is_empty() && !log.starts_with("(journalctl"),
         "YurtHub's journal: {log}"
