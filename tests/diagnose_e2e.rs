@@ -93,6 +93,16 @@ fn findings(r: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The one archive `--collect DIR` wrote into `dir`.
+fn the_archive(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
 /// `nodes/NODE/yurthub.log` from a `--collect` archive.
 fn node_yurthub_log(archive: &std::path::Path, node: &str) -> String {
     let read = std::process::Command::new("tar")
@@ -407,12 +417,7 @@ async fn collect_carries_the_static_pod_yurthubs_log_redacted() {
     args.extend(["--collect", dir.as_str()]);
     let run = support::yurtctl(&env.sim, &args).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
-    let archive = std::fs::read_dir(out.path())
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let archive = the_archive(out.path());
     let all = std::process::Command::new("tar")
         .arg("-xzOf")
         .arg(&archive)
@@ -555,12 +560,7 @@ async fn a_named_nodes_files_show_another_ca_the_kubelet_around_yurthub_and_no_y
     let dir = out.path().display().to_string();
     let run = support::yurtctl(&env.sim, &["diagnose", &w, "--collect", &dir]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let archive = std::fs::read_dir(out.path())
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let archive = the_archive(out.path());
     let log = node_yurthub_log(&archive, &w);
     assert!(
         !log.trim().is_empty() && !log.starts_with("(journalctl"),
