@@ -26,8 +26,11 @@ pub const SERVICE_IP: &str = "10.96.0.1";
 pub const POD_CIDR: &str = "10.244.0.0/16";
 
 /// Each node's pod range within [`POD_CIDR`]: kube-controller-manager's default /24 holds 256
-/// nodes (the rest get no podCIDR: "no remaining CIDRs"), so a larger cluster gets smaller
-/// ranges, as its operator sets `--node-cidr-mask-size` (at 1,000 nodes a /26: 62 pods each).
+/// nodes (the rest get no podCIDR: "there are no remaining CIDRs left to allocate"), so a
+/// larger cluster gets smaller ranges, as its operator sets `--node-cidr-mask-size` (at 1,000
+/// nodes a /26: 62 pods each). kubernetes/kubernetes@v1.37.2
+/// cmd/kube-controller-manager/app/core.go (the default mask 24),
+/// pkg/controller/nodeipam/ipam/cidrset/cidr_set.go (ErrCIDRRangeNoCIDRsRemaining).
 pub fn node_cidr_mask_size(nodes: usize) -> u32 {
     let bits = nodes.max(1).next_power_of_two().trailing_zeros();
     (16 + bits).clamp(24, 30)
@@ -177,7 +180,9 @@ impl Proc {
 }
 
 /// etcd's client and peer ports on the control-plane node's loopback (kubeadm's).
-/// Audits only the admin (kubeadm's admin.conf user) so the nodes' and controllers' traffic
+/// Audits only the admin (kubeadm's admin.conf user `kubernetes-admin`,
+/// kubernetes/kubernetes@v1.37.2 cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go) so the
+/// nodes' and controllers' traffic
 /// costs nothing: each request once, when its response is complete (a watch when it ends);
 /// ConfigMap writes at `Request` level so their bytes can be counted
 /// (k8s.io/apiserver@v0.37.2 pkg/apis/audit/v1 Policy).
