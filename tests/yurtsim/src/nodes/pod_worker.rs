@@ -529,7 +529,10 @@ fn start_probes(
                 },
                 pod_ip,
                 container: s.c.clone(),
-                user_agent: format!("kube-probe/{}", kube_minor(&shared.cfg.kubernetes_version)),
+                user_agent: {
+                    let v = crate::version::Version::kubernetes(&shared.cfg.kubernetes_version);
+                    format!("kube-probe/{}.{}", v.major, v.minor)
+                },
             };
             for spec in due {
                 let (tx, id, target) = (tx.clone(), s.id.clone(), target.clone());
@@ -540,16 +543,6 @@ fn start_probes(
         }
         _ => {}
     }
-}
-
-/// `1.37` of `v1.37.2`.
-fn kube_minor(version: &str) -> String {
-    version
-        .trim_start_matches('v')
-        .splitn(3, '.')
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 /// Records one probe run: its event, its verdict, and the kill a failed liveness or startup
