@@ -360,13 +360,7 @@ fn real_apiserver() -> bool {
 fn real_version(max_minor: u32) -> String {
     let version = yurtsim::real::KUBERNETES_VERSIONS
         .iter()
-        .rfind(|v| {
-            v.trim_start_matches("v1.")
-                .split('.')
-                .next()
-                .and_then(|m| m.parse::<u32>().ok())
-                .is_some_and(|m| m <= max_minor)
-        })
+        .rfind(|v| yurtsim::version::Version::kubernetes(v).minor <= max_minor)
         .unwrap_or_else(|| panic!("no real control plane for Kubernetes 1.{max_minor} or older"))
         .to_string();
     yurtsim::real::ensure_built(&[&version]).expect("the real tier builds (tests/real/build.sh)");
