@@ -447,8 +447,7 @@ async fn kubelet_get(
     };
     let node = node_root.file_name().unwrap().to_string_lossy();
     let addr: std::net::SocketAddr = format!("{ip}:10250").parse().unwrap();
-    let tcp =
-        tokio::net::TcpStream::from_std(from.connect_tcp(addr).expect("dial :10250")).unwrap();
+    let tcp = from.connect_tcp(addr).await.expect("dial :10250");
     let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
     let mut tls = connector
         .connect(ServerName::try_from(node.to_string()).unwrap(), tcp)

@@ -176,9 +176,7 @@ pub async fn forward(
             let target = target.clone();
             tokio::spawn(async move {
                 let Some(addr) = target.get() else { return };
-                let dialled = tokio::task::spawn_blocking(move || ns.connect_tcp(addr)).await;
-                let Ok(Ok(std_stream)) = dialled else { return };
-                let Ok(mut outbound) = tokio::net::TcpStream::from_std(std_stream) else {
+                let Ok(mut outbound) = ns.connect_tcp(addr).await else {
                     return;
                 };
                 let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;

@@ -14,13 +14,13 @@
 
 use std::fs::File;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use super::net::{enter, loopback_up, run_on_thread};
+use super::net::{enter, loopback_up, run_on_thread, socket_in};
 use super::pid::{HostProcess, PidTarget, busy_retried, forked_in};
 
 /// A node's namespaces. Dropping it kills init, and with it every process left in its PID
@@ -85,13 +85,13 @@ impl NodeNamespaces {
         Ok(listener)
     }
 
-    /// Connects to `addr` as seen from inside the node (e.g. its own `127.0.0.1`). The stream
-    /// is non-blocking, ready for `tokio::net::TcpStream::from_std`. The connect itself blocks
-    /// the calling thread (instant on loopback).
-    pub fn connect_tcp(&self, addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream = self.run_in(move || TcpStream::connect(addr))??;
-        stream.set_nonblocking(true)?;
-        Ok(stream)
+    /// Connects to `addr` as seen from inside the node (e.g. its own `127.0.0.1`), without
+    /// holding a thread while the connection is made.
+    pub async fn connect_tcp(&self, addr: SocketAddr) -> io::Result<tokio::net::TcpStream> {
+        socket_in(self.net_fd()?, addr.is_ipv6())
+            .await?
+            .connect(addr)
+            .await
     }
 
     /// Runs `f` on a fresh thread that has joined the node's network and waits for it

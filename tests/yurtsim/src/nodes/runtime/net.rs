@@ -1,7 +1,8 @@
 //! Entering network namespaces and bringing their loopback up.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::{Mutex, OnceLock, mpsc};
 
 /// Runs `f` on a scoped helper thread: namespace changes die with the thread.
 pub(super) fn run_on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> io::Result<T> {
@@ -14,6 +15,43 @@ pub(super) fn run_on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> io::Result
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+/// A TCP socket made inside the network namespace `ns`, not yet connected: it stays in that
+/// namespace wherever it is used, so `TcpSocket::connect` then waits on Tokio's reactor and
+/// not on a thread. One long-lived thread makes every node's sockets (a `setns` and a
+/// `socket` each), instead of a new thread per connection.
+pub(super) async fn socket_in(ns: OwnedFd, v6: bool) -> io::Result<tokio::net::TcpSocket> {
+    type Request = (
+        OwnedFd,
+        bool,
+        tokio::sync::oneshot::Sender<io::Result<tokio::net::TcpSocket>>,
+    );
+    static MAKER: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
+    let maker = MAKER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("yurtsim-netns-sockets".into())
+            .spawn(move || {
+                for (ns, v6, reply) in rx {
+                    let made = enter(ns.as_fd()).and_then(|()| match v6 {
+                        true => tokio::net::TcpSocket::new_v6(),
+                        false => tokio::net::TcpSocket::new_v4(),
+                    });
+                    let _ = reply.send(made);
+                }
+            })
+            .expect("the socket-making thread starts");
+        Mutex::new(tx)
+    });
+    let (reply, made) = tokio::sync::oneshot::channel();
+    maker
+        .lock()
+        .unwrap()
+        .send((ns, v6, reply))
+        .map_err(|_| io::Error::other("the socket-making thread has ended"))?;
+    made.await
+        .map_err(|_| io::Error::other("the socket-making thread has ended"))?
 }
 
 pub(super) fn enter(ns: BorrowedFd<'_>) -> io::Result<()> {

@@ -152,8 +152,9 @@ async fn node_listener_is_reachable_only_from_that_node() {
 
     // Not on the host either; but the sim can reach it through the node.
     assert!(std::net::TcpStream::connect(addr).is_err());
-    let stream = a.connect_tcp(addr).unwrap();
-    assert!(b.connect_tcp(addr).is_err());
+    let stream = a.connect_tcp(addr).await.unwrap();
+    assert_eq!(stream.peer_addr().unwrap(), addr);
+    assert!(b.connect_tcp(addr).await.is_err());
     drop(stream);
     let peer = a
         .run_in(move || std::net::TcpStream::connect(addr).map(|s| s.peer_addr().unwrap()))
