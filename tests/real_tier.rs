@@ -202,3 +202,84 @@ async fn a_failed_node_jobs_log_excerpt_comes_from_the_kubelet() {
     assert!(!text.contains("logs unavailable"), "{text}");
     sim.shutdown().await;
 }
+
+/// An operator whose ClusterRole lets them read everything and write only namespaced config
+/// (ConfigMaps, Secrets, ServiceAccounts, Services, Leases): the real RBAC authorizer answers
+/// yurtctl's access reviews, convert names every missing permission in preflight and exits 3,
+/// and nothing is written: no label, no journal, and the lock it took is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identity_real_rbac_denies_fails_preflight_naming_what_is_missing_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = real_cluster(dir.path(), 2).await;
+    let admin = sim.kubeconfig_path();
+    tokio::task::block_in_place(|| {
+        real::kubectl_create(
+            &admin,
+            r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "config-operator"},
+                "rules": [
+                  {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+                  {"apiGroups": [""], "resources": ["configmaps", "secrets", "serviceaccounts", "services"],
+                   "verbs": ["create", "update", "patch", "delete"]},
+                  {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                   "verbs": ["create", "update", "patch", "delete"]}]}"#,
+        )
+    });
+    kubectl(
+        &admin,
+        &["-n", "kube-system", "create", "serviceaccount", "operator"],
+    );
+    kubectl(
+        &admin,
+        &[
+            "create",
+            "clusterrolebinding",
+            "operator",
+            "--clusterrole=config-operator",
+            "--serviceaccount=kube-system:operator",
+        ],
+    );
+    let token = kubectl(
+        &admin,
+        &["-n", "kube-system", "create", "token", "operator"],
+    );
+    let operator = dir.path().join("operator.conf");
+    std::fs::write(
+        &operator,
+        kubeconfig_with_user(&admin, &format!("    token: {}\n", token.trim())),
+    )
+    .unwrap();
+
+    let (code, text) = tokio::task::block_in_place(|| real::yurtctl(&operator, &["convert", "-y"]));
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("[preflight]"), "{text}");
+    for missing in [
+        "not allowed to create jobs.batch in kube-system",
+        "not allowed to patch nodes",
+        "not allowed to patch customresourcedefinitions.apiextensions.k8s.io",
+        "not allowed to patch deployments.apps in kube-system",
+        "not allowed to patch mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    ] {
+        assert!(text.contains(missing), "{missing}:\n{text}");
+    }
+    let nodes = real::kubectl_json(&admin, &["get", "nodes"]);
+    for n in nodes["items"].as_array().unwrap() {
+        assert!(
+            n["metadata"]["labels"]["openyurt.io/is-edge-worker"].is_null(),
+            "{n}"
+        );
+    }
+    let left = kubectl(
+        &admin,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "configmaps,leases",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(!left.contains("yurtctl-"), "{left}");
+    sim.shutdown().await;
+}
