@@ -327,12 +327,14 @@ impl RealCluster {
             )));
         let admin_conf = self.control_plane.dir.join("admin.conf");
         let admin = client_from(&admin_conf).await?;
-        bootstrap::mark_nodes(&admin, layout, &self.nodes, Duration::from_secs(60), || {
+        // a thousand kubelets register at once through one API server on two cores: the
+        // wait grows with the count, as a large cluster's join takes longer
+        let settle = Duration::from_secs(60) + Duration::from_millis(150) * self.nodes.len() as u32;
+        bootstrap::mark_nodes(&admin, layout, &self.nodes, settle, || {
             self.control_plane.check()
         })
         .await?;
-        self.start_pod_network(&admin, apis, Duration::from_secs(60))
-            .await?;
+        self.start_pod_network(&admin, apis, settle).await?;
         let binary = control_plane_binary(&cfg.kubernetes_version)?;
         for (name, _) in &self.nodes {
             let netns = self.network.node(name).context("node network")?.clone();
@@ -423,6 +425,37 @@ impl RealCluster {
 
     pub fn node_names(&self) -> Vec<String> {
         self.nodes.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The admin's requests by `agent` (its User-Agent's product) with `verb` on `resource`
+    /// (`jobs.batch`, no subresource), from the API server's audit log, which records the
+    /// admin's requests only (`control_plane::AUDIT_POLICY`).
+    pub fn audited_requests(&self, agent: &str, verb: &str, resource: &str) -> anyhow::Result<u64> {
+        let log = self.control_plane.audit_log();
+        let text = std::fs::read_to_string(&log)
+            .with_context(|| format!("the audit log {}", log.display()))?;
+        let mut n = 0;
+        for line in text.lines() {
+            let e: serde_json::Value = serde_json::from_str(line)
+                .with_context(|| format!("an audit event in {}", log.display()))?;
+            let object = &e["objectRef"];
+            let named = match object["apiGroup"].as_str().unwrap_or_default() {
+                "" => object["resource"].as_str().unwrap_or_default().to_string(),
+                group => format!(
+                    "{}.{group}",
+                    object["resource"].as_str().unwrap_or_default()
+                ),
+            };
+            let by_agent = e["userAgent"]
+                .as_str()
+                .and_then(|a| a.split('/').next())
+                .is_some_and(|a| a == agent);
+            if by_agent && e["verb"] == verb && named == resource && object["subresource"].is_null()
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     pub async fn shutdown(mut self) {
