@@ -1,6 +1,8 @@
-//! `yurtctl convert` end to end on yurtsim (kubeadm layout, 1 control plane + 2 workers): the
-//! real binary plans, labels, applies the openyurt-v1.6 components and runs node Jobs in which
-//! the sim runs `yurtctl node-servant convert` for real.
+//! `yurtctl convert` end to end (kubeadm layout, 1 control plane + 2 workers): the real binary
+//! plans, labels, applies the components and runs node Jobs in which the nodes run `yurtctl
+//! node-servant convert` for real. The scenarios that need none of yurtsim's fault controls run
+//! on the real tier (`start_real`: the real control plane, OpenYurt v1.7.0's own yurt-manager
+//! and YurtHub); the others on yurtsim's API server with the openyurt-v1.7 profile.
 
 mod support;
 
@@ -23,14 +25,19 @@ async fn start() -> Env {
     support::cluster(3, Layout::Kubeadm, "v1.33.1").await
 }
 
+/// The same three nodes on the real tier (tests/real): the real control plane and OpenYurt
+/// v1.7.0's own yurt-manager and YurtHub. The scenarios that need none of yurtsim's fault
+/// controls run here.
+async fn start_real() -> Env {
+    support::real::env(3).await
+}
+
 async fn yurtctl(env: &Env, args: &[&str]) -> Run {
-    let mut all = vec![
-        "convert",
-        "--servant-image",
-        "openyurt/yurtctl:test",
-        "--job-timeout",
-        "60s",
-    ];
+    let mut all = vec!["convert", "--servant-image", "openyurt/yurtctl:test"];
+    if env.sim.real().is_none() {
+        // fail fast on the sim; the real yurt-manager alone is Ready only after a minute
+        all.extend(["--job-timeout", "60s"]);
+    }
     all.extend_from_slice(args);
     support::yurtctl(&env.sim, &all).await
 }
@@ -75,13 +82,13 @@ async fn converted_through_yurthub(env: &Env, name: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let n = node(env, name).await;
-        if ready(&n) && annotation(&n, "yurtsim.openyurt.io/kubelet-server") == Some(HUB_SERVER) {
+        let server = env.sim.kubelet_server(name);
+        if ready(&n) && server.as_deref() == Some(HUB_SERVER) {
             return;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{name} not Ready through YurtHub: {:?}",
-            n.metadata.annotations
+            "{name} not Ready through YurtHub: its kubelet talks to {server:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -89,7 +96,7 @@ async fn converted_through_yurthub(env: &Env, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn convert_then_rerun_is_a_no_op() {
-    let env = start().await;
+    let env = start_real().await;
 
     // dry run: a plan, nothing changed
     let plan = yurtctl(&env, &["--dry-run=client", "-o", "json"]).await;
@@ -193,7 +200,7 @@ async fn convert_then_rerun_is_a_no_op() {
     assert!(jobs.items.is_empty(), "succeeded Jobs are deleted");
 
     // re-run: nothing to do, no Job created
-    let jobs_before = env.sim.metrics().count("create", "jobs.batch");
+    let jobs_before = env.sim.requests("yurtctl", "create", "jobs.batch");
     assert_eq!(jobs_before, 6, "two Jobs per node: preflight, convert");
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -206,7 +213,10 @@ async fn convert_then_rerun_is_a_no_op() {
     for name in ["control-plane-1", "worker-1", "worker-2"] {
         assert_eq!(result_of(&r, name)["result"], "already-converted");
     }
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs_before);
+    assert_eq!(
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
+        jobs_before
+    );
     env.sim.shutdown().await;
 }
 
@@ -242,7 +252,7 @@ async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
 
     // once the fault is gone, the next run converts only worker-2
     env.sim.faults().clear_failing_jobs("worker-2");
-    let jobs_before = env.sim.metrics().count("create", "jobs.batch");
+    let jobs_before = env.sim.requests("yurtctl", "create", "jobs.batch");
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     let r = again.json();
@@ -253,7 +263,7 @@ async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
         "already-converted"
     );
     assert_eq!(
-        env.sim.metrics().count("create", "jobs.batch"),
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
         jobs_before + 2,
         "worker-2's preflight and convert Jobs"
     );
@@ -263,7 +273,7 @@ async fn a_failed_node_is_reported_and_converted_by_the_next_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn usage_errors_exit_2() {
-    let env = start().await;
+    let env = start_real().await;
     let both = yurtctl(
         &env,
         &[
@@ -358,7 +368,7 @@ async fn an_unsupported_kubernetes_version_is_refused_unless_the_check_is_ignore
 async fn a_held_lock_exits_6_naming_the_holder() {
     use yurtctl::cluster::lock::{LockOptions, acquire};
     use yurtctl::cluster::{Cluster, RateLimiter};
-    let env = start().await;
+    let env = start_real().await;
     let other = Cluster::new(env.client.clone(), RateLimiter::unlimited());
     let guard = acquire(
         &other,
@@ -431,7 +441,7 @@ async fn interrupted_run(env: &Env, at: impl Fn(&str) -> bool) -> (Option<i32>, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigint_while_node_jobs_run_exits_130_and_the_next_run_converges() {
-    let env = start().await;
+    let env = start_real().await;
     // a node Job exists: the next run has to adopt or replace it
     let (code, seen) = interrupted_run(&env, |l| {
         l.contains("[nodes/edge]") && l.ends_with("): created")
@@ -497,7 +507,7 @@ async fn transient_api_errors_and_conflicts_still_converge() {
     }
     // two Jobs per node (preflight, convert): 6 creates that succeeded and the 2 answered 500
     // (counted too)
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 8);
+    assert_eq!(env.sim.requests("yurtctl", "create", "jobs.batch"), 8);
     for w in ["worker-1", "worker-2"] {
         converted_through_yurthub(&env, w).await;
     }
@@ -538,7 +548,7 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
-    let env = start().await;
+    let env = start_real().await;
     let (code, seen) = interrupted_run(&env, |l| {
         l.contains("[nodes/edge]") && l.contains("): succeeded in")
     })
@@ -570,7 +580,7 @@ async fn a_node_finished_before_sigint_is_journaled_and_not_converted_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn skipped_phases_are_not_run_and_not_a_failure() {
-    let env = start().await;
+    let env = start_real().await;
     let run = yurtctl(
         &env,
         &["--skip-phases", "nodes/cloud,verify", "-y", "-o", "json"],
@@ -590,7 +600,7 @@ async fn skipped_phases_are_not_run_and_not_a_failure() {
     );
     assert_eq!(result_of(&r, "worker-1")["result"], "converted");
     // preflight and convert on the two edge nodes; nothing runs on the skipped cloud node
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), 4);
+    assert_eq!(env.sim.requests("yurtctl", "create", "jobs.batch"), 4);
     // the skipped node is converted by a later run without the skip
     let again = yurtctl(&env, &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -606,7 +616,7 @@ async fn skipped_phases_are_not_run_and_not_a_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_failing_node_preflight_stops_the_run_before_any_change() {
-    let env = start().await;
+    let env = start_real().await;
     // worker-2's kubelet takes --kubeconfig from a variable inside a word: the servant cannot
     // rewrite it safely. The running kubelet is unaffected (no daemon-reload), so the node
     // stays Ready and only the node-side preflight can notice.

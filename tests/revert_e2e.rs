@@ -1,7 +1,8 @@
-//! `yurtctl revert` end to end on yurtsim: for every layout, convert → re-run (no-op) →
-//! revert → every node's root file tree byte-identical to the original, nothing of yurtctl's
-//! left in the cluster; and revert after a failed node Job, after Ctrl-C during convert, run
-//! twice, and with an object that existed before convert.
+//! `yurtctl revert` end to end: for every layout on yurtsim, convert → re-run (no-op) → revert
+//! → every node's root file tree byte-identical to the original, nothing of yurtctl's left in
+//! the cluster; and revert after a failed node Job, after Ctrl-C during convert, run twice, and
+//! with an object that existed before convert. The scenarios that need none of yurtsim's fault
+//! controls run on the real tier (`start_real`).
 
 mod support;
 
@@ -45,15 +46,38 @@ async fn start_at(layout: Layout, version: &str) -> Env {
     }
 }
 
+/// Three nodes on the real tier (tests/real): the real control plane and OpenYurt v1.7.0's own
+/// yurt-manager and YurtHub. The scenarios that need none of yurtsim's fault controls run here.
+async fn start_real() -> Env {
+    let env = support::real::env(3).await;
+    Env {
+        sim: env.sim,
+        client: env.client,
+        _dir: env.dir,
+    }
+}
+
 use support::Run;
 use support::roots::{all_ready, assert_same_trees, trees};
 
 fn command(env: &Env, cmd: &str) -> tokio::process::Command {
-    command_as(cmd, &env.sim.kubeconfig_path())
+    match env.sim.real() {
+        // the real yurt-manager alone is Ready only after a minute: yurtctl's own timeouts
+        Some(_) => yurtctl_command(cmd, &env.sim.kubeconfig_path()),
+        None => command_as(cmd, &env.sim.kubeconfig_path()),
+    }
 }
 
-/// [`command`] with another identity's kubeconfig.
+/// [`command`] on the sim with another identity's kubeconfig, failing fast (60 s timeouts).
 fn command_as(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Command {
+    let mut c = yurtctl_command(cmd, kubeconfig);
+    if cmd != "status" {
+        c.args(["--job-timeout", "60s"]);
+    }
+    c
+}
+
+fn yurtctl_command(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
     c.arg(cmd)
         .arg("--kubeconfig")
@@ -62,9 +86,6 @@ fn command_as(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Comman
         .env_remove("KUBECONFIG");
     if cmd == "convert" {
         c.args(["--servant-image", "openyurt/yurtctl:test"]);
-    }
-    if cmd != "status" {
-        c.args(["--job-timeout", "60s"]);
     }
     c
 }
@@ -562,7 +583,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         );
     }
 
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
     let again = yurtctl(&env, "convert", &convert_args).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
@@ -571,7 +592,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         again.stderr
     );
     assert_eq!(
-        env.sim.metrics().count("create", "jobs.batch"),
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
         jobs,
         "no-op"
     );
@@ -585,9 +606,9 @@ async fn round_trip(layout: Layout, profile: Profile) {
     assert_eq!(p["kind"], "Plan");
     assert_eq!(p["nodes"].as_array().unwrap().len(), 3, "{p:#}");
     assert!(!p["objects"].as_array().unwrap().is_empty());
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_eq!(env.sim.requests("yurtctl", "create", "jobs.batch"), jobs);
     server_dry_run_stores_nothing(&env, &p, &profile).await;
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
 
     let refused = yurtctl(&env, "revert", &[]).await;
     assert_eq!(refused.code, 10, "no terminal, no -y: {}", refused.stderr);
@@ -605,7 +626,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         m.total(None, true) - writes
     );
     assert_eq!(
-        env.sim.metrics().count("create", "jobs.batch"),
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
         jobs + env.sim.node_names().len() as u64 + u64::from(profile.kcm_edited),
         "one revert Job per node (and one re-enabling nodelifecycle where it was disabled)"
     );
@@ -637,7 +658,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
     assert_clean(&env).await;
 
     // a second revert finds nothing and changes nothing
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
     let twice = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(twice.code, 0, "{}", twice.stderr);
     assert!(
@@ -645,7 +666,7 @@ async fn round_trip(layout: Layout, profile: Profile) {
         "{}",
         twice.stderr
     );
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_eq!(env.sim.requests("yurtctl", "create", "jobs.batch"), jobs);
     assert_same_trees(&before, &trees(&env.sim));
     env.sim.shutdown().await;
 }
@@ -716,7 +737,7 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
 
     // once the fault is gone the next revert finishes: worker-1 is not reverted again
     env.sim.faults().clear_failing_jobs("worker-2");
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
     let again = yurtctl(&env, "revert", &["-y", "-o", "json"]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     let r = again.json();
@@ -727,7 +748,7 @@ async fn revert_after_a_failed_node_job_and_a_failed_revert_job() {
         "{r:#}"
     );
     assert_eq!(
-        env.sim.metrics().count("create", "jobs.batch"),
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
         jobs + 1,
         "one Job, for worker-2"
     );
@@ -746,7 +767,7 @@ async fn interrupted_convert(env: &Env, at: impl Fn(&str) -> bool) -> Option<i32
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revert_after_sigint_during_convert() {
-    let env = start(Layout::Kubeadm).await;
+    let env = start_real().await;
     let before = trees(&env.sim);
     let code = interrupted_convert(&env, |l| {
         l.contains("[nodes/edge]") && l.ends_with("): created")
@@ -789,7 +810,7 @@ async fn revert_after_sigint_during_convert() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigint_during_revert_then_revert_again_finishes() {
-    let env = start(Layout::Kubeadm).await;
+    let env = start_real().await;
     let before = trees(&env.sim);
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -871,7 +892,7 @@ async fn an_object_that_existed_before_convert_survives_revert() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revert_of_selected_nodes_keeps_the_components() {
-    let env = start(Layout::Kubeadm).await;
+    let env = start_real().await;
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rev = yurtctl(&env, "revert", &["--nodes", "worker-1", "-y", "-o", "json"]).await;
@@ -940,7 +961,7 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
     let env = start(Layout::Kubeadm).await;
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
     env.sim.faults().deny("delete", "deployments.apps");
     env.sim
         .faults()
@@ -955,7 +976,7 @@ async fn missing_permissions_fail_preflight_with_nothing_changed() {
         assert!(rev.stderr.contains(denied), "{denied}: {}", rev.stderr);
     }
     assert_eq!(
-        env.sim.metrics().count("create", "jobs.batch"),
+        env.sim.requests("yurtctl", "create", "jobs.batch"),
         jobs,
         "no Job"
     );
@@ -1127,7 +1148,7 @@ async fn revert_cost_at_scale() {
 async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
     use yurtctl::cluster::lock::{LockOptions, acquire};
     use yurtctl::cluster::{Cluster, RateLimiter};
-    let env = start(Layout::Kubeadm).await;
+    let env = start_real().await;
     let run = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let after_convert = trees(&env.sim);
@@ -1141,12 +1162,12 @@ async fn a_held_lock_exits_6_naming_the_holder_and_changes_nothing() {
     )
     .await
     .unwrap();
-    let jobs = env.sim.metrics().count("create", "jobs.batch");
+    let jobs = env.sim.requests("yurtctl", "create", "jobs.batch");
     let rev = yurtctl(&env, "revert", &["-y"]).await;
     assert_eq!(rev.code, 6, "{}", rev.stderr);
     assert!(rev.stderr.contains("bob@ops-laptop"), "{}", rev.stderr);
     assert!(rev.stderr.contains("[lock]"), "{}", rev.stderr);
-    assert_eq!(env.sim.metrics().count("create", "jobs.batch"), jobs);
+    assert_eq!(env.sim.requests("yurtctl", "create", "jobs.batch"), jobs);
     assert_same_trees(&after_convert, &trees(&env.sim));
     guard.release().await.unwrap();
     env.sim.shutdown().await;
@@ -1311,7 +1332,7 @@ async fn a_run_started_during_another_exits_6_and_the_holder_decides_the_end_sta
 /// ever".
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revert_without_the_journal_and_after_a_killed_revert_leaves_nothing() {
-    let env = start(Layout::Kubeadm).await;
+    let env = start_real().await;
     let before = trees(&env.sim);
     let c = yurtctl(&env, "convert", &["-y"]).await;
     assert_eq!(c.code, 0, "{}", c.stderr);

@@ -323,7 +323,8 @@ pub async fn interrupted(
 }
 
 /// Spawns `cmd` with stderr piped, does `act` once a progress line on stderr satisfies `at`
-/// (each line must come within 30 s), reads stderr to its end and waits; returns the exit code
+/// (each line must come within 120 s: on the real tier, convert waits a minute and more for
+/// yurt-manager's readiness probe without a line), reads stderr to its end and waits; returns the exit code
 /// and everything printed on stderr (also echoed, for a failing test).
 pub async fn act_at(
     mut cmd: tokio::process::Command,
@@ -340,9 +341,9 @@ pub async fn act_at(
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut seen = String::new();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
             .await
-            .unwrap_or_else(|_| panic!("no awaited line within 30 s:\n{seen}"))
+            .unwrap_or_else(|_| panic!("no awaited line within 120 s:\n{seen}"))
             .unwrap()
             .unwrap_or_else(|| panic!("stderr ended early:\n{seen}"));
         seen.push_str(&line);

@@ -42,6 +42,15 @@ pub async fn openyurt_cluster(dir: &Path, nodes: usize) -> Sim {
     .await
 }
 
+/// [`openyurt_cluster`] of `nodes` nodes with a kube-rs client: the real tier of the scenario
+/// suites, for the scenarios that need none of the sim's fault controls.
+pub async fn env(nodes: usize) -> super::Cluster {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = openyurt_cluster(dir.path(), nodes).await;
+    let client = super::kube_client(&sim).await;
+    super::Cluster { sim, client, dir }
+}
+
 /// [`openyurt_cluster`], converted by `yurtctl convert -y`.
 pub async fn converted_cluster(dir: &Path, nodes: usize) -> Sim {
     let sim = openyurt_cluster(dir, nodes).await;

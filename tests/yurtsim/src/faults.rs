@@ -305,6 +305,16 @@ impl Metrics {
             .sum()
     }
 
+    /// [`Metrics::count`] of one user agent's requests.
+    pub fn count_by(&self, agent: &str, verb: &str, resource: &str) -> u64 {
+        self.counts
+            .lock()
+            .unwrap()
+            .get(&(agent.to_string(), verb.to_string(), resource.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+
     pub fn to_json(&self) -> Value {
         let counts = self.counts.lock().unwrap();
         let mut by_vr: BTreeMap<String, u64> = BTreeMap::new();

@@ -395,6 +395,18 @@ impl Sim {
         &self.sim_only("Sim::metrics").metrics
     }
 
+    /// Requests by `agent` (its User-Agent's product, e.g. `yurtctl`) with `verb` on `resource`
+    /// (`jobs.batch`), on either tier: the sim's counters, or the real API server's audit log
+    /// (which records the admin's requests).
+    pub fn requests(&self, agent: &str, verb: &str, resource: &str) -> u64 {
+        match &self.real {
+            Some(r) => r
+                .audited_requests(agent, verb, resource)
+                .unwrap_or_else(|e| panic!("{e:#}")),
+            None => self.shared.metrics.count_by(agent, verb, resource),
+        }
+    }
+
     /// `systemctl start kubelet` (`true`) or `systemctl stop kubelet` (`false`) run on `node`
     /// by its operator, as over ssh (pods on the node use the node's `systemctl` stub instead).
     pub fn node_kubelet(&self, node: &str, start: bool) -> anyhow::Result<()> {
@@ -466,6 +478,12 @@ impl Sim {
     /// kubelet default).
     pub fn kubelet_runtime_endpoint(&self, node: &str) -> Option<String> {
         self.shared.kubelets.get(node)?.runtime_endpoint()
+    }
+
+    /// The API server `node`'s running kubelet talks to (what it loaded at its last start), on
+    /// either tier.
+    pub fn kubelet_server(&self, node: &str) -> Option<String> {
+        self.shared.kubelets.get(node)?.server()
     }
 
     pub async fn shutdown(self) {

@@ -183,6 +183,16 @@ impl NodeKubelet {
         st.view.as_ref().map(|v| v.runtime_endpoint.clone())
     }
 
+    /// The API server the running kubelet talks to, from the kubeconfig it loaded at its last
+    /// start; None while it is stopped or could not load one.
+    pub fn server(&self) -> Option<String> {
+        let st = self.state.lock().unwrap();
+        if !st.active {
+            return None;
+        }
+        st.view.as_ref()?.server.clone().ok()
+    }
+
     /// A core/v1 object as this node's kubelet reads it from its API server.
     pub(crate) fn read(
         &self,
