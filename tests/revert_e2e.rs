@@ -61,23 +61,12 @@ use support::Run;
 use support::roots::{all_ready, assert_same_trees, trees};
 
 fn command(env: &Env, cmd: &str) -> tokio::process::Command {
-    match env.sim.real() {
-        // the real yurt-manager alone is Ready only after a minute: yurtctl's own timeouts
-        Some(_) => yurtctl_command(cmd, &env.sim.kubeconfig_path()),
-        None => command_as(cmd, &env.sim.kubeconfig_path()),
-    }
+    command_as(cmd, &env.sim.kubeconfig_path())
 }
 
-/// [`command`] on the sim with another identity's kubeconfig, failing fast (60 s timeouts).
+/// [`command`] with another identity's kubeconfig. 60 s timeouts hold on the real tier too:
+/// convert's wait for yurt-manager starts after its readiness probe's minute.
 fn command_as(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Command {
-    let mut c = yurtctl_command(cmd, kubeconfig);
-    if cmd != "status" {
-        c.args(["--job-timeout", "60s"]);
-    }
-    c
-}
-
-fn yurtctl_command(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_yurtctl"));
     c.arg(cmd)
         .arg("--kubeconfig")
@@ -86,6 +75,9 @@ fn yurtctl_command(cmd: &str, kubeconfig: &std::path::Path) -> tokio::process::C
         .env_remove("KUBECONFIG");
     if cmd == "convert" {
         c.args(["--servant-image", "openyurt/yurtctl:test"]);
+    }
+    if cmd != "status" {
+        c.args(["--job-timeout", "60s"]);
     }
     c
 }

@@ -266,8 +266,8 @@ pub(crate) async fn apply_components(
                     deployments.join(", ")
                 ),
             });
-            wait::deployments_available(cluster, SYSTEM_NAMESPACE, &deployments, opts.job_timeout)
-                .await?;
+            let timeout = availability_timeout(&objects, &deployments, opts.job_timeout);
+            wait::deployments_available(cluster, SYSTEM_NAMESPACE, &deployments, timeout).await?;
         }
         let webhooks = is_webhook_configuration(o);
         let with = if webhooks { &webhook_applier } else { &applier };
@@ -415,7 +415,8 @@ pub(crate) async fn pools_before_labels(
             running.join(", ")
         ),
     });
-    wait::deployments_available(cluster, SYSTEM_NAMESPACE, &running, opts.job_timeout).await?;
+    let timeout = availability_timeout(&objects, &running, opts.job_timeout);
+    wait::deployments_available(cluster, SYSTEM_NAMESPACE, &running, timeout).await?;
     for o in objects.iter().filter(|o| kind_of(o, "NodePool")) {
         apply_journaled(&applier, o, journal).await?;
     }
@@ -527,9 +528,73 @@ pub async fn dry_run_writes(
     Ok(writes)
 }
 
+/// How long convert waits for the named Deployments to be available: `--job-timeout` after the
+/// longest readiness-probe `initialDelaySeconds` of their containers, before which the kubelet
+/// never marks their pods Ready (yurt-manager's is 60 s: a `--job-timeout 60s` that also
+/// counted that minute could never be met on a real cluster).
+fn availability_timeout(
+    objects: &[DynamicObject],
+    names: &[String],
+    timeout: Duration,
+) -> Duration {
+    let delay = objects
+        .iter()
+        .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Deployment"))
+        .filter(|o| names.iter().any(|n| o.metadata.name.as_ref() == Some(n)))
+        .flat_map(|o| {
+            o.data["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|c| c["readinessProbe"]["initialDelaySeconds"].as_u64())
+        .max()
+        .unwrap_or(0);
+    timeout + Duration::from_secs(delay)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_for_components_starts_after_their_readiness_probes_delay() {
+        let deployment = |name: &str, delays: &[Option<u64>]| -> DynamicObject {
+            let containers: Vec<Value> = delays
+                .iter()
+                .map(|d| match d {
+                    Some(d) => json!({"name": "c", "readinessProbe": {"initialDelaySeconds": d}}),
+                    None => json!({"name": "c"}),
+                })
+                .collect();
+            serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": "kube-system"},
+                "spec": {"template": {"spec": {"containers": containers}}}}))
+            .unwrap()
+        };
+        let objects = vec![
+            deployment("yurt-manager", &[Some(60)]),
+            deployment("other", &[Some(10), Some(90)]),
+            deployment("plain", &[None]),
+            serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "yurt-manager"}, "data": {}}))
+            .unwrap(),
+        ];
+        let minute = Duration::from_secs(60);
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (waited_on, want) in [
+            (names(&["yurt-manager"]), 120),
+            (names(&["yurt-manager", "other"]), 150),
+            (names(&["plain"]), 60),
+            (names(&[]), 60),
+        ] {
+            assert_eq!(
+                availability_timeout(&objects, &waited_on, minute),
+                Duration::from_secs(want),
+                "{waited_on:?}"
+            );
+        }
+    }
 
     #[test]
     fn bootstrap_kubeconfig_parses() {
