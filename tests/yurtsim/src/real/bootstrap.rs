@@ -149,7 +149,9 @@ pub async fn kubeadm_init(super_admin: &kube::Client, init: &Init<'_>) -> anyhow
 }
 
 /// Waits until every node has registered, then labels and taints the control planes and
-/// annotates every node with its CRI socket, as kubeadm does with admin credentials.
+/// annotates every node with its CRI socket, as kubeadm does with admin credentials: each
+/// node's own `kubeadm join` marks it, so the nodes are marked side by side, not one by one
+/// (a thousand nodes' marks in a row would outlast the wait on a loaded API server).
 pub async fn mark_nodes(
     admin: &kube::Client,
     layout: Layout,
@@ -157,48 +159,71 @@ pub async fn mark_nodes(
     timeout: Duration,
     healthy: impl Fn() -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let nodes: Api<Node> = Api::all(admin.clone());
+    use futures::{StreamExt, TryStreamExt};
+    /// Joins marking at once, as many as kubeadm processes on that many machines would.
+    const SIDE_BY_SIDE: usize = 32;
     let start = Instant::now();
-    for (name, role) in names {
-        loop {
-            healthy()?;
-            if nodes.get_opt(name).await?.is_some() {
-                break;
-            }
-            if start.elapsed() > timeout {
-                bail!("node {name} did not register within {timeout:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+    futures::stream::iter(names)
+        .map(|(name, role)| {
+            let healthy = &healthy;
+            mark_node(admin, layout, name, *role, move || {
+                healthy()?;
+                if start.elapsed() > timeout {
+                    bail!("node {name} did not register within {timeout:?}");
+                }
+                Ok(())
+            })
+        })
+        .buffer_unordered(SIDE_BY_SIDE)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+/// One node's marks, once it has registered (`go_on` says whether to keep waiting).
+async fn mark_node(
+    admin: &kube::Client,
+    layout: Layout,
+    name: &str,
+    role: NodeRole,
+    go_on: impl Fn() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let nodes: Api<Node> = Api::all(admin.clone());
+    loop {
+        go_on()?;
+        if nodes.get_opt(name).await?.is_some() {
+            break;
         }
-        let kubelet_set = super::nodes::kubelet_labels(&layout.node_labels(name, *role));
-        let labels: serde_json::Map<String, Value> = layout
-            .node_labels(name, *role)
-            .into_iter()
-            .filter(|l| !kubelet_set.contains(l))
-            .map(|(k, v)| (k, v.into()))
-            .collect();
-        let mut patch = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
-            "labels": labels,
-            "annotations": {"kubeadm.alpha.kubernetes.io/cri-socket": layout.cri_endpoint()}}});
-        if *role == NodeRole::ControlPlane {
-            let taints: Vec<Value> = layout
-                .control_plane_taints()
-                .into_iter()
-                .map(|(k, e)| json!({"key": k, "effect": e}))
-                .collect();
-            if !taints.is_empty() {
-                patch["spec"] = json!({"taints": taints});
-            }
-        }
-        nodes
-            .patch(
-                name,
-                &PatchParams::apply("kubeadm").force(),
-                &Patch::Apply(patch),
-            )
-            .await
-            .with_context(|| format!("marking node {name}"))?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let kubelet_set = super::nodes::kubelet_labels(&layout.node_labels(name, role));
+    let labels: serde_json::Map<String, Value> = layout
+        .node_labels(name, role)
+        .into_iter()
+        .filter(|l| !kubelet_set.contains(l))
+        .map(|(k, v)| (k, v.into()))
+        .collect();
+    let mut patch = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
+        "labels": labels,
+        "annotations": {"kubeadm.alpha.kubernetes.io/cri-socket": layout.cri_endpoint()}}});
+    if role == NodeRole::ControlPlane {
+        let taints: Vec<Value> = layout
+            .control_plane_taints()
+            .into_iter()
+            .map(|(k, e)| json!({"key": k, "effect": e}))
+            .collect();
+        if !taints.is_empty() {
+            patch["spec"] = json!({"taints": taints});
+        }
+    }
+    nodes
+        .patch(
+            name,
+            &PatchParams::apply("kubeadm").force(),
+            &Patch::Apply(patch),
+        )
+        .await
+        .with_context(|| format!("marking node {name}"))?;
     Ok(())
 }
 
