@@ -32,6 +32,28 @@ fn set_strategy(kubeconfig: &Path, strategy: &str) {
     );
 }
 
+/// yurt-manager's running pod (`pod/NAME`), not one being deleted.
+fn manager_pod(kubeconfig: &Path) -> String {
+    let pods = real::kubectl_json(
+        kubeconfig,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "app.kubernetes.io/name=yurt-manager",
+        ],
+    );
+    pods["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .map(|p| format!("pod/{}", p["metadata"]["name"].as_str().unwrap()))
+        .unwrap_or_default()
+}
+
 fn upgrade_workers(kubeconfig: &Path) -> Vec<String> {
     kubectl(kubeconfig, &["get", "pods", "-A", "-o", "name"])
         .lines()
@@ -68,6 +90,72 @@ async fn the_real_yurtstaticset_controller_keeps_what_staticpod_upgrade_rolled_o
     }
     // the user's YurtStaticSet, on OTA, so that its controller starts no upgrade of its own
     tokio::task::block_in_place(|| real::kubectl_create(&kc, YSS));
+
+    // yurt-manager restarts: its new pod leads within seconds, but its webhooks serve only once
+    // its readiness probe passed (60 s), and the API server refuses the set's writes until
+    // then. An upgrade in between is refused before any write, saying what to wait for.
+    let old = manager_pod(&kc);
+    kubectl(
+        &kc,
+        &[
+            "-n",
+            "kube-system",
+            "delete",
+            &old,
+            "--grace-period=1",
+            "--wait=false",
+        ],
+    );
+    let start = Instant::now();
+    let new = loop {
+        let pod = manager_pod(&kc);
+        let lease = real::kubectl_json(
+            &kc,
+            &["-n", "kube-system", "get", "lease", "cloud-yurt-manager"],
+        );
+        let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default();
+        if pod != old && holder.starts_with(pod.trim_start_matches("pod/")) {
+            break pod;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(50),
+            "a new yurt-manager pod leading: {pod}, {lease}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let refused = tokio::task::block_in_place(|| {
+        real::yurtctl(
+            &kc,
+            &[
+                "staticpod",
+                "upgrade",
+                "nginx",
+                "--image",
+                "nginx:1.19.2",
+                "--strategy",
+                "advanced-rolling-update",
+                "-y",
+            ],
+        )
+    });
+    let ready = real::kubectl_json(&kc, &["-n", "kube-system", "get", &new]);
+    assert_eq!(refused.0, 3, "{}\n{ready}", refused.1);
+    assert!(
+        refused.1.contains("no endpoint of its webhook Service kube-system/yurt-manager-webhook-service is ready yet"),
+        "{}",
+        refused.1
+    );
+    kubectl(
+        &kc,
+        &[
+            "-n",
+            "kube-system",
+            "rollout",
+            "status",
+            "deployment/yurt-manager",
+            "--timeout=120s",
+        ],
+    );
 
     let (code, out) = tokio::task::block_in_place(|| {
         real::yurtctl(

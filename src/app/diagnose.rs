@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 /// yurt-manager's Deployment and webhook Service, as every profile with it names them.
 const YURT_MANAGER: &str = "yurt-manager";
-const WEBHOOK_SERVICE: &str = "yurt-manager-webhook-service";
 
 /// Runs `yurtctl diagnose`.
 pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
@@ -48,7 +47,7 @@ pub fn run(g: &GlobalArgs, cmd: &DiagnoseCmd) -> Exit {
             &cluster,
             token,
             YURT_MANAGER,
-            WEBHOOK_SERVICE,
+            crate::cluster::yurtstaticset::WEBHOOK_SERVICE,
         )
         .await
         {

@@ -59,6 +59,30 @@ pub struct Health {
     pub node_pools: Option<BTreeSet<String>>,
 }
 
+/// The ready endpoints of Service `namespace/service`, from its EndpointSlices (an endpoint
+/// without a `ready` condition counts as ready, as the API documents); None when it has no
+/// EndpointSlice.
+pub async fn ready_endpoints(
+    cluster: &Cluster,
+    namespace: &str,
+    service: &str,
+) -> Result<Option<usize>, ClusterError> {
+    let slices: Api<EndpointSlice> = Api::namespaced(cluster.client().clone(), namespace);
+    let lp = ListParams::default().labels(&format!("kubernetes.io/service-name={service}"));
+    let slices = cluster
+        .call(|| slices.list(&lp))
+        .await
+        .map_err(|e| ClusterError::from_kube("list EndpointSlices", e))?
+        .items;
+    Ok((!slices.is_empty()).then(|| {
+        slices
+            .iter()
+            .flat_map(|s| &s.endpoints)
+            .filter(|e| e.conditions.as_ref().and_then(|c| c.ready) != Some(false))
+            .count()
+    }))
+}
+
 /// Reads what diagnose needs: the token `token_id` names, yurt-manager's Deployment `manager`
 /// and webhook Service `webhook_service`.
 pub async fn read(
@@ -134,20 +158,7 @@ pub async fn read(
     let leader = super::yurtstaticset::controller_leader(cluster)
         .await
         .map_err(|e| e.to_string());
-    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), SYSTEM_NAMESPACE);
-    let lp = ListParams::default().labels(&format!("kubernetes.io/service-name={webhook_service}"));
-    let slices = cluster
-        .call(|| slices.list(&lp))
-        .await
-        .map_err(|e| ClusterError::from_kube("list EndpointSlices", e))?
-        .items;
-    let webhook_endpoints = (!slices.is_empty()).then(|| {
-        slices
-            .iter()
-            .flat_map(|s| &s.endpoints)
-            .filter(|e| e.conditions.as_ref().and_then(|c| c.ready) != Some(false))
-            .count()
-    });
+    let webhook_endpoints = ready_endpoints(cluster, SYSTEM_NAMESPACE, webhook_service).await?;
     // at the storage version: with yurt-manager down no conversion webhook answers
     let node_pools = match super::crd::stored(cluster, "nodepools.apps.openyurt.io").await? {
         None => None,

@@ -124,6 +124,12 @@ pub async fn get(
 /// YurtStaticSet one among them, run only while it leads.
 pub const CONTROLLER_LEASES: [&str; 2] = ["cloud-yurt-manager", "yurt-manager"];
 
+/// yurt-manager's webhook Service in kube-system (the upstream chart's name, ours too). The
+/// API server calls the YurtStaticSet webhooks through its endpoints, with `failurePolicy:
+/// Fail` (openyurtio/openyurt@v1.7.0 charts/yurt-manager/templates/
+/// yurt-manager-auto-generated.yaml): with none ready, every write of a set is refused.
+pub const WEBHOOK_SERVICE: &str = "yurt-manager-webhook-service";
+
 /// The yurt-manager that leads now (its identity), or `None` when no Lease of its is held and
 /// renewed: then no controller renders a YurtStaticSet's template.
 pub async fn controller_leader(cluster: &Cluster) -> Result<Option<String>, ClusterError> {

@@ -25,6 +25,9 @@ pub(crate) struct Context {
     /// The yurt-manager leading now (its controller renders YurtStaticSets): `Ok(None)` when
     /// none does, `Err` with why it could not be told (its Leases not readable).
     pub controller: Result<Option<String>, String>,
+    /// While a yurt-manager leads: whether an endpoint of its webhook Service is ready (None:
+    /// none leads, or it could not be read).
+    pub webhooks_serving: Option<bool>,
     /// The type of each Secret the run's `--image-pull-secret` names, in the static pod's
     /// namespace, where its node Jobs run (None: it does not exist).
     pub pull_secrets: BTreeMap<String, Option<String>>,
@@ -112,6 +115,17 @@ pub(crate) async fn context(
     let controller = yurtstaticset::controller_leader(&cluster)
         .await
         .map_err(|e| e.to_string());
+    let webhooks_serving = match controller {
+        Ok(Some(_)) => crate::cluster::health::ready_endpoints(
+            &cluster,
+            crate::cluster::SYSTEM_NAMESPACE,
+            yurtstaticset::WEBHOOK_SERVICE,
+        )
+        .await
+        .ok()
+        .map(|ready| ready.unwrap_or(0) > 0),
+        _ => None,
+    };
     let mirrors = staticset::mirror_pods(&cluster, ns, name).await?;
     let nodes = list_node_states(&cluster)
         .await?
@@ -128,6 +142,7 @@ pub(crate) async fn context(
         nodes,
         yss,
         controller,
+        webhooks_serving,
         pull_secrets,
     })
 }
@@ -154,9 +169,26 @@ impl Context {
 
     /// A YurtStaticSet's template only reaches the nodes once yurt-manager renders it: with
     /// none leading, an upgrade, a rollback or an adopt would wait for that until it timed
-    /// out. `adopting`: the set is about to be created.
+    /// out; with one leading whose webhooks serve from no ready endpoint yet, the API server
+    /// refuses the set's writes. `adopting`: the set is about to be created.
     pub(super) fn controller_down(&self, adopting: bool) -> Option<Refusal> {
-        if !matches!(self.controller, Ok(None)) || (self.yss.is_none() && !adopting) {
+        if self.yss.is_none() && !adopting {
+            return None;
+        }
+        if let (Ok(Some(leader)), Some(false)) = (&self.controller, self.webhooks_serving) {
+            return Some(Refusal::Refused(format!(
+                "yurt-manager leads ({leader}), but no endpoint of its webhook Service \
+                 kube-system/{service} is ready yet (its pod turns Ready only once its readiness \
+                 probe passes, 60 s after it starts at the earliest), and until one is the API \
+                 server refuses every write of YurtStaticSet {}/{}; nothing was changed. Re-run \
+                 once `kubectl -n kube-system rollout status deployment/yurt-manager` says it \
+                 is available",
+                self.ns,
+                self.name,
+                service = yurtstaticset::WEBHOOK_SERVICE,
+            )));
+        }
+        if !matches!(self.controller, Ok(None)) {
             return None;
         }
         let leases = yurtstaticset::CONTROLLER_LEASES.map(|l| format!("Lease kube-system/{l}"));
