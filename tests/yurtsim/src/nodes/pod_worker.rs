@@ -207,6 +207,19 @@ async fn stop_all(slots: &mut [Slot], k: &NodeKubelet, grace: Duration) {
     }
 }
 
+/// The grace of the pod's deletion (`kubectl delete --grace-period`), which the API server
+/// sets as `deletionGracePeriodSeconds` and the kubelet takes over the spec's
+/// (kubernetes v1.37.2 pkg/kubelet/pod_workers.go `calculateEffectiveGracePeriod`).
+fn deletion_grace(shared: &Cluster, k: &NodeKubelet, p: &Value) -> Option<Duration> {
+    let ns = p["metadata"]["namespace"].as_str()?;
+    let name = p["metadata"]["name"].as_str()?;
+    let now = k.read(shared, "pods", ns, name)?;
+    (now["metadata"]["uid"] == p["metadata"]["uid"])
+        .then(|| now["metadata"]["deletionGracePeriodSeconds"].as_u64())
+        .flatten()
+        .map(Duration::from_secs)
+}
+
 /// Runs the app containers until the pod ends or is stopped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
@@ -319,7 +332,7 @@ pub(crate) async fn run(
         }
         match next_event(&mut slots, stop, tick, &mut probed).await {
             Event::PodStop => {
-                stop_all(&mut slots, k, grace).await;
+                stop_all(&mut slots, k, deletion_grace(shared, k, p).unwrap_or(grace)).await;
                 return End::Stopped;
             }
             Event::Tick => {}
