@@ -51,6 +51,17 @@ pub trait RealApi: Send + Sync {
     /// The items of a core/v1 list across namespaces.
     fn list(&self, resource: &str) -> ApiResult<Vec<Value>>;
 
+    /// Creates a core/v1 object in `ns`: the object as created.
+    fn create(&self, resource: &str, ns: &str, obj: &Value) -> ApiResult<Value>;
+
+    /// A pod as the kubelet's pod manager holds it, from its pod watch, without a request
+    /// (kubernetes/kubernetes@v1.37.2 pkg/kubelet/pod/pod_manager.go `GetPodByName`: the
+    /// kubelet finds its static pods' mirror pods there, kubelet.go `SyncPod`).
+    fn known_pod(&self, ns: &str, name: &str) -> Option<std::sync::Arc<Value>>;
+
+    /// The pods the pod manager holds.
+    fn known_pods(&self) -> Vec<std::sync::Arc<Value>>;
+
     /// Reads the object, lets `f` change it (false: leave it), and writes it back through
     /// `subresource`, again on a conflict, as client-go's `RetryOnConflict` does.
     fn modify(

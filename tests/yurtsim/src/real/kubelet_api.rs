@@ -162,6 +162,22 @@ impl RealApi for KubeletApi {
         Ok(list["items"].as_array().cloned().unwrap_or_default())
     }
 
+    fn create(&self, resource: &str, ns: &str, obj: &Value) -> ApiResult<Value> {
+        self.block(self.send(
+            http::Method::POST,
+            &core_path(resource, ns, None),
+            Some(obj),
+        ))
+    }
+
+    fn known_pod(&self, ns: &str, name: &str) -> Option<Arc<Value>> {
+        self.pod(ns, name)
+    }
+
+    fn known_pods(&self) -> Vec<Arc<Value>> {
+        self.pods.lock().unwrap().values().cloned().collect()
+    }
+
     fn modify(
         &self,
         resource: &str,
