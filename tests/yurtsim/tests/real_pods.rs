@@ -469,3 +469,200 @@ async fn kubelet_get(
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, body.to_string())
 }
+
+/// Whether a process of this machine runs with exactly `argv` (its /proc/PID/cmdline).
+fn process_runs(argv: &[&str]) -> bool {
+    let want = argv.iter().map(|a| format!("{a}\0")).collect::<String>();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| c == want.as_bytes())
+}
+
+/// A static pod manifest: `name` running `sh -c SCRIPT` in `image`, pulled per `policy`.
+fn static_pod(name: &str, image: &str, policy: &str, script: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  containers:\n  - name: {name}\n    image: {image}\n    imagePullPolicy: {policy}\n    command: [\"sh\", \"-c\", \"{script}\"]\n"
+    )
+}
+
+/// A worker's static pods on the real tier run as the kubelet runs them: their images pulled
+/// first (an image the node does not have under `imagePullPolicy: Never` leaves the mirror pod
+/// Pending, Waiting in ErrImageNeverPull with the kubelet's events, until another pod pulled
+/// it), then their containers as real processes, the
+/// mirror pod Running and Ready only once they run, with the container's ID and start, and
+/// its log readable through the API server and the node's kubelet; a removed manifest's
+/// container stops and its mirror pod goes. The control plane's static pods stand for the
+/// processes the real tier runs: mirrored and running, nothing started for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tier_static_pods_pull_run_and_log_as_the_kubelet_runs_them() {
+    let c = common::start_real(2, Layout::Kubeadm, NEWEST).await;
+    let node = "worker-1";
+    let manifests = c.sim.node_root(node).join("etc/kubernetes/manifests");
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
+    let kubeconfig = c.sim.kubeconfig_path();
+    let kubectl = |args: &[&str]| {
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let status = |name: String| {
+        let pods = pods.clone();
+        async move { serde_json::to_value(pods.get_opt(&name).await.ok()??.status?).ok() }
+    };
+    let ready = |s: &serde_json::Value| {
+        s["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    };
+
+    // the control plane's mirror pods run with the cluster; no container was started for them
+    let cp_pods: Api<Pod> = Api::namespaced(c.client.clone(), "kube-system");
+    let apiserver = cp_pods.get("kube-apiserver-control-plane-1").await.unwrap();
+    assert_eq!(apiserver.status.unwrap().phase.as_deref(), Some("Running"));
+    // (a static pod's container log is under the state directory's sim/static-pods)
+    let static_logs = c.sim.state_dir().join("sim/static-pods");
+    for component in [
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+    ] {
+        let dir = static_logs.join(format!("kube-system_{component}-control-plane-1"));
+        assert!(!dir.exists(), "{} exists", dir.display());
+    }
+
+    // a static pod whose command this machine has
+    let web = format!("web-{node}");
+    std::fs::write(
+        manifests.join("web.yaml"),
+        static_pod(
+            "web",
+            "nginx:1.27",
+            "IfNotPresent",
+            "echo static web says hello; exec sleep 3607",
+        ),
+    )
+    .unwrap();
+    let st = common::eventually(Duration::from_secs(60), "web Ready", || async {
+        let s = status(web.clone()).await?;
+        ready(&s).then_some(s)
+    })
+    .await;
+    assert_eq!(st["phase"], "Running", "{st}");
+    let cs = &st["containerStatuses"][0];
+    assert!(
+        cs["containerID"]
+            .as_str()
+            .is_some_and(|id| id.len() > "containerd://".len() && id.starts_with("containerd://")),
+        "{st}"
+    );
+    assert!(cs["state"]["running"]["startedAt"].is_string(), "{st}");
+    assert_eq!((&cs["ready"], &cs["started"]), (&json!(true), &json!(true)));
+    assert!(process_runs(&["sleep", "3607"]), "web's process runs");
+    // its output through the API server, which asks the node's kubelet (:10250)
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = kubectl(&["logs", &web]);
+        if got == (true, "static web says hello\n".to_string(), String::new()) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "kubectl logs {web}: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // an image the node does not have and may not pull: Pending, nothing started, until
+    // another pod pulled it
+    let late = format!("late-{node}");
+    std::fs::write(
+        manifests.join("late.yaml"),
+        static_pod(
+            "late",
+            "nginx:1.26",
+            "Never",
+            "echo late says hello; exec sleep 3608",
+        ),
+    )
+    .unwrap();
+    let st = common::eventually(
+        Duration::from_secs(30),
+        "late waiting with ErrImageNeverPull",
+        || async {
+            let s = status(late.clone()).await?;
+            (s["containerStatuses"][0]["state"]["waiting"]["reason"] == "ErrImageNeverPull")
+                .then_some(s)
+        },
+    )
+    .await;
+    let never = "Container image \"nginx:1.26\" is not present with pull policy of Never";
+    assert_eq!(
+        st["containerStatuses"][0]["state"]["waiting"]["message"], never,
+        "{st}"
+    );
+    assert_eq!(st["phase"], "Pending", "{st}");
+    assert!(!ready(&st), "{st}");
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(c.client.clone(), "default");
+    let evs: Vec<(String, String)> = events
+        .list(&ListParams::default().fields(&format!("involvedObject.name={late}")))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|e| (e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+        .collect();
+    for (reason, message) in [
+        ("ErrImageNeverPull", never),
+        ("Failed", "Error: ErrImageNeverPull"),
+    ] {
+        assert!(
+            evs.iter().any(|(r, m)| r == reason && m == message),
+            "{reason} {message:?} in {evs:#?}"
+        );
+    }
+    assert!(
+        !process_runs(&["sleep", "3608"]),
+        "late's process runs without its image"
+    );
+    let (ok, _, err) = kubectl(&["logs", &late]);
+    assert!(!ok && err.contains("is waiting to start"), "{err}");
+    // a static pod that may pull nginx:1.26 brings it to the node; late runs on its next try
+    std::fs::write(
+        manifests.join("puller.yaml"),
+        static_pod("puller", "nginx:1.26", "IfNotPresent", "exec sleep 3609"),
+    )
+    .unwrap();
+    let st = common::eventually(Duration::from_secs(60), "late Ready", || async {
+        let s = status(late.clone()).await?;
+        ready(&s).then_some(s)
+    })
+    .await;
+    assert_eq!(st["phase"], "Running", "{st}");
+    assert!(process_runs(&["sleep", "3608"]), "late's process runs");
+
+    // the manifest removed: its container stops and its mirror pod goes
+    std::fs::remove_file(manifests.join("web.yaml")).unwrap();
+    common::eventually(Duration::from_secs(30), "web's mirror pod gone", || async {
+        pods.get_opt(&web).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    common::eventually(Duration::from_secs(30), "web's process gone", || async {
+        (!process_runs(&["sleep", "3607"])).then_some(())
+    })
+    .await;
+    c.sim.shutdown().await;
+}

@@ -23,12 +23,12 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 use tokio::sync::watch;
@@ -261,133 +261,6 @@ pub async fn renew_lease(node: &NodeSpec, client: &kube::Client) -> anyhow::Resu
     Ok(())
 }
 
-/// The static pod manifests in the kubelet's `--pod-manifest-path` (or `staticPodPath`), as
-/// its file source reads them (files it cannot decode are skipped).
-fn static_manifests(node: &NodeSpec) -> anyhow::Result<Vec<crate::nodes::kubelet::StaticManifest>> {
-    let unit = crate::nodes::systemd::load_unit(&node.root, "kubelet.service")
-        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
-    let view = crate::nodes::kubelet_config::kubelet_view(&node.root, &unit)
-        .map_err(|e| anyhow::anyhow!("kubelet.service: {e}"))?;
-    let mut manifests = Vec::new();
-    if let Some(dir) = view.static_pod_path.filter(|d| !d.is_empty()) {
-        let dir = in_root(&node.root, &dir);
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let file = e.file_name().to_string_lossy().into_owned();
-            if file.starts_with('.') || !e.metadata().is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            let bytes = std::fs::read(e.path()).unwrap_or_default();
-            manifests.extend(crate::nodes::kubelet::static_manifest(
-                &bytes, &node.name, &file,
-            ));
-        }
-    }
-    Ok(manifests)
-}
-
-/// Mirror pods for the static pod manifests the kubelet's `--pod-manifest-path` (or
-/// `staticPodPath`) holds: created when missing, replaced when the file changed, deleted when
-/// the file is gone (pkg/kubelet/pod/mirror_client.go, pkg/kubelet/kubelet.go
-/// `syncPod`/`HandlePodCleanups`), with the status of running containers. The control-plane
-/// manifests stand for the processes the real tier runs.
-async fn sync_static_pods(
-    node: &NodeSpec,
-    client: &kube::Client,
-    manifests: &[crate::nodes::kubelet::StaticManifest],
-) -> anyhow::Result<()> {
-    let pods: Api<Pod> = Api::all(client.clone());
-    let on_node = pods
-        .list(&ListParams::default().fields(&format!("spec.nodeName={}", node.name)))
-        .await?
-        .items;
-    let mirror_hash = |p: &Pod| {
-        p.metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get("kubernetes.io/config.mirror"))
-            .cloned()
-    };
-    let now_gone = DeleteParams {
-        grace_period_seconds: Some(0),
-        ..Default::default()
-    };
-    for p in &on_node {
-        let Some(hash) = mirror_hash(p) else { continue };
-        let name = p.metadata.name.clone().unwrap_or_default();
-        let ns = p.metadata.namespace.clone().unwrap_or_default();
-        if !manifests
-            .iter()
-            .any(|m| m.pod_name == name && m.namespace == ns && m.hash == hash)
-        {
-            Api::<Pod>::namespaced(client.clone(), &ns)
-                .delete(&name, &now_gone)
-                .await?;
-        }
-    }
-    let node_uid = Api::<Node>::all(client.clone())
-        .get(&node.name)
-        .await?
-        .metadata
-        .uid
-        .unwrap_or_default();
-    for m in manifests {
-        let api: Api<Pod> = Api::namespaced(client.clone(), &m.namespace);
-        let current = on_node.iter().find(|p| {
-            p.metadata.name.as_deref() == Some(&m.pod_name)
-                && p.metadata.namespace.as_deref() == Some(&m.namespace)
-                && mirror_hash(p).as_deref() == Some(&m.hash)
-        });
-        let running = current
-            .is_some_and(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"));
-        if current.is_none() {
-            let pod: Pod = serde_json::from_value(m.mirror_pod(&node.name, json!(node_uid)))?;
-            match api.create(&PostParams::default(), &pod).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
-                Err(e) => return Err(e).with_context(|| format!("mirror pod {}", m.pod_name)),
-            }
-        }
-        if !running {
-            api.patch_status(
-                &m.pod_name,
-                &PatchParams::default(),
-                &Patch::Merge(running_status(node, &m.manifest)),
-            )
-            .await
-            .with_context(|| format!("status of mirror pod {}", m.pod_name))?;
-        }
-    }
-    Ok(())
-}
-
-/// The status the kubelet posts for a pod whose containers all run and are ready
-/// (pkg/kubelet/kubelet_pods.go `generateAPIPodStatus`).
-fn running_status(node: &NodeSpec, manifest: &serde_json::Value) -> serde_json::Value {
-    let now = crate::util::now();
-    let containers: Vec<serde_json::Value> = manifest["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let image = c["image"].as_str().unwrap_or_default();
-            json!({"name": c["name"], "image": image, "imageID": format!("{image}@sha256:{:064x}", 0),
-                "containerID": format!("containerd://{}", crate::util::random_suffix(64)),
-                "ready": true, "started": true, "restartCount": 0,
-                "state": {"running": {"startedAt": now}}})
-        })
-        .collect();
-    let cond = |t: &str| json!({"type": t, "status": "True", "lastTransitionTime": now});
-    json!({"status": {
-        "phase": "Running",
-        "hostIP": node.ip, "hostIPs": [{"ip": node.ip}],
-        "podIP": node.ip, "podIPs": [{"ip": node.ip}],
-        "startTime": now,
-        "conditions": [cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"),
-            cond("ContainersReady"), cond("PodScheduled")],
-        "containerStatuses": containers,
-    }})
-}
-
 /// The kubelet's node loop: register once, then renew the lease every `heartbeat` while
 /// kubelet.service runs; a failed step drops the client, so the next one reads the unit and
 /// kubeconfig again. The lease has a loop of its own, as in the kubelet (pkg/kubelet/
@@ -423,40 +296,28 @@ pub async fn run(
     }
 }
 
-/// The kubelet's file source: the static pod directory read every second (the kubelet
-/// watches it with inotify), the mirror pods synced when a manifest changed and every 20 s
-/// otherwise (`--file-check-frequency`, pkg/kubelet/config/file.go).
+/// The kubelet's housekeeping of mirror pods (kubernetes/kubernetes@v1.37.2
+/// pkg/kubelet/kubelet_pods.go `HandlePodCleanups`, every `housekeepingPeriod`, 2 s,
+/// kubelet.go): a mirror pod on this node whose static pod is gone is deleted. The static
+/// pods themselves (the manifest directory, their mirror pods, pulls, containers and status)
+/// run in the sim's kubelet for both tiers (nodes/kubelet/static_pods.rs), which writes through
+/// this node's [`KubeletApi`].
 pub async fn run_static_pods(
     k: Arc<NodeKubelet>,
     api: Arc<KubeletApi>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let node = &api.node;
-    let mut synced: Option<(Vec<(String, String)>, Instant)> = None;
     loop {
         if k.active() {
-            let step = async {
-                let manifests = static_manifests(node)?;
-                let seen: Vec<(String, String)> = manifests
-                    .iter()
-                    .map(|m| (m.pod_name.clone(), m.hash.clone()))
-                    .collect();
-                let due = synced.as_ref().is_none_or(|(last, at)| {
-                    *last != seen || at.elapsed() >= Duration::from_secs(20)
-                });
-                if due {
-                    let c = api.client().await?;
-                    sync_static_pods(node, &c, &manifests).await?;
-                    synced = Some((seen, Instant::now()));
-                }
-                anyhow::Ok(())
-            };
-            if let Err(e) = step.await {
-                tracing::debug!(node = %node.name, "kubelet static pods: {e:#}");
-            }
+            let (k, api) = (k.clone(), api.clone());
+            // the API calls block (kubelet_api.rs)
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::nodes::kubelet::delete_orphaned_mirrors(&k, api.as_ref())
+            })
+            .await;
         }
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {}
             _ = stop.changed() => return,
         }
     }

@@ -425,10 +425,8 @@ fn ticks(shared: &Arc<Cluster>) {
                     {
                         process_tool_calls(shared, k);
                         crate::nodes::systemd::services::tick(shared, k);
-                        // in front of a real API server, real/nodes.rs keeps the mirror pods
-                        if matches!(k.api, NodeApi::Sim) {
-                            sync_static_pods(shared, k);
-                        }
+                        // both tiers: the mirror pods go through the node's API (static_pods.rs)
+                        sync_static_pods(shared, k);
                     }
                 });
             }

@@ -1,5 +1,14 @@
 //! Static pods: the manifest directory turned into mirror pods, their images pulled, their
-//! containers and status (the YurtHub a hub static pod runs: static_hub.rs).
+//! containers run and their status posted (the YurtHub a hub static pod runs: static_hub.rs),
+//! on both tiers: the mirror pods are written where the node's kubelet writes (mirror.rs),
+//! the containers run as any pod's (run.rs).
+
+mod mirror;
+mod run;
+
+pub(crate) use mirror::delete_orphaned_mirrors;
+use mirror::*;
+use run::*;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,7 +17,6 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::api::{Ctx, DeleteOptions};
 use crate::nodes::Cluster;
 use crate::util;
 
@@ -141,36 +149,34 @@ pub(super) fn sync_static_pods(shared: &Cluster, k: &Arc<NodeKubelet>) {
         step_static_pulls(shared, k);
         return;
     }
-    let pods = shared.api.info("", "pods");
-    let ctx = Ctx::system("kubelet");
+    // a removed manifest's mirror pod goes by name (kubelet_pods.go `HandlePodCleanups`)
     for (ns, name) in to_delete {
         if !pending.iter().any(|p| p.0 == name) {
-            delete_mirror_pod(shared, &ns, &name);
+            delete_mirror(shared, k, &ns, &name, None);
         }
     }
+    // kubelet.go `tryReconcileMirrorPods`: a mirror pod of another version (its
+    // `config.mirror` hash) or being deleted is deleted (that pod, by uid), then created anew
     for (name, manifest, hash, ns, _) in pending {
-        if let Some(existing) = shared.api.get_opt("", "pods", &ns, &name) {
-            if existing["metadata"]["annotations"]["kubernetes.io/config.hash"] == json!(hash) {
+        if let Some(existing) = mirror_of(shared, k, &ns, &name) {
+            let same = existing["metadata"]["annotations"]["kubernetes.io/config.mirror"]
+                == json!(hash)
+                && existing["metadata"]["deletionTimestamp"].is_null();
+            if same {
                 mark_mirrored(k, &name);
                 continue;
             }
-            delete_mirror_pod(shared, &ns, &name);
+            let uid = existing["metadata"]["uid"].as_str();
+            delete_mirror(shared, k, &ns, &name, uid);
         }
-        let node_uid = shared
-            .api
-            .get_opt("", "nodes", "", &k.name)
-            .map(|n| n["metadata"]["uid"].clone())
-            .unwrap_or_default();
         let m = StaticManifest {
             pod_name: name.clone(),
             namespace: ns.clone(),
             hash,
             manifest,
         };
-        let pod = m.mirror_pod(&k.name, node_uid);
-        match shared.api.create(&pods, &ns, pod, &ctx) {
-            Ok(_) => mark_mirrored(k, &name),
-            Err(e) => tracing::debug!(node = %k.name, pod = %name, "mirror pod not created: {e}"),
+        if create_mirror(shared, k, &m) {
+            mark_mirrored(k, &name);
         }
     }
     refresh_static_status(shared, k);
@@ -231,18 +237,6 @@ impl StaticManifest {
     }
 }
 
-/// Mirror pods have no containers of their own to stop: they go at once.
-fn delete_mirror_pod(shared: &Cluster, ns: &str, name: &str) {
-    let pods = shared.api.info("", "pods");
-    let opts = DeleteOptions {
-        grace_period: Some(0),
-        ..Default::default()
-    };
-    let _ = shared
-        .api
-        .delete(&pods, ns, name, &opts, &Ctx::system("kubelet"));
-}
-
 fn file_name_of(st: &NodeState, e: &StaticEntry) -> String {
     st.statics
         .iter()
@@ -279,6 +273,7 @@ fn static_containers(
             .min(shared.cfg.crash_backoff_max)
     };
     let mut changed = Vec::new();
+    let sh = shared.self_arc();
     let mut statics = k.cri.statics.lock().unwrap();
     // a pod whose images are not all there has no container (a changed manifest's old
     // pod's are gone)
@@ -287,15 +282,16 @@ fn static_containers(
         .map(|e| e.1.clone())
         .filter(|n| pulled.contains(n))
         .collect();
+    let before = statics.uids();
     statics.retain(&k.cri, &names);
     for (ns, name, manifest, seen, _, hash) in entries {
-        if seen.elapsed() < static_delay(shared, &k.name) || !pulled.contains(name) {
+        if seen.elapsed() < static_delay(shared, &k.name)
+            || !pulled.contains(name)
+            || runs_outside(k, manifest)
+        {
             continue;
         }
-        let mut pod = manifest.clone();
-        pod["metadata"]["name"] = json!(name);
-        pod["metadata"]["namespace"] = json!(ns);
-        pod["spec"]["nodeName"] = json!(k.name);
+        let pod = runtime_pod(manifest, ns, name, &k.name, hash);
         let env = |c: &Value| {
             container_env(
                 shared,
@@ -306,7 +302,29 @@ fn static_containers(
             )
         };
         let log = |c: &str| static_log_path(shared, ns, name, c);
-        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &env, &log, &backoff);
+        // a YurtHub the kubelet runs as its model (static_hub.rs) is started there
+        let hub_image = manifest["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| {
+                crate::nodes::programs::for_image(c["image"].as_str().unwrap_or("")).is_some()
+            });
+        let is_hub = name.starts_with("yurt-hub")
+            || manifest["metadata"]["labels"]["k8s-app"] == json!("yurt-hub");
+        let modelled = hub_pod == Some(name.as_str()) || (is_hub && hub_image);
+        let start = |c: &Value, attempt: u32, log: &std::path::Path| {
+            (!modelled).then(|| start_static_container(&sh, k, &pod, c, attempt, log))
+        };
+        let watch = |s, id, stop| watch_static_container(k, s, id, stop);
+        let run = crate::nodes::cri::statics::Runner {
+            env: &env,
+            log: &log,
+            backoff: &backoff,
+            start: &start,
+            watch: &watch,
+        };
+        let (c, stopped) = statics.sync(&k.cri, &pod, hash, &run);
         if c {
             changed.push(name.clone());
         }
@@ -316,6 +334,12 @@ fn static_containers(
         {
             m.run.exit.abort();
         }
+    }
+    // a static pod gone (its file removed or changed) leaves no network sandbox behind
+    let now = statics.uids();
+    let mut sandboxes = k.sandboxes.lock().unwrap();
+    for uid in before.iter().filter(|u| !now.contains(u)) {
+        sandboxes.remove(uid);
     }
     changed
 }
@@ -349,7 +373,7 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
         (
             st.statics
                 .values()
-                .filter(|e| e.pull.done())
+                .filter(|e| e.pull.done() || runs_outside(k, &e.manifest))
                 .map(|e| e.pod_name.clone())
                 .collect(),
             st.statics
@@ -367,10 +391,18 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
     };
     let (hub, changed, modelled_hub) = {
         let mut st = k.state.lock().unwrap();
-        let now = (
-            hub_serving(shared, &k.name, &st),
-            hub_running(shared, &k.name, &st),
-        );
+        // on the real tier a real yurthub.service serves the node's YurtHub endpoints itself
+        let real_service = matches!(k.api, NodeApi::Real(_))
+            && service_hub(shared, &k.name).is_some()
+            && st.hub_model.is_none();
+        let now = if real_service {
+            (false, false)
+        } else {
+            (
+                hub_serving(shared, &k.name, &st),
+                hub_running(shared, &k.name, &st),
+            )
+        };
         let changed = now != st.hub_published || now.0 != st.hub.is_some();
         st.hub_published = now;
         let modelled = st.hub_model.as_ref().and_then(|_| {
@@ -390,9 +422,8 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
     if !reachable {
         return;
     }
-    let pods = shared.api.info("", "pods");
-    for (ns, name, manifest, seen, mirrored, _) in entries {
-        let Some(pod) = shared.api.get_opt("", "pods", &ns, &name) else {
+    for (ns, name, manifest, seen, mirrored, hash) in entries {
+        let Some(pod) = mirror_of(shared, k, &ns, &name) else {
             if mirrored {
                 // Someone deleted the mirror pod: the kubelet recreates it on its next sync.
                 let mut st = k.state.lock().unwrap();
@@ -406,10 +437,19 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
             continue;
         };
         let is_pulled = pulled.contains(&name);
-        let running = is_pulled && seen.elapsed() >= static_delay(shared, &k.name);
+        // kubelet_pods.go `getPhase`: Pending until its containers were started, Running
+        // while they run or restart; Ready once every container runs (static pods' probes are
+        // not modelled). A control-plane pod of the real tier's runs with the cluster.
+        let outside = runs_outside(k, &manifest);
+        let runtime = k.cri.statics.lock().unwrap().running(&name);
+        let running = outside || (is_pulled && runtime.is_some());
         let ready = match &modelled_hub {
+            _ if outside => true,
             Some(hub_pod) if *hub_pod == name => hub.1,
-            _ => is_pulled && container_ready_after_delay(shared, &k.name, &manifest, seen),
+            _ => {
+                runtime == Some(true)
+                    && container_ready_after_delay(shared, &k.name, &manifest, seen)
+            }
         };
         let pull_waiting = pulls.get(&name);
         let pull_shown = pull_waiting.is_none_or(|(c, w)| {
@@ -440,9 +480,12 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
         {
             continue;
         }
+        // the runtime knows the pod by its config hash (its sandbox's address: `podIP`)
+        let mut as_run = (*pod).clone();
+        as_run["metadata"]["uid"] = json!(hash);
         let mut status = pod_status(
             k,
-            &pod,
+            &as_run,
             want_phase,
             ready,
             &manifest["spec"]["containers"],
@@ -487,12 +530,7 @@ fn refresh_static_status(shared: &Cluster, k: &Arc<NodeKubelet>) {
                 cs["lastState"] = term(code);
             }
         }
-        let _ = shared
-            .api
-            .modify(&pods, &ns, &name, Some("status"), "kubelet", &|o| {
-                o["status"] = status.clone();
-                true
-            });
+        write_mirror_status(shared, k, &ns, &name, &status);
     }
 }
 
@@ -502,27 +540,29 @@ fn step_static_pulls(shared: &Cluster, k: &Arc<NodeKubelet>) {
     let (events, reachable) = {
         let mut st = k.state.lock().unwrap();
         let reachable = unreachable_reason(shared, k, &st).is_none();
-        let events: Vec<(String, String, Vec<crate::nodes::image_pull::PullEvent>)> = st
+        let events: Vec<(Value, Vec<crate::nodes::image_pull::PullEvent>)> = st
             .statics
             .values_mut()
-            .filter(|e| !e.pull.done())
+            .filter(|e| !e.pull.done() && !runs_outside(k, &e.manifest))
             .map(|e| {
                 let ev = e.pull.step(shared, k, &e.manifest);
-                (e.namespace.clone(), e.pod_name.clone(), ev)
+                let pod = runtime_pod(&e.manifest, &e.namespace, &e.pod_name, &k.name, &e.hash);
+                (pod, ev)
             })
-            .filter(|(_, _, ev)| !ev.is_empty())
+            .filter(|(_, ev)| !ev.is_empty())
             .collect();
         (events, reachable)
     };
     if !reachable {
         return;
     }
-    for (ns, name, evs) in events {
-        let Some(mirror) = shared.api.get_opt("", "pods", &ns, &name) else {
-            continue;
-        };
+    // the kubelet's image manager records them on the pod it syncs: the static pod, by the
+    // mirror pod's name and namespace with the config hash as uid (kuberuntime_container.go
+    // `startContainer`: `kubecontainer.GenerateContainerRef(pod, container)`, then
+    // pkg/kubelet/images/image_manager.go `logIt`), whether or not its mirror pod exists yet
+    for (pod, evs) in events {
         for (typ, reason, msg) in evs {
-            pod_event(shared, &mirror, typ, reason, &msg);
+            pod_event(shared, &pod, typ, reason, &msg);
         }
     }
 }
