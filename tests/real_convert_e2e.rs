@@ -85,7 +85,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     assert!(ok, "yurtctl convert -y:\n{out}");
     assert!(out.contains("converted 3 node(s)"), "{out}");
     // the real Deployment controller made yurt-manager's pod from the mirror, with the Secret
-    let manager = manager_pods(&kc);
+    let manager = real::yurt_manager_pods(&kc);
     let spec = &manager["items"][0]["spec"];
     assert_eq!(
         spec["containers"][0]["image"],
@@ -229,7 +229,7 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     }
 
     // its liveness probe (/healthz, from 60 s on, every 10 s) never failed three times
-    let manager = manager_pods(&kc);
+    let manager = real::yurt_manager_pods(&kc);
     assert_eq!(
         manager["items"][0]["status"]["containerStatuses"][0]["restartCount"], 0,
         "{manager}"
@@ -283,21 +283,6 @@ async fn convert_status_and_revert_pass_with_the_real_yurt_manager_and_yurthub()
     let csrs = kubectl(&kc, &["get", "csr", "-o", "name"]);
     assert_eq!(csrs.trim(), "", "CertificateSigningRequests left by revert");
     sim.shutdown().await;
-}
-
-/// yurt-manager's pods, as `kubectl get -o json` lists them.
-fn manager_pods(kubeconfig: &Path) -> serde_json::Value {
-    json(
-        kubeconfig,
-        &[
-            "-n",
-            "kube-system",
-            "get",
-            "pods",
-            "-l",
-            "app.kubernetes.io/name=yurt-manager",
-        ],
-    )
 }
 
 /// yurtctl's Jobs and their pods still in the cluster.

@@ -34,18 +34,7 @@ fn set_strategy(kubeconfig: &Path, strategy: &str) {
 
 /// yurt-manager's running pod (`pod/NAME`), not one being deleted.
 fn manager_pod(kubeconfig: &Path) -> String {
-    let pods = real::kubectl_json(
-        kubeconfig,
-        &[
-            "-n",
-            "kube-system",
-            "get",
-            "pods",
-            "-l",
-            "app.kubernetes.io/name=yurt-manager",
-        ],
-    );
-    pods["items"]
+    real::yurt_manager_pods(kubeconfig)["items"]
         .as_array()
         .unwrap()
         .iter()

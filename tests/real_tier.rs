@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::{kubectl, real};
@@ -26,6 +26,39 @@ fn kubeconfig_with_user(admin: &Path, user: &str) -> String {
         .find("    client-certificate-data:")
         .expect("admin.conf layout");
     format!("{}{user}", &text[..at])
+}
+
+/// ServiceAccount `kube-system/NAME` bound to ClusterRole `role`: a kubeconfig in `dir` with
+/// its token from TokenRequest, and the token.
+fn service_account_kubeconfig(
+    admin: &Path,
+    dir: &Path,
+    name: &str,
+    role: &str,
+) -> (PathBuf, String) {
+    kubectl(
+        admin,
+        &["-n", "kube-system", "create", "serviceaccount", name],
+    );
+    kubectl(
+        admin,
+        &[
+            "create",
+            "clusterrolebinding",
+            name,
+            &format!("--clusterrole={role}"),
+            &format!("--serviceaccount=kube-system:{name}"),
+        ],
+    );
+    let token = kubectl(admin, &["-n", "kube-system", "create", "token", name]);
+    let token = token.trim().to_string();
+    let path = dir.join(format!("{name}.conf"));
+    std::fs::write(
+        &path,
+        kubeconfig_with_user(admin, &format!("    token: {token}\n")),
+    )
+    .unwrap();
+    (path, token)
 }
 
 /// Runs `yurtctl convert --dry-run=server` and returns (accepted, total) writes.
@@ -67,31 +100,8 @@ async fn yurtctl_authenticates_with_a_client_certificate_a_bearer_token_and_an_e
     let admin = sim.kubeconfig_path();
 
     // a bearer token: a ServiceAccount bound to cluster-admin, its token from TokenRequest
-    kubectl(
-        &admin,
-        &["-n", "kube-system", "create", "serviceaccount", "ci-admin"],
-    );
-    kubectl(
-        &admin,
-        &[
-            "create",
-            "clusterrolebinding",
-            "ci-admin",
-            "--clusterrole=cluster-admin",
-            "--serviceaccount=kube-system:ci-admin",
-        ],
-    );
-    let token = kubectl(
-        &admin,
-        &["-n", "kube-system", "create", "token", "ci-admin"],
-    );
-    let token = token.trim();
-    let bearer = dir.path().join("bearer.conf");
-    std::fs::write(
-        &bearer,
-        kubeconfig_with_user(&admin, &format!("    token: {token}\n")),
-    )
-    .unwrap();
+    let (bearer, token) =
+        service_account_kubeconfig(&admin, dir.path(), "ci-admin", "cluster-admin");
 
     // an exec credential plugin handing out the same token (client.authentication.k8s.io/v1)
     let plugin = dir.path().join("credential-plugin");
@@ -225,30 +235,8 @@ async fn an_identity_real_rbac_denies_fails_preflight_naming_what_is_missing_and
                    "verbs": ["create", "update", "patch", "delete"]}]}"#,
         )
     });
-    kubectl(
-        &admin,
-        &["-n", "kube-system", "create", "serviceaccount", "operator"],
-    );
-    kubectl(
-        &admin,
-        &[
-            "create",
-            "clusterrolebinding",
-            "operator",
-            "--clusterrole=config-operator",
-            "--serviceaccount=kube-system:operator",
-        ],
-    );
-    let token = kubectl(
-        &admin,
-        &["-n", "kube-system", "create", "token", "operator"],
-    );
-    let operator = dir.path().join("operator.conf");
-    std::fs::write(
-        &operator,
-        kubeconfig_with_user(&admin, &format!("    token: {}\n", token.trim())),
-    )
-    .unwrap();
+    let (operator, _) =
+        service_account_kubeconfig(&admin, dir.path(), "operator", "config-operator");
 
     let (code, text) = tokio::task::block_in_place(|| real::yurtctl(&operator, &["convert", "-y"]));
     assert_eq!(code, 3, "{text}");

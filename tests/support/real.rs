@@ -14,6 +14,17 @@ pub async fn cluster(
     version: &'static str,
     extra: &[&'static str],
 ) -> Sim {
+    cluster_with(dir, nodes, version, extra, |_| {}).await
+}
+
+/// [`cluster`], with `tweak` adjusting the config before start (the nodes' timings).
+pub async fn cluster_with(
+    dir: &Path,
+    nodes: usize,
+    version: &'static str,
+    extra: &[&'static str],
+    tweak: impl FnOnce(&mut SimConfig),
+) -> Sim {
     let mut builds = vec![version];
     builds.extend_from_slice(extra);
     tokio::task::spawn_blocking(move || yurtsim::real::ensure_built(&builds))
@@ -26,6 +37,7 @@ pub async fn cluster(
     cfg.apiserver = yurtsim::real::ApiServerKind::Real;
     cfg.kubernetes_version = version.into();
     cfg.yurtctl = Some(PathBuf::from(env!("CARGO_BIN_EXE_yurtctl")));
+    tweak(&mut cfg);
     Sim::start(cfg)
         .await
         .expect("the real control plane starts")
@@ -45,8 +57,20 @@ pub async fn openyurt_cluster(dir: &Path, nodes: usize) -> Sim {
 /// [`openyurt_cluster`] of `nodes` nodes with a kube-rs client: the real tier of the scenario
 /// suites, for the scenarios that need none of the sim's fault controls.
 pub async fn env(nodes: usize) -> super::Cluster {
+    env_with(nodes, |_| {}).await
+}
+
+/// [`env`], with `tweak` adjusting the config before start (the nodes' timings).
+pub async fn env_with(nodes: usize, tweak: impl FnOnce(&mut SimConfig)) -> super::Cluster {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = openyurt_cluster(dir.path(), nodes).await;
+    let sim = cluster_with(
+        dir.path(),
+        nodes,
+        yurtsim::real::NEWEST_KUBERNETES,
+        &["openyurt-v1.7.0"],
+        tweak,
+    )
+    .await;
     let client = super::kube_client(&sim).await;
     super::Cluster { sim, client, dir }
 }
@@ -82,6 +106,21 @@ pub fn kubectl_json(kubeconfig: &Path, args: &[&str]) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["-o", "json"]);
     serde_json::from_str(&super::kubectl(kubeconfig, &a)).unwrap()
+}
+
+/// yurt-manager's pods in kube-system, as `kubectl get -o json` lists them.
+pub fn yurt_manager_pods(kubeconfig: &Path) -> serde_json::Value {
+    kubectl_json(
+        kubeconfig,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "app.kubernetes.io/name=yurt-manager",
+        ],
+    )
 }
 
 /// `kubectl create -f -` with `object` (JSON or YAML) on stdin.
