@@ -1,7 +1,8 @@
-//! `yurtctl staticpod` end to end on yurtsim: the real binary stores revisions in ConfigMap
-//! `yurt-static-set-NAME`, runs node Jobs in which the sim runs `yurtctl node-servant
+//! `yurtctl staticpod` end to end: the real binary stores revisions in ConfigMap
+//! `yurt-static-set-NAME`, runs node Jobs in which the nodes run `yurtctl node-servant
 //! static-pod-upgrade` for real on each node's file system, and waits on the mirror pods the
-//! sim's kubelets make from the manifests.
+//! nodes' kubelets make from the manifests. The scenarios that need none of yurtsim's fault
+//! controls or counters run on the real tier (`start_real`); the others on yurtsim's API server.
 
 mod support;
 
@@ -34,12 +35,25 @@ async fn start(workers: usize, ready_delay: Duration) -> Env {
     })
     .await;
     let client = support::kube_client(&env.sim).await;
-    let names = install_nginx(&env.sim);
+    with_nginx(env.sim, client, env.dir).await
+}
+
+/// [`start`] on the real tier (tests/real): the real control plane, with the nodes' kubelets
+/// running the static pods (image pulls, containers, the mirror pods' status through the real
+/// API). The scenarios that need none of yurtsim's fault controls run here.
+async fn start_real(workers: usize, ready_delay: Duration) -> Env {
+    let env = support::real::env_with(workers + 1, |cfg| cfg.pod_ready_delay = ready_delay).await;
+    with_nginx(env.sim, env.client, env.dir).await
+}
+
+/// `sim` once every worker runs the user's nginx static pod Ready.
+async fn with_nginx(sim: Sim, client: Client, dir: tempfile::TempDir) -> Env {
+    let names = install_nginx(&sim);
     let e = Env {
-        sim: env.sim,
+        sim,
         client,
         workers: names,
-        _dir: env.dir,
+        _dir: dir,
     };
     wait_until(&e, "every worker runs nginx Ready", |pods| {
         e.workers.iter().all(|w| pods.get(w).is_some_and(ready))
@@ -180,7 +194,7 @@ fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_users_example_three_nodes_upgrade_and_status_shows_3_3_3() {
-    let env = start(3, Duration::from_millis(100)).await;
+    let env = start_real(3, Duration::from_millis(100)).await;
     // Every node runs the same manifest: one revision before any rollout.
     let st = yurtctl(&env, &["status", "nginx", "-o", "json"])
         .await
@@ -508,7 +522,7 @@ async fn label_node(env: &Env, node: &str, key: &str, value: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn partition_and_priority_decide_which_nodes_and_in_which_order() {
-    let env = start(4, Duration::from_millis(100)).await;
+    let env = start_real(4, Duration::from_millis(100)).await;
     label_node(&env, "worker-3", "zone", "hangzhou").await;
     let controls = [
         "--priority",
@@ -593,7 +607,7 @@ async fn partition_and_priority_decide_which_nodes_and_in_which_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn canary_then_continue() {
-    let env = start(3, Duration::from_millis(100)).await;
+    let env = start_real(3, Duration::from_millis(100)).await;
     let run = yurtctl(
         &env,
         &args(&UPGRADE, &["--canary", "1", "-y", "-o", "json"]),
@@ -616,7 +630,7 @@ async fn canary_then_continue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ota_marks_pods_apply_upgrades_one_node_and_conditions_follow_the_template() {
-    let env = start(3, Duration::from_millis(100)).await;
+    let env = start_real(3, Duration::from_millis(100)).await;
     let ota = [
         "upgrade",
         "nginx",
@@ -699,7 +713,7 @@ async fn ota_marks_pods_apply_upgrades_one_node_and_conditions_follow_the_templa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rollback_returns_every_node_to_the_previous_revision() {
-    let env = start(3, Duration::from_millis(100)).await;
+    let env = start_real(3, Duration::from_millis(100)).await;
     let up = yurtctl(&env, &args(&UPGRADE, &["--max-unavailable", "100%", "-y"])).await;
     assert_eq!(up.code, 0, "{}", up.stderr);
     let bad = yurtctl(&env, &["rollback", "nginx", "--to-revision", "99", "-y"]).await;
@@ -750,7 +764,7 @@ async fn rollback_returns_every_node_to_the_previous_revision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ctrl_c_mid_rollout_exits_130_and_a_rerun_finishes() {
-    let env = start(4, Duration::from_millis(800)).await;
+    let env = start_real(4, Duration::from_millis(800)).await;
     let cmd = command(&env, &args(&UPGRADE, &["--max-unavailable", "1", "-y"]));
     let (code, seen) = support::interrupted(cmd, |l| l.contains(": upgraded")).await;
     assert_eq!(code, Some(130), "{seen}");
@@ -1331,7 +1345,7 @@ impl Watching {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn status_watch_follows_an_upgrade_from_0_to_3_and_stops_cleanly_on_ctrl_c() {
-    let env = start(3, Duration::from_millis(100)).await;
+    let env = start_real(3, Duration::from_millis(100)).await;
     let mut table = Watching::start(&env, &[]);
     let mut json = Watching::start(&env, &["-o", "json"]);
     // Before any rollout every node runs the one revision there is.
