@@ -3,8 +3,11 @@
 //! node's root, or the model of a component yurtsim models, or nothing where the image's binary
 //! is not on this machine (simulated, as for API pods). The kubelet runs static pods from
 //! files, with the manifest's config hash as their UID (kubernetes/kubernetes@v1.37.2
-//! pkg/kubelet/config/common.go `applyDefaults`), under `restartPolicy: Always` unless the
-//! manifest says otherwise (pkg/apis/core/v1/defaults.go `SetDefaults_PodSpec`).
+//! pkg/kubelet/config/common.go `applyDefaults`). A container that ends is restarted after the
+//! crash back-off (cri/statics.rs), as under `restartPolicy: Always`, the default
+//! (pkg/apis/core/v1/defaults.go `SetDefaults_PodSpec`); a static pod's `Never` or `OnFailure`
+//! is not modelled (the policy only decides whether a command this machine lacks fails to start
+//! or runs simulated, as for API pods).
 
 use std::path::Path;
 use std::sync::Arc;
