@@ -157,23 +157,29 @@ pub async fn mark_nodes(
     layout: Layout,
     names: &[(String, NodeRole)],
     timeout: Duration,
-    healthy: impl Fn() -> anyhow::Result<()>,
+    healthy: impl Fn() -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<()> {
     use futures::{StreamExt, TryStreamExt};
     /// Joins marking at once, as many as kubeadm processes on that many machines would.
     const SIDE_BY_SIDE: usize = 32;
     let start = Instant::now();
-    futures::stream::iter(names)
+    let healthy = &healthy;
+    // collected first: a stream that maps with a closure over borrowed names makes the whole
+    // future's Send bound not general enough for a spawned Sim::start (rust-lang/rust#102211)
+    let marks: Vec<std::pin::Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>>> = names
+        .iter()
         .map(|(name, role)| {
-            let healthy = &healthy;
-            mark_node(admin, layout, name, *role, move || {
+            let go_on = move || {
                 healthy()?;
                 if start.elapsed() > timeout {
                     bail!("node {name} did not register within {timeout:?}");
                 }
                 Ok(())
-            })
+            };
+            Box::pin(mark_node(admin, layout, name, *role, go_on)) as _
         })
+        .collect();
+    futures::stream::iter(marks)
         .buffer_unordered(SIDE_BY_SIDE)
         .try_collect::<Vec<()>>()
         .await?;
@@ -186,7 +192,7 @@ async fn mark_node(
     layout: Layout,
     name: &str,
     role: NodeRole,
-    go_on: impl Fn() -> anyhow::Result<()>,
+    go_on: impl Fn() -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<()> {
     let nodes: Api<Node> = Api::all(admin.clone());
     loop {
