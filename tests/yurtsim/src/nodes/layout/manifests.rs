@@ -54,7 +54,16 @@ struct PodSpec<'a> {
     volumes: Vec<Vol>,
 }
 
-fn render_pod(p: PodSpec<'_>) -> String {
+/// A static pod's manifest, and the host directories its `Directory` and `DirectoryOrCreate`
+/// volumes mount (a node that ran it has them: the kubelet creates a `DirectoryOrCreate` one,
+/// kubernetes/kubernetes@v1.37.2 pkg/volume/hostpath/host_path.go `checkType`).
+pub(super) struct Manifest {
+    pub file: &'static str,
+    pub text: String,
+    pub dirs: Vec<String>,
+}
+
+fn render_pod(p: PodSpec<'_>) -> (String, Vec<String>) {
     let mut s = String::from("apiVersion: v1\nkind: Pod\nmetadata:\n");
     if let Some((k, v)) = &p.annotation {
         s.push_str(&format!("  annotations:\n    {k}: {v}\n"));
@@ -106,7 +115,12 @@ fn render_pod(p: PodSpec<'_>) -> String {
         ));
     }
     s.push_str("status: {}\n");
-    s
+    let dirs = vols
+        .iter()
+        .filter(|v| matches!(v.ty, "Directory" | "DirectoryOrCreate"))
+        .map(|v| v.path.clone())
+        .collect();
+    (s, dirs)
 }
 
 fn ca_volumes(cert_dir: &str) -> Vec<Vol> {
@@ -160,7 +174,7 @@ pub(super) fn args(bin: &str, mut flags: Vec<String>) -> Vec<String> {
     std::iter::once(bin.to_owned()).chain(flags).collect()
 }
 
-pub(super) fn manifests(layout: Layout, node: &NodeSeed) -> Vec<(&'static str, String)> {
+pub(super) fn manifests(layout: Layout, node: &NodeSeed) -> Vec<Manifest> {
     let cd = layout.cert_dir();
     let ip = &node.internal_ip;
     let port = layout.api_port();
@@ -393,10 +407,13 @@ pub(super) fn manifests(layout: Layout, node: &NodeSeed) -> Vec<(&'static str, S
             vol("etcd-data", etcd_dir, "DirectoryOrCreate", false),
         ],
     });
-    vec![
+    [
         ("etcd.yaml", etcd),
         ("kube-apiserver.yaml", apiserver),
         ("kube-controller-manager.yaml", kcm),
         ("kube-scheduler.yaml", sched),
     ]
+    .into_iter()
+    .map(|(file, (text, dirs))| Manifest { file, text, dirs })
+    .collect()
 }

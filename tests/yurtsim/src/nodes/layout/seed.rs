@@ -212,22 +212,16 @@ pub fn seed_node(
     }
 
     // Control plane: static pods, component kubeconfigs, cluster PKI
-    for (file, text) in manifests(layout, node) {
-        w.file(&format!("/etc/kubernetes/manifests/{file}"), &text, 0o600)?;
+    for m in manifests(layout, node) {
+        w.file(
+            &format!("/etc/kubernetes/manifests/{}", m.file),
+            &m.text,
+            0o600,
+        )?;
         // the directories they mount are there: the distribution's CA directories, and what
-        // the kubelet made when `kubeadm init` had it start them (a `DirectoryOrCreate`
-        // hostPath is created, kubernetes/kubernetes@v1.37.2 pkg/volume/hostpath/
-        // host_path.go `checkType`), such as etcd's data directory
-        let pod: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_default();
-        for v in pod["spec"]["volumes"].as_array().into_iter().flatten() {
-            if let Some(path) = v["hostPath"]["path"].as_str()
-                && matches!(
-                    v["hostPath"]["type"].as_str(),
-                    Some("DirectoryOrCreate" | "Directory")
-                )
-            {
-                w.dir(path)?;
-            }
+        // the kubelet made when `kubeadm init` had it start them, such as etcd's data directory
+        for dir in &m.dirs {
+            w.dir(dir)?;
         }
     }
     let local = format!("https://{}:{}", node.internal_ip, layout.api_port());
