@@ -292,19 +292,7 @@ async fn real_tier_kubelet_server_serves_logs_to_whom_it_authorizes() {
     .await
     .unwrap();
     let kubeconfig = c.sim.kubeconfig_path();
-    let kubectl = |args: &[&str]| {
-        let out = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(args)
-            .output()
-            .expect("kubectl runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let kubectl = |args: &[&str]| common::kubectl(&kubeconfig, args);
     // the container has written its three lines once its log says so (within 30 s)
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -502,19 +490,7 @@ async fn real_tier_static_pods_pull_run_and_log_as_the_kubelet_runs_them() {
     let manifests = c.sim.node_root(node).join("etc/kubernetes/manifests");
     let pods: Api<Pod> = Api::namespaced(c.client.clone(), "default");
     let kubeconfig = c.sim.kubeconfig_path();
-    let kubectl = |args: &[&str]| {
-        let out = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(args)
-            .output()
-            .expect("kubectl runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let kubectl = |args: &[&str]| common::kubectl(&kubeconfig, args);
     let status = |name: String| {
         let pods = pods.clone();
         async move { serde_json::to_value(pods.get_opt(&name).await.ok()??.status?).ok() }

@@ -57,6 +57,21 @@ pub async fn start_real(nodes: usize, layout: Layout, version: &str) -> TestClus
     TestCluster { sim, client, dir }
 }
 
+/// `kubectl --kubeconfig KUBECONFIG ARGS…`: whether it succeeded, its stdout and its stderr.
+pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub async fn client_for(sim: &Sim) -> Client {
     let kc = Kubeconfig::read_from(sim.kubeconfig_path()).expect("kubeconfig parses");
     let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
