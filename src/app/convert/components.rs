@@ -530,8 +530,9 @@ pub async fn dry_run_writes(
 
 /// How long convert waits for the named Deployments to be available: `--job-timeout` after the
 /// longest readiness-probe `initialDelaySeconds` of their containers, before which the kubelet
-/// never marks their pods Ready (yurt-manager's is 60 s: a `--job-timeout 60s` that also
-/// counted that minute could never be met on a real cluster).
+/// never marks their pods Ready (yurt-manager's is 60 s, openyurtio/openyurt@v1.7.0
+/// charts/yurt-manager/templates/yurt-manager.yaml: a `--job-timeout 60s` that also counted
+/// that minute could never be met on a real cluster).
 fn availability_timeout(
     objects: &[DynamicObject],
     names: &[String],

@@ -150,8 +150,9 @@ pub async fn kubeadm_init(super_admin: &kube::Client, init: &Init<'_>) -> anyhow
 
 /// Waits until every node has registered, then labels and taints the control planes and
 /// annotates every node with its CRI socket, as kubeadm does with admin credentials: each
-/// node's own `kubeadm join` marks it, so the nodes are marked side by side, not one by one
-/// (a thousand nodes' marks in a row would outlast the wait on a loaded API server).
+/// node's own `kubeadm join` marks it (kubernetes/kubernetes@v1.37.2
+/// cmd/kubeadm/app/phases/markcontrolplane), so the nodes are marked side by side, not one by
+/// one (a thousand nodes' marks in a row would outlast the wait on a loaded API server).
 pub async fn mark_nodes(
     admin: &kube::Client,
     layout: Layout,
